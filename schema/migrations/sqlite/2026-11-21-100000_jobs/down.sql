@@ -1,0 +1,6 @@
+DELETE FROM sqlite_stat1 WHERE tbl = 'job_runs';
+DROP TABLE job_spans;
+DROP TABLE record_cursors;
+DROP TABLE node_events;
+DROP TABLE job_steps;
+DROP TABLE job_runs;

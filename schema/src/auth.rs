@@ -1,0 +1,303 @@
+//! Request authentication in the spirit of Slurm's `auth/slurm`: a key shared by the daemons and
+//! trusted commands (`slurm.key`, readable only by its owner) signs a short-lived token naming the
+//! caller's uid. Tokens are HS256 JWTs carried in the `authorization` metadata of every RPC.
+//!
+//! A token is accepted while its issue time lies within [`MAX_TOKEN_AGE`] of the verifier's
+//! clock (and not more than [`MAX_CLOCK_SKEW`] in its future); older tokens are refused as stale
+//! replays.
+
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use tonic::metadata::MetadataValue;
+use tonic::service::Interceptor;
+use tonic::{Request, Status};
+
+/// The key file's name, next to `slurm.conf` / `slurmdbd.conf`.
+pub const KEY_FILE: &str = "slurm.key";
+/// How long after its issue a token is accepted, in seconds.
+pub const MAX_TOKEN_AGE: i64 = 60;
+/// How far in the future a token's issue time may lie (clock skew between hosts), in seconds.
+pub const MAX_CLOCK_SKEW: i64 = 10;
+/// Slurm's text for a refused credential.
+pub const AUTH_ERROR: &str = "Protocol authentication error";
+
+const MIN_KEY_LEN: usize = 32;
+
+/// Why a key could not be used or a token was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: key file must be readable only by its owner (mode is {mode:o})")]
+    Permissions { path: PathBuf, mode: u32 },
+    #[error("{path}: key is too short ({len} bytes, at least {MIN_KEY_LEN} needed)")]
+    TooShort { path: PathBuf, len: usize },
+    #[error("request is not signed")]
+    Unsigned,
+    #[error("bad signature: {0}")]
+    BadSignature(String),
+    #[error("stale credential (issued {age} s ago)")]
+    Stale { age: i64 },
+    #[error("credential issued in the future")]
+    Future,
+}
+
+/// The shared secret.
+#[derive(Clone)]
+pub struct Key {
+    secret: Arc<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Key(..)")
+    }
+}
+
+impl Key {
+    /// Loads a key file, refusing one that others may read.
+    pub fn load(path: &Path) -> Result<Self, AuthError> {
+        let io = |source| AuthError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = std::fs::metadata(path).map_err(io)?;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(AuthError::Permissions {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
+        let secret = std::fs::read(path).map_err(io)?;
+        if secret.len() < MIN_KEY_LEN {
+            return Err(AuthError::TooShort {
+                path: path.to_path_buf(),
+                len: secret.len(),
+            });
+        }
+        Ok(Self::from_bytes(secret))
+    }
+
+    /// Writes a fresh random key to `path` (mode 0600) unless one is there, and loads it.
+    pub fn create_if_missing(path: &Path) -> Result<Self, AuthError> {
+        if !path.exists() {
+            let mut secret = vec![0u8; 1024];
+            rand::fill(&mut secret[..]);
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(|source| AuthError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            f.write_all(&secret).map_err(|source| AuthError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        Self::load(path)
+    }
+
+    /// A key from raw bytes (tests, or a key handed over in memory).
+    pub fn from_bytes(secret: Vec<u8>) -> Self {
+        Self {
+            secret: Arc::new(secret),
+        }
+    }
+
+    /// A token for `uid`, issued at unix time `now`.
+    pub fn sign(&self, uid: u32, now: i64) -> String {
+        let claims = Claims { uid, iat: now };
+        // Encoding HS256 over a serializable struct cannot fail.
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(&self.secret),
+        )
+        .unwrap_or_default()
+    }
+
+    /// Checks a token against unix time `now`; returns who signed it.
+    pub fn verify(&self, token: &str, now: i64) -> Result<Identity, AuthError> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.validate_exp = false;
+        validation.required_spec_claims.clear();
+        let data = jsonwebtoken::decode::<Claims>(
+            token,
+            &DecodingKey::from_secret(&self.secret),
+            &validation,
+        )
+        .map_err(|e| AuthError::BadSignature(e.to_string()))?;
+        let age = now - data.claims.iat;
+        if age > MAX_TOKEN_AGE {
+            return Err(AuthError::Stale { age });
+        }
+        if -age > MAX_CLOCK_SKEW {
+            return Err(AuthError::Future);
+        }
+        Ok(Identity {
+            uid: data.claims.uid,
+        })
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    uid: u32,
+    iat: i64,
+}
+
+/// Who sent a request, as proven by its token. Servers find it in the request's extensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: u32,
+}
+
+fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// Client side: signs every outgoing request as `uid`.
+#[derive(Debug, Clone)]
+pub struct Signer {
+    key: Key,
+    uid: u32,
+}
+
+impl Signer {
+    /// A signer for `uid`.
+    pub fn new(key: Key, uid: u32) -> Self {
+        Self { key, uid }
+    }
+
+    /// A signer for the calling process's real uid.
+    pub fn for_current_user(key: Key) -> Self {
+        Self::new(key, nix::unistd::getuid().as_raw())
+    }
+}
+
+impl Interceptor for Signer {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        let token = self.key.sign(self.uid, unix_now());
+        let value = MetadataValue::try_from(format!("Bearer {token}"))
+            .map_err(|_| Status::internal("token is not valid metadata"))?;
+        req.metadata_mut().insert("authorization", value);
+        Ok(req)
+    }
+}
+
+/// Server side: refuses unsigned, badly signed and stale requests, and records the caller's
+/// [`Identity`] in the request's extensions.
+#[derive(Debug, Clone)]
+pub struct Verifier {
+    key: Key,
+}
+
+impl Verifier {
+    /// A verifier for `key`.
+    pub fn new(key: Key) -> Self {
+        Self { key }
+    }
+
+    /// Checks the `authorization` metadata of a request at unix time `now`.
+    pub fn check(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        now: i64,
+    ) -> Result<Identity, AuthError> {
+        let header = metadata
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .ok_or(AuthError::Unsigned)?;
+        let token = header.strip_prefix("Bearer ").ok_or(AuthError::Unsigned)?;
+        self.key.verify(token, now)
+    }
+}
+
+impl Interceptor for Verifier {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        match self.check(req.metadata(), unix_now()) {
+            Ok(identity) => {
+                req.extensions_mut().insert(identity);
+                Ok(req)
+            }
+            Err(e) => Err(Status::unauthenticated(format!("{AUTH_ERROR}: {e}"))),
+        }
+    }
+}
+
+/// The caller's identity recorded by [`Verifier`]; `unauthenticated` if it is missing, which
+/// only happens when a service is mounted without the verifier.
+pub fn identity<T>(req: &Request<T>) -> Result<Identity, Status> {
+    req.extensions()
+        .get::<Identity>()
+        .copied()
+        .ok_or_else(|| Status::unauthenticated(AUTH_ERROR))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(b: u8) -> Key {
+        Key::from_bytes(vec![b; 64])
+    }
+
+    #[test]
+    fn signed_tokens_verify_within_their_window() {
+        let k = key(1);
+        let t = k.sign(1000, 5_000);
+        assert_eq!(k.verify(&t, 5_000).unwrap(), Identity { uid: 1000 });
+        assert_eq!(k.verify(&t, 5_000 + MAX_TOKEN_AGE).unwrap().uid, 1000);
+        assert!(matches!(
+            k.verify(&t, 5_001 + MAX_TOKEN_AGE),
+            Err(AuthError::Stale { .. })
+        ));
+        assert!(matches!(
+            k.verify(&t, 5_000 - MAX_CLOCK_SKEW - 1),
+            Err(AuthError::Future)
+        ));
+    }
+
+    #[test]
+    fn other_keys_and_tampering_are_refused() {
+        let t = key(1).sign(0, 100);
+        assert!(matches!(
+            key(2).verify(&t, 100),
+            Err(AuthError::BadSignature(_))
+        ));
+        let forged = key(2).sign(0, 100);
+        assert!(key(1).verify(&forged, 100).is_err());
+        assert!(key(1).verify("not.a.token", 100).is_err());
+    }
+
+    #[test]
+    fn key_files_must_be_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(KEY_FILE);
+        let k = Key::create_if_missing(&path).unwrap();
+        let again = Key::create_if_missing(&path).unwrap();
+        assert_eq!(k.secret, again.secret, "an existing key is kept");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(matches!(
+            Key::load(&path),
+            Err(AuthError::Permissions { .. })
+        ));
+        let short = dir.path().join("short.key");
+        std::fs::write(&short, b"abc").unwrap();
+        std::fs::set_permissions(&short, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(matches!(Key::load(&short), Err(AuthError::TooShort { .. })));
+    }
+}

@@ -1,0 +1,64 @@
+//! Connecting to Sluice daemons with signed requests.
+
+use std::time::Duration;
+
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+use crate::auth::Signer;
+use crate::proto::accounting_client::AccountingClient;
+use crate::proto::accounting_records_client::AccountingRecordsClient;
+use crate::proto::controller_client::ControllerClient;
+use crate::proto::controller_federation_client::ControllerFederationClient;
+use crate::proto::fed_arbiter_client;
+use crate::proto::node_daemon_client::NodeDaemonClient;
+
+/// A channel whose every request carries the caller's signed token.
+pub type SignedChannel = InterceptedService<Channel, Signer>;
+/// A client of `sluice-dbd`'s admin service.
+pub type DbdClient = AccountingClient<SignedChannel>;
+/// A client of `sluice-dbd`'s job-record service.
+pub type RecordsClient = AccountingRecordsClient<SignedChannel>;
+/// A client of a cluster's `sluice-ctld`.
+pub type CtldClient = ControllerClient<SignedChannel>;
+/// A client of `sluice-dbd`'s federation arbiter (controllers only).
+pub type FedArbiterClient = fed_arbiter_client::FedArbiterClient<SignedChannel>;
+/// A client of a controller's federation view (`scontrol show federation`).
+pub type CtldFedClient = ControllerFederationClient<SignedChannel>;
+/// A client of a node's `sluice-noded`.
+pub type NodedClient = NodeDaemonClient<SignedChannel>;
+
+/// Opens a channel to `host:port` and signs every request with `signer`.
+pub async fn connect(
+    host: &str,
+    port: u16,
+    signer: Signer,
+) -> Result<SignedChannel, tonic::transport::Error> {
+    let channel = endpoint(host, port)?.connect().await?;
+    Ok(InterceptedService::new(channel, signer))
+}
+
+/// Like [`connect`], but connects on first use: for daemons that must start while a peer is down.
+pub fn connect_lazy(
+    host: &str,
+    port: u16,
+    signer: Signer,
+) -> Result<SignedChannel, tonic::transport::Error> {
+    let channel = endpoint(host, port)?.connect_lazy();
+    Ok(InterceptedService::new(channel, signer))
+}
+
+fn endpoint(host: &str, port: u16) -> Result<Endpoint, tonic::transport::Error> {
+    Ok(Endpoint::from_shared(format!("http://{host}:{port}"))?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true))
+}
+
+/// Connects to the dbd at `host:port`.
+pub async fn connect_dbd(
+    host: &str,
+    port: u16,
+    signer: Signer,
+) -> Result<DbdClient, tonic::transport::Error> {
+    Ok(AccountingClient::new(connect(host, port, signer).await?))
+}

@@ -1,0 +1,329 @@
+//! Diesel table definitions of the accounting database, as `diesel print-schema` prints them
+//! (the per-backend migrations in `migrations/` create these tables).
+//!
+//! Times are unix seconds. Rows are never removed: `deleted` marks them, as slurmdbd does.
+
+diesel::table! {
+    /// Accounts: the tree of charge accounts rooted at `root`.
+    accounts (name) {
+        name -> Text,
+        description -> Text,
+        organization -> Text,
+        /// The parent account; `''` for `root`.
+        parent -> Text,
+        creation_time -> BigInt,
+        mod_time -> BigInt,
+        deleted -> Bool,
+    }
+}
+
+diesel::table! {
+    /// Associations of (cluster, account, user); `user_name` is `''` for an account's own one.
+    associations (id) {
+        id -> BigInt,
+        cluster -> Text,
+        account -> Text,
+        user_name -> Text,
+        parent_account -> Text,
+        creation_time -> BigInt,
+        mod_time -> BigInt,
+        deleted -> Bool,
+    }
+}
+
+diesel::table! {
+    /// Clusters; `federation` (`''` when none) is the only record of federation membership.
+    clusters (name) {
+        name -> Text,
+        control_host -> Text,
+        control_port -> Integer,
+        rpc_version -> Integer,
+        classification -> Text,
+        federation -> Text,
+        fed_id -> Integer,
+        fed_state -> Integer,
+        /// Comma-joined cluster features.
+        features -> Text,
+        creation_time -> BigInt,
+        mod_time -> BigInt,
+        deleted -> Bool,
+    }
+}
+
+diesel::table! {
+    /// The running controller of each cluster, as it last registered with the federation service.
+    fed_controllers (cluster) {
+        cluster -> Text,
+        start_time -> BigInt,
+        registered_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Per cluster, the seq of its newest federation event and the seq it acknowledged.
+    fed_event_heads (cluster) {
+        cluster -> Text,
+        last_seq -> BigInt,
+        acked_seq -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Each cluster's federation event log, in `seq` order (see the federation migration).
+    fed_events (cluster, seq) {
+        cluster -> Text,
+        seq -> BigInt,
+        kind -> Integer,
+        federation -> Text,
+        job_id -> BigInt,
+        other_cluster -> Text,
+        state -> BigInt,
+        exit_code -> Integer,
+        flags -> Integer,
+        viable -> Text,
+        job_desc -> Binary,
+        time_created -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Federated jobs: origin, sibling sets (comma-joined names), start lock, winner, phase.
+    fed_jobs (federation, job_id) {
+        federation -> Text,
+        job_id -> BigInt,
+        origin -> Text,
+        phase -> Integer,
+        held -> Bool,
+        is_array -> Bool,
+        req_clusters -> Text,
+        cluster_features -> Text,
+        viable -> Text,
+        active -> Text,
+        lock_cluster -> Text,
+        lock_token -> BigInt,
+        lock_expires -> BigInt,
+        winner -> Text,
+        requeue -> Integer,
+        final_state -> BigInt,
+        exit_code -> Integer,
+        version -> BigInt,
+        time_submit -> BigInt,
+        time_start -> BigInt,
+        time_end -> BigInt,
+        mod_time -> BigInt,
+        job_desc -> Binary,
+    }
+}
+
+diesel::table! {
+    /// Federations.
+    federations (name) {
+        name -> Text,
+        flags -> Integer,
+        creation_time -> BigInt,
+        mod_time -> BigInt,
+        deleted -> Bool,
+    }
+}
+
+diesel::table! {
+    /// Per-cluster cursor of the next local job id to lease.
+    job_id_cursors (cluster) {
+        cluster -> Text,
+        next_id -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// One run of a job (`run` grows by one at each requeue), as the controller reported it.
+    /// `array_task_id` is -1 for a job that is not an array task; `latest` marks the job's
+    /// newest run; `suspend_since` is when the current suspension began (0 when not suspended).
+    job_runs (cluster, job_id, run) {
+        cluster -> Text,
+        job_id -> BigInt,
+        run -> Integer,
+        array_job_id -> BigInt,
+        array_task_id -> BigInt,
+        name -> Text,
+        uid -> BigInt,
+        gid -> BigInt,
+        user_name -> Text,
+        account -> Text,
+        partition_name -> Text,
+        state -> BigInt,
+        exit_code -> Integer,
+        exit_signal -> Integer,
+        time_submit -> BigInt,
+        time_eligible -> BigInt,
+        time_start -> BigInt,
+        time_end -> BigInt,
+        suspended_secs -> BigInt,
+        suspend_since -> BigInt,
+        time_limit_min -> BigInt,
+        node_list -> Text,
+        node_count -> BigInt,
+        cpus -> BigInt,
+        mem_mb -> BigInt,
+        req_cpus -> BigInt,
+        req_mem_mb -> BigInt,
+        workdir -> Text,
+        reason -> Text,
+        job_comment -> Text,
+        latest -> Bool,
+        requester_uid -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Per cluster, the longest any finished run took from submission to its end (bounds the
+    /// submit times sacct's windowed query scans).
+    job_spans (cluster) {
+        cluster -> Text,
+        max_span -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Suspensions of a job run, open while `time_end` is 0.
+    job_suspends (cluster, job_id, run, time_start) {
+        cluster -> Text,
+        job_id -> BigInt,
+        run -> Integer,
+        time_start -> BigInt,
+        time_end -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Steps of a job run; `step_id` -4 is the batch step, -5 the extern step.
+    job_steps (cluster, job_id, run, step_id) {
+        cluster -> Text,
+        job_id -> BigInt,
+        run -> Integer,
+        step_id -> Integer,
+        name -> Text,
+        time_start -> BigInt,
+        time_end -> BigInt,
+        state -> BigInt,
+        exit_code -> Integer,
+        exit_signal -> Integer,
+        node_list -> Text,
+        node_count -> BigInt,
+        ntasks -> BigInt,
+        cpus -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Node events (down, drain, fail, power_down), open while `time_end` is 0.
+    node_events (id) {
+        id -> BigInt,
+        cluster -> Text,
+        node_name -> Text,
+        time_start -> BigInt,
+        time_end -> BigInt,
+        kind -> Text,
+        reason -> Text,
+        reason_uid -> BigInt,
+        cpus -> BigInt,
+        /// Memory (MB) the event covers; for capacity rows, the cluster's memory.
+        mem_mb -> BigInt,
+        /// Nodes the event covers; for capacity rows (empty `node_name`), the cluster's nodes.
+        node_count -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Per cluster, the sequence number of the last accounting record applied.
+    record_cursors (cluster, stream_id) {
+        cluster -> Text,
+        stream_id -> BigInt,
+        applied_seq -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Allocated TRES-seconds per association, TRES and period (`period` 0 hour, 1 day, 2 month;
+    /// `tres` Slurm's TRES id).
+    usage_assoc (cluster, period, time_start, assoc_id, tres) {
+        cluster -> Text,
+        period -> Integer,
+        time_start -> BigInt,
+        assoc_id -> BigInt,
+        tres -> Integer,
+        alloc_secs -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// The (cluster, account, user) triples usage is kept for, numbered.
+    usage_assocs (id) {
+        id -> BigInt,
+        cluster -> Text,
+        account -> Text,
+        user_name -> Text,
+    }
+}
+
+diesel::table! {
+    /// Cluster usage per TRES and period (`period` 0 hour, 1 day, 2 month), in TRES-seconds.
+    usage_cluster (cluster, period, time_start, tres) {
+        cluster -> Text,
+        period -> Integer,
+        time_start -> BigInt,
+        tres -> Integer,
+        tres_count -> BigInt,
+        total_secs -> BigInt,
+        alloc_secs -> BigInt,
+        down_secs -> BigInt,
+        pdown_secs -> BigInt,
+        idle_secs -> BigInt,
+        plan_secs -> BigInt,
+        over_secs -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Per cluster, how far usage is rolled up and how far records were purged.
+    usage_state (cluster) {
+        cluster -> Text,
+        rolled_until -> BigInt,
+        purged_until -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// Users, with their default account and admin level (0 None, 1 Operator, 2 Administrator).
+    users (name) {
+        name -> Text,
+        default_account -> Text,
+        admin_level -> Integer,
+        creation_time -> BigInt,
+        mod_time -> BigInt,
+        deleted -> Bool,
+    }
+}
+
+diesel::joinable!(associations -> accounts (account));
+diesel::joinable!(associations -> clusters (cluster));
+diesel::joinable!(job_id_cursors -> clusters (cluster));
+diesel::joinable!(record_cursors -> clusters (cluster));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    accounts,
+    associations,
+    clusters,
+    federations,
+    job_id_cursors,
+    job_runs,
+    job_spans,
+    job_steps,
+    job_suspends,
+    node_events,
+    record_cursors,
+    usage_assoc,
+    usage_assocs,
+    usage_cluster,
+    usage_state,
+    users,
+);
