@@ -1,0 +1,118 @@
+//! The `AccountingRecords` gRPC service: controllers send their accounting outbox here
+//! (`RecordBatch`), and sacct reads job history (`ListJobs`, streamed page by page).
+//!
+//! `RecordBatch` needs an admin (root or SlurmUser: the controllers), as every other change.
+//! `ListJobs` is open to every authenticated caller, like the other lists.
+
+mod convert;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use sluice_schema::auth;
+use sluice_schema::proto::{
+    self,
+    accounting_records_server::{AccountingRecords, AccountingRecordsServer},
+};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::{AccountingService, blocking};
+use crate::store::{JobCursor, JobQuery, Store};
+
+/// Runs per page read from the store; also the depth of the stream's buffer.
+const PAGE: usize = 500;
+
+/// The job-records service; shares the store and the admin rule of [`AccountingService`].
+#[derive(Debug, Clone)]
+pub struct RecordsService {
+    accounting: AccountingService,
+}
+
+impl RecordsService {
+    /// A service over `store`; `admin_uids` (root and the SlurmUser) may send records.
+    pub fn new(store: Arc<Store>, admin_uids: Vec<u32>) -> Self {
+        Self {
+            accounting: AccountingService::new(store, admin_uids),
+        }
+    }
+
+    /// The tonic server to mount (behind the `Verifier` interceptor).
+    pub fn into_server(self) -> AccountingRecordsServer<Self> {
+        AccountingRecordsServer::new(self)
+    }
+
+    fn store(&self) -> Arc<Store> {
+        Arc::clone(&self.accounting.store)
+    }
+}
+
+/// Streams every page of `query` into `tx`, stopping early when the client goes away.
+async fn stream_pages(
+    store: Arc<Store>,
+    query: JobQuery,
+    tx: mpsc::Sender<Result<proto::JobRow, Status>>,
+) {
+    let query = Arc::new(query);
+    let mut after: Option<JobCursor> = None;
+    loop {
+        let (s, q, a) = (Arc::clone(&store), Arc::clone(&query), after.take());
+        let page = match blocking(move || s.list_jobs(&q, a.as_ref(), PAGE)).await {
+            Ok(page) => page,
+            Err(status) => {
+                // The client may have gone already; nothing else to tell.
+                let _ = tx.send(Err(status)).await;
+                return;
+            }
+        };
+        for run in page.runs {
+            if tx.send(Ok(convert::job_row(run))).await.is_err() {
+                return;
+            }
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return,
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl AccountingRecords for RecordsService {
+    async fn record_batch(
+        &self,
+        req: Request<proto::RecordBatchRequest>,
+    ) -> Result<Response<proto::RecordBatchReply>, Status> {
+        let uid = self.accounting.require_admin(&req).await?;
+        let m = req.into_inner();
+        let records = convert::records(m.records)?;
+        let (cluster, stream, count) = (m.cluster, m.stream_id, records.len());
+        let store = self.store();
+        let name = cluster.clone();
+        let applied_seq = blocking(move || store.record_batch(&name, stream, &records)).await?;
+        tracing::debug!(
+            uid,
+            cluster,
+            stream,
+            count,
+            applied_seq,
+            "accounting records applied"
+        );
+        Ok(Response::new(proto::RecordBatchReply { applied_seq }))
+    }
+
+    type ListJobsStream = ReceiverStream<Result<proto::JobRow, Status>>;
+
+    async fn list_jobs(
+        &self,
+        req: Request<proto::JobQuery>,
+    ) -> Result<Response<Self::ListJobsStream>, Status> {
+        auth::identity(&req)?;
+        let query = convert::job_query(req.into_inner())?;
+        let (tx, rx) = mpsc::channel(PAGE);
+        tokio::spawn(stream_pages(self.store(), query, tx));
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}

@@ -1,0 +1,155 @@
+//! The records service called directly with an identity in the request.
+
+use std::sync::Arc;
+
+use sluice_schema::auth::Identity;
+use sluice_schema::proto::{self, accounting_records_server::AccountingRecords, acct_record::Kind};
+use tokio_stream::StreamExt;
+use tonic::{Code, Request};
+
+use super::{PAGE, RecordsService};
+use crate::store::{AddClusters, Apply, Store};
+
+const STRANGER: u32 = 3_999_999_001;
+const SLURM_USER: u32 = 3_999_999_002;
+
+fn service(dir: &tempfile::TempDir) -> RecordsService {
+    let url = format!("sqlite://{}", dir.path().join("acct.db").display());
+    let store = Store::connect_at(&url, 1_000).unwrap();
+    let add = AddClusters {
+        names: vec!["c1".into()],
+        ..Default::default()
+    };
+    store.add_clusters(&add, Apply::Commit, 1_000).unwrap();
+    RecordsService::new(Arc::new(store), vec![0, SLURM_USER])
+}
+
+fn as_uid<T>(uid: u32, msg: T) -> Request<T> {
+    let mut req = Request::new(msg);
+    req.extensions_mut().insert(Identity { uid });
+    req
+}
+
+fn submits(cluster: &str, ids: std::ops::RangeInclusive<u32>) -> proto::RecordBatchRequest {
+    let records = ids
+        .map(|id| proto::AcctRecord {
+            seq: u64::from(id),
+            kind: Some(Kind::JobSubmitted(proto::JobSubmittedRecord {
+                job_id: id,
+                name: format!("j{id}"),
+                account: "a".into(),
+                submit: 5_000 + i64::from(id),
+                eligible: 5_000 + i64::from(id),
+                ..Default::default()
+            })),
+        })
+        .collect();
+    proto::RecordBatchRequest {
+        cluster: cluster.into(),
+        records,
+        stream_id: 0x5eed,
+    }
+}
+
+#[tokio::test]
+async fn record_batches_need_an_admin_and_a_known_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir);
+    let denied = svc
+        .record_batch(as_uid(STRANGER, submits("c1", 1..=3)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (denied.code(), denied.message()),
+        (Code::PermissionDenied, "Access/permission denied")
+    );
+    let unknown = svc
+        .record_batch(as_uid(SLURM_USER, submits("nope", 1..=3)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (unknown.code(), unknown.message()),
+        (
+            Code::NotFound,
+            "The cluster nope doesn't exist. Please add first."
+        )
+    );
+    let no_kind = proto::RecordBatchRequest {
+        cluster: "c1".into(),
+        records: vec![proto::AcctRecord { seq: 1, kind: None }],
+        stream_id: 0x5eed,
+    };
+    let bad = svc.record_batch(as_uid(0, no_kind)).await.unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+    // Nothing of the refused batches was stored.
+    let reply = svc
+        .record_batch(as_uid(0, submits("c1", 1..=3)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply.applied_seq, 3);
+}
+
+#[tokio::test]
+async fn list_jobs_streams_every_page_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir);
+    let total = u32::try_from(PAGE * 2 + 7).unwrap();
+    let reply = svc
+        .record_batch(as_uid(SLURM_USER, submits("c1", 1..=total)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply.applied_seq, u64::from(total));
+    let mut stream = svc
+        .list_jobs(as_uid(STRANGER, proto::JobQuery::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut ids = Vec::new();
+    while let Some(row) = stream.next().await {
+        let row = row.unwrap();
+        assert_eq!(row.name, format!("j{}", row.job_id));
+        ids.push(row.job_id);
+    }
+    assert_eq!(ids, (1..=total).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn capacity_records_are_taken_and_nameless_node_events_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir);
+    let batch = |kind| proto::RecordBatchRequest {
+        cluster: "c1".into(),
+        records: vec![proto::AcctRecord {
+            seq: 1,
+            kind: Some(kind),
+        }],
+        stream_id: 0x5eed,
+    };
+    // A node event without a node would close the cluster's capacity period.
+    let nameless = Kind::NodeEvent(proto::NodeEventRecord {
+        at: 5_000,
+        kind: "up".into(),
+        ..Default::default()
+    });
+    let bad = svc
+        .record_batch(as_uid(0, batch(nameless)))
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+    let capacity = Kind::Capacity(proto::ClusterCapacityRecord {
+        at: 5_000,
+        cpus: 64,
+        mem_mb: 256_000,
+        nodes: 2,
+    });
+    let reply = svc.record_batch(as_uid(0, batch(capacity))).await.unwrap();
+    assert_eq!(reply.into_inner().applied_seq, 1);
+    let events = svc.store().list_node_events("c1", None).unwrap();
+    let got: Vec<_> = events
+        .iter()
+        .map(|e| (e.node.as_str(), e.start, e.cpus))
+        .collect();
+    assert_eq!(got, vec![("", 5_000, 64)]);
+}

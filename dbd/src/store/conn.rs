@@ -1,0 +1,166 @@
+//! One database connection of whichever backend the URL names, with the embedded migrations
+//! run on open ("create or migrate on start").
+
+use diesel::Connection;
+use diesel::connection::SimpleConnection;
+use diesel::mysql::MysqlConnection;
+use diesel::pg::PgConnection;
+use diesel::sqlite::SqliteConnection;
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness};
+use sluice_schema::db::{MYSQL_MIGRATIONS, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
+
+use super::error::StoreError;
+
+/// A connection to any supported backend. Queries are written once against this enum.
+#[derive(diesel::MultiConnection)]
+pub enum AnyConnection {
+    Sqlite(SqliteConnection),
+    Mysql(MysqlConnection),
+    Postgresql(PgConnection),
+}
+
+/// The backend a database URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Mysql,
+    Postgres,
+}
+
+/// How long a SQLite writer waits for a lock held by another process, in milliseconds.
+const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
+
+/// Picks the backend from the URL scheme and returns the URL in the form diesel wants:
+/// `sqlite://<path>` or a bare path → SQLite (the path); `mysql://` or `mariadb://` → MySQL;
+/// `postgres://` or `postgresql://` → PostgreSQL.
+pub fn parse_url(url: &str) -> Result<(Backend, String), StoreError> {
+    let unsupported = || StoreError::UnsupportedUrl { url: redact(url) };
+    match url.split_once("://") {
+        Some(("sqlite", path)) if !path.is_empty() => Ok((Backend::Sqlite, path.to_string())),
+        Some(("mysql", _)) => Ok((Backend::Mysql, url.to_string())),
+        Some(("mariadb", rest)) => Ok((Backend::Mysql, format!("mysql://{rest}"))),
+        Some(("postgres" | "postgresql", _)) => Ok((Backend::Postgres, url.to_string())),
+        Some(_) => Err(unsupported()),
+        None if url.is_empty() => Err(unsupported()),
+        None => Ok((Backend::Sqlite, url.to_string())),
+    }
+}
+
+/// The URL with any password replaced by `***`, for messages and logs.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// Opens the database `url`, applies the backend's connection settings and runs the pending
+/// embedded migrations.
+pub fn open(url: &str) -> Result<AnyConnection, StoreError> {
+    let (backend, diesel_url) = parse_url(url)?;
+    let connect_err = |source| StoreError::Connect {
+        url: redact(url),
+        source,
+    };
+    match backend {
+        Backend::Sqlite => {
+            let mut conn = SqliteConnection::establish(&diesel_url).map_err(connect_err)?;
+            // WAL lets readers run beside the writer; NORMAL is durable across application
+            // crashes in WAL mode; the busy timeout covers a second process on the same file.
+            conn.batch_execute(&format!(
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                 PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; PRAGMA foreign_keys = ON;"
+            ))?;
+            migrate(&mut conn, SQLITE_MIGRATIONS)?;
+            Ok(AnyConnection::Sqlite(conn))
+        }
+        Backend::Mysql => {
+            let mut conn = MysqlConnection::establish(&diesel_url).map_err(connect_err)?;
+            migrate(&mut conn, MYSQL_MIGRATIONS)?;
+            Ok(AnyConnection::Mysql(conn))
+        }
+        Backend::Postgres => {
+            let mut conn = PgConnection::establish(&diesel_url).map_err(connect_err)?;
+            migrate(&mut conn, POSTGRES_MIGRATIONS)?;
+            Ok(AnyConnection::Postgresql(conn))
+        }
+    }
+}
+
+fn migrate<C>(conn: &mut C, migrations: EmbeddedMigrations) -> Result<(), StoreError>
+where
+    C: MigrationHarness<C::Backend> + Connection,
+{
+    conn.run_pending_migrations(migrations)
+        .map(|_| ())
+        .map_err(|e| StoreError::Migration {
+            message: e.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_pick_their_backend() {
+        let cases = [
+            (
+                "sqlite:///var/lib/sluice/acct.db",
+                Backend::Sqlite,
+                "/var/lib/sluice/acct.db",
+            ),
+            ("/tmp/a.db", Backend::Sqlite, "/tmp/a.db"),
+            (
+                "mysql://root@h:3306/db",
+                Backend::Mysql,
+                "mysql://root@h:3306/db",
+            ),
+            ("mariadb://root@h/db", Backend::Mysql, "mysql://root@h/db"),
+            ("postgres://u@h/db", Backend::Postgres, "postgres://u@h/db"),
+            (
+                "postgresql://u@h/db",
+                Backend::Postgres,
+                "postgresql://u@h/db",
+            ),
+        ];
+        for (url, backend, diesel_url) in cases {
+            assert_eq!(
+                parse_url(url).unwrap(),
+                (backend, diesel_url.to_string()),
+                "{url}"
+            );
+        }
+        assert!(matches!(
+            parse_url("oracle://x"),
+            Err(StoreError::UnsupportedUrl { .. })
+        ));
+        assert!(matches!(
+            parse_url(""),
+            Err(StoreError::UnsupportedUrl { .. })
+        ));
+        assert!(matches!(
+            parse_url("sqlite://"),
+            Err(StoreError::UnsupportedUrl { .. })
+        ));
+    }
+
+    #[test]
+    fn passwords_are_masked() {
+        assert_eq!(
+            redact("mysql://u:secret@h:3306/db"),
+            "mysql://u:***@h:3306/db"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact("/tmp/a.db"), "/tmp/a.db");
+        let unsupported = parse_url("foo://u:pw@h").unwrap_err().to_string();
+        assert!(!unsupported.contains("pw"), "{unsupported}");
+    }
+}

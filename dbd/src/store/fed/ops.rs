@@ -1,0 +1,374 @@
+//! The federated-job requests as store methods. Each runs in one transaction: find the caller's
+//! federation, take the job row's lock, apply a pure transition from [`super::start`] or
+//! [`super::pending`], save the job, append the events, and finish draining clusters the job no
+//! longer involves.
+
+use std::collections::BTreeSet;
+
+use sluice_schema::ids::LOCAL_ID_BITS;
+
+use crate::store::Store;
+use crate::store::conn::AnyConnection;
+use crate::store::models::fed_jobs::{self as job_rows, FedJobRow};
+use crate::store::models::to_u32;
+
+use super::error::{FedError, MAX_LEASE_SECS};
+use super::start::{self, Emitted};
+use super::types::{
+    CancelOutcome, FedJob, LockOutcome, LockRefusal, RequeueMode, SubmitFedJob, UpdateFedJob,
+};
+use super::viable::{self, Candidate, takes_new_jobs};
+use super::{log, pending, settle, view};
+
+/// The federation a request runs in, with its members.
+struct Ctx {
+    federation: String,
+    members: Vec<Candidate>,
+}
+
+impl Ctx {
+    fn names(&self) -> BTreeSet<String> {
+        self.members.iter().map(|m| m.name.clone()).collect()
+    }
+
+    /// The job's viable set now: recomputed from its `-M` list and constraint; if that fails
+    /// (a named cluster or feature is gone), what remains of the old set that takes new jobs.
+    fn viable_now(&self, job: &FedJob) -> BTreeSet<String> {
+        viable::viable_siblings(
+            &self.members,
+            &job.origin,
+            &job.req_clusters,
+            &job.cluster_features,
+            job.is_array,
+        )
+        .unwrap_or_else(|_| {
+            self.members
+                .iter()
+                .filter(|m| job.viable.contains(&m.name) && takes_new_jobs(m.fed_state))
+                .map(|m| m.name.clone())
+                .collect()
+        })
+    }
+}
+
+/// What a job transition wants written after it.
+struct Done<T> {
+    value: T,
+    events: Emitted,
+}
+
+fn done<T>(value: T, events: Emitted) -> Result<Done<T>, FedError> {
+    Ok(Done { value, events })
+}
+
+impl Store {
+    /// Runs `op` on job `job_id` of `caller`'s federation in one transaction (see the module doc).
+    fn with_job<T>(
+        &self,
+        caller: &str,
+        job_id: u32,
+        now: i64,
+        mut op: impl FnMut(&mut FedJob, &Ctx) -> Result<Done<T>, FedError>,
+    ) -> Result<(T, FedJob), FedError> {
+        let (value, job, appended, settled) = self.fed_tx(|c| {
+            let federation = view::federated_cluster(c, caller)?.federation;
+            if !job_rows::claim(c, &federation, job_id)? {
+                return Err(FedError::InvalidJobId { job_id });
+            }
+            let row =
+                job_rows::get(c, &federation, job_id)?.ok_or(FedError::InvalidJobId { job_id })?;
+            let mut job = row.into_job();
+            let before: BTreeSet<String> = involved(&job);
+            let ctx = Ctx {
+                members: view::candidates(c, &federation)?,
+                federation,
+            };
+            let Done { value, events } = op(&mut job, &ctx)?;
+            job_rows::update(c, &FedJobRow::from_job(&job, now))?;
+            let appended = log::append(c, &ctx.federation, &ctx.names(), events, now)?;
+            let released: BTreeSet<String> = before.difference(&involved(&job)).cloned().collect();
+            let settled = settle_some(c, &released, now)?;
+            Ok((value, job, appended, settled))
+        })?;
+        if appended + settled > 0 {
+            self.fed.events_appended();
+        }
+        if settled > 0 {
+            self.fed.federation_changed();
+        }
+        Ok((value, job))
+    }
+
+    /// Records a federated job the origin validated: computes its viable siblings, and offers
+    /// it to them unless it is held. Sending the same submission again returns the recorded job.
+    pub fn fed_submit(&self, req: &SubmitFedJob, now: i64) -> Result<FedJob, FedError> {
+        let (job, appended) = self.fed_tx(|c| {
+            let origin = view::federated_cluster(c, &req.origin)?;
+            if req.job_id >> LOCAL_ID_BITS != to_u32(origin.fed_id)
+                || req.job_id & ((1 << LOCAL_ID_BITS) - 1) == 0
+            {
+                return Err(FedError::ForeignJobId {
+                    job_id: req.job_id,
+                    origin: req.origin.clone(),
+                });
+            }
+            if !takes_new_jobs(to_u32(origin.fed_state)) {
+                return Err(FedError::SubmissionsDisabled {
+                    cluster: req.origin.clone(),
+                });
+            }
+            let members = view::candidates(c, &origin.federation)?;
+            let viable = viable::viable_siblings(
+                &members,
+                &req.origin,
+                &req.req_clusters,
+                &req.cluster_features,
+                req.is_array,
+            )?;
+            let existing =
+                job_rows::get(c, &origin.federation, req.job_id)?.map(FedJobRow::into_job);
+            if let Some(old) = &existing {
+                if old.phase.is_terminal() {
+                    // Ids wrap: a finished job's id may be issued again.
+                } else if old.origin == req.origin && old.desc == req.desc {
+                    return Ok((old.clone(), 0));
+                } else {
+                    return Err(FedError::DuplicateJobId { job_id: req.job_id });
+                }
+            }
+            let (mut job, events) = start::submit(req, &origin.federation, viable, now);
+            if let Some(old) = existing {
+                job.version = old.version + 1;
+                job_rows::update(c, &FedJobRow::from_job(&job, now))?;
+            } else {
+                job_rows::insert(c, &FedJobRow::from_job(&job, now))?;
+            }
+            let names = members.iter().map(|m| m.name.clone()).collect();
+            let appended = log::append(c, &origin.federation, &names, events, now)?;
+            Ok((job, appended))
+        })?;
+        if appended > 0 {
+            self.fed.events_appended();
+        }
+        Ok(job)
+    }
+
+    /// Asks for the start lock of `job_id` for `cluster`, for `lease_secs` from `now`.
+    pub fn fed_acquire_start_lock(
+        &self,
+        job_id: u32,
+        cluster: &str,
+        lease_secs: u32,
+        now: i64,
+    ) -> Result<LockOutcome, FedError> {
+        if !(1..=MAX_LEASE_SECS).contains(&lease_secs) {
+            return Err(FedError::InvalidLease { secs: lease_secs });
+        }
+        let (outcome, _) = self.with_job(cluster, job_id, now, |job, _| {
+            done(start::acquire(job, cluster, lease_secs, now), Vec::new())
+        })?;
+        Ok(outcome)
+    }
+
+    /// Commits "started on `cluster`" with the lock `token`: on success the other siblings are
+    /// revoked and the origin told, in the same transaction; a refusal ("lost lock") means the
+    /// caller must release its allocation and not launch.
+    pub fn fed_commit_start(
+        &self,
+        job_id: u32,
+        cluster: &str,
+        token: u64,
+        now: i64,
+    ) -> Result<Result<FedJob, LockRefusal>, FedError> {
+        let (outcome, job) = self.with_job(cluster, job_id, now, |job, _| {
+            match start::commit(job, cluster, token, now) {
+                Ok(events) => done(Ok(()), events),
+                Err(refusal) => done(Err(refusal), Vec::new()),
+            }
+        })?;
+        Ok(outcome.map(|()| job))
+    }
+
+    /// Gives up `cluster`'s start lock `token`; whether it held it (a no-op otherwise).
+    pub fn fed_release_start_lock(
+        &self,
+        job_id: u32,
+        cluster: &str,
+        token: u64,
+        now: i64,
+    ) -> Result<bool, FedError> {
+        let (released, _) = self.with_job(cluster, job_id, now, |job, _| {
+            done(start::release(job, cluster, token), Vec::new())
+        })?;
+        Ok(released)
+    }
+
+    /// Cancels the job from `caller` (see [`start::cancel`]).
+    pub fn fed_cancel(
+        &self,
+        job_id: u32,
+        caller: &str,
+        now: i64,
+    ) -> Result<CancelOutcome, FedError> {
+        let (outcome, _) = self.with_job(caller, job_id, now, |job, _| {
+            let (outcome, events) = start::cancel(job, caller, now)?;
+            done(outcome, events)
+        })?;
+        Ok(outcome)
+    }
+
+    /// `scancel --sibling=<sibling>` from `caller` (see [`pending::remove_sibling`]).
+    pub fn fed_remove_sibling(
+        &self,
+        job_id: u32,
+        caller: &str,
+        sibling: &str,
+        now: i64,
+    ) -> Result<FedJob, FedError> {
+        let ((), job) = self.with_job(caller, job_id, now, |job, ctx| {
+            let events = pending::remove_sibling(job, caller, sibling, &ctx.names(), now)?;
+            done((), events)
+        })?;
+        Ok(job)
+    }
+
+    /// The origin holds the job (held or dependent after submission): siblings are revoked.
+    pub fn fed_withdraw(&self, job_id: u32, caller: &str, now: i64) -> Result<FedJob, FedError> {
+        let ((), job) = self.with_job(caller, job_id, now, |job, _| {
+            done((), pending::withdraw(job, caller)?)
+        })?;
+        Ok(job)
+    }
+
+    /// The origin releases the job (or its dependency is satisfied): it is offered to its
+    /// viable siblings, with `desc` as its new description if given.
+    pub fn fed_offer(
+        &self,
+        job_id: u32,
+        caller: &str,
+        desc: Option<Vec<u8>>,
+        now: i64,
+    ) -> Result<FedJob, FedError> {
+        let ((), job) = self.with_job(caller, job_id, now, |job, ctx| {
+            let viable = ctx.viable_now(job);
+            done((), pending::offer(job, caller, desc.clone(), viable)?)
+        })?;
+        Ok(job)
+    }
+
+    /// `scontrol update` of a pending job's clusters, features or description.
+    pub fn fed_update(&self, req: &UpdateFedJob, now: i64) -> Result<FedJob, FedError> {
+        let ((), job) = self.with_job(&req.caller, req.job_id, now, |job, ctx| {
+            let mut viable_new = None;
+            if req.req_clusters.is_some() || req.cluster_features.is_some() {
+                let clusters = req
+                    .req_clusters
+                    .clone()
+                    .unwrap_or_else(|| job.req_clusters.clone());
+                let features = req
+                    .cluster_features
+                    .clone()
+                    .unwrap_or_else(|| job.cluster_features.clone());
+                let new = viable::viable_siblings(
+                    &ctx.members,
+                    &job.origin,
+                    &clusters,
+                    &features,
+                    job.is_array,
+                )?;
+                job.req_clusters = clusters;
+                job.cluster_features = features;
+                viable_new = Some(new);
+            }
+            let events = pending::update(job, &req.caller, viable_new, req.desc.clone(), now)?;
+            done((), events)
+        })?;
+        Ok(job)
+    }
+
+    /// Asks the cluster running the job to requeue it (held with `hold`); returns that cluster.
+    pub fn fed_requeue(
+        &self,
+        job_id: u32,
+        caller: &str,
+        hold: bool,
+        now: i64,
+    ) -> Result<String, FedError> {
+        let mode = if hold {
+            RequeueMode::RequeueHold
+        } else {
+            RequeueMode::Requeue
+        };
+        let (running_on, _) = self.with_job(caller, job_id, now, |job, _| {
+            let (running_on, events) = start::request_requeue(job, caller, mode)?;
+            done(running_on, events)
+        })?;
+        Ok(running_on)
+    }
+
+    /// The run on `cluster` ended in `state` (a requeue makes it pending again and re-offers it).
+    pub fn fed_job_ended(
+        &self,
+        job_id: u32,
+        cluster: &str,
+        state: u32,
+        exit_code: i32,
+        requeue: RequeueMode,
+        now: i64,
+    ) -> Result<FedJob, FedError> {
+        let ((), job) = self.with_job(cluster, job_id, now, |job, ctx| {
+            let viable = ctx.viable_now(job);
+            let events = start::ended(job, cluster, state, exit_code, requeue, viable, now)?;
+            done((), events)
+        })?;
+        Ok(job)
+    }
+
+    /// `cluster` refused its sibling copy: it no longer holds one.
+    pub fn fed_reject_sibling(
+        &self,
+        job_id: u32,
+        cluster: &str,
+        now: i64,
+    ) -> Result<FedJob, FedError> {
+        let ((), job) = self.with_job(cluster, job_id, now, |job, _| {
+            pending::reject(job, cluster);
+            done((), Vec::new())
+        })?;
+        Ok(job)
+    }
+
+    /// The job `job_id` of `caller`'s federation, as recorded.
+    pub fn fed_job(&self, job_id: u32, caller: &str) -> Result<FedJob, FedError> {
+        self.fed_tx(|c| {
+            let federation = view::federated_cluster(c, caller)?.federation;
+            job_rows::get(c, &federation, job_id)?
+                .map(FedJobRow::into_job)
+                .ok_or(FedError::InvalidJobId { job_id })
+        })
+    }
+}
+
+/// The clusters that take part in `job` while it is live.
+fn involved(job: &FedJob) -> BTreeSet<String> {
+    if job.phase.is_terminal() {
+        return BTreeSet::new();
+    }
+    let mut all = job.active.clone();
+    all.insert(job.origin.clone());
+    all.extend(job.winner.clone());
+    all.extend(job.lock.as_ref().map(|l| l.cluster.clone()));
+    all
+}
+
+/// Finishes draining `clusters` if they are draining and now idle; returns how many changed.
+fn settle_some(
+    c: &mut AnyConnection,
+    clusters: &BTreeSet<String>,
+    now: i64,
+) -> Result<usize, FedError> {
+    if clusters.is_empty() {
+        return Ok(0);
+    }
+    Ok(settle::settle(c, Some(clusters), now)?.len())
+}

@@ -1,0 +1,254 @@
+//! sacct's query over `job_runs`, one page at a time, built so each read is a bounded index
+//! range on every backend whatever the planner knows (see [`JobQuery`] for what matches and
+//! [`job_window`](super::job_window) for the rules).
+//!
+//! Clusters are walked one after the other in name order; inside a cluster rows come in
+//! (time_submit, job_id, run) order. Three shapes of read:
+//! * job ids: the runs with those ids (primary key) and the tasks of arrays with those ids
+//!   (`job_runs_array`, a partial index of array tasks where the backend has them), every
+//!   other condition checked here; these are few rows, sorted here;
+//! * a window with a start: two disjoint ranges merged, the runs still going (`time_end = 0`,
+//!   through `job_runs_end`; the uid filter is written so no planner prefers `job_runs_uid`
+//!   for it) and the finished runs with `time_end >= start` submitted in
+//!   `[start - span, end]`, where `span` is the cluster's longest submit-to-end time
+//!   ([`job_spans`]), through `job_runs_submit` / `job_runs_uid` / `job_runs_account`: a
+//!   one-day window reads about one day of rows even over years of history. Every window rule
+//!   implies "still going, or ended at or after the start", so the split loses nothing;
+//! * otherwise one ordered range from the beginning of time.
+//!
+//! Each page returns the rows it read (its cursor is the last of them); the rows failing a
+//! condition checked in Rust are dropped by the caller with
+//! [`job_window::keep`](super::job_window::keep).
+
+use std::collections::BTreeMap;
+
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::Bool;
+use sluice_schema::db::schema::{clusters, job_runs};
+use sluice_schema::states::JobState;
+
+use super::AnyConnection;
+use super::conn::MultiBackend;
+use super::job_window::sql_window;
+use super::jobs::{JobCursor, JobQuery};
+use super::models::job_spans;
+use super::models::jobs::{IN_CHUNK, JobRunRow};
+
+/// Which rows of a cluster one statement reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Everything the query selects, from the beginning (no window start, no job ids).
+    All,
+    /// Runs not ended yet.
+    Open,
+    /// Runs ended at or after the window start, submitted in `[from, ..]`.
+    Ended { from: Option<i64> },
+}
+
+/// The rows one page read, in result order; `more` when the result may go on after them.
+pub(super) struct Scan {
+    pub rows: Vec<JobRunRow>,
+    pub more: bool,
+}
+
+/// Reads up to `limit` rows of `query` after `after`.
+pub(super) fn scan(
+    conn: &mut AnyConnection,
+    query: &JobQuery,
+    after: Option<&JobCursor>,
+    limit: usize,
+) -> QueryResult<Scan> {
+    let mut names = if query.clusters.is_empty() {
+        clusters::table
+            .select(clusters::name)
+            .load::<String>(conn)?
+    } else {
+        query.clusters.clone()
+    };
+    names.sort();
+    names.dedup();
+    let mut rows: Vec<JobRunRow> = Vec::new();
+    for name in names {
+        let from = match after {
+            Some(c) if name < c.cluster => continue,
+            Some(c) if name == c.cluster => Some(c.key()),
+            _ => None,
+        };
+        let want = limit - rows.len();
+        let got = cluster_rows(conn, &name, query, from, want)?;
+        let full = got.len() >= want;
+        rows.extend(got);
+        if full {
+            return Ok(Scan { rows, more: true });
+        }
+    }
+    Ok(Scan { rows, more: false })
+}
+
+type Key = (i64, i64, i32);
+
+/// Up to `limit` rows of one cluster after `after`.
+fn cluster_rows(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    query: &JobQuery,
+    after: Option<Key>,
+    limit: usize,
+) -> QueryResult<Vec<JobRunRow>> {
+    if !query.job_ids.is_empty() {
+        return by_ids(conn, cluster, query, after, limit);
+    }
+    if query.start == 0 {
+        return load(conn, cluster, query, after, Part::All, limit);
+    }
+    let span = job_spans::get(conn, cluster)?;
+    let from = span.map(|s| query.start.saturating_sub(s));
+    let open = load(conn, cluster, query, after, Part::Open, limit)?;
+    let ended = load(conn, cluster, query, after, Part::Ended { from }, limit)?;
+    Ok(merge(open, ended, limit))
+}
+
+/// The runs of the jobs `query.job_ids` and the tasks of arrays with those ids, after
+/// `after`, sorted; conditions other than the ids are left to
+/// [`job_window::keep`](super::job_window::keep).
+fn by_ids(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    query: &JobQuery,
+    after: Option<Key>,
+    limit: usize,
+) -> QueryResult<Vec<JobRunRow>> {
+    use job_runs::dsl as t;
+    let ids: Vec<i64> = query.job_ids.iter().map(|&j| i64::from(j)).collect();
+    let mut found: BTreeMap<Key, JobRunRow> = BTreeMap::new();
+    for chunk in ids.chunks(IN_CHUNK) {
+        let direct: Vec<JobRunRow> = job_runs::table
+            .select(JobRunRow::as_select())
+            .filter(t::cluster.eq(cluster))
+            .filter(t::job_id.eq_any(chunk))
+            .load(conn)?;
+        // A literal `array_job_id <> 0` (not a bound parameter) lets every planner see that
+        // the partial index of array tasks serves the read.
+        let tasks: Vec<JobRunRow> = job_runs::table
+            .select(JobRunRow::as_select())
+            .filter(t::cluster.eq(cluster))
+            .filter(sql::<Bool>("array_job_id <> 0"))
+            .filter(t::array_job_id.eq_any(chunk))
+            .load(conn)?;
+        found.extend(direct.into_iter().chain(tasks).map(|r| (key(&r), r)));
+    }
+    Ok(found
+        .into_iter()
+        .filter(|(k, _)| after.is_none_or(|a| *k > a))
+        .map(|(_, r)| r)
+        .take(limit)
+        .collect())
+}
+
+fn key(r: &JobRunRow) -> (i64, i64, i32) {
+    (r.time_submit, r.job_id, r.run)
+}
+
+/// The first `limit` rows of two sorted, disjoint lists, in order.
+fn merge(a: Vec<JobRunRow>, b: Vec<JobRunRow>, limit: usize) -> Vec<JobRunRow> {
+    let mut out = Vec::with_capacity(limit.min(a.len() + b.len()));
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    while out.len() < limit {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if key(x) <= key(y) => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        match next {
+            Some(r) => out.push(r),
+            None => break,
+        }
+    }
+    out
+}
+
+fn load(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    query: &JobQuery,
+    after: Option<Key>,
+    part: Part,
+    limit: usize,
+) -> QueryResult<Vec<JobRunRow>> {
+    use job_runs::dsl as t;
+    let mut q = job_runs::table
+        .select(JobRunRow::as_select())
+        .filter(t::cluster.eq(cluster.to_string()))
+        .into_boxed::<MultiBackend>();
+    let uids: Vec<i64> = query.uids.iter().map(|&u| i64::from(u)).collect();
+    if part == Part::Open {
+        // Still-going runs are few: read them through `job_runs_end`. `uid + 0` is not an
+        // indexed column, so no planner picks `job_runs_uid` (the user's whole history).
+        q = q.filter(t::time_end.eq(0));
+        if !uids.is_empty() {
+            q = q.filter((t::uid + 0i64).eq_any(uids));
+        }
+    } else {
+        if !uids.is_empty() {
+            q = q.filter(t::uid.eq_any(uids));
+        }
+        if !query.accounts.is_empty() {
+            q = q.filter(t::account.eq_any(query.accounts.clone()));
+        }
+        if !query.names.is_empty() {
+            q = q.filter(t::name.eq_any(query.names.clone()));
+        }
+        if !query.partitions.is_empty() {
+            q = q.filter(t::partition_name.eq_any(query.partitions.clone()));
+        }
+    }
+    if let Part::Ended { from } = part {
+        q = q.filter(t::time_end.ge(query.start.max(1)));
+        if let Some(from) = from {
+            q = q.filter(t::time_submit.ge(from));
+        }
+    }
+    if !query.duplicates {
+        let revoked = i64::from(JobState::Revoked.stored());
+        q = q.filter(t::latest.eq(true)).filter(t::state.ne(revoked));
+    }
+    q = q.filter(sql_window(query));
+    if let Some((submit, job, run)) = after {
+        let later_run = t::job_id.eq(job).and(t::run.gt(run));
+        let later_job = t::job_id.gt(job).or(later_run);
+        let later = t::time_submit
+            .gt(submit)
+            .or(t::time_submit.eq(submit).and(later_job));
+        // The plain bound lets every backend start the index range at the cursor.
+        q = q.filter(t::time_submit.ge(submit)).filter(later);
+    }
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    q.order((t::time_submit, t::job_id, t::run))
+        .limit(limit)
+        .load(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(submit: i64, job: i64) -> JobRunRow {
+        let mut r = JobRunRow::empty("c1", job, 0);
+        r.time_submit = submit;
+        r
+    }
+
+    #[test]
+    fn merge_interleaves_in_key_order_up_to_the_limit() {
+        let a = vec![row(1, 1), row(5, 2)];
+        let b = vec![row(2, 3), row(5, 4), row(9, 5)];
+        let ids: Vec<i64> = merge(a.clone(), b.clone(), 10)
+            .iter()
+            .map(|r| r.job_id)
+            .collect();
+        assert_eq!(ids, vec![1, 3, 2, 4, 5]);
+        assert_eq!(merge(a, b, 2).len(), 2);
+    }
+}

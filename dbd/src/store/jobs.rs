@@ -1,0 +1,176 @@
+//! Job accounting: ingesting the controllers' record batches (see [`records`](super::records))
+//! and sacct's query over the stored runs, read page by page so a huge result never sits in
+//! memory and never holds the store for long.
+//!
+//! Query semantics ([`JobQuery`]):
+//! * empty lists match everything; `job_ids` match a run's job id or its array job id;
+//! * the window: `start`/`end` of 0 leave that side open, so 0/0 is all time (sacct computes
+//!   its default window, "since midnight", itself). A run matches when it could have run inside
+//!   the window: it ended at or after `start` (or has not ended), and it was submitted (with
+//!   `job_ids`) or became eligible (without) at or before `end`. As in Slurm, without `job_ids` a
+//!   windowed query skips runs that never became eligible (eligible time 0);
+//! * with `states`, each state brings its own window instead (Slurm's): PENDING = pending at
+//!   some time inside it, RUNNING and SUSPENDED = running at some time inside it, any other
+//!   state = ended inside it in that state; with no window at all (0/0), simply the runs in
+//!   those states;
+//! * `nodes` keeps the runs whose node list names one of them;
+//! * without `duplicates` only each job's newest run is shown, and never REVOKED copies;
+//! * rows come ordered by cluster, submit time, job id, run; each carries its steps (batch step
+//!   first, then extern, then numbered steps). How each page stays an index range is in
+//!   [`job_query`](super::job_query).
+
+use std::collections::{HashMap, HashSet};
+
+use super::models::{node_events, steps};
+use super::records::{self, JobRun, NodeEventInfo, Record, Step};
+use super::{AnyConnection, Apply, Store, StoreError};
+use super::{job_query, job_window};
+
+/// sacct's selection of job runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobQuery {
+    /// Clusters to search; empty = every cluster.
+    pub clusters: Vec<String>,
+    /// Job ids, matched against the job id and the array job id.
+    pub job_ids: Vec<u32>,
+    pub uids: Vec<u32>,
+    pub accounts: Vec<String>,
+    /// Stored `JobState` values.
+    pub states: Vec<u32>,
+    pub names: Vec<String>,
+    pub partitions: Vec<String>,
+    /// Host names (sacct `--nodelist`, expanded): runs that used one of them; empty = any.
+    pub nodes: Vec<String>,
+    /// Window start (unix seconds); 0 = open.
+    pub start: i64,
+    /// Window end (unix seconds, inclusive); 0 = open.
+    pub end: i64,
+    /// Every run of every job, not only the newest.
+    pub duplicates: bool,
+}
+
+/// Where the next page of a query starts: just after this run in the result order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobCursor {
+    pub(super) cluster: String,
+    submit: i64,
+    job_id: i64,
+    run: i32,
+}
+
+impl JobCursor {
+    /// The position inside its cluster: (submit time, job id, run).
+    pub(super) fn key(&self) -> (i64, i64, i32) {
+        (self.submit, self.job_id, self.run)
+    }
+}
+
+/// One page of a job query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobPage {
+    /// The runs, in result order, with their steps.
+    pub runs: Vec<JobRun>,
+    /// Where the next page starts; `None` when this is the last page.
+    pub next: Option<JobCursor>,
+}
+
+impl Store {
+    /// `RecordBatch`: applies the records of `cluster`'s outbox stream `stream` above the
+    /// stream's applied seq, in one transaction, and returns the new applied seq (see
+    /// [`records`](super::records)).
+    pub fn record_batch(
+        &self,
+        cluster: &str,
+        stream: u64,
+        records: &[Record],
+    ) -> Result<u64, StoreError> {
+        self.change(Apply::Commit, |c| {
+            records::ingest(c, cluster, stream, records)
+        })
+    }
+
+    /// One page of at most `limit` runs matching `query`, after `after` (the first page when
+    /// `None`). Each page is its own read, so ingest goes on between pages.
+    pub fn list_jobs(
+        &self,
+        query: &JobQuery,
+        after: Option<&JobCursor>,
+        limit: usize,
+    ) -> Result<JobPage, StoreError> {
+        self.read(|c| page(c, query, after, limit.max(1)))
+    }
+
+    /// The node events of `cluster` (of `node` only, if given), oldest first.
+    pub fn list_node_events(
+        &self,
+        cluster: &str,
+        node: Option<&str>,
+    ) -> Result<Vec<NodeEventInfo>, StoreError> {
+        self.read(|c| {
+            let rows = node_events::list(c, cluster, node)?;
+            Ok(rows.into_iter().map(NodeEventInfo::from).collect())
+        })
+    }
+}
+
+fn page(
+    conn: &mut AnyConnection,
+    query: &JobQuery,
+    after: Option<&JobCursor>,
+    limit: usize,
+) -> Result<JobPage, StoreError> {
+    let scan = job_query::scan(conn, query, after, limit)?;
+    let next = scan
+        .more
+        .then(|| scan.rows.last())
+        .flatten()
+        .map(|r| JobCursor {
+            cluster: r.cluster.clone(),
+            submit: r.time_submit,
+            job_id: r.job_id,
+            run: r.run,
+        });
+    let nodes: HashSet<String> = query.nodes.iter().cloned().collect();
+    let mut runs: Vec<JobRun> = scan
+        .rows
+        .into_iter()
+        .filter(|r| job_window::keep(r, query, &nodes))
+        .map(JobRun::from)
+        .collect();
+    attach_steps(conn, &mut runs)?;
+    Ok(JobPage { runs, next })
+}
+
+/// Slurm's step order: the batch step (-4), the extern step (-5), then numbered steps.
+fn step_order(s: &Step) -> (bool, u32) {
+    (s.step_id >= 0, s.step_id.unsigned_abs())
+}
+
+fn attach_steps(conn: &mut AnyConnection, runs: &mut [JobRun]) -> Result<(), StoreError> {
+    let mut by_cluster: HashMap<&str, Vec<i64>> = HashMap::new();
+    for r in runs.iter() {
+        by_cluster
+            .entry(&r.cluster)
+            .or_default()
+            .push(i64::from(r.job_id));
+    }
+    let mut steps_of: HashMap<(String, u32, u32), Vec<Step>> = HashMap::new();
+    for (cluster, mut ids) in by_cluster {
+        ids.sort_unstable();
+        ids.dedup();
+        for row in steps::steps_of(conn, cluster, &ids)? {
+            let step = Step::from(row);
+            steps_of
+                .entry((cluster.to_string(), step.job_id, step.run))
+                .or_default()
+                .push(step);
+        }
+    }
+    for run in runs.iter_mut() {
+        if let Some(mut steps) = steps_of.remove(&(run.cluster.clone(), run.job_id, run.run)) {
+            steps.sort_by_key(step_order);
+            run.steps = steps;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! The accounting daemon's storage: clusters, federations, accounts, users, associations and
+//! job-id cursors in one diesel database (SQLite, MariaDB/MySQL or PostgreSQL, picked by URL).
+//!
+//! Every change request runs in one transaction, so a failing request changes nothing; with
+//! [`Apply::DryRun`] the whole change runs and is then rolled back. The rules (Slurm's, see
+//! `as_mysql_federation.c` / `as_mysql_cluster.c`) live in the entity modules; the row types and
+//! single-table queries in [`models`].
+//!
+//! Concurrency: one connection behind a `std::sync::Mutex`. The async service calls the store
+//! from `tokio::task::spawn_blocking`, so requests are serialised; that is simple and plenty
+//! for sacctmgr traffic and lease requests. A pool can replace the mutex later without changing
+//! this API. Job-id leases additionally compare-and-set their cursor, so two dbds over one
+//! database never hand out an id twice.
+
+mod accounts;
+mod clusters;
+pub mod conn;
+mod error;
+pub mod fed;
+mod federations;
+mod job_query;
+mod job_window;
+mod jobs;
+mod leases;
+pub mod models;
+mod records;
+mod requests;
+mod types;
+pub mod usage;
+mod users;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use diesel::Connection;
+
+pub use conn::{AnyConnection, Backend};
+pub use error::{ObjectKind, StoreError};
+pub use jobs::{JobCursor, JobPage, JobQuery};
+pub use leases::{MAX_JOB_ID, MAX_LEASE_COUNT};
+pub use records::{
+    ClusterCapacity, JobEnded, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
+    NodeEventInfo, Record, RecordKind, Step,
+};
+pub use requests::{
+    AccountFilter, AddAccounts, AddClusters, AddFederations, AddUsers, AssociationFilter,
+    ClusterFilter, DeleteClusters, DeleteUsers, FederationFilter, ModifyAccounts, ModifyClusters,
+    ModifyFederations, ModifyUsers, UserFilter,
+};
+pub use types::{
+    Account, AdminLevel, Apply, Association, Change, Cluster, Federation, JobIdRange, ListEdit,
+    User,
+};
+
+/// The accounting database.
+pub struct Store {
+    conn: Mutex<AnyConnection>,
+    fed: fed::Signals,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store(..)")
+    }
+}
+
+/// Why a transaction closure stopped: a real failure, or a finished dry run to roll back.
+enum Abort<T> {
+    Failed(StoreError),
+    DryRun(T),
+}
+
+impl<T> From<diesel::result::Error> for Abort<T> {
+    fn from(e: diesel::result::Error) -> Self {
+        Self::Failed(StoreError::Db(e))
+    }
+}
+
+impl<T> From<StoreError> for Abort<T> {
+    fn from(e: StoreError) -> Self {
+        Self::Failed(e)
+    }
+}
+
+impl Store {
+    /// Connects to `url` (see [`conn::parse_url`]), creates or migrates the schema, and makes
+    /// sure the `root` account and user exist, as on a fresh slurmdbd.
+    pub fn connect(url: &str) -> Result<Store, StoreError> {
+        Self::connect_at(url, chrono::Utc::now().timestamp())
+    }
+
+    /// [`Store::connect`] with the clock passed in (creation time of the root rows).
+    pub fn connect_at(url: &str, now: i64) -> Result<Store, StoreError> {
+        let store = Store {
+            conn: Mutex::new(conn::open(url)?),
+            fed: fed::Signals::default(),
+        };
+        store.change(Apply::Commit, |c| accounts::ensure_root(c, now))?;
+        Ok(store)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, AnyConnection> {
+        // A panic while holding the lock leaves the connection usable: diesel rolls back or
+        // marks a broken transaction, which the next `transaction` call reports as an error.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` in one transaction; commits only with [`Apply::Commit`] and success.
+    fn change<T>(
+        &self,
+        apply: Apply,
+        f: impl FnOnce(&mut AnyConnection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.lock();
+        let outcome = conn.transaction::<T, Abort<T>, _>(|c| {
+            let value = f(c)?;
+            match apply {
+                Apply::Commit => Ok(value),
+                Apply::DryRun => Err(Abort::DryRun(value)),
+            }
+        });
+        match outcome {
+            Ok(v) | Err(Abort::DryRun(v)) => Ok(v),
+            Err(Abort::Failed(e)) => Err(e),
+        }
+    }
+
+    /// Runs a read in one transaction, so it sees one consistent state.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&mut AnyConnection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.change(Apply::Commit, f)
+    }
+
+    /// Wraps a change's touched names.
+    fn changed(
+        &self,
+        apply: Apply,
+        f: impl FnOnce(&mut AnyConnection) -> Result<Vec<String>, StoreError>,
+    ) -> Result<Change, StoreError> {
+        let names = self.change(apply, f)?;
+        Ok(Change {
+            committed: apply == Apply::Commit,
+            names,
+        })
+    }
+
+    /// `sacctmgr add cluster`.
+    pub fn add_clusters(
+        &self,
+        req: &AddClusters,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.fed_admin_change(apply, now, |c| clusters::add(c, req, now))
+    }
+
+    /// `sacctmgr modify cluster`.
+    pub fn modify_clusters(
+        &self,
+        req: &ModifyClusters,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.fed_admin_change(apply, now, |c| clusters::modify(c, req, now))
+    }
+
+    /// `sacctmgr delete cluster`.
+    pub fn delete_clusters(
+        &self,
+        req: &DeleteClusters,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.fed_admin_change(apply, now, |c| clusters::delete(c, req, now))
+    }
+
+    /// `sacctmgr show cluster`, by name.
+    pub fn list_clusters(&self, filter: &ClusterFilter) -> Result<Vec<Cluster>, StoreError> {
+        self.read(|c| clusters::list(c, filter))
+    }
+
+    /// `sacctmgr add federation`.
+    pub fn add_federations(
+        &self,
+        req: &AddFederations,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.fed_admin_change(apply, now, |c| federations::add(c, req, now))
+    }
+
+    /// `sacctmgr modify federation`.
+    pub fn modify_federations(
+        &self,
+        req: &ModifyFederations,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.fed_admin_change(apply, now, |c| federations::modify(c, req, now))
+    }
+
+    /// `sacctmgr delete federation`.
+    pub fn delete_federations(
+        &self,
+        names: &[String],
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.fed_admin_change(apply, now, |c| federations::delete(c, names, now))
+    }
+
+    /// `sacctmgr show federation`, by name, members by fed id.
+    pub fn list_federations(
+        &self,
+        filter: &FederationFilter,
+    ) -> Result<Vec<Federation>, StoreError> {
+        self.read(|c| federations::list(c, filter))
+    }
+
+    /// `sacctmgr add account`.
+    pub fn add_accounts(
+        &self,
+        req: &AddAccounts,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| accounts::add(c, req, now))
+    }
+
+    /// `sacctmgr modify account`.
+    pub fn modify_accounts(
+        &self,
+        req: &ModifyAccounts,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| accounts::modify(c, req, now))
+    }
+
+    /// `sacctmgr delete account`.
+    pub fn delete_accounts(
+        &self,
+        names: &[String],
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| accounts::delete(c, names, now))
+    }
+
+    /// `sacctmgr show account`, by name.
+    pub fn list_accounts(&self, filter: &AccountFilter) -> Result<Vec<Account>, StoreError> {
+        self.read(|c| accounts::list(c, filter))
+    }
+
+    /// `sacctmgr add user`.
+    pub fn add_users(&self, req: &AddUsers, apply: Apply, now: i64) -> Result<Change, StoreError> {
+        self.changed(apply, |c| users::add(c, req, now))
+    }
+
+    /// `sacctmgr modify user`.
+    pub fn modify_users(
+        &self,
+        req: &ModifyUsers,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| users::modify(c, req, now))
+    }
+
+    /// `sacctmgr delete user`.
+    pub fn delete_users(
+        &self,
+        req: &DeleteUsers,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| users::delete(c, req, now))
+    }
+
+    /// `sacctmgr show user`, by name.
+    pub fn list_users(&self, filter: &UserFilter) -> Result<Vec<User>, StoreError> {
+        self.read(|c| users::list(c, filter))
+    }
+
+    /// The admin level of the live user `name` (`None` when there is no such user).
+    pub fn admin_level(&self, name: &str) -> Result<Option<AdminLevel>, StoreError> {
+        self.read(|c| Ok(models::users::get_live(c, name)?.map(|u| u.level())))
+    }
+
+    /// `sacctmgr show association`: live associations by cluster, account, user.
+    pub fn list_associations(
+        &self,
+        filter: &AssociationFilter,
+    ) -> Result<Vec<Association>, StoreError> {
+        self.read(|c| {
+            let rows =
+                models::associations::live(c, &filter.clusters, &filter.accounts, &filter.users)?;
+            Ok(rows.into_iter().map(Association::from).collect())
+        })
+    }
+
+    /// Hands `cluster` the next `count` local job ids not in `in_use` (see [`leases`]).
+    pub fn lease_job_ids(
+        &self,
+        cluster: &str,
+        count: u32,
+        in_use: &[u32],
+    ) -> Result<Vec<JobIdRange>, StoreError> {
+        leases::lease(self, cluster, count, in_use)
+    }
+}

@@ -1,0 +1,134 @@
+//! The federation event log: `fed_events` (each cluster's events by seq), `fed_event_heads`
+//! (each cluster's newest and acknowledged seq) and `fed_controllers` (registrations).
+
+use diesel::prelude::*;
+use sluice_schema::db::schema::{fed_controllers, fed_event_heads, fed_events};
+
+use crate::store::conn::AnyConnection;
+
+/// One row of `fed_events`.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = fed_events, primary_key(cluster, seq))]
+pub struct FedEventRow {
+    pub cluster: String,
+    pub seq: i64,
+    pub kind: i32,
+    pub federation: String,
+    pub job_id: i64,
+    pub other_cluster: String,
+    pub state: i64,
+    pub exit_code: i32,
+    pub flags: i32,
+    pub viable: String,
+    pub job_desc: Vec<u8>,
+    pub time_created: i64,
+}
+
+/// Takes the next seq of `cluster`'s log. The head row's update holds its lock until commit,
+/// so a cluster's events commit in seq order. A missing head is created (a racing creation
+/// fails with a unique violation, which the caller retries).
+pub fn next_seq(conn: &mut AnyConnection, cluster: &str) -> QueryResult<i64> {
+    let n = diesel::update(fed_event_heads::table.find(cluster))
+        .set(fed_event_heads::last_seq.eq(fed_event_heads::last_seq + 1))
+        .execute(conn)?;
+    if n == 0 {
+        diesel::insert_into(fed_event_heads::table)
+            .values((
+                fed_event_heads::cluster.eq(cluster),
+                fed_event_heads::last_seq.eq(1_i64),
+                fed_event_heads::acked_seq.eq(0_i64),
+            ))
+            .execute(conn)?;
+        return Ok(1);
+    }
+    fed_event_heads::table
+        .find(cluster)
+        .select(fed_event_heads::last_seq)
+        .first(conn)
+}
+
+/// Appends an event (its seq from [`next_seq`]).
+pub fn insert(conn: &mut AnyConnection, row: &FedEventRow) -> QueryResult<()> {
+    diesel::insert_into(fed_events::table)
+        .values(row)
+        .execute(conn)
+        .map(|_| ())
+}
+
+/// `(last_seq, acked_seq)` of `cluster`'s log; `(0, 0)` before its first event.
+pub fn head(conn: &mut AnyConnection, cluster: &str) -> QueryResult<(i64, i64)> {
+    Ok(fed_event_heads::table
+        .find(cluster)
+        .select((fed_event_heads::last_seq, fed_event_heads::acked_seq))
+        .first(conn)
+        .optional()?
+        .unwrap_or((0, 0)))
+}
+
+/// `cluster`'s events after `after`, in seq order, at most `limit`.
+pub fn after(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    after: i64,
+    limit: i64,
+) -> QueryResult<Vec<FedEventRow>> {
+    fed_events::table
+        .filter(fed_events::cluster.eq(cluster))
+        .filter(fed_events::seq.gt(after))
+        .order(fed_events::seq)
+        .limit(limit)
+        .select(FedEventRow::as_select())
+        .load(conn)
+}
+
+/// Moves `cluster`'s acknowledged cursor forward to `seq` and drops the events it covers.
+pub fn ack(conn: &mut AnyConnection, cluster: &str, seq: i64) -> QueryResult<()> {
+    diesel::update(
+        fed_event_heads::table
+            .filter(fed_event_heads::cluster.eq(cluster))
+            .filter(fed_event_heads::acked_seq.lt(seq)),
+    )
+    .set(fed_event_heads::acked_seq.eq(seq))
+    .execute(conn)?;
+    diesel::delete(
+        fed_events::table
+            .filter(fed_events::cluster.eq(cluster))
+            .filter(fed_events::seq.le(seq)),
+    )
+    .execute(conn)
+    .map(|_| ())
+}
+
+/// The recorded start time of `cluster`'s controller.
+pub fn controller_start(conn: &mut AnyConnection, cluster: &str) -> QueryResult<Option<i64>> {
+    fed_controllers::table
+        .find(cluster)
+        .select(fed_controllers::start_time)
+        .first(conn)
+        .optional()
+}
+
+/// Records a registration of `cluster`'s controller.
+pub fn set_controller(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    start_time: i64,
+    now: i64,
+) -> QueryResult<()> {
+    let n = diesel::update(fed_controllers::table.find(cluster))
+        .set((
+            fed_controllers::start_time.eq(start_time),
+            fed_controllers::registered_at.eq(now),
+        ))
+        .execute(conn)?;
+    if n == 0 {
+        diesel::insert_into(fed_controllers::table)
+            .values((
+                fed_controllers::cluster.eq(cluster),
+                fed_controllers::start_time.eq(start_time),
+                fed_controllers::registered_at.eq(now),
+            ))
+            .execute(conn)?;
+    }
+    Ok(())
+}

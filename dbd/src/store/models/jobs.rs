@@ -1,0 +1,194 @@
+//! The `job_runs` table: one row per run of a job, keyed by (cluster, job_id, run).
+
+use diesel::prelude::*;
+use sluice_schema::db::schema::job_runs;
+
+use crate::store::conn::AnyConnection;
+use crate::store::records::JobRun;
+
+/// Rows per multi-row INSERT: well below every backend's bind-parameter limit.
+pub const INSERT_CHUNK: usize = 200;
+/// Ids per `IN (...)` list.
+pub const IN_CHUNK: usize = 500;
+
+/// A multi-row INSERT of `rows` into `table`, run on the concrete connection: diesel's
+/// `MultiConnection` has no batch insert, and one statement per row would cost a round trip each
+/// on MariaDB and PostgreSQL.
+macro_rules! insert_rows {
+    ($conn:expr, $table:expr, $rows:expr) => {
+        match $conn {
+            AnyConnection::Sqlite(c) => diesel::insert_into($table).values($rows).execute(c),
+            AnyConnection::Mysql(c) => diesel::insert_into($table).values($rows).execute(c),
+            AnyConnection::Postgresql(c) => diesel::insert_into($table).values($rows).execute(c),
+        }
+    };
+}
+pub(crate) use insert_rows;
+
+/// One row of `job_runs`. Unsigned wire values are stored widened to BIGINT.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = job_runs, primary_key(cluster, job_id, run))]
+pub struct JobRunRow {
+    pub cluster: String,
+    pub job_id: i64,
+    pub run: i32,
+    pub array_job_id: i64,
+    /// -1 when not an array task.
+    pub array_task_id: i64,
+    pub name: String,
+    pub uid: i64,
+    pub gid: i64,
+    pub user_name: String,
+    pub account: String,
+    pub partition_name: String,
+    pub state: i64,
+    pub exit_code: i32,
+    pub exit_signal: i32,
+    pub time_submit: i64,
+    pub time_eligible: i64,
+    pub time_start: i64,
+    pub time_end: i64,
+    pub suspended_secs: i64,
+    pub suspend_since: i64,
+    pub time_limit_min: i64,
+    pub node_list: String,
+    pub node_count: i64,
+    pub cpus: i64,
+    pub mem_mb: i64,
+    pub req_cpus: i64,
+    pub req_mem_mb: i64,
+    pub workdir: String,
+    pub reason: String,
+    pub job_comment: String,
+    pub latest: bool,
+    /// Who cancelled the run; -1 when unknown.
+    pub requester_uid: i64,
+}
+
+impl JobRunRow {
+    /// An empty PENDING run of `job_id` (filled in by the records that follow).
+    pub fn empty(cluster: &str, job_id: i64, run: i32) -> Self {
+        Self {
+            cluster: cluster.to_string(),
+            job_id,
+            run,
+            array_job_id: 0,
+            array_task_id: -1,
+            name: String::new(),
+            uid: 0,
+            gid: 0,
+            user_name: String::new(),
+            account: String::new(),
+            partition_name: String::new(),
+            state: 0,
+            exit_code: 0,
+            exit_signal: 0,
+            time_submit: 0,
+            time_eligible: 0,
+            time_start: 0,
+            time_end: 0,
+            suspended_secs: 0,
+            suspend_since: 0,
+            time_limit_min: 0,
+            node_list: String::new(),
+            node_count: 0,
+            cpus: 0,
+            mem_mb: 0,
+            req_cpus: 0,
+            req_mem_mb: 0,
+            workdir: String::new(),
+            reason: String::new(),
+            job_comment: String::new(),
+            latest: true,
+            requester_uid: -1,
+        }
+    }
+}
+
+/// A stored BIGINT holding a `u32`; out-of-range values (never written by us) read as 0.
+pub(crate) fn u32_of(v: i64) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+/// A `u64` for a BIGINT column, clamped at `i64::MAX`.
+pub(crate) fn i64_of(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl From<JobRunRow> for JobRun {
+    fn from(r: JobRunRow) -> Self {
+        Self {
+            cluster: r.cluster,
+            job_id: u32_of(r.job_id),
+            array_job_id: u32_of(r.array_job_id),
+            array_task_id: u32::try_from(r.array_task_id).ok(),
+            run: u32::try_from(r.run).unwrap_or(0),
+            name: r.name,
+            uid: u32_of(r.uid),
+            gid: u32_of(r.gid),
+            user: r.user_name,
+            account: r.account,
+            partition: r.partition_name,
+            state: u32_of(r.state),
+            exit_code: r.exit_code,
+            signal: r.exit_signal,
+            submit: r.time_submit,
+            eligible: r.time_eligible,
+            start: r.time_start,
+            end: r.time_end,
+            suspended_secs: r.suspended_secs,
+            time_limit_min: r.time_limit_min,
+            node_list: r.node_list,
+            node_count: u32_of(r.node_count),
+            cpus: u32_of(r.cpus),
+            mem_mb: u64::try_from(r.mem_mb).unwrap_or(0),
+            req_cpus: u32_of(r.req_cpus),
+            req_mem_mb: u64::try_from(r.req_mem_mb).unwrap_or(0),
+            workdir: r.workdir,
+            reason: r.reason,
+            comment: r.job_comment,
+            requester_uid: u32::try_from(r.requester_uid).ok(),
+            steps: Vec::new(),
+        }
+    }
+}
+
+/// Every run of the jobs `job_ids` of `cluster`.
+pub fn runs_of(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    job_ids: &[i64],
+) -> QueryResult<Vec<JobRunRow>> {
+    let mut rows = Vec::new();
+    for ids in job_ids.chunks(IN_CHUNK) {
+        rows.extend(
+            job_runs::table
+                .filter(job_runs::cluster.eq(cluster))
+                .filter(job_runs::job_id.eq_any(ids))
+                .select(JobRunRow::as_select())
+                .load(conn)?,
+        );
+    }
+    Ok(rows)
+}
+
+/// Inserts new rows, several per statement.
+pub fn insert_many(conn: &mut AnyConnection, rows: &[JobRunRow]) -> QueryResult<()> {
+    for chunk in rows.chunks(INSERT_CHUNK) {
+        insert_rows!(conn, job_runs::table, chunk)?;
+    }
+    Ok(())
+}
+
+/// Deletes every run of the jobs `job_ids` of `cluster` (to write them again).
+pub fn delete_jobs(conn: &mut AnyConnection, cluster: &str, job_ids: &[i64]) -> QueryResult<()> {
+    for ids in job_ids.chunks(IN_CHUNK) {
+        diesel::delete(
+            job_runs::table
+                .filter(job_runs::cluster.eq(cluster))
+                .filter(job_runs::job_id.eq_any(ids)),
+        )
+        .execute(conn)?;
+    }
+    Ok(())
+}
