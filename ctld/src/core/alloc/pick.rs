@@ -1,0 +1,220 @@
+//! Choosing what a job gets. Whole empty nodes (one job per node, or an exclusive partition)
+//! are a word-wise AND of bitmaps with the idle map; sharing looks at each candidate node's
+//! room: how many of the job's tasks it can take given what its jobs already hold.
+//!
+//! When sharing, resources held by fewer jobs are preferred: the job is placed on free
+//! resources if it can be, else on resources held by one job, and so on up to `max_share`.
+//!
+//! Nodes are taken in table order (lowest `Weight` first) until there are `min_nodes` of them
+//! with room for `ntasks` tasks; tasks are then dealt to the chosen nodes one at a time in
+//! turn (each node gets at least one task's CPUs), so `-N5 -n10` gets 2 tasks per node.
+
+use super::{JobAlloc, Policy, Share, Unit};
+use crate::core::Core;
+use crate::core::jobs::Job;
+use crate::core::nodes::{Node, idx};
+use crate::core::select::{for_each_common, node_fits, pick as pick_whole};
+use fixedbitset::FixedBitSet;
+
+/// Places `job` on nodes set in every map of `maps` (its partition's, its constraint's and
+/// the available nodes) that pass `allow`, or `None` when it does not fit now.
+pub(crate) fn pick(
+    core: &Core,
+    job: &Job,
+    maps: &[&FixedBitSet],
+    mut allow: impl FnMut(usize) -> bool,
+) -> Option<JobAlloc> {
+    let policy = core.policy;
+    let share = Share::of(&core.parts[job.partition.get()]);
+    let req_mem = job.req.mem_per_node_mb;
+    let whole = match share {
+        Share::Exclusive => Some(true),
+        Share::Max(1) if policy.unit == Unit::Node => Some(false),
+        Share::Max(_) => None,
+    };
+    if let Some(exclusive) = whole {
+        let mut with_idle = maps.to_vec();
+        with_idle.push(&core.nodes.idle);
+        let list = pick_whole(&core.nodes, job, &with_idle, |i| {
+            allow(i)
+                && mem_fits(
+                    &policy,
+                    &core.nodes.nodes[i],
+                    req_mem,
+                    core.nodes.nodes[i].cpus,
+                )
+        })?;
+        return Some(JobAlloc::whole(&core.nodes, list, exclusive, |c, m| {
+            policy.mem_on(req_mem, c, m)
+        }));
+    }
+    let max = match share {
+        Share::Max(n) => u32::from(n),
+        Share::Exclusive => 1,
+    };
+    // Least shared first: resources nobody holds, then held by one job, ... (Slurm's linear
+    // sharing levels and cons_tres rows), so a job overlaps others only when it must.
+    (1..=max).find_map(|level| pick_at(core, job, maps, &mut allow, level))
+}
+
+/// Places `job` on resources each held by fewer than `level` jobs.
+fn pick_at(
+    core: &Core,
+    job: &Job,
+    maps: &[&FixedBitSet],
+    allow: &mut impl FnMut(usize) -> bool,
+    max: u32,
+) -> Option<JobAlloc> {
+    let policy = core.policy;
+    let req_mem = job.req.mem_per_node_mb;
+    let cpt = job.req.cpus_per_task.max(1);
+    let mut chosen: Vec<(usize, u32)> = Vec::new();
+    let mut slots: u64 = 0;
+    let mut done = false;
+    for_each_common(maps, |i| {
+        if !node_fits(&core.nodes, i, job) || !allow(i) {
+            return true;
+        }
+        let cap = capacity(&policy, &core.nodes.nodes[i], max, cpt, req_mem);
+        if cap == 0 {
+            return true;
+        }
+        chosen.push((i, cap));
+        slots += u64::from(cap);
+        if chosen.len() as u64 >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.ntasks)
+        {
+            done = true;
+            return false;
+        }
+        chosen.len() < job.req.max_nodes as usize
+    });
+    if !done {
+        return None;
+    }
+    let tasks = deal(&chosen, job.req.ntasks);
+    let mut alloc = JobAlloc {
+        held: true,
+        ..JobAlloc::default()
+    };
+    for (&(i, _), t) in chosen.iter().zip(tasks) {
+        let node = &core.nodes.nodes[i];
+        let cpus = match policy.unit {
+            Unit::Node => node.cpus,
+            Unit::Cpu | Unit::Core => t.max(1).saturating_mul(cpt).min(node.cpus),
+        };
+        if policy.unit == Unit::Core {
+            alloc.cores.push(least_used_cores(node, cpus, max));
+        }
+        alloc.nodes.push(idx(i));
+        alloc.cpus.push(cpus);
+        alloc
+            .mem_mb
+            .push(policy.mem_on(req_mem, cpus, node.real_memory_mb));
+    }
+    Some(alloc)
+}
+
+/// Whether a job asking `req_mem` per node fits the free memory of `node` with `cpus` CPUs.
+fn mem_fits(policy: &Policy, node: &Node, req_mem: u64, cpus: u32) -> bool {
+    let free = node.real_memory_mb.saturating_sub(node.alloc_mem_mb);
+    policy.mem_on(req_mem, cpus, node.real_memory_mb) <= free
+}
+
+/// How many tasks of `cpt` CPUs `node` can take for a job of a partition sharing resources
+/// among at most `max` jobs.
+fn capacity(policy: &Policy, node: &Node, max: u32, cpt: u32, req_mem: u64) -> u32 {
+    if node.exclusive {
+        return 0;
+    }
+    let tasks = match policy.unit {
+        Unit::Node if u32::from(node.holders) >= max => 0,
+        Unit::Node => {
+            return if mem_fits(policy, node, req_mem, node.cpus) {
+                node.cpus / cpt
+            } else {
+                0
+            };
+        }
+        Unit::Cpu => {
+            let room = node
+                .cpus
+                .saturating_mul(max)
+                .saturating_sub(node.alloc_cpus);
+            room.min(node.cpus) / cpt
+        }
+        Unit::Core => {
+            let free = (0..node.cpus as usize)
+                .filter(|&c| u32::from(node.core_use.get(c).copied().unwrap_or(0)) < max)
+                .count();
+            u32::try_from(free).unwrap_or(u32::MAX) / cpt
+        }
+    };
+    if tasks == 0 || !policy.memory {
+        return tasks;
+    }
+    let free = node.real_memory_mb.saturating_sub(node.alloc_mem_mb);
+    match (
+        req_mem,
+        policy.def_mem_per_node_mb,
+        policy.def_mem_per_cpu_mb,
+    ) {
+        (0, None, Some(per_cpu)) if per_cpu > 0 => {
+            let per_task = per_cpu.saturating_mul(u64::from(cpt));
+            tasks.min(u32::try_from(free / per_task).unwrap_or(u32::MAX))
+        }
+        _ if mem_fits(policy, node, req_mem, tasks.saturating_mul(cpt)) => tasks,
+        _ => 0,
+    }
+}
+
+/// Deals `ntasks` to nodes with room `cap` (in order): one each, then one at a time in turn.
+fn deal(chosen: &[(usize, u32)], ntasks: u32) -> Vec<u32> {
+    let mut tasks = vec![0u32; chosen.len()];
+    let mut left = ntasks;
+    while left > 0 {
+        let mut progress = false;
+        for (t, &(_, cap)) in tasks.iter_mut().zip(chosen) {
+            if left > 0 && *t < cap {
+                *t += 1;
+                left -= 1;
+                progress = true;
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    tasks
+}
+
+/// `count` cores of `node` held by fewer than `max` jobs, least used first, then lowest index
+/// (so a job co-allocated on busy cores lands on the same cores as the earliest job there).
+fn least_used_cores(node: &Node, count: u32, max: u32) -> Vec<u16> {
+    let mut cores: Vec<(u8, u16)> = (0..node.cpus.min(u32::from(u16::MAX)))
+        .map(|c| {
+            let c = c as u16;
+            (node.core_use.get(usize::from(c)).copied().unwrap_or(0), c)
+        })
+        .filter(|&(u, _)| u32::from(u) < max)
+        .collect();
+    cores.sort_unstable();
+    let mut out: Vec<u16> = cores
+        .into_iter()
+        .take(count as usize)
+        .map(|(_, c)| c)
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deal;
+
+    #[test]
+    fn tasks_are_dealt_in_turn_within_room() {
+        assert_eq!(deal(&[(0, 8), (1, 8), (2, 8)], 7), [3, 2, 2]);
+        assert_eq!(deal(&[(0, 1), (1, 8)], 5), [1, 4]);
+        assert_eq!(deal(&[(0, 4), (1, 4)], 1), [1, 0]);
+    }
+}

@@ -1,0 +1,147 @@
+//! Backfill (EASY style, one reservation per partition): after the FIFO pass, the first blocked
+//! job of each partition gets a planned start, computed from the running jobs' expected ends
+//! (start + time limit, suspended time excluded); a lower-priority job may then start now only
+//! if it does not delay that plan: it must end before the planned start, or use only nodes the
+//! planned job will not need. Reservations hold across partitions, since partitions may share
+//! nodes.
+//!
+//! Bounds, as Slurm's defaults: reservations are planned only within `bf_window_secs` (Slurm's
+//! `bf_window`, one day) and at most `bf_max_job_test` (500) candidates are tried per pass. A
+//! job whose plan falls outside the window, or that waits on jobs without a time limit, has no
+//! reservation, so backfill does not hold nodes for it.
+
+use super::jobs::Job;
+use super::outbox::Outbox;
+use super::sched::{ineligible, try_start};
+use super::select::{for_each_common, job_maps, node_fits, pick};
+use super::{Core, SimTime};
+use fixedbitset::FixedBitSet;
+use sluice_schema::{FedJobId, JobState};
+
+/// Nodes held for a blocked job from its planned start on.
+#[derive(Debug, Clone)]
+pub(crate) struct Reservation {
+    pub start: SimTime,
+    pub nodes: FixedBitSet,
+}
+
+/// Backfills `candidates` (lower-priority jobs of blocked partitions, in priority order)
+/// around reservations for the `blocked` jobs; returns how many started.
+pub(crate) fn run(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    blocked: &[Option<FedJobId>],
+    candidates: &[FedJobId],
+) -> u32 {
+    let horizon = now.plus(core.cfg.bf_window_secs);
+    let reservations: Vec<Reservation> = blocked
+        .iter()
+        .flatten()
+        .filter_map(|&top| plan(core, now, top))
+        .filter(|r| r.start <= horizon)
+        .collect();
+    let mut started = 0;
+    for &id in candidates {
+        let Some(job) = core.jobs.map.get(&id) else {
+            continue;
+        };
+        if !job.is_queued() || ineligible(core, job, now).is_some() {
+            continue;
+        }
+        let end = job
+            .req
+            .time_limit
+            .as_secs()
+            .map_or(SimTime::NEVER, |s| now.plus(s));
+        let fits_plan = |i: usize| {
+            reservations
+                .iter()
+                .all(|r| end <= r.start || !r.nodes.contains(i))
+        };
+        if try_start(core, out, now, id, fits_plan) {
+            started += 1;
+        }
+    }
+    started
+}
+
+/// When a running job is expected to give its nodes back.
+fn expected_end(job: &Job, now: SimTime) -> SimTime {
+    if job.completing {
+        return job.kill_at.unwrap_or(now);
+    }
+    match job.state {
+        JobState::Running => job.deadline(),
+        _ => SimTime::NEVER,
+    }
+}
+
+/// Plans the earliest start of blocked job `top` and the nodes it would take then.
+pub(crate) fn plan(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservation> {
+    let job = core.jobs.map.get(&top)?;
+    let part = &core.parts[job.partition.get()];
+    let mut usable = job_maps(part, job);
+    usable.push(&core.nodes.avail);
+    let nodes = &core.nodes;
+    let n = nodes.nodes.len();
+    let cpt = job.req.cpus_per_task.max(1);
+    let eligible = |i: usize| usable.iter().all(|m| m.contains(i)) && node_fits(nodes, i, job);
+
+    let mut free = FixedBitSet::with_capacity(n);
+    let (mut count, mut slots) = (0u64, 0u64);
+    let mut add = |free: &mut FixedBitSet, i: usize| {
+        if !free.put(i) {
+            count += 1;
+            slots += u64::from(nodes.nodes[i].cpus / cpt);
+        }
+        count >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.ntasks)
+    };
+    let mut now_maps = usable.clone();
+    now_maps.push(&nodes.idle);
+    for_each_common(&now_maps, |i| {
+        if node_fits(nodes, i, job) {
+            add(&mut free, i);
+        }
+        true
+    });
+    let mut ends: Vec<(SimTime, FedJobId)> = core
+        .jobs
+        .active
+        .iter()
+        .filter_map(|aid| core.jobs.map.get(aid))
+        .filter(|j| j.nodes.iter().any(|&x| eligible(x.get() as usize)))
+        .map(|j| (expected_end(j, now), j.id))
+        .collect();
+    ends.sort_unstable();
+    for (end, aid) in ends {
+        if end == SimTime::NEVER {
+            break;
+        }
+        let mut enough = false;
+        for &x in core
+            .jobs
+            .map
+            .get(&aid)
+            .map(|j| j.nodes.as_slice())
+            .unwrap_or(&[])
+        {
+            let i = x.get() as usize;
+            if eligible(i) {
+                enough = add(&mut free, i);
+            }
+        }
+        if !enough {
+            continue;
+        }
+        if let Some(chosen) = pick(nodes, job, &[&free], |_| true) {
+            let mut bits = FixedBitSet::with_capacity(n);
+            chosen.iter().for_each(|c| bits.insert(c.get() as usize));
+            return Some(Reservation {
+                start: end.max(now),
+                nodes: bits,
+            });
+        }
+    }
+    None
+}

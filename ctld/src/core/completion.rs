@@ -1,0 +1,257 @@
+//! The job manager's state transitions that move nodes: starting a job, killing it (SIGTERM,
+//! then SIGKILL after KillWait), its exit, node failure, and requeue.
+//!
+//! A killed job keeps its nodes (`completing`) until its batch host reports the exit; then every
+//! node is told to clean up and the nodes are free. A job whose node failed frees its nodes at
+//! once, since the failed node will not report.
+
+use super::alloc::JobAlloc;
+use super::jobs::{JobReason, JobTable};
+use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
+use super::{Core, SimTime, deps, kill};
+use crate::error::CtldError;
+use sluice_schema::{FedJobId, JobState};
+
+/// SIGTERM, sent first when a job is cancelled, times out or is requeued.
+pub const SIGTERM: i32 = 15;
+/// SIGKILL.
+pub const SIGKILL: i32 = 9;
+/// Slurm's step id of a batch job's script (`123.batch` in sacct).
+pub const BATCH_STEP: i32 = -4;
+
+/// A batch script's end, as its batch host reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobExit {
+    /// The job.
+    pub job: FedJobId,
+    /// The script's exit code.
+    pub exit_code: i32,
+    /// The signal that ended it (0 if none).
+    pub signal: i32,
+}
+
+/// Starts `id` with `alloc`: puts it on its nodes and asks the batch host to launch it.
+pub(crate) fn start_job(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    alloc: JobAlloc,
+) {
+    let nodes = alloc.nodes.clone();
+    let cpus = alloc.total_cpus();
+    super::alloc::attach(core, id, alloc);
+    super::power::boot::allocate(core, id, &nodes);
+    let node_list = core.nodes.hostlist(&nodes);
+    let node_mem: u64 = nodes
+        .iter()
+        .map(|&n| core.nodes.get(n).real_memory_mb)
+        .sum();
+    let Some(job) = core.jobs.map.get_mut(&id) else {
+        return;
+    };
+    core.jobs.queue.remove(&JobTable::queue_key(job));
+    core.jobs.active.insert(id);
+    job.state = JobState::Running;
+    job.reason = JobReason::None;
+    job.start_time = Some(now);
+    job.end_time = None;
+    job.suspended_secs = 0;
+    job.exit_code = 0;
+    job.exit_signal = 0;
+    job.nodes = nodes.clone();
+    *core
+        .jobs
+        .running_names
+        .entry((job.uid, job.name.clone()))
+        .or_insert(0) += 1;
+    if let Some(meta) = job.array.and_then(|a| core.jobs.arrays.get_mut(&a.job)) {
+        meta.running += 1;
+    }
+    // An srun allocation has no batch script: srun runs its steps once it hears of the start.
+    if !job.launch.interactive {
+        // Held while the job is CONFIGURING (nodes powering up).
+        let cmd = NodeCommand::LaunchBatch {
+            job: id,
+            array: job.array,
+            uid: job.uid,
+            gid: job.gid,
+            nodes: nodes.clone(),
+            node_list: node_list.clone(),
+            ntasks: job.req.ntasks,
+            cpus_per_task: job.req.cpus_per_task,
+            mem_per_node_mb: (job.req.mem_per_node_mb > 0).then_some(job.req.mem_per_node_mb),
+            time_limit: job.req.time_limit,
+            launch: job.launch.clone(),
+        };
+        super::power::boot::send_or_hold(&mut core.power, out, cmd);
+    }
+    let mem_mb = match job.req.mem_per_node_mb {
+        0 => node_mem,
+        per_node => per_node.saturating_mul(nodes.len() as u64),
+    };
+    out.accounting(AcctRecord::JobStarted {
+        job: id,
+        run: job.restarts,
+        start: now,
+        node_list,
+        node_count: nodes.len() as u32,
+        cpus,
+        mem_mb,
+    });
+    out.save(SaveHint::Job(id));
+    deps::target_changed(&mut core.jobs, id, now);
+}
+
+/// Stops counting `id` as running (singleton, array throttle).
+pub(crate) fn leave_running(jobs: &mut JobTable, id: FedJobId) {
+    let Some(job) = jobs.map.get(&id) else {
+        return;
+    };
+    let key = (job.uid, job.name.clone());
+    if let Some(n) = jobs.running_names.get_mut(&key) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            jobs.running_names.remove(&key);
+        }
+    }
+    if let Some(meta) = job.array.and_then(|a| jobs.arrays.get_mut(&a.job)) {
+        meta.running = meta.running.saturating_sub(1);
+    }
+}
+
+/// Gives `id`'s nodes back.
+pub(crate) fn release_nodes(core: &mut Core, id: FedJobId) {
+    super::alloc::detach(core, id);
+    core.jobs.active.remove(&id);
+}
+
+/// Records the end of a run in `state` and tells dependents.
+pub(crate) fn end_run(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    state: JobState,
+    reason: JobReason,
+) {
+    super::fed::report::run_ended(core, out, id, state, false);
+    let Some(job) = core.jobs.map.get_mut(&id) else {
+        return;
+    };
+    job.state = state;
+    job.reason = reason;
+    job.end_time = Some(now);
+    let (exit_code, signal) = (job.exit_code, job.exit_signal);
+    out.accounting(AcctRecord::JobEnded {
+        job: id,
+        run: job.restarts,
+        end: now,
+        state,
+        exit_code,
+        signal,
+        reason,
+    });
+    out.save(SaveHint::Job(id));
+    deps::target_changed(&mut core.jobs, id, now);
+}
+
+/// Ends a pending job at once (cancelled before it started).
+pub(crate) fn cancel_pending(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
+    if let Some(job) = core.jobs.map.get(&id) {
+        core.jobs.queue.remove(&JobTable::queue_key(job));
+    }
+    end_run(core, out, now, id, JobState::Cancelled, JobReason::None);
+    core.jobs.finished.insert((now, id));
+}
+
+/// Handles the end of a job's batch script: COMPLETED on exit 0, FAILED otherwise; a job being
+/// killed keeps the state it was given. Every node of the job is told to clean up.
+pub fn on_job_exited(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    exit: JobExit,
+) -> Result<(), CtldError> {
+    let job = core
+        .jobs
+        .map
+        .get_mut(&exit.job)
+        .ok_or(CtldError::InvalidJobId)?;
+    if !core.jobs.active.contains(&exit.job) {
+        return Err(CtldError::AlreadyDone);
+    }
+    job.exit_code = exit.exit_code;
+    job.exit_signal = exit.signal;
+    let nodes = job.nodes.clone();
+    let completing = job.completing;
+    out.node(NodeCommand::Terminate {
+        job: exit.job,
+        nodes,
+    });
+    if completing {
+        // Killed (cancel, time limit, requeue): the run's end is recorded already; its script
+        // ended only now, with the signal that killed it.
+        batch_step_ended(core, out, now, exit.job, JobState::Cancelled);
+        release_nodes(core, exit.job);
+        kill::finish_completing(core, exit.job, now);
+        super::fed::report::flush(core, out, exit.job);
+        out.save(SaveHint::Job(exit.job));
+        return Ok(());
+    }
+    let (state, reason) = if exit.exit_code == 0 && exit.signal == 0 {
+        (JobState::Completed, JobReason::None)
+    } else {
+        (JobState::Failed, JobReason::NonZeroExitCode)
+    };
+    batch_step_ended(core, out, now, exit.job, state);
+    release_nodes(core, exit.job);
+    leave_running(&mut core.jobs, exit.job);
+    super::gang::job_stopped(core, out, now, exit.job);
+    end_run(core, out, now, exit.job, state, reason);
+    core.jobs.finished.insert((now, exit.job));
+    Ok(())
+}
+
+/// Records the end of `id`'s batch step (step -4, `batch`) in `state`, in the same commit as the
+/// change that ended it: the script ran on the batch host from the run's start until `now`, and
+/// ended with the job's exit code and signal. The run is the one that started last, also for a
+/// job already queued again by a requeue. An `srun` allocation has no batch step.
+pub(crate) fn batch_step_ended(
+    core: &Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    state: JobState,
+) {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return;
+    };
+    let (Some(start), Some(&host)) = (job.start_time, job.nodes.first()) else {
+        return;
+    };
+    if job.launch.interactive {
+        return;
+    }
+    // A requeued run (state PENDING) already counts as the next run.
+    let run = if job.state == JobState::Pending {
+        job.restarts.saturating_sub(1)
+    } else {
+        job.restarts
+    };
+    out.accounting(AcctRecord::Step {
+        job: id,
+        run,
+        step: BATCH_STEP,
+        name: "batch".to_string(),
+        start,
+        end: Some(now),
+        state,
+        exit_code: job.exit_code,
+        signal: job.exit_signal,
+        node_list: core.nodes.get(host).name.clone(),
+        node_count: 1,
+        ntasks: 1,
+        cpus: core.cpus_held(id, &[host]).iter().sum(),
+    });
+}

@@ -1,0 +1,222 @@
+//! Starting a federated job: the start lock.
+//!
+//! Where the scheduler would start a federated job (any copy, the origin's included), the core
+//! reserves the allocation instead of launching: the job leaves the queue, its resources are
+//! counted on its nodes so no other job takes them, and a [`FedRequest::StartLock`] asks the
+//! runtime to acquire the dbd's lock and commit the start. Only when the commit is durable at
+//! the dbd does [`on_start_committed`] launch the job; a refusal ([`on_start_refused`]) gives
+//! the reservation back and the job waits (reason `FedJobLock`) or is revoked by the event
+//! that follows. A reservation is not saved: after a restart the job is pending again, and the
+//! dbd's lease lapses on its own (a start committed just before a crash is found again through
+//! the lock refusal, see `crate::fed`).
+
+use super::super::alloc::{self, JobAlloc};
+use super::super::jobs::{JobReason, JobTable};
+use super::super::outbox::{Outbox, SaveHint};
+use super::super::{Core, SimTime, completion, deps, gang};
+use super::{FedPhase, FedRequest, sorted};
+use sluice_schema::{FedJobId, JobState};
+
+/// Seconds a job waits before asking for the lock again after a refusal.
+pub const RETRY_SECS: u64 = 2;
+
+/// Whether `id` must take the start lock before it starts: a recorded federated job (not an
+/// array task: arrays run on their origin only) while this cluster is in a federation.
+pub(crate) fn needs_lock(core: &Core, id: FedJobId) -> bool {
+    core.fed.view.in_federation()
+        && core.jobs.map.get(&id).is_some_and(|j| {
+            j.array.is_none()
+                && j.fed
+                    .as_ref()
+                    .is_some_and(|f| f.phase == FedPhase::Recorded)
+        })
+}
+
+/// The scheduling pass's federation check of a queued job: keeps the origin's offer to its
+/// siblings in line with holds and dependencies (a job held or made dependent is withdrawn, one
+/// released or whose dependency is met is offered), and says why the job may not start now.
+pub(crate) fn gate(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+) -> Option<JobReason> {
+    let scheduling_disabled = core.fed.view.scheduling_disabled();
+    let in_federation = core.fed.view.in_federation();
+    let job = core.jobs.map.get(&id)?;
+    let fed = job.fed.as_deref()?;
+    if fed.phase == FedPhase::Registering {
+        return Some(job.reason);
+    }
+    let want_offer = job.hold.is_none()
+        && deps::blocking_reason(&core.jobs, job, now).is_none()
+        && job.array.is_none();
+    let desc = (fed.origin_here && in_federation && fed.offered != want_offer && want_offer)
+        .then(|| super::report::desc_of(core, job));
+    let change = fed.origin_here && in_federation && fed.offered != want_offer;
+    let blocked =
+        fed.end_report.is_some() || scheduling_disabled || fed.retry_at.is_some_and(|t| t > now);
+    let reason = job.reason;
+    if change
+        && let Some(fed) = core
+            .jobs
+            .map
+            .get_mut(&id)
+            .and_then(|j| j.fed.as_deref_mut())
+    {
+        fed.offered = want_offer;
+        fed.offer_synced = false;
+        out.save(SaveHint::Job(id));
+        out.fed(match desc {
+            Some(desc) => FedRequest::Offer { job: id, desc },
+            None => FedRequest::Withdraw { job: id },
+        });
+    }
+    blocked.then_some(reason)
+}
+
+/// Reserves `alloc` for `id` and asks for the start lock (from the scheduler, in place of
+/// starting the job).
+pub(crate) fn reserve(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    _now: SimTime,
+    id: FedJobId,
+    mut alloc: JobAlloc,
+) {
+    let Some(job) = core.jobs.map.get_mut(&id) else {
+        return;
+    };
+    core.jobs.queue.remove(&JobTable::queue_key(job));
+    if let Some(fed) = job.fed.as_deref_mut() {
+        fed.locking = true;
+    }
+    // Counted on the nodes (so nothing else takes them) without putting the job on them.
+    alloc.held = false;
+    core.allocs.insert(id, alloc);
+    alloc::retake(core, id);
+    out.fed(FedRequest::StartLock { job: id });
+}
+
+/// Gives a reserved allocation back (refused, revoked or cancelled while locking); returns it.
+pub(crate) fn release_reservation(core: &mut Core, id: FedJobId) -> Option<JobAlloc> {
+    let fed = core
+        .jobs
+        .map
+        .get_mut(&id)
+        .and_then(|j| j.fed.as_deref_mut())?;
+    if !std::mem::take(&mut fed.locking) {
+        return None;
+    }
+    let alloc = core.allocs.get(&id).cloned();
+    alloc::detach(core, id);
+    alloc
+}
+
+/// What became of a committed start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// The job was launched on its reserved allocation.
+    Launched,
+    /// The job is no longer here to launch (it ended meanwhile): its end was reported instead.
+    Ended,
+    /// The core knows no such job: the runtime must report it ended (cancelled) to the dbd.
+    Unknown,
+    /// Nothing fits it now (a reservation lost to a restart): it waits for the next pass.
+    Retry,
+}
+
+/// The dbd committed "started here" for `id`: launch it on its reservation. A job pending
+/// without one is started on whatever fits now, or waits for the next pass (whose lock request
+/// finds the start already committed here).
+pub fn on_start_committed(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+) -> CommitOutcome {
+    let me = core.me().to_string();
+    let Some(job) = core.jobs.map.get(&id) else {
+        return CommitOutcome::Unknown;
+    };
+    if job.state != JobState::Pending || job.completing {
+        // Nothing to launch: tell the dbd the start it recorded ended at once.
+        let report = super::EndReport {
+            state: JobState::Cancelled.stored(),
+            exit_code: 0,
+            requeue: super::FedRequeue::None,
+        };
+        if let Some(fed) = core
+            .jobs
+            .map
+            .get_mut(&id)
+            .and_then(|j| j.fed.as_deref_mut())
+        {
+            fed.end_report = Some(report);
+            fed.end_sent = true;
+            out.fed(FedRequest::Ended { job: id, report });
+            out.save(SaveHint::Job(id));
+        }
+        return CommitOutcome::Ended;
+    }
+    let alloc = match release_reservation(core, id) {
+        Some(a) => a,
+        None => match pick_now(core, id) {
+            Some(a) => a,
+            None => {
+                on_start_refused(core, out, now, id, 0);
+                return CommitOutcome::Retry;
+            }
+        },
+    };
+    if let Some(job) = core.jobs.map.get(&id) {
+        core.jobs.queue.remove(&JobTable::queue_key(job));
+    }
+    if let Some(fed) = core
+        .jobs
+        .map
+        .get_mut(&id)
+        .and_then(|j| j.fed.as_deref_mut())
+    {
+        fed.running_on = Some(me.clone());
+        fed.active = sorted(vec![me]);
+        fed.retry_at = None;
+    }
+    completion::start_job(core, out, now, id, alloc);
+    gang::job_started(core, out, now, id);
+    CommitOutcome::Launched
+}
+
+/// An allocation for `id` from what is free now (any node of its partition).
+fn pick_now(core: &Core, id: FedJobId) -> Option<JobAlloc> {
+    let job = core.jobs.map.get(&id)?;
+    let part = &core.parts[job.partition.get()];
+    let mut maps = super::super::select::job_maps(part, job);
+    maps.push(&core.nodes.avail);
+    alloc::pick::pick(core, job, &maps, |_| true)
+}
+
+/// The start lock was refused (or lost before the commit): the reservation is given back and
+/// the job waits `retry_secs` before asking again (reason `FedJobLock`).
+pub fn on_start_refused(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    retry_secs: u64,
+) {
+    let was_locking = release_reservation(core, id).is_some();
+    let Some(job) = core.jobs.map.get_mut(&id) else {
+        return;
+    };
+    if let Some(fed) = job.fed.as_deref_mut() {
+        fed.retry_at = Some(now.plus(retry_secs));
+    }
+    if job.state == JobState::Pending && !job.completing {
+        job.reason = JobReason::FedJobLock;
+        if was_locking {
+            core.jobs.queue.insert(JobTable::queue_key(job));
+        }
+    }
+    out.save(SaveHint::Job(id));
+}

@@ -1,0 +1,296 @@
+//! Job records, the reasons a job waits or ended, and the job table with its indexes: the
+//! pending queue in priority order, the active set, the purge queue and the reverse indexes
+//! that dependencies, `singleton` and array throttles need.
+
+use super::SimTime;
+use super::arrays::ArrayMeta;
+use super::deps::Dependencies;
+use super::partitions::PartIdx;
+use crate::conf::TimeLimit;
+use fixedbitset::FixedBitSet;
+use sluice_schema::{FedJobId, JobState, NodeIdx};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+/// What a batch job runs; opaque to the core, shared by the tasks of an array. Saved whole
+/// in the controller store (fields missing from an older save take their defaults).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct LaunchSpec {
+    /// The batch script.
+    pub script: String,
+    /// Working directory.
+    pub workdir: String,
+    /// Environment, in order.
+    pub env: Vec<(String, String)>,
+    /// `--output` pattern, if any.
+    pub stdout: Option<String>,
+    /// `--error` pattern, if any.
+    pub stderr: Option<String>,
+    /// An `srun` allocation: there is no batch script to launch; `srun` runs the steps.
+    pub interactive: bool,
+    /// `--account` as given ("" = the user's default account).
+    pub account: String,
+    /// The submitting user's login name (for accounting).
+    pub user: String,
+    /// The host the job was submitted from.
+    pub submit_host: String,
+    /// `--comment`.
+    pub comment: String,
+    /// sbatch: the arguments after the script's file name, given to the script (`$1`...).
+    pub script_args: Vec<String>,
+    /// Whether `-c` was given: only then does the job's environment carry
+    /// `SLURM_CPUS_PER_TASK` (the core counts 1 CPU per task without it).
+    pub cpus_per_task_given: bool,
+}
+
+/// A job's place in its array: `array_job_id_task`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ArrayTask {
+    /// The array's job id (the id of its first task).
+    pub job: FedJobId,
+    /// The task index.
+    pub task: u32,
+}
+
+/// Who held a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldKind {
+    /// `--hold`, `scontrol uhold`, or `scontrol hold` by the owner: the owner may release it.
+    User,
+    /// `scontrol hold` by an administrator: only an administrator may release it.
+    Admin,
+}
+
+/// Why a job waits, or why it ended (Slurm's `Reason` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobReason {
+    /// Nothing to say.
+    None,
+    /// Waits behind a higher-priority job of its partition.
+    Priority,
+    /// The first job of its partition that does not fit now.
+    Resources,
+    /// Waits for its dependencies.
+    Dependency,
+    /// A dependency can never be met.
+    DependencyNeverSatisfied,
+    /// Held by its owner.
+    JobHeldUser,
+    /// Held by an administrator.
+    JobHeldAdmin,
+    /// Its partition is DOWN.
+    PartitionDown,
+    /// Its partition is INACTIVE.
+    PartitionInactive,
+    /// Its array has as many running tasks as its `%` throttle allows.
+    JobArrayTaskLimit,
+    /// It ended with a non-zero exit code or a signal.
+    NonZeroExitCode,
+    /// It reached its time limit.
+    TimeLimit,
+    /// A node it ran on failed.
+    NodeDown,
+    /// Federated: another sibling holds the start lock, or the lock was refused.
+    FedJobLock,
+}
+
+impl JobReason {
+    /// Slurm's spelling (`squeue -o %r`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "None",
+            Self::Priority => "Priority",
+            Self::Resources => "Resources",
+            Self::Dependency => "Dependency",
+            Self::DependencyNeverSatisfied => "DependencyNeverSatisfied",
+            Self::JobHeldUser => "JobHeldUser",
+            Self::JobHeldAdmin => "JobHeldAdmin",
+            Self::PartitionDown => "PartitionDown",
+            Self::PartitionInactive => "PartitionInactive",
+            Self::JobArrayTaskLimit => "JobArrayTaskLimit",
+            Self::NonZeroExitCode => "NonZeroExitCode",
+            Self::TimeLimit => "TimeLimit",
+            Self::NodeDown => "NodeDown",
+            Self::FedJobLock => "FedJobLock",
+        }
+    }
+}
+
+impl fmt::Display for JobReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a request names jobs: a job id (for an array job id: every task) or one array task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobRef {
+    /// `1234`: the job, or every task of array 1234.
+    Job(FedJobId),
+    /// `1234_7`: one task of an array.
+    Task(FedJobId, u32),
+}
+
+/// A job's resource request, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRequest {
+    /// Fewest nodes (`-N min`).
+    pub min_nodes: u32,
+    /// Most nodes (`-N min-max`, partition `MaxNodes`).
+    pub max_nodes: u32,
+    /// Tasks (`-n`).
+    pub ntasks: u32,
+    /// CPUs per task (`-c`).
+    pub cpus_per_task: u32,
+    /// Memory per node in MB (`--mem`); 0 when not asked.
+    pub mem_per_node_mb: u64,
+    /// `--constraint` as given.
+    pub constraint: Option<String>,
+    /// Time limit (the partition's `MaxTime` when not asked).
+    pub time_limit: TimeLimit,
+}
+
+/// One job (or one array task).
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Its id.
+    pub id: FedJobId,
+    /// Its array and task index, for array tasks.
+    pub array: Option<ArrayTask>,
+    /// `--job-name`.
+    pub name: String,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Its partition.
+    pub partition: PartIdx,
+    /// What it asked for.
+    pub req: JobRequest,
+    /// Nodes matching its constraint (shared between jobs with the same constraint).
+    pub(crate) feature_nodes: Option<Arc<FixedBitSet>>,
+    /// State.
+    pub state: JobState,
+    /// Why it waits, or why it ended.
+    pub reason: JobReason,
+    /// Hold, if held.
+    pub hold: Option<HoldKind>,
+    /// Its dependencies, if any.
+    pub deps: Option<Box<Dependencies>>,
+    /// Whether it may be requeued (`--requeue`, default yes).
+    pub requeue: bool,
+    /// Submission time (its age priority).
+    pub submit_time: SimTime,
+    /// Start of the current (or last) run.
+    pub start_time: Option<SimTime>,
+    /// End of the last run.
+    pub end_time: Option<SimTime>,
+    /// Seconds spent suspended in the current run (not counted against the time limit).
+    pub suspended_secs: u64,
+    /// Since when it is suspended.
+    pub suspended_at: Option<SimTime>,
+    /// Nodes of the current (or last) run.
+    pub nodes: Vec<NodeIdx>,
+    /// Exit code of the batch script.
+    pub exit_code: i32,
+    /// Signal that ended the batch script.
+    pub exit_signal: i32,
+    /// Its processes are being killed; its nodes stay allocated until it exits.
+    pub completing: bool,
+    /// When to send SIGKILL (KillWait after SIGTERM).
+    pub kill_at: Option<SimTime>,
+    /// How many times it was requeued.
+    pub restarts: u32,
+    /// The next step id.
+    pub next_step: u32,
+    /// What it runs.
+    pub launch: Arc<LaunchSpec>,
+    /// Its federation state (`None` for a job that is not federated).
+    pub fed: Option<Box<super::fed::FedJob>>,
+}
+
+impl Job {
+    /// When the current run reaches its time limit (`NEVER` when unlimited or not running).
+    pub fn deadline(&self) -> SimTime {
+        match (self.start_time, self.req.time_limit.as_secs()) {
+            (Some(start), Some(limit)) => start.plus(limit).plus(self.suspended_secs),
+            _ => SimTime::NEVER,
+        }
+    }
+
+    /// Whether it waits in the queue (pending, not completing a requeued run).
+    pub fn is_queued(&self) -> bool {
+        self.state == JobState::Pending && !self.completing
+    }
+
+    /// Slurm's display id: `123` or `100_7`.
+    pub fn display_id(&self) -> String {
+        match self.array {
+            Some(a) => format!("{}_{}", a.job, a.task),
+            None => self.id.to_string(),
+        }
+    }
+}
+
+/// The priority-queue key: age priority, earlier submission first, then lower id.
+pub(crate) type QueueKey = (SimTime, FedJobId);
+
+/// All jobs and their indexes.
+#[derive(Debug, Default)]
+pub(crate) struct JobTable {
+    pub map: HashMap<FedJobId, Job>,
+    /// Pending jobs, in priority order.
+    pub queue: BTreeSet<QueueKey>,
+    /// Jobs holding nodes (running, suspended or completing).
+    pub active: BTreeSet<FedJobId>,
+    /// Finished jobs by end time, for the MinJobAge purge.
+    pub finished: BTreeSet<(SimTime, FedJobId)>,
+    /// For each job, the jobs whose dependencies name it.
+    pub dependents: HashMap<FedJobId, Vec<FedJobId>>,
+    /// Running or suspended jobs per (uid, name), for `singleton`.
+    pub running_names: HashMap<(u32, String), u32>,
+    /// Array metadata by array job id.
+    pub arrays: HashMap<FedJobId, ArrayMeta>,
+    /// Node bitmaps of constraints seen so far, by constraint text.
+    pub constraint_nodes: HashMap<String, Arc<FixedBitSet>>,
+}
+
+impl JobTable {
+    pub fn queue_key(job: &Job) -> QueueKey {
+        (job.submit_time, job.id)
+    }
+
+    /// Resolves a reference to job ids.
+    pub fn resolve(&self, r: JobRef) -> Result<Vec<FedJobId>, crate::error::CtldError> {
+        use crate::error::CtldError;
+        match r {
+            JobRef::Job(id) => match self.arrays.get(&id) {
+                Some(meta) => {
+                    let ids: Vec<FedJobId> = meta
+                        .tasks
+                        .iter()
+                        .map(|t| t.1)
+                        .filter(|t| self.map.contains_key(t))
+                        .collect();
+                    if ids.is_empty() {
+                        Err(CtldError::InvalidJobId)
+                    } else {
+                        Ok(ids)
+                    }
+                }
+                None if self.map.contains_key(&id) => Ok(vec![id]),
+                None => Err(CtldError::InvalidJobId),
+            },
+            JobRef::Task(array, task) => self
+                .arrays
+                .get(&array)
+                .and_then(|m| m.tasks.iter().find(|t| t.0 == task))
+                .map(|t| t.1)
+                .filter(|id| self.map.contains_key(id))
+                .map(|id| vec![id])
+                .ok_or(CtldError::InvalidJobId),
+        }
+    }
+}

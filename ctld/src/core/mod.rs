@@ -1,0 +1,304 @@
+//! The controller's pure core: the state of one cluster and the handlers that change it.
+//!
+//! Every handler is a plain function `on_x(core, out, now, msg)`: `now` is simulated time given
+//! by the caller (only the runtime loop reads the clock) and `out` is the [`Outbox`] through
+//! which the core asks the world to act (launch, signal, record, save). One task owns the core;
+//! nothing here locks, sleeps or touches a socket.
+//!
+//! Map of the core:
+//! - [`nodes`], [`registration`]: the node manager (node table and bitmaps; registration,
+//!   heartbeats, admin updates, DOWN);
+//! - [`partitions`]: the partition manager (node bitmaps, limits, access);
+//! - [`jobs`], [`request`], [`submit`], [`lifecycle`], [`completion`], [`kill`], [`update`],
+//!   [`launch`], [`will_run`], [`signal`]: the job manager;
+//! - [`deps`], [`arrays`], [`features`]: dependency, job-array and `--constraint` rules;
+//! - [`sched`] and [`backfill`]: one scheduling pass; [`select`]: node selection on bitmaps;
+//!   [`alloc`]: what each job holds on its nodes (whole nodes, CPUs or cores, memory) so
+//!   jobs can share nodes; [`gang`]: timesliced gang scheduling of jobs sharing resources;
+//! - [`power`]: power save and cloud nodes (suspend, resume, their timers and programs);
+//! - [`fed`]: the federation: view, per-job sibling state, the start lock, the dbd's events;
+//! - [`timers`]: the periodic tick (node timeouts, time limits, KillWait, MinJobAge);
+//! - [`outbox`] and [`ids`]: the ports to the world;
+//! - [`snapshot`] and [`restore`]: what the controller store saves, and the core rebuilt from it.
+//!
+//! Without `SelectType`, allocation follows `select/linear`: a job gets whole nodes, so a node
+//! runs at most one job unless its partition has `OverSubscribe=FORCE`; CPU counts decide how
+//! many nodes a job needs (`ntasks * cpus_per_task` task slots, `cpus / cpus_per_task` per
+//! node) and `--mem` is per node. `select/cons_tres` hands out CPUs or cores (see [`alloc`]).
+
+pub mod alloc;
+pub mod arrays;
+pub mod backfill;
+pub mod completion;
+pub mod deps;
+pub mod features;
+pub mod fed;
+pub mod gang;
+pub mod ids;
+pub mod jobs;
+pub mod kill;
+pub mod launch;
+pub mod lifecycle;
+pub mod nodes;
+pub mod outbox;
+pub mod partitions;
+pub mod power;
+pub mod registration;
+pub mod request;
+pub mod restore;
+pub mod sched;
+pub mod select;
+pub mod signal;
+pub mod snapshot;
+pub mod submit;
+pub mod timers;
+pub mod update;
+pub mod will_run;
+
+pub use completion::{JobExit, on_job_exited};
+pub use ids::{IdLease, JobIdSource};
+pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
+pub use launch::{on_allocation_done, on_launch_failed};
+pub use lifecycle::{
+    CancelRequest, StepRequest, on_cancel, on_hold, on_release, on_requeue, on_resume,
+    on_step_create, on_suspend,
+};
+pub use nodes::{Node, NodeBase};
+pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};
+pub use partitions::{PartIdx, Partition};
+pub use power::{
+    NodePower, PowerCommand, PowerRequest, PowerStatus, ResumeFile, ResumeJob, on_node_comm,
+    on_node_power, on_power_tick,
+};
+pub use registration::{
+    NodeRegistration, NodeUpdate, on_node_heartbeat, on_node_registered, on_node_update,
+};
+pub use request::{SubmitReply, SubmitRequest};
+pub use sched::{PassStats, schedule};
+pub use signal::{JobPart, on_signal_part};
+pub use submit::on_submit;
+pub use timers::on_tick;
+pub use update::{JobChange, on_requeue_hold, on_update_job};
+pub use will_run::{WillRun, on_will_run};
+
+use crate::conf::{CtldConf, SchedulerType};
+use crate::error::CtldError;
+use jobs::JobTable;
+use nodes::NodeTable;
+use sluice_schema::FedJobId;
+use std::fmt;
+
+/// Simulated time: seconds since the Unix epoch, passed into every handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SimTime(u64);
+
+impl SimTime {
+    /// A time that never comes (the end of an unlimited job).
+    pub const NEVER: SimTime = SimTime(u64::MAX);
+
+    /// The time `secs` seconds after the epoch.
+    pub const fn from_secs(secs: u64) -> Self {
+        Self(secs)
+    }
+
+    /// Seconds since the epoch.
+    pub const fn secs(self) -> u64 {
+        self.0
+    }
+
+    /// This time plus `secs` (saturating at [`SimTime::NEVER`]).
+    pub const fn plus(self, secs: u64) -> Self {
+        Self(self.0.saturating_add(secs))
+    }
+
+    /// Seconds from `earlier` to this time (0 when `earlier` is later).
+    pub const fn since(self, earlier: SimTime) -> u64 {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Who is asking: the authenticated uid, and whether it is an administrator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    /// The caller's uid (from `auth::identity`).
+    pub uid: u32,
+    /// Whether the caller may act on every job and on nodes (SlurmUser, root, admins).
+    pub admin: bool,
+}
+
+impl Caller {
+    /// An administrator.
+    pub const fn admin() -> Self {
+        Self {
+            uid: 0,
+            admin: true,
+        }
+    }
+
+    /// An ordinary user.
+    pub const fn user(uid: u32) -> Self {
+        Self { uid, admin: false }
+    }
+}
+
+/// The core's tunables, taken from the configuration.
+#[derive(Debug, Clone)]
+pub struct CoreConfig {
+    /// `ClusterName`.
+    pub cluster_name: String,
+    /// Seconds between SIGTERM and SIGKILL.
+    pub kill_wait: u64,
+    /// Seconds a finished job stays in the core.
+    pub min_job_age: u64,
+    /// Seconds of silence before a node is DOWN (0: never).
+    pub slurmd_timeout: u64,
+    /// Most jobs held at once, finished ones included.
+    pub max_job_count: u32,
+    /// Array task ids must be below this.
+    pub max_array_size: u32,
+    /// Slurm's `ReturnToService` (0, 1 or 2).
+    pub return_to_service: u8,
+    /// Whether backfill runs after the FIFO pass.
+    pub backfill: bool,
+    /// How far ahead backfill plans a reservation (Slurm's `bf_window`, default 1 day).
+    pub bf_window_secs: u64,
+    /// Most lower-priority jobs backfill tries per pass (Slurm's `bf_max_job_test`, 500).
+    pub bf_max_job_test: usize,
+}
+
+impl CoreConfig {
+    /// The tunables of `conf`, with Slurm's default backfill bounds.
+    pub fn from_conf(conf: &CtldConf) -> Self {
+        Self {
+            cluster_name: conf.cluster_name.clone(),
+            kill_wait: u64::from(conf.kill_wait),
+            min_job_age: u64::from(conf.min_job_age),
+            slurmd_timeout: u64::from(conf.slurmd_timeout),
+            max_job_count: conf.max_job_count,
+            max_array_size: conf.max_array_size,
+            return_to_service: conf.return_to_service,
+            backfill: conf.scheduler == SchedulerType::Backfill,
+            bf_window_secs: 24 * 3600,
+            bf_max_job_test: 500,
+        }
+    }
+}
+
+/// The state of one cluster. Fields are reached through the accessors; the handlers in the
+/// submodules are the only writers.
+pub struct Core {
+    pub(crate) cfg: CoreConfig,
+    pub(crate) nodes: NodeTable,
+    pub(crate) parts: Vec<Partition>,
+    pub(crate) jobs: JobTable,
+    pub(crate) ids: Box<dyn JobIdSource>,
+    /// Selection rules (`SelectType`, `SelectTypeParameters`, default memory).
+    pub(crate) policy: alloc::Policy,
+    /// What each job holding nodes holds on them.
+    pub(crate) allocs: std::collections::HashMap<FedJobId, alloc::JobAlloc>,
+    /// Gang scheduling (timeslices) and administrator suspensions.
+    pub(crate) gang: gang::Gang,
+    /// Power save: settings, rate counters, jobs waiting for nodes to boot.
+    pub(crate) power: power::PowerState,
+    /// The federation view and event cursor.
+    pub(crate) fed: fed::FedCore,
+}
+
+impl Core {
+    /// Builds the core for `conf` at time `now`. `ids` hands out job ids; `group_id` resolves
+    /// the group names of `AllowGroups` (an unknown group is an error naming the key).
+    pub fn new(
+        conf: &CtldConf,
+        ids: Box<dyn JobIdSource>,
+        group_id: &dyn Fn(&str) -> Option<u32>,
+        now: SimTime,
+    ) -> Result<Self, CtldError> {
+        let nodes = NodeTable::from_conf(&conf.nodes, now);
+        let parts = partitions::build(conf, &nodes, group_id)?;
+        let policy = alloc::Policy::from_conf(&conf.select);
+        let gang = gang::Gang::new(
+            &nodes,
+            parts.len(),
+            policy.unit,
+            conf.select.gang(),
+            u64::from(conf.select.time_slice_secs),
+        );
+        let power = power::PowerState::new(power::PowerSettings::build(conf, &nodes, &parts));
+        Ok(Self {
+            cfg: CoreConfig::from_conf(conf),
+            nodes,
+            parts,
+            jobs: JobTable::default(),
+            ids,
+            policy,
+            allocs: std::collections::HashMap::new(),
+            gang,
+            power,
+            fed: fed::FedCore::default(),
+        })
+    }
+
+    /// The tunables (tests may adjust them through [`Core::config_mut`]).
+    pub fn config(&self) -> &CoreConfig {
+        &self.cfg
+    }
+
+    /// Mutable tunables, e.g. to change backfill bounds.
+    pub fn config_mut(&mut self) -> &mut CoreConfig {
+        &mut self.cfg
+    }
+
+    /// A job still held by the core.
+    pub fn job(&self, id: FedJobId) -> Option<&Job> {
+        self.jobs.map.get(&id)
+    }
+
+    /// Every job held by the core, in no particular order.
+    pub fn jobs(&self) -> impl Iterator<Item = &Job> {
+        self.jobs.map.values()
+    }
+
+    /// Number of jobs held (finished ones until purged included).
+    pub fn job_count(&self) -> usize {
+        self.jobs.map.len()
+    }
+
+    /// Pending jobs in priority order.
+    pub fn pending(&self) -> impl Iterator<Item = FedJobId> + '_ {
+        self.jobs.queue.iter().map(|k| k.1)
+    }
+
+    /// The nodes, in allocation preference order (lowest `Weight` first, then file order).
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes.nodes
+    }
+
+    /// A node by name.
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes
+            .by_name
+            .get(name)
+            .map(|i| &self.nodes.nodes[i.get() as usize])
+    }
+
+    /// The partitions, in configuration order.
+    pub fn partitions(&self) -> &[Partition] {
+        &self.parts
+    }
+
+    /// The job-id source, e.g. to add a freshly leased range.
+    pub fn job_ids_mut(&mut self) -> &mut dyn JobIdSource {
+        self.ids.as_mut()
+    }
+
+    /// The compressed hostlist of `nodes` (`n[1-4]`).
+    pub fn hostlist(&self, nodes: &[sluice_schema::NodeIdx]) -> String {
+        self.nodes.hostlist(nodes)
+    }
+}

@@ -1,0 +1,189 @@
+//! The partition manager: each partition's node bitmap, limits and access rules, and the node
+//! "shapes" (distinct CPU/memory/feature combinations) used to decide at submission whether a
+//! request could ever run, without scanning every node.
+
+use super::features::Constraint;
+use super::nodes::NodeTable;
+use crate::conf::{CtldConf, OverSubscribe, PartState, TimeLimit};
+use crate::error::CtldError;
+use fixedbitset::FixedBitSet;
+use sluice_schema::conf::ConfError;
+use std::fmt;
+
+/// A partition's index in the core's partition table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PartIdx(u16);
+
+impl PartIdx {
+    /// The table index.
+    pub const fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for PartIdx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A distinct kind of node in a partition and how many of them there are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeShape {
+    /// CPUs of each.
+    pub cpus: u32,
+    /// Memory in MB of each.
+    pub real_memory_mb: u64,
+    /// Features of each.
+    pub features: Vec<String>,
+    /// How many nodes have this shape.
+    pub count: u32,
+}
+
+/// One partition.
+#[derive(Debug, Clone)]
+pub struct Partition {
+    /// Its name.
+    pub name: String,
+    /// Its nodes.
+    pub nodes: FixedBitSet,
+    /// How many nodes it has.
+    pub node_count: u32,
+    /// Whether jobs without `-p` go here.
+    pub default: bool,
+    /// Longest time limit a job may ask for.
+    pub max_time: TimeLimit,
+    /// Most nodes a job may ask for.
+    pub max_nodes: Option<u32>,
+    /// UP, DOWN, DRAIN or INACTIVE.
+    pub state: PartState,
+    /// Sharing rule (used by gang scheduling).
+    pub oversubscribe: OverSubscribe,
+    /// Groups allowed to submit; `None` is everyone.
+    pub allow_gids: Option<Vec<u32>>,
+    /// The distinct node shapes.
+    pub shapes: Vec<NodeShape>,
+}
+
+impl Partition {
+    /// Whether a user with these groups may use it.
+    pub fn allows(&self, groups: &[u32]) -> bool {
+        self.allow_gids
+            .as_ref()
+            .is_none_or(|allowed| groups.iter().any(|g| allowed.contains(g)))
+    }
+
+    /// Whether some set of at most `max_nodes` (and at least `min_nodes`) of its nodes, each
+    /// with `cpus_per_task` CPUs and `mem_mb` memory and matching `constraint`, has room for
+    /// `ntasks` tasks. Decides "Requested node configuration is not available".
+    pub fn could_ever_run(
+        &self,
+        min_nodes: u32,
+        max_nodes: u32,
+        ntasks: u32,
+        cpus_per_task: u32,
+        mem_mb: u64,
+        constraint: Option<&Constraint>,
+    ) -> bool {
+        let mut fits: Vec<(u32, u32)> = self
+            .shapes
+            .iter()
+            .filter(|s| s.cpus >= cpus_per_task && s.real_memory_mb >= mem_mb)
+            .filter(|s| constraint.is_none_or(|c| c.matches(&s.features)))
+            .map(|s| (s.cpus / cpus_per_task.max(1), s.count))
+            .collect();
+        fits.sort_by_key(|f| std::cmp::Reverse(f.0));
+        let (mut nodes, mut slots) = (0u64, 0u64);
+        for (per_node, count) in fits {
+            let take = u64::from(count).min(u64::from(max_nodes).saturating_sub(nodes));
+            nodes += take;
+            slots += take * u64::from(per_node);
+        }
+        nodes >= u64::from(min_nodes) && slots >= u64::from(ntasks)
+    }
+}
+
+/// Builds the partition table from the configuration.
+pub(crate) fn build(
+    conf: &CtldConf,
+    nodes: &NodeTable,
+    group_id: &dyn Fn(&str) -> Option<u32>,
+) -> Result<Vec<Partition>, CtldError> {
+    let default_name = conf.default_partition().map(|p| p.name.clone());
+    let mut parts = Vec::new();
+    for pc in &conf.partitions {
+        let mut bits = FixedBitSet::with_capacity(nodes.nodes.len());
+        for name in &pc.nodes {
+            let i = nodes.lookup(name)?;
+            bits.insert(i.get() as usize);
+        }
+        let allow_gids = match &pc.allow_groups {
+            None => None,
+            Some(names) => Some(
+                names
+                    .iter()
+                    .map(|g| {
+                        group_id(g).ok_or_else(|| ConfError::BadValue {
+                            path: conf.path.clone(),
+                            line: 0,
+                            key: "AllowGroups".into(),
+                            value: g.clone(),
+                            reason: format!("unknown group in partition {}", pc.name),
+                        })
+                    })
+                    .collect::<Result<Vec<u32>, ConfError>>()?,
+            ),
+        };
+        let mut shapes: Vec<NodeShape> = Vec::new();
+        for i in bits.ones() {
+            let n = &nodes.nodes[i];
+            let mut feats = n.features.clone();
+            feats.sort();
+            match shapes.iter_mut().find(|s| {
+                s.cpus == n.cpus && s.real_memory_mb == n.real_memory_mb && s.features == feats
+            }) {
+                Some(s) => s.count += 1,
+                None => shapes.push(NodeShape {
+                    cpus: n.cpus,
+                    real_memory_mb: n.real_memory_mb,
+                    features: feats,
+                    count: 1,
+                }),
+            }
+        }
+        parts.push(Partition {
+            name: pc.name.clone(),
+            node_count: u32::try_from(bits.count_ones(..)).unwrap_or(u32::MAX),
+            nodes: bits,
+            default: default_name.as_deref() == Some(pc.name.as_str()),
+            max_time: pc.max_time,
+            max_nodes: pc.max_nodes,
+            state: pc.state,
+            oversubscribe: pc.oversubscribe,
+            allow_gids,
+            shapes,
+        });
+    }
+    if parts.len() > usize::from(u16::MAX) {
+        return Err(CtldError::InvalidPartitionName {
+            name: "too many partitions".into(),
+        });
+    }
+    Ok(parts)
+}
+
+/// The partition a job goes to: `name`, or the default one.
+pub(crate) fn resolve(parts: &[Partition], name: Option<&str>) -> Result<PartIdx, CtldError> {
+    let found = match name {
+        Some(n) => parts.iter().position(|p| p.name == n).ok_or_else(|| {
+            CtldError::InvalidPartitionName {
+                name: n.to_string(),
+            }
+        })?,
+        None => parts
+            .iter()
+            .position(|p| p.default)
+            .ok_or(CtldError::DefaultPartitionNotSet)?,
+    };
+    Ok(PartIdx(u16::try_from(found).unwrap_or(u16::MAX)))
+}

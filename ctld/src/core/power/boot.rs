@@ -1,0 +1,229 @@
+//! Jobs allocated nodes that must boot first: they wait in CONFIGURING with their launch held
+//! until every node registered, then launch with their start time reset (the time limit
+//! counts from then). Also what the ResumeProgram learns of them: the `SLURM_RESUME_FILE` JSON.
+
+use super::super::completion::release_nodes;
+use super::super::kill::finish_completing;
+use super::super::nodes::NodeBase;
+use super::super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
+use super::super::{Core, SimTime};
+use super::{Configuring, PowerStatus};
+use crate::conf::OverSubscribe;
+use serde::Serialize;
+use sluice_schema::{FedJobId, JobState, NodeIdx};
+
+/// The `SLURM_RESUME_FILE` JSON: every node resumed by one ResumeProgram run, and for each job
+/// that needed some of them, its allocation and the nodes resumed for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResumeFile {
+    /// The program's hostlist argument.
+    pub all_nodes_resume: String,
+    /// The jobs waiting for these nodes.
+    pub jobs: Vec<ResumeJob>,
+}
+
+/// One job of a [`ResumeFile`] (keys in Slurm's order, which is alphabetical).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResumeJob {
+    /// `--extra` (Sluice has none: `null`).
+    pub extra: Option<String>,
+    /// `--constraint`, or `null`.
+    pub features: Option<String>,
+    /// The job id.
+    pub job_id: u32,
+    /// Every node of its allocation.
+    pub nodes_alloc: String,
+    /// Its nodes resumed by this run.
+    pub nodes_resume: String,
+    /// squeue's OVER_SUBSCRIBE value: `NO` (exclusive), `YES` (forced sharing) or `OK`.
+    pub oversubscribe: String,
+    /// Its partition.
+    pub partition: String,
+    /// Its reservation (Sluice has none: `null`).
+    pub reservation: Option<String>,
+}
+
+impl ResumeFile {
+    /// The compact JSON the program reads.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+    }
+}
+
+/// `start_job` assigned `nodes` to job `id`: powered-down nodes are queued for resume, and
+/// when any node must boot first the job is CONFIGURING (its launch will be held).
+pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
+    let Some((part, run)) = core
+        .jobs
+        .map
+        .get(&id)
+        .map(|j| (j.partition.get(), j.restarts))
+    else {
+        return;
+    };
+    let down_on_idle = core
+        .power
+        .settings
+        .down_on_idle
+        .get(part)
+        .copied()
+        .unwrap_or(false);
+    let mut boot = false;
+    for &n in nodes {
+        let p = &mut core.nodes.get_mut(n).power;
+        p.busy = true;
+        p.down_on_idle = down_on_idle;
+        match p.status {
+            PowerStatus::Off => {
+                p.status = PowerStatus::ResumeQueued;
+                boot = true;
+            }
+            PowerStatus::ResumeQueued | PowerStatus::PoweringUp { .. } => boot = true,
+            PowerStatus::On | PowerStatus::PoweringDown { .. } => {}
+        }
+        core.nodes.refresh(n);
+    }
+    if boot {
+        core.power
+            .configuring
+            .insert(id, Configuring { run, launch: None });
+    } else {
+        core.power.configuring.remove(&id);
+    }
+}
+
+/// Sends a job's batch launch, or holds it while the job is CONFIGURING.
+pub(crate) fn send_or_hold(power: &mut super::PowerState, out: &mut impl Outbox, cmd: NodeCommand) {
+    let job = match &cmd {
+        NodeCommand::LaunchBatch { job, .. } => *job,
+        _ => {
+            out.node(cmd);
+            return;
+        }
+    };
+    match power.configuring.get_mut(&job) {
+        Some(c) => c.launch = Some(cmd),
+        None => out.node(cmd),
+    }
+}
+
+/// A CONFIGURING job is being killed before it launched: nothing runs, so its nodes are
+/// free at once (no node will report its exit).
+pub(crate) fn forget(core: &mut Core, now: SimTime, id: FedJobId) {
+    if core.power.configuring.remove(&id).is_some() {
+        release_nodes(core, id);
+        finish_completing(core, id, now);
+    }
+}
+
+/// Node `i` registered: it is powered up (whatever it was doing), and jobs whose nodes are
+/// now all up launch.
+pub(crate) fn on_registered(core: &mut Core, out: &mut impl Outbox, now: SimTime, i: NodeIdx) {
+    let node = core.nodes.get_mut(i);
+    match node.power.status {
+        PowerStatus::PoweringDown { .. } => return,
+        PowerStatus::On => {
+            if node.power.last_busy.is_none() {
+                node.power.last_busy = Some(now);
+            }
+        }
+        PowerStatus::Off | PowerStatus::ResumeQueued | PowerStatus::PoweringUp { .. } => {
+            node.power.status = PowerStatus::On;
+            node.power.last_busy = Some(now);
+            core.nodes.refresh(i);
+            out.save(SaveHint::Node(i));
+        }
+    }
+    release_ready(core, out, now);
+}
+
+/// Launches the CONFIGURING jobs whose nodes are all up; drops entries of runs that ended.
+pub(crate) fn release_ready(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
+    if core.power.configuring.is_empty() {
+        return;
+    }
+    let mut ready = Vec::new();
+    let mut stale = Vec::new();
+    for (&id, c) in &core.power.configuring {
+        let Some(job) = core.jobs.map.get(&id) else {
+            stale.push(id);
+            continue;
+        };
+        if job.state != JobState::Running || job.completing || job.restarts != c.run {
+            stale.push(id);
+            continue;
+        }
+        let up = job.nodes.iter().all(|&n| {
+            let node = core.nodes.get(n);
+            node.power.status == PowerStatus::On && node.base == NodeBase::Up
+        });
+        if up {
+            ready.push(id);
+        }
+    }
+    for id in stale {
+        core.power.configuring.remove(&id);
+    }
+    for id in ready {
+        let Some(c) = core.power.configuring.remove(&id) else {
+            continue;
+        };
+        if let Some(job) = core.jobs.map.get_mut(&id) {
+            job.start_time = Some(now);
+        }
+        // Accounting learns the real start: the run began when the nodes were up.
+        if let Some(rec) = started_record(core, id, now) {
+            out.accounting(rec);
+        }
+        out.save(SaveHint::Job(id));
+        if let Some(cmd) = c.launch {
+            out.node(cmd);
+        }
+    }
+}
+
+/// The accounting start record of `id`'s current run, starting `now`.
+fn started_record(core: &Core, id: FedJobId, now: SimTime) -> Option<AcctRecord> {
+    let job = core.jobs.map.get(&id)?;
+    let node_mem: u64 = job
+        .nodes
+        .iter()
+        .map(|&n| core.nodes.get(n).real_memory_mb)
+        .sum();
+    Some(AcctRecord::JobStarted {
+        job: id,
+        run: job.restarts,
+        start: now,
+        node_list: core.nodes.hostlist(&job.nodes),
+        node_count: job.nodes.len() as u32,
+        cpus: core.allocs.get(&id).map_or_else(
+            || job.nodes.iter().map(|&n| core.nodes.get(n).cpus).sum(),
+            |a| a.total_cpus(),
+        ),
+        mem_mb: match job.req.mem_per_node_mb {
+            0 => node_mem,
+            per_node => per_node.saturating_mul(job.nodes.len() as u64),
+        },
+    })
+}
+
+/// The resume-file entry of job `id` resuming `resumed` this pass.
+pub(crate) fn resume_job(core: &Core, id: FedJobId, resumed: &[NodeIdx]) -> Option<ResumeJob> {
+    let job = core.jobs.map.get(&id)?;
+    let part = core.parts.get(job.partition.get())?;
+    Some(ResumeJob {
+        extra: None,
+        features: job.req.constraint.clone(),
+        job_id: id.get(),
+        nodes_alloc: core.nodes.hostlist(&job.nodes),
+        nodes_resume: core.nodes.hostlist(resumed),
+        oversubscribe: match part.oversubscribe {
+            OverSubscribe::Exclusive => "NO",
+            OverSubscribe::Force(_) => "YES",
+            OverSubscribe::No | OverSubscribe::Yes(_) => "OK",
+        }
+        .to_string(),
+        partition: part.name.clone(),
+        reservation: None,
+    })
+}

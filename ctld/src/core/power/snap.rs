@@ -1,0 +1,119 @@
+//! The power state of a node as the controller store saves it, and the CONFIGURING jobs
+//! rebuilt after a restart (their held launches are not saved: they are made again).
+
+use super::super::nodes::Node;
+use super::super::outbox::NodeCommand;
+use super::super::{Core, SimTime};
+use super::{Configuring, PowerStatus};
+use serde::{Deserialize, Serialize};
+use sluice_schema::JobState;
+
+/// A node's saved power state (absent in older saves: the configured state applies).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PowerSnap {
+    /// `on`, `off`, `resume_queued`, `powering_up` or `powering_down`.
+    pub status: String,
+    /// When powering up or down began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
+    /// A power down was asked (`!`).
+    #[serde(default)]
+    pub down_requested: bool,
+    /// LastBusyTime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_busy: Option<u64>,
+    /// `NodeHostName` set by `scontrol update`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// `NodeAddr` set by `scontrol update` (kept across restarts, as Slurm does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addr: Option<String>,
+}
+
+impl PowerSnap {
+    /// The saved form of `node`'s power state.
+    pub fn of(node: &Node) -> Self {
+        let p = &node.power;
+        let (status, since) = match p.status {
+            PowerStatus::On => ("on", None),
+            PowerStatus::Off => ("off", None),
+            PowerStatus::ResumeQueued => ("resume_queued", None),
+            PowerStatus::PoweringUp { since } => ("powering_up", Some(since.secs())),
+            PowerStatus::PoweringDown { since } => ("powering_down", Some(since.secs())),
+        };
+        Self {
+            status: status.to_string(),
+            since,
+            down_requested: p.down_requested,
+            last_busy: p.last_busy.map(SimTime::secs),
+            hostname: p.hostname.clone(),
+            addr: (node.addr != node.name).then(|| node.addr.clone()),
+        }
+    }
+
+    /// Puts the saved state back on `node` (an unknown status leaves the configured one).
+    pub fn apply(&self, node: &mut Node) {
+        let since = SimTime::from_secs(self.since.unwrap_or(0));
+        let status = match self.status.as_str() {
+            "on" => PowerStatus::On,
+            "off" => PowerStatus::Off,
+            "resume_queued" => PowerStatus::ResumeQueued,
+            "powering_up" => PowerStatus::PoweringUp { since },
+            "powering_down" => PowerStatus::PoweringDown { since },
+            _ => return,
+        };
+        node.power.status = status;
+        node.power.down_requested = self.down_requested;
+        node.power.last_busy = self.last_busy.map(SimTime::from_secs);
+        node.power.hostname = self.hostname.clone();
+        if let Some(a) = &self.addr {
+            node.addr = a.clone();
+        }
+    }
+}
+
+/// After a restore: running jobs with a node not yet up are CONFIGURING again, their batch
+/// launch rebuilt and held.
+pub(crate) fn restore_configuring(core: &mut Core) {
+    let mut found = Vec::new();
+    for &id in &core.jobs.active {
+        let Some(job) = core.jobs.map.get(&id) else {
+            continue;
+        };
+        let waiting = job
+            .nodes
+            .iter()
+            .any(|&n| core.nodes.get(n).power.status != PowerStatus::On);
+        if job.state != JobState::Running || job.completing || !waiting {
+            continue;
+        }
+        let launch = (!job.launch.interactive).then(|| NodeCommand::LaunchBatch {
+            job: id,
+            array: job.array,
+            uid: job.uid,
+            gid: job.gid,
+            nodes: job.nodes.clone(),
+            node_list: core.nodes.hostlist(&job.nodes),
+            ntasks: job.req.ntasks,
+            cpus_per_task: job.req.cpus_per_task,
+            mem_per_node_mb: (job.req.mem_per_node_mb > 0).then_some(job.req.mem_per_node_mb),
+            time_limit: job.req.time_limit,
+            launch: job.launch.clone(),
+        });
+        found.push((
+            id,
+            Configuring {
+                run: job.restarts,
+                launch,
+            },
+        ));
+    }
+    for &(id, _) in &found {
+        if let Some(job) = core.jobs.map.get(&id) {
+            for &n in &job.nodes.clone() {
+                core.nodes.get_mut(n).power.busy = true;
+            }
+        }
+    }
+    core.power.configuring.extend(found);
+}

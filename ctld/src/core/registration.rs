@@ -1,0 +1,263 @@
+//! Node events: registration against the configured minimum resources, heartbeats, admin
+//! updates, and setting a node DOWN (its job then fails or is requeued).
+
+use super::nodes::NodeBase;
+use super::outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, SaveHint};
+use super::{Caller, Core, SimTime, kill};
+use crate::error::CtldError;
+use sluice_schema::{FedJobId, NodeIdx};
+
+/// What a node daemon reports when it (re)starts and periodically after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRegistration {
+    /// The node's name.
+    pub name: String,
+    /// CPUs it has.
+    pub cpus: u32,
+    /// Memory in MB it has.
+    pub real_memory_mb: u64,
+    /// Temporary disk in MB it has.
+    pub tmp_disk_mb: u64,
+    /// When its node daemon booted; jobs started before then are lost.
+    pub boot_time: SimTime,
+    /// Jobs it is running.
+    pub jobs: Vec<FedJobId>,
+}
+
+/// Handles a node's registration: checks its resources against the configured minimum
+/// (fewer leaves it INVAL and drained, reason `Low CPUs` / `Low RealMemory (...)` /
+/// `Low TmpDisk`), brings it into service, and reconciles its jobs with the core's.
+pub fn on_node_registered(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    reg: NodeRegistration,
+) -> Result<(), CtldError> {
+    let i = core.nodes.lookup(&reg.name)?;
+    let rts = core.cfg.return_to_service;
+    let node = core.nodes.get_mut(i);
+    node.last_heard = now;
+    node.not_responding = false;
+    node.boot_time = Some(reg.boot_time);
+    let mut low = Vec::new();
+    if reg.cpus < node.cpus {
+        low.push("Low CPUs".to_string());
+    }
+    if reg.real_memory_mb < node.real_memory_mb {
+        low.push(format!(
+            "Low RealMemory (reported:{} < 100.00% of configured:{})",
+            reg.real_memory_mb, node.real_memory_mb
+        ));
+    }
+    if reg.tmp_disk_mb < node.tmp_disk_mb {
+        low.push("Low TmpDisk".to_string());
+    }
+    let mut event = None;
+    if low.is_empty() {
+        node.invalid = false;
+    } else {
+        let reason = low.join(", ");
+        if !node.invalid || node.reason.as_deref() != Some(reason.as_str()) {
+            event = Some((NodeEventKind::Drain, Some(reason.clone())));
+        }
+        node.invalid = true;
+        node.drain = true;
+        node.reason = Some(reason);
+    }
+    match node.base {
+        NodeBase::Unknown => node.base = NodeBase::Up,
+        NodeBase::Down if low.is_empty() => {
+            let was_silent = node.reason.as_deref() == Some(NOT_RESPONDING);
+            if rts == 2 || (rts == 1 && was_silent) {
+                node.base = NodeBase::Up;
+                node.reason = None;
+                event = Some((NodeEventKind::Up, None));
+            }
+        }
+        _ => {}
+    }
+    let (name, cpus) = (node.name.clone(), node.cpus);
+    core.nodes.refresh(i);
+    if let Some((kind, reason)) = event {
+        out.accounting(AcctRecord::NodeEvent {
+            node: name,
+            at: now,
+            kind,
+            reason,
+            reason_uid: 0,
+            cpus,
+        });
+    }
+    out.save(SaveHint::Node(i));
+    reconcile_jobs(core, out, now, i, &reg);
+    super::power::boot::on_registered(core, out, now, i);
+    Ok(())
+}
+
+/// The reason a silent node is set DOWN with.
+pub const NOT_RESPONDING: &str = "Not responding";
+
+fn reconcile_jobs(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    i: NodeIdx,
+    reg: &NodeRegistration,
+) {
+    let expected = core.nodes.get(i).jobs.clone();
+    for &job in &reg.jobs {
+        if !expected.contains(&job) {
+            out.node(NodeCommand::Terminate {
+                job,
+                nodes: vec![i],
+            });
+        }
+    }
+    for job in expected {
+        let Some(j) = core.jobs.map.get(&job) else {
+            continue;
+        };
+        let started = j.start_time;
+        // A batch job its batch node does not know (neither running nor with an exit report
+        // pending) well after its start was never launched: the launch was lost (a controller
+        // killed between recording the start and sending it). Slurm's "missing from batch
+        // node" check (BatchStartTimeout).
+        let lost_batch = !j.launch.interactive
+            && j.nodes.first() == Some(&i)
+            && started.is_some_and(|s| now.since(s) >= BATCH_START_TIMEOUT);
+        // A CONFIGURING job waits for this very boot; it was never launched.
+        let configuring = core.power.configuring.contains_key(&job);
+        if !reg.jobs.contains(&job)
+            && (started.is_some_and(|s| s < reg.boot_time) || lost_batch)
+            && !configuring
+        {
+            kill::node_failed_job(core, out, now, job, i);
+        }
+    }
+}
+
+/// Seconds after its start a batch job must be known to its batch node (Slurm's default
+/// `BatchStartTimeout`).
+const BATCH_START_TIMEOUT: u64 = 10;
+
+/// Records that a node is alive (its periodic ping or heartbeat).
+pub fn on_node_heartbeat(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    name: &str,
+) -> Result<(), CtldError> {
+    let i = core.nodes.lookup(name)?;
+    let node = core.nodes.get_mut(i);
+    node.last_heard = now;
+    if node.not_responding {
+        node.not_responding = false;
+        core.nodes.refresh(i);
+        out.save(SaveHint::Node(i));
+    }
+    Ok(())
+}
+
+/// An admin's change to a node (`scontrol update nodename=... state=...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeUpdate {
+    /// `state=drain reason=...`: finish the running job, take no new work.
+    Drain { reason: String },
+    /// `state=down reason=...`: out of service now; its job fails or is requeued.
+    Down { reason: String },
+    /// `state=resume`: clear DRAIN and DOWN.
+    Resume,
+}
+
+/// Applies an admin's node update. Only administrators may change nodes.
+pub fn on_node_update(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    caller: Caller,
+    name: &str,
+    update: NodeUpdate,
+) -> Result<(), CtldError> {
+    if !caller.admin {
+        return Err(CtldError::AccessDenied);
+    }
+    let i = core.nodes.lookup(name)?;
+    match update {
+        NodeUpdate::Down { reason } => set_node_down_by(core, out, now, i, &reason, caller.uid),
+        NodeUpdate::Drain { reason } => {
+            let node = core.nodes.get_mut(i);
+            node.drain = true;
+            node.reason = Some(reason.clone());
+            let (name, cpus) = (node.name.clone(), node.cpus);
+            out.accounting(AcctRecord::NodeEvent {
+                node: name,
+                at: now,
+                kind: NodeEventKind::Drain,
+                reason: Some(reason),
+                reason_uid: caller.uid,
+                cpus,
+            });
+        }
+        NodeUpdate::Resume => {
+            let node = core.nodes.get_mut(i);
+            node.drain = false;
+            node.invalid = false;
+            node.reason = None;
+            if node.base == NodeBase::Down {
+                node.base = NodeBase::Up;
+            }
+            let (name, cpus) = (node.name.clone(), node.cpus);
+            out.accounting(AcctRecord::NodeEvent {
+                node: name,
+                at: now,
+                kind: NodeEventKind::Up,
+                reason: None,
+                reason_uid: caller.uid,
+                cpus,
+            });
+            super::power::manual::on_admin_resume(core, i);
+        }
+    }
+    core.nodes.refresh(i);
+    out.save(SaveHint::Node(i));
+    Ok(())
+}
+
+/// Sets a node DOWN with `reason`; its job fails (or is requeued).
+pub(crate) fn set_node_down(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    i: NodeIdx,
+    reason: &str,
+) {
+    set_node_down_by(core, out, now, i, reason, 0);
+}
+
+/// Sets a node DOWN with `reason` on behalf of `uid` (0: the controller itself).
+fn set_node_down_by(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    i: NodeIdx,
+    reason: &str,
+    uid: u32,
+) {
+    let node = core.nodes.get_mut(i);
+    node.base = NodeBase::Down;
+    node.reason = Some(reason.to_string());
+    let (name, jobs, cpus) = (node.name.clone(), node.jobs.clone(), node.cpus);
+    core.nodes.refresh(i);
+    out.accounting(AcctRecord::NodeEvent {
+        node: name,
+        at: now,
+        kind: NodeEventKind::Down,
+        reason: Some(reason.to_string()),
+        reason_uid: uid,
+        cpus,
+    });
+    out.save(SaveHint::Node(i));
+    for job in jobs {
+        kill::node_failed_job(core, out, now, job, i);
+    }
+}

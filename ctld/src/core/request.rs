@@ -1,0 +1,132 @@
+//! What a submission carries (`sbatch` options, decoded by the service) and what it returns.
+
+use super::jobs::LaunchSpec;
+use crate::conf::TimeLimit;
+use sluice_schema::FedJobId;
+
+/// A job submission (`sbatch`), as the service decodes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubmitRequest {
+    /// Submitting user.
+    pub uid: u32,
+    /// Primary group.
+    pub gid: u32,
+    /// Every group of the user (for `AllowGroups`), primary included.
+    pub groups: Vec<u32>,
+    /// `--job-name`.
+    pub name: String,
+    /// `-p`; the default partition when `None`.
+    pub partition: Option<String>,
+    /// `-N min`.
+    pub min_nodes: Option<u32>,
+    /// `-N min-max`.
+    pub max_nodes: Option<u32>,
+    /// `-n`.
+    pub ntasks: Option<u32>,
+    /// `-c`.
+    pub cpus_per_task: Option<u32>,
+    /// `--mem` in MB (per node).
+    pub mem_per_node_mb: Option<u64>,
+    /// `-t`; `0` means no limit, `None` the partition's `MaxTime`.
+    pub time_limit: Option<TimeLimit>,
+    /// `-C/--constraint`.
+    pub constraint: Option<String>,
+    /// `-d/--dependency`.
+    pub dependency: Option<String>,
+    /// `-a/--array`.
+    pub array: Option<String>,
+    /// `-H/--hold`.
+    pub hold: bool,
+    /// `--no-requeue` sets `Some(false)`; requeue is allowed by default.
+    pub requeue: Option<bool>,
+    /// What to run.
+    pub launch: LaunchSpec,
+}
+
+impl SubmitRequest {
+    /// A one-node, one-task job of `uid` named `name`.
+    pub fn new(uid: u32, name: &str) -> Self {
+        Self {
+            uid,
+            gid: uid,
+            groups: vec![uid],
+            name: name.to_string(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets `-p`.
+    pub fn partition(mut self, p: &str) -> Self {
+        self.partition = Some(p.to_string());
+        self
+    }
+
+    /// Sets `-N n`.
+    pub fn nodes(mut self, n: u32) -> Self {
+        self.min_nodes = Some(n);
+        self
+    }
+
+    /// Sets `-n`.
+    pub fn ntasks(mut self, n: u32) -> Self {
+        self.ntasks = Some(n);
+        self
+    }
+
+    /// Sets `-c`.
+    pub fn cpus_per_task(mut self, c: u32) -> Self {
+        self.cpus_per_task = Some(c);
+        self
+    }
+
+    /// Sets `--mem` in MB.
+    pub fn mem_mb(mut self, mb: u64) -> Self {
+        self.mem_per_node_mb = Some(mb);
+        self
+    }
+
+    /// Sets `-t` in minutes.
+    pub fn minutes(mut self, m: u32) -> Self {
+        self.time_limit = Some(TimeLimit::Minutes(m));
+        self
+    }
+
+    /// Sets `-C`.
+    pub fn constraint(mut self, c: &str) -> Self {
+        self.constraint = Some(c.to_string());
+        self
+    }
+
+    /// Sets `-d`.
+    pub fn dependency(mut self, d: &str) -> Self {
+        self.dependency = Some(d.to_string());
+        self
+    }
+
+    /// Sets `-a`.
+    pub fn array(mut self, a: &str) -> Self {
+        self.array = Some(a.to_string());
+        self
+    }
+
+    /// Sets `-H`.
+    pub fn held(mut self) -> Self {
+        self.hold = true;
+        self
+    }
+
+    /// Sets `--no-requeue`.
+    pub fn no_requeue(mut self) -> Self {
+        self.requeue = Some(false);
+        self
+    }
+}
+
+/// The ids given to a submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmitReply {
+    /// The job id (for an array, the array's job id) that `sbatch` prints.
+    pub job_id: FedJobId,
+    /// Every record created: the job, or each array task in task order.
+    pub jobs: Vec<FedJobId>,
+}

@@ -1,0 +1,128 @@
+//! One scheduling pass: pending jobs in priority order (age: earlier submission first, then
+//! lower id), FIFO per partition. The first job of a partition that does not fit gets reason
+//! `Resources` and blocks the rest of its partition (reason `Priority`); those are then offered
+//! to [`super::backfill`] when it is enabled.
+//!
+//! Cost: the pass visits every pending job once (a reason update), but only tries node
+//! selection for jobs of partitions not yet blocked, plus at most `bf_max_job_test` backfill
+//! candidates; a selection is a word-wise AND of bitmaps, so a full partition fails fast.
+
+use super::jobs::{HoldKind, Job, JobReason};
+use super::outbox::Outbox;
+use super::partitions::PartIdx;
+use super::select::job_maps;
+use super::{Core, SimTime, alloc, backfill, completion, deps, fed, gang};
+use crate::conf::PartState;
+use sluice_schema::FedJobId;
+
+/// What a pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PassStats {
+    /// Pending jobs looked at.
+    pub considered: u32,
+    /// Jobs started in priority order.
+    pub started: u32,
+    /// Jobs started early by backfill.
+    pub backfilled: u32,
+}
+
+/// Why `job` cannot be considered now, apart from resources.
+pub(crate) fn ineligible(core: &Core, job: &Job, now: SimTime) -> Option<JobReason> {
+    if let Some(h) = job.hold {
+        return Some(match h {
+            HoldKind::User => JobReason::JobHeldUser,
+            HoldKind::Admin => JobReason::JobHeldAdmin,
+        });
+    }
+    if let Some(r) = deps::blocking_reason(&core.jobs, job, now) {
+        return Some(r);
+    }
+    match core.parts[job.partition.get()].state {
+        PartState::Down => return Some(JobReason::PartitionDown),
+        PartState::Inactive => return Some(JobReason::PartitionInactive),
+        PartState::Up | PartState::Drain => {}
+    }
+    let throttled = job
+        .array
+        .and_then(|a| core.jobs.arrays.get(&a.job))
+        .is_some_and(|m| !m.may_start_one());
+    throttled.then_some(JobReason::JobArrayTaskLimit)
+}
+
+/// Tries to start `id` now on free resources of nodes that pass `allow`; returns whether it
+/// started. With gang scheduling, a job started on busy resources is suspended at once.
+pub(crate) fn try_start(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    allow: impl FnMut(usize) -> bool,
+) -> bool {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return false;
+    };
+    let part = &core.parts[job.partition.get()];
+    let mut maps = job_maps(part, job);
+    maps.push(&core.nodes.avail);
+    match alloc::pick::pick(core, job, &maps, allow) {
+        // A federated job starts only once the dbd's start lock is committed: its allocation
+        // is reserved meanwhile (see `fed::start`).
+        Some(alloc) if fed::start::needs_lock(core, id) => {
+            fed::start::reserve(core, out, now, id, alloc);
+            true
+        }
+        Some(alloc) => {
+            completion::start_job(core, out, now, id, alloc);
+            gang::job_started(core, out, now, id);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Runs one scheduling pass at `now`.
+pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStats {
+    let mut stats = PassStats::default();
+    let mut blocked: Vec<Option<FedJobId>> = vec![None; core.parts.len()];
+    let mut candidates: Vec<FedJobId> = Vec::new();
+    let bf_limit = if core.cfg.backfill {
+        core.cfg.bf_max_job_test
+    } else {
+        0
+    };
+    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.1).collect();
+    for id in order {
+        stats.considered += 1;
+        // Federated jobs: offers to siblings follow holds and dependencies, and some may not
+        // start yet (not recorded by the dbd, fedstate INACTIVE, lock refused a moment ago).
+        let gated = fed::start::gate(core, out, now, id);
+        let Some(job) = core.jobs.map.get(&id) else {
+            continue;
+        };
+        let part: PartIdx = job.partition;
+        let reason = match ineligible(core, job, now).or(gated) {
+            Some(r) => r,
+            None if blocked[part.get()].is_some() => {
+                if candidates.len() < bf_limit {
+                    candidates.push(id);
+                }
+                JobReason::Priority
+            }
+            None if try_start(core, out, now, id, |_| true) => {
+                stats.started += 1;
+                continue;
+            }
+            None => {
+                blocked[part.get()] = Some(id);
+                JobReason::Resources
+            }
+        };
+        if let Some(job) = core.jobs.map.get_mut(&id) {
+            job.reason = reason;
+        }
+    }
+    if !candidates.is_empty() {
+        stats.backfilled = backfill::run(core, out, now, &blocked, &candidates);
+    }
+    stats
+}

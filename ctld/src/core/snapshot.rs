@@ -1,0 +1,459 @@
+//! What the controller store saves of the core: one [`JobSnap`] per job and one [`NodeSnap`]
+//! per node. They are plain data naming partitions and nodes by name, not by table index, since
+//! a configuration change may reorder the tables; the derived state (queues, bitmaps, reverse
+//! indexes, counters) is not saved but rebuilt by [`super::restore`].
+//!
+//! The store writes [`SNAPSHOT_FORMAT`] next to each saved record, so a later change of these
+//! structs can migrate older records. Additive changes need no migration: new fields take
+//! `#[serde(default)]`.
+
+use super::deps::{Dep, DepKind, DepStatus, Dependencies};
+use super::ids::IdLease;
+use super::jobs::{HoldKind, Job, JobReason, LaunchSpec};
+use super::nodes::{Node, NodeBase};
+use super::{Core, SimTime};
+use serde::{Deserialize, Serialize};
+use sluice_schema::ClusterId;
+use std::sync::Arc;
+
+/// The version of the saved job and node records.
+pub const SNAPSHOT_FORMAT: u32 = 1;
+
+/// Everything the store holds for the core, as loaded at start.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// The cluster the state belongs to (`None` for a new state directory).
+    pub cluster: Option<String>,
+    /// Every saved job, by ascending id.
+    pub jobs: Vec<JobSnap>,
+    /// Every saved node state.
+    pub nodes: Vec<NodeSnap>,
+    /// The job ids left in the saved id source (`None` when none was saved yet).
+    pub job_ids: Option<Vec<(u32, u32)>>,
+}
+
+impl Snapshot {
+    /// The saved id source as a lease for a cluster with federation id `origin`, or `None`
+    /// when none was saved (a new cluster: lease from the dbd, or start at `FirstJobId`).
+    pub fn id_lease(&self, origin: Option<ClusterId>) -> Option<IdLease> {
+        self.job_ids
+            .as_deref()
+            .map(|r| IdLease::from_ranges(origin, r))
+    }
+}
+
+/// Who held a job, as saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldSnap {
+    /// [`HoldKind::User`].
+    User,
+    /// [`HoldKind::Admin`].
+    Admin,
+}
+
+/// One dependency, as saved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepSnap {
+    /// `after`, `afterany`, `afterok`, `afternotok` or `singleton`.
+    pub kind: String,
+    /// The job it waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<u32>,
+    /// `after:id+minutes`, in seconds.
+    #[serde(default)]
+    pub delay_secs: u64,
+    /// `None` while waiting, `Some(t)` once satisfied from `t`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub satisfied_at: Option<u64>,
+    /// It can never be met.
+    #[serde(default)]
+    pub failed: bool,
+}
+
+/// A job's dependencies, as saved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepsSnap {
+    /// `?`-joined.
+    pub any: bool,
+    /// The dependencies.
+    pub items: Vec<DepSnap>,
+}
+
+/// One job as saved; see [`Job`] for the meaning of each field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSnap {
+    pub id: u32,
+    /// `(array job id, task index)` of an array task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<(u32, u32)>,
+    /// The array's `%` throttle (0: none), saved with each task.
+    #[serde(default)]
+    pub array_throttle: u32,
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    pub partition: String,
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+    pub ntasks: u32,
+    pub cpus_per_task: u32,
+    pub mem_per_node_mb: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub constraint: Option<String>,
+    /// Minutes; `None` is UNLIMITED.
+    pub time_limit_min: Option<u32>,
+    /// The [`sluice_schema::JobState`] stored value.
+    pub state: u32,
+    /// [`JobReason::as_str`].
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<HoldSnap>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deps: Option<DepsSnap>,
+    pub requeue: bool,
+    pub submit_time: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<u64>,
+    #[serde(default)]
+    pub suspended_secs: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspended_at: Option<u64>,
+    /// Names of the nodes of the current (or last) run.
+    #[serde(default)]
+    pub nodes: Vec<String>,
+    #[serde(default)]
+    pub exit_code: i32,
+    #[serde(default)]
+    pub exit_signal: i32,
+    #[serde(default)]
+    pub completing: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kill_at: Option<u64>,
+    #[serde(default)]
+    pub restarts: u32,
+    #[serde(default)]
+    pub next_step: u32,
+    /// CPUs held on each of `nodes` (empty: whole nodes, as saved before CPU allocation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alloc_cpus: Vec<u32>,
+    /// Consumable memory in MB held on each of `nodes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alloc_mem_mb: Vec<u64>,
+    /// Cores held on each of `nodes` (`CR_Core`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alloc_cores: Vec<Vec<u16>>,
+    /// Its nodes are its alone (`OverSubscribe=EXCLUSIVE`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub alloc_exclusive: bool,
+    /// Suspended by an administrator (its resources given back; not the timeslicer's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub admin_suspended: bool,
+    /// What it runs; saved once per [`JobSnap::launch_owner`], not in the job record.
+    #[serde(skip)]
+    pub launch: Arc<LaunchSpec>,
+    /// Its federation state, for a federated job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fed: Option<super::fed::FedJob>,
+}
+
+impl JobSnap {
+    /// The saved form of `job`, a job of `core`.
+    pub fn of(core: &Core, job: &Job) -> Self {
+        let nodes = core.nodes();
+        let alloc = core.job_alloc(job.id);
+        Self {
+            id: job.id.get(),
+            array: job.array.map(|a| (a.job.get(), a.task)),
+            array_throttle: job
+                .array
+                .and_then(|a| core.jobs.arrays.get(&a.job))
+                .map_or(0, |m| m.throttle),
+            name: job.name.clone(),
+            uid: job.uid,
+            gid: job.gid,
+            partition: core
+                .partitions()
+                .get(job.partition.get())
+                .map(|p| p.name.clone())
+                .unwrap_or_default(),
+            min_nodes: job.req.min_nodes,
+            max_nodes: job.req.max_nodes,
+            ntasks: job.req.ntasks,
+            cpus_per_task: job.req.cpus_per_task,
+            mem_per_node_mb: job.req.mem_per_node_mb,
+            constraint: job.req.constraint.clone(),
+            time_limit_min: match job.req.time_limit {
+                crate::conf::TimeLimit::Minutes(m) => Some(m),
+                crate::conf::TimeLimit::Unlimited => None,
+            },
+            state: job.state.stored(),
+            reason: job.reason.as_str().to_string(),
+            hold: job.hold.map(|h| match h {
+                HoldKind::User => HoldSnap::User,
+                HoldKind::Admin => HoldSnap::Admin,
+            }),
+            deps: job.deps.as_deref().map(deps_snap),
+            requeue: job.requeue,
+            submit_time: job.submit_time.secs(),
+            start_time: job.start_time.map(SimTime::secs),
+            end_time: job.end_time.map(SimTime::secs),
+            suspended_secs: job.suspended_secs,
+            suspended_at: job.suspended_at.map(SimTime::secs),
+            nodes: job
+                .nodes
+                .iter()
+                .filter_map(|i| nodes.get(i.get() as usize).map(|n| n.name.clone()))
+                .collect(),
+            exit_code: job.exit_code,
+            exit_signal: job.exit_signal,
+            completing: job.completing,
+            kill_at: job.kill_at.map(SimTime::secs),
+            restarts: job.restarts,
+            next_step: job.next_step,
+            alloc_cpus: alloc.map(|a| a.cpus.clone()).unwrap_or_default(),
+            alloc_mem_mb: alloc.map(|a| a.mem_mb.clone()).unwrap_or_default(),
+            alloc_cores: alloc.map(|a| a.cores.clone()).unwrap_or_default(),
+            alloc_exclusive: alloc.is_some_and(|a| a.exclusive),
+            admin_suspended: core.is_manually_suspended(job.id),
+            launch: job.launch.clone(),
+            fed: job.fed.as_deref().cloned(),
+        }
+    }
+
+    /// The job whose saved launch spec this job uses: the array's job id for an array task
+    /// (whose tasks share one spec), else its own id.
+    pub fn launch_owner(&self) -> u32 {
+        self.array.map_or(self.id, |a| a.0)
+    }
+}
+
+fn deps_snap(d: &Dependencies) -> DepsSnap {
+    DepsSnap {
+        any: d.any,
+        items: d
+            .items
+            .iter()
+            .map(|dep| DepSnap {
+                kind: dep_kind_name(dep.kind).to_string(),
+                target: dep.target.map(|t| t.get()),
+                delay_secs: dep.delay_secs,
+                satisfied_at: match dep.status {
+                    DepStatus::Satisfied(at) => Some(at.secs()),
+                    _ => None,
+                },
+                failed: dep.status == DepStatus::Failed,
+            })
+            .collect(),
+    }
+}
+
+/// The saved name of a dependency type.
+pub(crate) fn dep_kind_name(kind: DepKind) -> &'static str {
+    match kind {
+        DepKind::After => "after",
+        DepKind::AfterAny => "afterany",
+        DepKind::AfterOk => "afterok",
+        DepKind::AfterNotOk => "afternotok",
+        DepKind::Singleton => "singleton",
+    }
+}
+
+/// A saved dependency back in the core's form; `None` for an unknown type or target.
+pub(crate) fn dep_from_snap(d: &DepSnap) -> Option<Dep> {
+    let kind = [
+        DepKind::After,
+        DepKind::AfterAny,
+        DepKind::AfterOk,
+        DepKind::AfterNotOk,
+        DepKind::Singleton,
+    ]
+    .into_iter()
+    .find(|k| dep_kind_name(*k) == d.kind)?;
+    let target = match d.target {
+        Some(t) => Some(sluice_schema::FedJobId::from_raw(t).ok()?),
+        None => None,
+    };
+    let status = match (d.failed, d.satisfied_at) {
+        (true, _) => DepStatus::Failed,
+        (false, Some(at)) => DepStatus::Satisfied(SimTime::from_secs(at)),
+        (false, None) => DepStatus::Waiting,
+    };
+    Some(Dep {
+        kind,
+        target,
+        delay_secs: d.delay_secs,
+        status,
+    })
+}
+
+/// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
+/// variant is added without being listed here.
+const REASONS: [JobReason; 14] = [
+    JobReason::None,
+    JobReason::Priority,
+    JobReason::Resources,
+    JobReason::Dependency,
+    JobReason::DependencyNeverSatisfied,
+    JobReason::JobHeldUser,
+    JobReason::JobHeldAdmin,
+    JobReason::PartitionDown,
+    JobReason::PartitionInactive,
+    JobReason::JobArrayTaskLimit,
+    JobReason::NonZeroExitCode,
+    JobReason::TimeLimit,
+    JobReason::NodeDown,
+    JobReason::FedJobLock,
+];
+
+/// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
+#[cfg_attr(not(test), allow(dead_code))]
+const fn reason_position(r: JobReason) -> usize {
+    match r {
+        JobReason::None => 0,
+        JobReason::Priority => 1,
+        JobReason::Resources => 2,
+        JobReason::Dependency => 3,
+        JobReason::DependencyNeverSatisfied => 4,
+        JobReason::JobHeldUser => 5,
+        JobReason::JobHeldAdmin => 6,
+        JobReason::PartitionDown => 7,
+        JobReason::PartitionInactive => 8,
+        JobReason::JobArrayTaskLimit => 9,
+        JobReason::NonZeroExitCode => 10,
+        JobReason::TimeLimit => 11,
+        JobReason::NodeDown => 12,
+        JobReason::FedJobLock => 13,
+    }
+}
+
+const _: () = assert!(reason_position(JobReason::FedJobLock) == REASONS.len() - 1);
+
+/// A saved reason back in the core's form (`None` for an unknown name).
+pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {
+    REASONS.into_iter().find(|r| r.as_str() == s)
+}
+
+/// A node's base state, as saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseSnap {
+    /// [`NodeBase::Unknown`].
+    Unknown,
+    /// [`NodeBase::Up`].
+    Up,
+    /// [`NodeBase::Down`].
+    Down,
+    /// [`NodeBase::Future`].
+    Future,
+}
+
+/// A node's state as saved: what admins and events changed, not what the configuration says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeSnap {
+    pub name: String,
+    pub base: BaseSnap,
+    #[serde(default)]
+    pub drain: bool,
+    #[serde(default)]
+    pub invalid: bool,
+    #[serde(default)]
+    pub not_responding: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_time: Option<u64>,
+    /// Power save state (absent in saves older than power save).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<super::power::PowerSnap>,
+}
+
+impl NodeSnap {
+    /// The saved form of `node`.
+    pub fn of(node: &Node) -> Self {
+        Self {
+            name: node.name.clone(),
+            base: match node.base {
+                NodeBase::Unknown => BaseSnap::Unknown,
+                NodeBase::Up => BaseSnap::Up,
+                NodeBase::Down => BaseSnap::Down,
+                NodeBase::Future => BaseSnap::Future,
+            },
+            drain: node.drain,
+            invalid: node.invalid,
+            not_responding: node.not_responding,
+            reason: node.reason.clone(),
+            boot_time: node.boot_time.map(SimTime::secs),
+            power: Some(super::power::PowerSnap::of(node)),
+        }
+    }
+
+    /// The core's form of the base state.
+    pub fn node_base(&self) -> NodeBase {
+        match self.base {
+            BaseSnap::Unknown => NodeBase::Unknown,
+            BaseSnap::Up => NodeBase::Up,
+            BaseSnap::Down => NodeBase::Down,
+            BaseSnap::Future => NodeBase::Future,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_parses_back() {
+        for (i, r) in REASONS.into_iter().enumerate() {
+            assert_eq!(reason_position(r), i);
+            assert_eq!(reason_from_str(r.as_str()), Some(r));
+        }
+        assert_eq!(reason_from_str("Bogus"), None);
+    }
+
+    #[test]
+    fn the_saved_id_source_continues_where_it_stopped() {
+        use crate::core::JobIdSource;
+        let snap = Snapshot {
+            job_ids: Some(vec![(41, 2), (100, 0), (500, 1)]),
+            ..Snapshot::default()
+        };
+        let mut lease = snap.id_lease(None).unwrap();
+        let ids: Vec<u32> = std::iter::from_fn(|| lease.next_id())
+            .map(|i| i.get())
+            .collect();
+        assert_eq!(ids, [41, 42, 500]);
+        assert!(Snapshot::default().id_lease(None).is_none());
+        let first = sluice_schema::LocalJobId::new(sluice_schema::ids::MAX_LOCAL_ID - 1).unwrap();
+        let mut counter = IdLease::counter(None, first);
+        assert_eq!(counter.ranges(), [(first.get(), 2)]);
+        assert_eq!(counter.next_id().map(|i| i.get()), Some(first.get()));
+    }
+
+    #[test]
+    fn dependencies_round_trip() {
+        let d = Dependencies {
+            any: true,
+            items: vec![
+                Dep {
+                    kind: DepKind::AfterOk,
+                    target: sluice_schema::FedJobId::from_raw(7).ok(),
+                    delay_secs: 0,
+                    status: DepStatus::Satisfied(SimTime::from_secs(99)),
+                },
+                Dep {
+                    kind: DepKind::Singleton,
+                    target: None,
+                    delay_secs: 60,
+                    status: DepStatus::Failed,
+                },
+            ],
+        };
+        let snap = deps_snap(&d);
+        let back: Vec<Dep> = snap.items.iter().filter_map(dep_from_snap).collect();
+        assert_eq!(back, d.items);
+    }
+}

@@ -1,0 +1,109 @@
+//! `sbatch --test-only`: validates a submission exactly as [`on_submit`] does and reports when
+//! and where it would start, without queueing it or using up a job id.
+//!
+//! The estimate is the job's own: it starts now when free nodes fit it, else when running jobs
+//! are expected to give back enough nodes (their time limits), as backfill plans. Pending jobs
+//! of higher priority are not counted, so the estimate is the earliest possible start.
+
+use super::ids::IdLease;
+use super::jobs::JobTable;
+use super::outbox::RecordingOutbox;
+use super::request::SubmitRequest;
+use super::select::job_maps;
+use super::{Core, SimTime, backfill, on_submit};
+use crate::error::CtldError;
+use sluice_schema::ids::MAX_LOCAL_ID;
+use sluice_schema::{FedJobId, LocalJobId, NodeIdx};
+
+/// Where and when a submission would start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WillRun {
+    /// Expected start (`None` when it cannot be foreseen, e.g. behind unlimited jobs).
+    pub start: Option<SimTime>,
+    /// The nodes it would get at that time.
+    pub nodes: Vec<NodeIdx>,
+    /// Their CPUs.
+    pub cpus: u32,
+    /// The partition it would run in.
+    pub partition: String,
+}
+
+/// Validates `req` and estimates its start, leaving the core as it was.
+pub fn on_will_run(
+    core: &mut Core,
+    now: SimTime,
+    req: SubmitRequest,
+) -> Result<WillRun, CtldError> {
+    // Scratch ids at the top of the id space, so the real source loses none.
+    let span = core.cfg.max_array_size.saturating_add(1);
+    let first = LocalJobId::new(MAX_LOCAL_ID.saturating_sub(span) + 1)
+        .map_err(|_| CtldError::JobIdsExhausted)?;
+    let real = std::mem::replace(
+        &mut core.ids,
+        Box::new(IdLease::with_range(None, first, span)),
+    );
+    let submitted = on_submit(core, &mut RecordingOutbox::default(), now, req);
+    core.ids = real;
+    let reply = submitted?;
+    let estimate = estimate(core, now, reply.job_id);
+    for id in &reply.jobs {
+        forget(core, *id);
+    }
+    core.jobs.arrays.remove(&reply.job_id);
+    Ok(estimate)
+}
+
+fn estimate(core: &Core, now: SimTime, id: FedJobId) -> WillRun {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return WillRun {
+            start: None,
+            nodes: Vec::new(),
+            cpus: 0,
+            partition: String::new(),
+        };
+    };
+    let part = &core.parts[job.partition.get()];
+    let none = WillRun {
+        start: None,
+        nodes: Vec::new(),
+        cpus: 0,
+        partition: part.name.clone(),
+    };
+    let mut maps = job_maps(part, job);
+    maps.push(&core.nodes.avail);
+    let (start, nodes, cpus) = match super::alloc::pick::pick(core, job, &maps, |_| true) {
+        Some(a) => (now, a.nodes.clone(), a.total_cpus()),
+        None => match backfill::plan(core, now, id) {
+            Some(r) => {
+                let nodes: Vec<_> = r.nodes.ones().map(super::nodes::idx).collect();
+                let cpus = nodes.iter().map(|&n| core.nodes.get(n).cpus).sum();
+                (r.start, nodes, cpus)
+            }
+            None => return none,
+        },
+    };
+    WillRun {
+        start: Some(start),
+        nodes,
+        cpus,
+        partition: none.partition,
+    }
+}
+
+/// Removes a job that was never announced (no record, no save) from the core.
+fn forget(core: &mut Core, id: FedJobId) {
+    let Some(job) = core.jobs.map.remove(&id) else {
+        return;
+    };
+    core.jobs.queue.remove(&JobTable::queue_key(&job));
+    for target in job
+        .deps
+        .iter()
+        .flat_map(|d| d.items.iter())
+        .filter_map(|d| d.target)
+    {
+        if let Some(list) = core.jobs.dependents.get_mut(&target) {
+            list.retain(|j| *j != id);
+        }
+    }
+}

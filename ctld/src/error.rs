@@ -1,0 +1,90 @@
+//! The controller's errors. Request errors carry Slurm's error texts (`slurm_strerror`), which
+//! the commands print as Slurm's do (`sbatch: error: Batch job submission failed: <text>`).
+
+use sluice_schema::conf::ConfError;
+
+/// Everything a controller operation can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum CtldError {
+    /// The configuration is unusable.
+    #[error(transparent)]
+    Conf(#[from] ConfError),
+    /// `ESLURM_INVALID_PARTITION_NAME`.
+    #[error("Invalid partition name specified")]
+    InvalidPartitionName { name: String },
+    /// `ESLURM_DEFAULT_PARTITION_NOT_SET`.
+    #[error("No partition specified or system default partition")]
+    DefaultPartitionNotSet,
+    /// `ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP`.
+    #[error("User's group not permitted to use this partition")]
+    PartitionGroupDenied { partition: String },
+    /// `ESLURM_PARTITION_NOT_AVAIL`: the partition is INACTIVE or DRAIN.
+    #[error("Required partition not available (inactive or drain)")]
+    PartitionNotAvailable { partition: String },
+    /// `ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE`: no nodes of the partition could ever run it.
+    #[error("Requested node configuration is not available")]
+    NodeConfigUnavailable,
+    /// `ESLURM_INVALID_TIME_LIMIT`: above the partition's `MaxTime`.
+    #[error("Requested time limit is invalid (missing or exceeds some limit)")]
+    InvalidTimeLimit,
+    /// `ESLURM_INVALID_NODE_COUNT`: zero, min above max, or above the partition's `MaxNodes`.
+    #[error("Node count specification invalid")]
+    InvalidNodeCount,
+    /// `ESLURM_BAD_TASK_COUNT`.
+    #[error("Task count specification invalid")]
+    InvalidTaskCount,
+    /// `ESLURM_INVALID_CPU_COUNT`.
+    #[error("CPU count specification invalid")]
+    InvalidCpuCount,
+    /// `ESLURM_INVALID_FEATURE`: a malformed `--constraint` or a feature no node has.
+    #[error("Invalid feature specification")]
+    InvalidFeature { spec: String },
+    /// `ESLURM_DEPENDENCY`: a malformed `--dependency` or one naming an unknown job.
+    #[error("Job dependency problem")]
+    Dependency { spec: String },
+    /// `ESLURM_INVALID_ARRAY`.
+    #[error("Invalid job array specification")]
+    InvalidArray { spec: String },
+    /// `EAGAIN` when `MaxJobCount` is reached (sbatch retries on it).
+    #[error("Resource temporarily unavailable")]
+    MaxJobCount { limit: u32 },
+    /// `EAGAIN` when the leased job ids are used up (sbatch retries on it).
+    #[error("Resource temporarily unavailable")]
+    JobIdsExhausted,
+    /// `ESLURM_INVALID_JOB_ID`.
+    #[error("Invalid job id specified")]
+    InvalidJobId,
+    /// `ESLURM_INVALID_NODE_NAME`.
+    #[error("Invalid node name specified")]
+    InvalidNodeName { name: String },
+    /// `ESLURM_ACCESS_DENIED`.
+    #[error("Access/permission denied")]
+    AccessDenied,
+    /// `ESLURM_ALREADY_DONE`.
+    #[error("Job/step already completing or completed")]
+    AlreadyDone,
+    /// `ESLURM_JOB_PENDING`.
+    #[error("Job is pending execution")]
+    JobPending,
+    /// `ESLURM_JOB_NOT_PENDING`.
+    #[error("Job is no longer pending execution")]
+    JobNotPending,
+    /// `ESLURM_JOB_NOT_RUNNING`.
+    #[error("Job is not running")]
+    JobNotRunning,
+    /// `ESLURM_JOB_NOT_SUSPENDED`.
+    #[error("Job is not suspended")]
+    JobNotSuspended,
+    /// `ESLURM_DISABLED`: e.g. requeue of a `--no-requeue` job.
+    #[error("Requested operation is presently disabled")]
+    Disabled,
+    /// `ESLURM_TRANSITION_STATE_NO_UPDATE`: the job is still completing.
+    #[error("Job can not be altered now, try again later")]
+    TransitionState,
+    /// `ESLURM_SUBMISSIONS_DISABLED`: the cluster's fedstate takes no new federated jobs.
+    #[error("System submissions disabled")]
+    SubmissionsDisabled,
+    /// `ESLURM_JOB_NOT_FEDERATED`.
+    #[error("Not a valid federated job")]
+    JobNotFederated,
+}

@@ -1,0 +1,270 @@
+//! The `Controller` service's federated paths. The service hands each request here first;
+//! what concerns federated jobs is done through the dbd (which records it and tells the other
+//! clusters) and applied to the local copy, the rest goes on to the usual handlers.
+//!
+//! - submission: validated here, recorded at the dbd, then schedulable ([`submit`]);
+//! - cancel: `CancelFedJob` (pending: every copy; running: the cluster running it);
+//!   `scancel --sibling=C`: `RemoveSibling`; a signal to a run elsewhere is forwarded;
+//! - `scontrol requeue[hold]`: `RequeueFedJob` (the running cluster kills and reports);
+//! - hold/release/update of another cluster's job: forwarded to its origin; suspend/resume:
+//!   to the cluster running it (addresses from the federation view), signed as the caller;
+//! - `scontrol update clusters=|clusterfeatures=`: `UpdateFedJob`.
+
+use super::{FedHandle, convert};
+use crate::core::fed::{self, FedDesc, FedInfo, FedRecord, FedSubmit, OriginSubmit, Route};
+use crate::core::{Caller, SubmitRequest};
+use crate::error::CtldError;
+use crate::runtime::CoreHandle;
+use sluice_schema::FedJobId;
+use sluice_schema::auth::Signer;
+use sluice_schema::client::{CtldClient, connect};
+use sluice_schema::proto::controller_client::ControllerClient;
+use sluice_schema::proto::{
+    FedJobRequest, FedRequeueRequest, FedSubmitRequest, FedUpdateRequest, RemoveSiblingRequest,
+};
+use tonic::Status;
+
+/// Records `rec` at the dbd (a repeat returns the job recorded before).
+pub async fn record(fed: &FedHandle, rec: &FedRecord) -> Result<FedInfo, Status> {
+    let mut client = fed.client.clone();
+    let req = FedSubmitRequest {
+        cluster: fed.cluster.clone(),
+        job_id: rec.reply.job_id.get(),
+        desc: rec.desc.clone(),
+        clusters: rec.clusters.clone(),
+        cluster_features: rec.features.clone(),
+        held: rec.held,
+        array: rec.array,
+    };
+    let mut backoff = super::Backoff::new();
+    let mut tries = 0;
+    loop {
+        match client.submit_fed_job(req.clone()).await {
+            Ok(info) => {
+                return convert::info(info.into_inner())
+                    .ok_or_else(|| Status::internal("Invalid job id specified"));
+            }
+            Err(status) if convert::retryable(&status) && tries < 4 => {
+                tries += 1;
+                backoff.wait().await;
+            }
+            Err(status) => return Err(status),
+        }
+    }
+}
+
+/// `sbatch` in a federation: validated here, recorded at the dbd, then queued. Returns the
+/// job id (an array's id for an array).
+pub async fn submit(
+    fed: Option<&FedHandle>,
+    core: &CoreHandle,
+    req: SubmitRequest,
+    opts: FedSubmit,
+) -> Result<FedJobId, Status> {
+    let outcome = core
+        .call(move |cx| fed::on_fed_submit(cx.core, cx.out, cx.now, req, opts))
+        .await??;
+    let rec = match outcome {
+        OriginSubmit::Local(reply) => return Ok(reply.job_id),
+        OriginSubmit::Federated(rec) => rec,
+    };
+    let jobs = rec.reply.jobs.clone();
+    let recorded = match fed {
+        Some(fed) => record(fed, &rec).await,
+        None => Err(Status::unavailable(
+            "Unable to contact slurm controller (connect failure)",
+        )),
+    };
+    match recorded {
+        Ok(info) => {
+            core.call(move |cx| fed::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info))
+                .await?;
+            Ok(rec.reply.job_id)
+        }
+        Err(status) => {
+            core.call(move |cx| fed::on_fed_submit_failed(cx.core, cx.out, &jobs))
+                .await?;
+            Err(Status::new(status.code(), status.message().to_string()))
+        }
+    }
+}
+
+/// The way requests about `id` go, with its owner (from the dbd for a job without a copy
+/// here).
+pub async fn route(
+    fed: &FedHandle,
+    core: &CoreHandle,
+    id: FedJobId,
+) -> Result<(Route, u32), Status> {
+    let route = core.query(move |cx| cx.core.fed_route(id)).await?;
+    let uid = match &route {
+        Route::Copy { uid, .. } => *uid,
+        Route::Local => 0,
+        Route::Foreign => {
+            let info = fed_job(fed, id).await?;
+            FedDesc::decode(&info.desc).map_or(0, |d| d.uid)
+        }
+    };
+    Ok((route, uid))
+}
+
+async fn fed_job(
+    fed: &FedHandle,
+    id: FedJobId,
+) -> Result<sluice_schema::proto::FedJobInfo, Status> {
+    let mut client = fed.client.clone();
+    let req = FedJobRequest {
+        cluster: fed.cluster.clone(),
+        job_id: id.get(),
+    };
+    Ok(client.get_fed_job(req).await?.into_inner())
+}
+
+/// Checks that `caller` may act on a job of `uid`.
+pub fn authorize(caller: Caller, uid: u32) -> Result<(), Status> {
+    if caller.admin || caller.uid == uid {
+        Ok(())
+    } else {
+        Err(CtldError::AccessDenied.into())
+    }
+}
+
+/// Cancels federated job `id` everywhere (a pending job), or where it runs.
+pub async fn cancel(fed: &FedHandle, core: &CoreHandle, id: FedJobId) -> Result<(), Status> {
+    let mut client = fed.client.clone();
+    let req = FedJobRequest {
+        cluster: fed.cluster.clone(),
+        job_id: id.get(),
+    };
+    let reply = client.cancel_fed_job(req).await?.into_inner();
+    let running_on = if reply.cancelled {
+        String::new()
+    } else {
+        reply.running_on
+    };
+    core.call(move |cx| fed::on_fed_cancelled(cx.core, cx.out, cx.now, id, &running_on))
+        .await?;
+    Ok(())
+}
+
+/// `scancel --sibling=C id`.
+pub async fn remove_sibling(
+    fed: &FedHandle,
+    core: &CoreHandle,
+    id: FedJobId,
+    sibling: &str,
+) -> Result<(), Status> {
+    let mut client = fed.client.clone();
+    let req = RemoveSiblingRequest {
+        cluster: fed.cluster.clone(),
+        job_id: id.get(),
+        sibling: sibling.to_string(),
+    };
+    let info = client.remove_sibling(req).await?.into_inner();
+    apply(core, info).await
+}
+
+/// `scontrol requeue[hold] id` of a federated job: the cluster running it requeues it.
+pub async fn requeue(
+    fed: &FedHandle,
+    core: &CoreHandle,
+    id: FedJobId,
+    hold: bool,
+) -> Result<(), Status> {
+    let mut client = fed.client.clone();
+    let req = FedRequeueRequest {
+        cluster: fed.cluster.clone(),
+        job_id: id.get(),
+        hold,
+    };
+    let running_on = client.requeue_fed_job(req).await?.into_inner().running_on;
+    if running_on == fed.cluster {
+        core.call(move |cx| fed::on_fed_requeue(cx.core, cx.out, cx.now, id, hold))
+            .await?;
+    }
+    Ok(())
+}
+
+/// `scontrol update jobid=id clusters=... clusterfeatures=...` (`None`: unchanged), with a
+/// new description when `desc` is given.
+pub async fn update(
+    fed: &FedHandle,
+    core: &CoreHandle,
+    id: FedJobId,
+    clusters: Option<String>,
+    features: Option<String>,
+    desc: Option<Vec<u8>>,
+) -> Result<(), Status> {
+    let mut client = fed.client.clone();
+    let req = FedUpdateRequest {
+        cluster: fed.cluster.clone(),
+        job_id: id.get(),
+        clusters,
+        cluster_features: features,
+        desc,
+    };
+    let info = client.update_fed_job(req).await?.into_inner();
+    apply(core, info).await
+}
+
+/// After a local update of origin job `id`, its siblings get the new description.
+pub async fn push_description(fed: &FedHandle, core: &CoreHandle, id: FedJobId) {
+    let desc = core
+        .query(move |cx| {
+            let job = cx.core.job(id)?;
+            let origin = job
+                .fed
+                .as_deref()
+                .is_some_and(|f| f.origin_here && f.offered);
+            (origin && job.is_queued()).then(|| fed::report::desc_of(cx.core, job))
+        })
+        .await;
+    if let Ok(Some(desc)) = desc
+        && let Err(status) = update(fed, core, id, None, None, Some(desc)).await
+    {
+        tracing::debug!(%id, "new description not sent to siblings: {}", status.message());
+    }
+}
+
+async fn apply(core: &CoreHandle, info: sluice_schema::proto::FedJobInfo) -> Result<(), Status> {
+    if let Some(info) = convert::info(info) {
+        core.call(move |cx| fed::on_fed_info(cx.core, cx.out, cx.now, &info))
+            .await?;
+    }
+    Ok(())
+}
+
+/// A client of member `cluster`'s controller, signed as `caller` (for forwarded requests).
+pub async fn member_client(
+    fed: &FedHandle,
+    core: &CoreHandle,
+    cluster: &str,
+    caller: Caller,
+) -> Result<CtldClient, Status> {
+    let name = cluster.to_string();
+    let addr = core
+        .query(move |cx| {
+            cx.core
+                .fed_view()
+                .member(&name)
+                .map(|m| (m.host.clone(), m.port))
+        })
+        .await?;
+    let Some((host, port)) = addr.filter(|(h, p)| !h.is_empty() && *p > 0) else {
+        return Err(Status::unavailable(format!(
+            "Unable to contact slurm controller of cluster {cluster}"
+        )));
+    };
+    let port = u16::try_from(port).map_err(|_| Status::unavailable("bad controller port"))?;
+    let channel = connect(&host, port, Signer::new(fed.key.clone(), caller.uid))
+        .await
+        .map_err(|e| Status::unavailable(format!("cluster {cluster}: {e}")))?;
+    Ok(ControllerClient::new(channel))
+}
+
+/// The cluster running federated job `id` ("" when it is not running).
+pub async fn running_on(fed: &FedHandle, id: FedJobId) -> Result<String, Status> {
+    let info = fed_job(fed, id).await?;
+    let started = info.phase == i32::from(sluice_schema::proto::FedPhase::Started);
+    Ok(if started { info.winner } else { String::new() })
+}

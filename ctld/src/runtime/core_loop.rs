@@ -1,0 +1,401 @@
+//! The core's thread: start-up (store, restore, helpers) and the batch loop with its group
+//! commit. The thread runs inside the tokio runtime's context so it can spawn the tasks that
+//! send node commands and fetch leases, but it never awaits: a commit blocks only this thread.
+
+use super::admins::{self, DbdAdmins};
+use super::batch::Batch;
+use super::dispatch::Dispatcher;
+use super::leases::Leaser;
+use super::persist::StateSink;
+use super::programs::Programs;
+use super::waiters::Waiters;
+use super::{CoreHandle, Ctx, Msg, NodeAddrs, Runtime, RuntimeConfig};
+use crate::conf::CtldConf;
+use crate::core::restore::{self, RestoreNote};
+use crate::core::snapshot::Snapshot;
+use crate::core::{
+    Caller, CancelRequest, Core, IdLease, JobIdSource, JobRef, SimTime, on_cancel,
+    on_launch_failed, on_tick, schedule,
+};
+use crate::error::CtldError;
+use crate::fed::FedSetup;
+use crate::shipper::{Shipper, ShipperHandle};
+use crate::store::{StateStore, StoreError};
+use sluice_schema::LocalJobId;
+use sluice_schema::auth::Signer;
+use sluice_schema::client::{FedArbiterClient, connect_lazy};
+use sluice_schema::proto::accounting_records_client::AccountingRecordsClient;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How often the core's timers and a full scheduling pass run.
+const TICK: Duration = Duration::from_secs(1);
+/// Most requests handled in one batch (one commit).
+const MAX_BATCH: usize = 4096;
+
+/// Why the runtime could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The controller store could not be opened or read.
+    #[error("state store: {0}")]
+    Store(#[from] StoreError),
+    /// The saved state does not fit the configuration.
+    #[error(transparent)]
+    Core(#[from] CtldError),
+    /// A peer address is not usable.
+    #[error("{0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// The core's thread could not be started, or the listener is unusable.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// `SlurmUser` names no user of this host.
+    #[error("SlurmUser {0}: no such user")]
+    UnknownSlurmUser(String),
+    /// The state under `StateSaveLocation` belongs to another cluster (Slurm's safety check).
+    #[error(
+        "CLUSTER NAME MISMATCH: sluice-ctld has been started with \"ClusterName={conf}\", but read \"{saved}\" from the state files in StateSaveLocation. Running multiple clusters from a shared StateSaveLocation WILL CAUSE CORRUPTION. Remove {path} to override this safety check if this is intentional (e.g., the ClusterName has changed)."
+    )]
+    ClusterMismatch {
+        conf: String,
+        saved: String,
+        path: String,
+    },
+    /// What the restore dropped could not be committed.
+    #[error("state store: {0}")]
+    Commit(String),
+    /// The core's thread stopped.
+    #[error("the controller core stopped")]
+    Stopped,
+}
+
+/// The real clock, as the core's time. Read only here.
+fn wall_now() -> SimTime {
+    SimTime::from_secs(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+}
+
+/// The group ids of `AllowGroups` names, from the system's group database.
+fn group_id(name: &str) -> Option<u32> {
+    nix::unistd::Group::from_name(name)
+        .ok()
+        .flatten()
+        .map(|g| g.gid.as_raw())
+        .or_else(|| name.parse().ok())
+}
+
+/// Opens the store under `StateSaveLocation`, restores the core and starts its thread (call
+/// from within a tokio runtime).
+pub fn start(cfg: RuntimeConfig) -> Result<Runtime, RuntimeError> {
+    let dir = cfg.conf.state_save_location.clone();
+    std::fs::create_dir_all(&dir)?;
+    let store = StateStore::open(&dir)?;
+    let snap = store.load()?;
+    // Before the shipper sends anything of another cluster's outbox under this name.
+    check_cluster(&cfg.conf, &snap)?;
+    let shipper = match &cfg.conf.accounting_storage_host {
+        Some(host) => {
+            let signer = Signer::for_current_user(cfg.key.clone());
+            let channel = connect_lazy(host, cfg.conf.accounting_storage_port, signer)?;
+            Some(Shipper::spawn(
+                &dir,
+                cfg.conf.cluster_name.clone(),
+                AccountingRecordsClient::new(channel),
+            ))
+        }
+        None => None,
+    };
+    start_with(cfg, Box::new(store), snap, shipper)
+}
+
+/// Refuses the state of another cluster, as Slurm's controller does: sharing a
+/// StateSaveLocation between clusters would mix their jobs.
+fn check_cluster(conf: &CtldConf, snap: &Snapshot) -> Result<(), RuntimeError> {
+    match &snap.cluster {
+        Some(saved) if *saved != conf.cluster_name => Err(RuntimeError::ClusterMismatch {
+            conf: conf.cluster_name.clone(),
+            saved: saved.clone(),
+            path: StateStore::file(&conf.state_save_location)
+                .display()
+                .to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// [`start`] over an already opened store (tests put a failing one here).
+pub fn start_with(
+    cfg: RuntimeConfig,
+    mut sink: Box<dyn StateSink>,
+    snap: Snapshot,
+    shipper: Option<ShipperHandle>,
+) -> Result<Runtime, RuntimeError> {
+    let conf = &cfg.conf;
+    let accounting = conf.accounting_storage_host.is_some();
+    let ids: Box<dyn JobIdSource> = match snap.id_lease(None) {
+        Some(lease) => Box::new(lease),
+        None if accounting => Box::new(IdLease::new(None)),
+        None => {
+            let first =
+                LocalJobId::new(conf.first_job_id).map_err(|_| CtldError::JobIdsExhausted)?;
+            Box::new(IdLease::counter(None, first))
+        }
+    };
+    check_cluster(conf, &snap)?;
+    let now = wall_now();
+    let (mut core, notes) = Core::restore_noted(conf, snap, ids, &group_id, now)?;
+    // The saved federation view (job ids keep their origin bits until the dbd is heard from);
+    // without a dbd the cluster is in no federation.
+    if accounting && let Some((view, cursor)) = sink.fed_state() {
+        core.restore_fed(view, cursor);
+    }
+    // What the configuration no longer allows leaves the store now, with the accounting end of
+    // each dropped job's run, before anything else happens.
+    for note in &notes {
+        match note {
+            RestoreNote::UnknownNode { name } => {
+                tracing::warn!("saved node {name} is no longer configured: its state is ignored");
+            }
+            RestoreNote::BadJob { id, why } => {
+                tracing::error!("saved job {id} is unreadable ({why}): left out");
+            }
+            RestoreNote::JobDropped { job, why, .. } => {
+                tracing::warn!("job {job} dropped from the saved state: {why}");
+            }
+        }
+    }
+    let (saves, mut acct) = restore::followups(&notes);
+    // The cluster's size, for the usage reports' capacity (the dbd ignores a repeat).
+    let nodes = conf.nodes.iter().map(|n| (n.cpus, n.real_memory_mb));
+    acct.push(crate::core::AcctRecord::capacity(nodes, now));
+    let acct = if accounting { acct } else { Vec::new() };
+    if !saves.is_empty() || !acct.is_empty() {
+        sink.commit(&core, &saves, &acct)
+            .map_err(RuntimeError::Commit)?;
+    }
+    let addrs: NodeAddrs = Arc::new(RwLock::new(
+        conf.nodes
+            .iter()
+            .map(|n| (n.name.clone(), (n.addr.clone(), n.port)))
+            .collect(),
+    ));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = CoreHandle { tx };
+    let signer = Signer::for_current_user(cfg.key.clone());
+    let dbd = match &conf.accounting_storage_host {
+        Some(host) => Some(Leaser::connect(
+            host,
+            conf.accounting_storage_port,
+            signer.clone(),
+        )?),
+        None => None,
+    };
+    let (fed_tx, fed) = match &conf.accounting_storage_host {
+        Some(host) => {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let channel = connect_lazy(host, conf.accounting_storage_port, signer.clone())?;
+            let (control_host, control_port) = split_addr(&cfg.ctld_addr);
+            let setup = FedSetup {
+                cluster: conf.cluster_name.clone(),
+                control_host,
+                control_port,
+                start_time: i64::try_from(now.secs()).unwrap_or(0),
+                client: FedArbiterClient::new(channel),
+                key: cfg.key.clone(),
+            };
+            (Some(tx), Some(crate::fed::spawn(setup, handle.clone(), rx)))
+        }
+        None => (None, None),
+    };
+    let admins = DbdAdmins::default();
+    let admins_refresh = dbd
+        .clone()
+        .map(|dbd| admins::spawn_refresh(dbd, admins.clone(), admins::REFRESH));
+    let state = Loop {
+        programs: Programs::new(&conf.power, &conf.state_save_location),
+        dispatcher: Dispatcher::new(
+            signer,
+            addrs.clone(),
+            handle.clone(),
+            conf.cluster_name.clone(),
+            cfg.ctld_addr.clone(),
+        ),
+        leaser: Leaser::new(dbd, conf.cluster_name.clone()),
+        core,
+        sink,
+        batch: Batch::new(accounting),
+        waiters: Waiters::default(),
+        addrs: addrs.clone(),
+        shipper,
+        handle: handle.clone(),
+        accounting,
+        kick: true,
+        fed_tx,
+    };
+    let rt = tokio::runtime::Handle::current();
+    let thread = std::thread::Builder::new()
+        .name("sluice-core".into())
+        .spawn(move || {
+            let _guard = rt.enter();
+            state.run(rx);
+        })?;
+    Ok(Runtime {
+        handle,
+        thread: Some(thread),
+        addrs,
+        admins,
+        admins_refresh,
+        fed,
+    })
+}
+
+/// `host` and `port` of a `host:port` address (port 0 when missing).
+fn split_addr(addr: &str) -> (String, u32) {
+    match addr.rsplit_once(':') {
+        Some((host, port)) => (host.to_string(), port.parse().unwrap_or(0)),
+        None => (addr.to_string(), 0),
+    }
+}
+
+struct Loop {
+    core: Core,
+    sink: Box<dyn StateSink>,
+    batch: Batch,
+    waiters: Waiters,
+    addrs: NodeAddrs,
+    dispatcher: Dispatcher,
+    programs: Programs,
+    leaser: Leaser,
+    shipper: Option<ShipperHandle>,
+    handle: CoreHandle,
+    accounting: bool,
+    kick: bool,
+    /// Where requests for the federation arbiter go (none without a dbd).
+    fed_tx: Option<tokio::sync::mpsc::UnboundedSender<crate::core::fed::FedRequest>>,
+}
+
+impl Loop {
+    fn run(mut self, rx: Receiver<Msg>) {
+        let mut next_tick = Instant::now();
+        let mut stop = false;
+        while !stop {
+            let wait = next_tick.saturating_duration_since(Instant::now());
+            let first = match rx.recv_timeout(wait) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    stop = true;
+                    None
+                }
+            };
+            let now = wall_now();
+            if let Some(m) = first {
+                stop |= self.handle(m, now);
+                for _ in 1..MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(m) => stop |= self.handle(m, now),
+                        Err(_) => break,
+                    }
+                }
+            }
+            if Instant::now() >= next_tick {
+                self.tick(now);
+                next_tick = Instant::now() + TICK;
+            } else if std::mem::take(&mut self.kick) {
+                schedule(&mut self.core, &mut self.batch, now);
+            }
+            self.commit();
+            self.leaser.check(&self.core, &self.handle);
+        }
+        tracing::info!("controller core stopped");
+    }
+
+    /// Handles one message; `true` asks the loop to stop after this batch.
+    fn handle(&mut self, msg: Msg, now: SimTime) -> bool {
+        match msg {
+            Msg::Call { job, kick } => {
+                self.kick |= kick;
+                let mut cx = Ctx {
+                    core: &mut self.core,
+                    out: &mut self.batch,
+                    now,
+                    waiters: &mut self.waiters,
+                    addrs: &self.addrs,
+                    accounting: self.accounting,
+                };
+                let reply = job(&mut cx);
+                self.batch.reply(reply);
+            }
+            Msg::LeaseGranted(ranges) => {
+                self.leaser.granted(&mut self.core, &ranges);
+                self.batch.touch();
+                self.kick = true;
+            }
+            Msg::LeaseFailed => self.leaser.failed(),
+            Msg::LaunchFailed { job, node } => {
+                match on_launch_failed(&mut self.core, &mut self.batch, now, job, &node) {
+                    Ok(()) => tracing::warn!(%job, %node, "launch failed: job requeued, node DOWN"),
+                    Err(e) => tracing::debug!(%job, %node, "late launch failure ignored: {e}"),
+                }
+                self.kick = true;
+            }
+            Msg::Shutdown => return true,
+        }
+        false
+    }
+
+    fn tick(&mut self, now: SimTime) {
+        for job in self.waiters.abandoned() {
+            let req = CancelRequest {
+                job: JobRef::Job(job),
+                signal: None,
+            };
+            if on_cancel(&mut self.core, &mut self.batch, now, Caller::admin(), req).is_ok() {
+                tracing::info!(%job, "srun went away: allocation cancelled");
+            }
+        }
+        on_tick(&mut self.core, &mut self.batch, now);
+        self.kick = false;
+    }
+
+    /// Commits the batch, then releases its replies and node commands. A failed commit keeps
+    /// everything for the next try.
+    fn commit(&mut self) {
+        if self.batch.needs_commit() {
+            let records = self.batch.acct().len();
+            if let Err(e) = self
+                .sink
+                .commit(&self.core, self.batch.saves(), self.batch.acct())
+            {
+                tracing::error!("state commit failed, will retry: {e}");
+                return;
+            }
+            if records > 0
+                && let Some(s) = &self.shipper
+            {
+                s.notify();
+            }
+        }
+        let (replies, cmds) = self.batch.release();
+        for reply in replies {
+            reply();
+        }
+        for cmd in cmds {
+            self.dispatcher.dispatch(&self.core, cmd);
+        }
+        for cmd in self.batch.release_power() {
+            self.programs.run(cmd);
+        }
+        for req in self.batch.release_fed() {
+            if let Some(tx) = &self.fed_tx {
+                let _ = tx.send(req);
+            }
+        }
+        if !self.waiters.is_empty() {
+            self.waiters.report(&self.core, &self.addrs);
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The controller's runtime around the pure core: one thread owns the [`Core`] and takes
+//! requests from a channel; everything else (gRPC handlers, node-command senders, the lease
+//! fetcher) talks to it through a [`CoreHandle`].
+//!
+//! The loop ([`core_loop`]) drains whatever is queued, runs each request against the core,
+//! then commits ONE store transaction for the batch (group commit). Only after that commit does
+//! it answer the callers and send node commands, so nothing is acknowledged or launched that a
+//! `kill -9` could lose. A one-second tick (the only place the real clock is read) runs the
+//! core's timers and a scheduling pass.
+//!
+//! - [`batch`]: the outbox a batch collects into, and what waits for its commit;
+//! - [`dispatch`]: node commands to node daemons, one ordered queue per node, with retries;
+//! - [`leases`]: job ids: leases from the accounting daemon, or the local counter without one;
+//! - [`waiters`]: `srun` allocations waiting for their job to start;
+//! - [`persist`]: the store behind the group commit;
+//! - [`admins`]: the accounting daemon's administrators, fetched periodically;
+//! - [`programs`]: power save programs (Resume/Suspend/ResumeFailProgram), run asynchronously.
+
+pub mod admins;
+pub mod batch;
+mod core_loop;
+pub mod dispatch;
+pub mod leases;
+pub mod persist;
+pub mod programs;
+pub mod waiters;
+
+use crate::conf::CtldConf;
+use crate::core::{Core, SimTime};
+use batch::Batch;
+use sluice_schema::FedJobId;
+use sluice_schema::auth::Key;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::thread::JoinHandle;
+use tokio::sync::oneshot;
+use waiters::Waiters;
+
+pub use core_loop::{RuntimeError, start, start_with};
+
+/// What the runtime needs besides the configuration.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// The cluster's configuration.
+    pub conf: CtldConf,
+    /// The key shared with node daemons and the accounting daemon.
+    pub key: Key,
+    /// `host:port` where node daemons reach this controller (sent with each launch).
+    pub ctld_addr: String,
+}
+
+/// Where each node daemon listens, as it registered (else as configured).
+pub type NodeAddrs = Arc<RwLock<HashMap<String, (String, u16)>>>;
+
+/// What a request sees while it runs on the core's thread.
+pub struct Ctx<'a> {
+    /// The core.
+    pub core: &'a mut Core,
+    /// The batch's outbox: node commands, accounting records and save hints.
+    pub out: &'a mut Batch,
+    /// The batch's time.
+    pub now: SimTime,
+    pub(crate) waiters: &'a mut Waiters,
+    pub(crate) addrs: &'a NodeAddrs,
+    pub(crate) accounting: bool,
+}
+
+impl Ctx<'_> {
+    /// Reports the progress of allocation `job` on `events` until it starts or fails.
+    pub fn watch_allocation(&mut self, job: FedJobId, events: waiters::EventSender) {
+        self.waiters.add(job, events);
+    }
+
+    /// Records where node `name`'s daemon listens (from its registration).
+    pub fn set_node_addr(&mut self, name: &str, addr: String, port: u16) {
+        if let Ok(mut map) = self.addrs.write() {
+            map.insert(name.to_string(), (addr, port));
+        }
+    }
+
+    /// Where node `name`'s daemon listens.
+    pub fn node_addr(&self, name: &str) -> Option<(String, u16)> {
+        node_addr(self.core, self.addrs, name)
+    }
+
+    /// Whether accounting records are kept (an accounting daemon is configured).
+    pub fn accounting(&self) -> bool {
+        self.accounting
+    }
+}
+
+/// Where node `name`'s daemon listens: as registered, else as configured.
+pub(crate) fn node_addr(core: &Core, addrs: &NodeAddrs, name: &str) -> Option<(String, u16)> {
+    if let Some(a) = addrs.read().ok().and_then(|m| m.get(name).cloned()) {
+        return Some(a);
+    }
+    core.node(name).map(|n| (n.addr.clone(), n.port))
+}
+
+/// A request run on the core's thread; it returns what to do once the batch is committed.
+pub(crate) type Job = Box<dyn FnOnce(&mut Ctx<'_>) -> Box<dyn FnOnce() + Send> + Send>;
+
+/// Messages to the core's thread.
+pub(crate) enum Msg {
+    /// Run a request; `kick` asks for a scheduling pass after the batch.
+    Call { job: Job, kick: bool },
+    /// Leased job ids arrived from the accounting daemon.
+    LeaseGranted(Vec<(u32, u32)>),
+    /// The lease request failed; try again later.
+    LeaseFailed,
+    /// A batch launch could not be delivered to its node.
+    LaunchFailed { job: FedJobId, node: String },
+    /// Commit what is pending and stop.
+    Shutdown,
+}
+
+/// The caller's side of the core's channel. Cheap to clone.
+#[derive(Clone)]
+pub struct CoreHandle {
+    tx: std::sync::mpsc::Sender<Msg>,
+}
+
+/// The runtime stopped; requests can no longer be served.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("Unable to contact slurm controller (connect failure)")]
+pub struct RuntimeGone;
+
+impl CoreHandle {
+    /// Runs `f` on the core and returns its result once the batch it ran in is durable. A
+    /// scheduling pass follows the batch.
+    pub async fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
+    ) -> Result<R, RuntimeGone> {
+        self.send(f, true).await
+    }
+
+    /// Like [`CoreHandle::call`], for requests that only read (no scheduling pass).
+    pub async fn query<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
+    ) -> Result<R, RuntimeGone> {
+        self.send(f, false).await
+    }
+
+    async fn send<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
+        kick: bool,
+    ) -> Result<R, RuntimeGone> {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |cx| {
+            let r = f(cx);
+            Box::new(move || {
+                let _ = tx.send(r);
+            })
+        });
+        self.tx
+            .send(Msg::Call { job, kick })
+            .map_err(|_| RuntimeGone)?;
+        rx.await.map_err(|_| RuntimeGone)
+    }
+
+    pub(crate) fn post(&self, msg: Msg) {
+        let _ = self.tx.send(msg);
+    }
+}
+
+/// A running core thread.
+pub struct Runtime {
+    handle: CoreHandle,
+    thread: Option<JoinHandle<()>>,
+    /// Where node daemons listen (shared with the dispatcher).
+    pub addrs: NodeAddrs,
+    admins: admins::DbdAdmins,
+    admins_refresh: Option<tokio::task::JoinHandle<()>>,
+    /// The federation client, with a dbd.
+    fed: Option<(crate::fed::FedHandle, crate::fed::FedTasks)>,
+}
+
+impl Runtime {
+    /// What the service needs for federated requests (`None` without a dbd).
+    pub fn fed(&self) -> Option<crate::fed::FedHandle> {
+        self.fed.as_ref().map(|f| f.0.clone())
+    }
+
+    /// A handle for sending requests.
+    pub fn handle(&self) -> CoreHandle {
+        self.handle.clone()
+    }
+
+    /// The accounting daemon's administrators, kept up to date while the runtime runs (empty
+    /// without a dbd).
+    pub fn dbd_admins(&self) -> admins::DbdAdmins {
+        self.admins.clone()
+    }
+
+    /// Commits what is pending and stops the core's thread.
+    pub async fn shutdown(mut self) {
+        if let Some(t) = self.admins_refresh.take() {
+            t.abort();
+        }
+        // The federation client stops first: nothing it asks may reach a stopping core.
+        self.fed = None;
+        self.handle.post(Msg::Shutdown);
+        if let Some(t) = self.thread.take() {
+            let _ = tokio::task::spawn_blocking(move || t.join()).await;
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if let Some(t) = self.admins_refresh.take() {
+            t.abort();
+        }
+        // Without an explicit shutdown the thread stops at its next message.
+        self.handle.post(Msg::Shutdown);
+    }
+}

@@ -1,0 +1,284 @@
+//! Acting on jobs: `scancel` (Cancel, by ids or by filters), `scontrol hold|uhold|release|
+//! requeue|requeuehold|suspend|resume` (ControlJob) and `scontrol update job` (UpdateJob).
+//! Each job gets its own answer: a job the caller may not touch reports "Access/permission
+//! denied" while the others go ahead, as Slurm does.
+
+use super::ControllerService;
+use super::convert::{job_ref, own_ref, step_ref, time_limit};
+use crate::core::{
+    self, HoldKind, JobChange, JobPart, JobRef, on_hold, on_release, on_requeue, on_requeue_hold,
+    on_resume, on_suspend, on_update_job,
+};
+use crate::error::CtldError;
+use crate::runtime::Ctx;
+use sluice_schema::proto::{
+    CancelReply, CancelRequest, ControlJobReply, ControlJobRequest, JobAction, JobError,
+    UpdateJobRequest,
+};
+use tonic::{Request, Status};
+
+/// The job id a reference names (an array task's own id; 0 when unknown).
+fn ref_id(cx: &Ctx<'_>, r: Option<JobRef>) -> u32 {
+    match r {
+        Some(JobRef::Job(id)) => id.get(),
+        Some(JobRef::Task(array, task)) => cx
+            .core
+            .jobs()
+            .find(|j| j.array.is_some_and(|a| a.job == array && a.task == task))
+            .map_or(array.get(), |j| j.id.get()),
+        None => 0,
+    }
+}
+
+fn job_error(text: &str, e: &CtldError, cx: &Ctx<'_>, r: Option<JobRef>) -> JobError {
+    JobError {
+        job_id: ref_id(cx, r),
+        job: text.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// `scancel`.
+pub async fn cancel(
+    svc: &ControllerService,
+    req: Request<CancelRequest>,
+) -> Result<CancelReply, Status> {
+    let caller = svc.caller(&req)?;
+    let mut r = req.into_inner();
+    let named = |r: &CancelRequest| {
+        !(r.job_ids.is_empty() && r.job_tasks.is_empty() && r.job_steps.is_empty())
+    };
+    let had_targets = named(&r);
+    // Federated jobs (and `--sibling`) take the federation's way first.
+    let fed_reply = match &svc.fed {
+        Some(fed) => crate::fed::commands::cancel(fed, &svc.core, caller, &mut r).await?,
+        None if !r.sibling.is_empty() => CancelReply {
+            errors: r
+                .job_ids
+                .drain(..)
+                .map(|id| JobError {
+                    job_id: id,
+                    job: id.to_string(),
+                    message: CtldError::JobNotFederated.to_string(),
+                })
+                .collect(),
+            ..CancelReply::default()
+        },
+        None => CancelReply::default(),
+    };
+    if had_targets && !named(&r) {
+        return Ok(fed_reply);
+    }
+    let mut reply = svc
+        .core
+        .call(move |cx| {
+            let mut targets: Vec<(String, Option<JobRef>)> = Vec::new();
+            for id in &r.job_ids {
+                targets.push((id.to_string(), job_ref(&id.to_string()).ok()));
+            }
+            for t in &r.job_tasks {
+                targets.push((t.clone(), job_ref(t).ok()));
+            }
+            let by_filter = targets.is_empty() && r.job_steps.is_empty();
+            // Without ids, a user's filters reach only the user's own jobs.
+            let uids = if by_filter && r.uids.is_empty() && !caller.admin {
+                vec![caller.uid]
+            } else {
+                r.uids.clone()
+            };
+            let matches = |j: &core::Job| {
+                (uids.is_empty() || uids.contains(&j.uid))
+                    && (r.names.is_empty() || r.names.contains(&j.name))
+                    && (r.states.is_empty() || r.states.contains(&j.state.stored()))
+                    && (r.partitions.is_empty()
+                        || cx
+                            .core
+                            .partitions()
+                            .get(j.partition.get())
+                            .is_some_and(|p| r.partitions.contains(&p.name)))
+            };
+            if by_filter {
+                let mut jobs: Vec<&core::Job> = cx
+                    .core
+                    .jobs()
+                    .filter(|j| !j.state.is_finished() && !j.completing && matches(j))
+                    .collect();
+                jobs.sort_by_key(|j| j.id);
+                targets = jobs
+                    .into_iter()
+                    .map(|j| (j.display_id(), Some(own_ref(j))))
+                    .collect();
+            } else if !(uids.is_empty()
+                && r.names.is_empty()
+                && r.states.is_empty()
+                && r.partitions.is_empty())
+            {
+                // Ids and filters together: only the ids that match the filters.
+                targets.retain(|(_, t)| match t {
+                    Some(JobRef::Job(id)) => cx.core.job(*id).is_none_or(&matches),
+                    _ => true,
+                });
+            }
+            let mut reply = CancelReply::default();
+            for (text, target) in targets {
+                let result = target.ok_or(CtldError::InvalidJobId).and_then(|job| {
+                    if r.batch_only {
+                        // `scancel -b`: the batch shell alone (SIGKILL unless `-s`).
+                        return core::on_signal_part(
+                            cx.core,
+                            cx.out,
+                            caller,
+                            job,
+                            JobPart::Batch,
+                            r.signal,
+                        )
+                        .map(|()| job);
+                    }
+                    let req = core::CancelRequest {
+                        job,
+                        signal: r.signal,
+                    };
+                    core::on_cancel(cx.core, cx.out, cx.now, caller, req).map(|()| job)
+                });
+                match result {
+                    Ok(job) => reply.cancelled.push(ref_id(cx, Some(job))),
+                    Err(e) => reply.errors.push(job_error(&text, &e, cx, target)),
+                }
+            }
+            // `scancel 12.3`: the step's processes get the signal (SIGKILL cancels it).
+            for text in &r.job_steps {
+                let parsed = step_ref(text);
+                let target = parsed.as_ref().ok().map(|p| p.0);
+                let result = parsed.and_then(|(job, step)| {
+                    core::on_signal_part(
+                        cx.core,
+                        cx.out,
+                        caller,
+                        job,
+                        JobPart::Step(step),
+                        r.signal,
+                    )
+                });
+                // `cancelled` lists jobs; a signalled step is not one.
+                if let Err(e) = result {
+                    reply.errors.push(job_error(text, &e, cx, target));
+                }
+            }
+            reply
+        })
+        .await?;
+    reply.cancelled.extend(fed_reply.cancelled);
+    reply.errors.extend(fed_reply.errors);
+    Ok(reply)
+}
+
+/// `scontrol hold|uhold|release|requeue|requeuehold|suspend|resume`.
+pub async fn control_job(
+    svc: &ControllerService,
+    req: Request<ControlJobRequest>,
+) -> Result<ControlJobReply, Status> {
+    let caller = svc.caller(&req)?;
+    let mut r = req.into_inner();
+    let action = JobAction::try_from(r.action).unwrap_or(JobAction::Unspecified);
+    if action == JobAction::Unspecified {
+        return Err(Status::invalid_argument("Invalid job action"));
+    }
+    let fed_errors = match &svc.fed {
+        Some(fed) => crate::fed::commands::control(fed, &svc.core, caller, action, &mut r).await,
+        None => Vec::new(),
+    };
+    if r.jobs.is_empty() {
+        return Ok(ControlJobReply { errors: fed_errors });
+    }
+    let mut errors = svc
+        .core
+        .call(move |cx| {
+            each_job(cx, &r.jobs, |cx, job| {
+                let (core, out, now) = (&mut *cx.core, &mut *cx.out, cx.now);
+                match action {
+                    JobAction::Hold => on_hold(core, out, caller, job, HoldKind::Admin),
+                    JobAction::Uhold => on_hold(core, out, caller, job, HoldKind::User),
+                    JobAction::Release => on_release(core, out, caller, job),
+                    JobAction::Requeue => on_requeue(core, out, now, caller, job),
+                    JobAction::RequeueHold => on_requeue_hold(core, out, now, caller, job),
+                    JobAction::Suspend => on_suspend(core, out, now, caller, job),
+                    JobAction::Resume => on_resume(core, out, now, caller, job),
+                    JobAction::Unspecified => Err(CtldError::Disabled),
+                }
+            })
+        })
+        .await?;
+    errors.extend(fed_errors);
+    Ok(ControlJobReply { errors })
+}
+
+/// `scontrol update job`: TimeLimit, Partition, Name/JobName, Dependency.
+pub async fn update_job(
+    svc: &ControllerService,
+    req: Request<UpdateJobRequest>,
+) -> Result<ControlJobReply, Status> {
+    let caller = svc.caller(&req)?;
+    let groups = svc.users.get(caller.uid).groups;
+    let mut r = req.into_inner();
+    let split = match &svc.fed {
+        Some(fed) => crate::fed::commands::update(fed, &svc.core, caller, &mut r).await,
+        None => crate::fed::commands::UpdateSplit::default(),
+    };
+    if r.jobs.is_empty() {
+        return Ok(ControlJobReply {
+            errors: split.errors,
+        });
+    }
+    let mut changes = Vec::new();
+    for s in &r.settings {
+        let change = match s.name.to_ascii_lowercase().as_str() {
+            "timelimit" => JobChange::TimeLimit(
+                time_limit(Some(&s.value))?.ok_or(CtldError::InvalidTimeLimit)?,
+            ),
+            "partition" => JobChange::Partition(s.value.clone()),
+            "name" | "jobname" => JobChange::Name(s.value.clone()),
+            "dependency" => JobChange::Dependency(s.value.clone()),
+            _ => {
+                return Err(Status::invalid_argument(format!(
+                    "Update of this parameter is not supported: {}",
+                    s.name
+                )));
+            }
+        };
+        changes.push(change);
+    }
+    let mut errors = svc
+        .core
+        .call(move |cx| {
+            each_job(cx, &r.jobs, |cx, job| {
+                on_update_job(cx.core, cx.out, cx.now, caller, job, &changes, &groups)
+            })
+        })
+        .await?;
+    if let Some(fed) = &svc.fed {
+        for id in split.push {
+            crate::fed::route::push_description(fed, &svc.core, id).await;
+        }
+    }
+    errors.extend(split.errors);
+    Ok(ControlJobReply { errors })
+}
+
+/// Runs `f` on each job as written; returns the errors.
+fn each_job(
+    cx: &mut Ctx<'_>,
+    jobs: &[String],
+    mut f: impl FnMut(&mut Ctx<'_>, JobRef) -> Result<(), CtldError>,
+) -> Vec<JobError> {
+    let mut errors = Vec::new();
+    for text in jobs {
+        let target = job_ref(text).ok();
+        if let Err(e) = target
+            .ok_or(CtldError::InvalidJobId)
+            .and_then(|job| f(cx, job))
+        {
+            errors.push(job_error(text, &e, cx, target));
+        }
+    }
+    errors
+}

@@ -1,0 +1,228 @@
+//! The `Controller` gRPC service: it authenticates the caller, decodes the request, runs it
+//! on the core through the [`CoreHandle`] and encodes the answer. No controller logic lives
+//! here; errors carry Slurm's texts (the core's [`CtldError`]s).
+//!
+//! - [`submit`]: Submit (and `--test-only`), Allocate (srun), CreateStep, StepDone;
+//! - [`control`]: Cancel, ControlJob, UpdateJob;
+//! - [`query`]: ListJobs, ListNodes, ListPartitions, GetConfig;
+//! - [`nodes`]: RegisterNode, Heartbeat, JobExited (node daemons), UpdateNode (admins);
+//! - [`convert`]: protobuf ↔ core; [`users`]: users and groups as this host knows them;
+//! - [`server`]: the runtime and this service on a listener, until shutdown;
+//! - [`federation`]: `ControllerFederation` (`scontrol show federation`).
+//!
+//! Requests about federated jobs take their way through [`crate::fed::route`] first.
+
+pub mod control;
+pub mod convert;
+pub mod federation;
+pub mod nodes;
+pub mod query;
+pub mod server;
+pub mod submit;
+pub mod users;
+
+use crate::conf::CtldConf;
+use crate::core::{Caller, SimTime};
+use crate::error::CtldError;
+use crate::runtime::admins::DbdAdmins;
+use crate::runtime::{CoreHandle, RuntimeGone};
+use sluice_schema::auth;
+use sluice_schema::proto::controller_server::{Controller, ControllerServer};
+use sluice_schema::proto::*;
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+use users::Users;
+
+/// The service's state: the core's handle and what it needs to know about callers.
+pub struct ControllerService {
+    core: CoreHandle,
+    conf: Arc<CtldConf>,
+    admins: Vec<u32>,
+    dbd_admins: DbdAdmins,
+    users: Users,
+    started: SimTime,
+    steps: submit::Steps,
+    fed: Option<crate::fed::FedHandle>,
+}
+
+impl ControllerService {
+    /// A service over `core`; `admins` are root and the SlurmUser (see
+    /// [`ControllerService::with_dbd_admins`] for the dbd's administrators).
+    pub fn new(core: CoreHandle, conf: Arc<CtldConf>, admins: Vec<u32>, started: SimTime) -> Self {
+        Self {
+            core,
+            conf,
+            admins,
+            dbd_admins: DbdAdmins::default(),
+            users: Users::default(),
+            started,
+            steps: submit::Steps::default(),
+            fed: None,
+        }
+    }
+
+    /// Takes federated paths through `fed` (the runtime's federation client, with a dbd).
+    pub fn with_fed(mut self, fed: Option<crate::fed::FedHandle>) -> Self {
+        self.fed = fed;
+        self
+    }
+
+    /// Also treats the accounting daemon's administrators (`AdminLevel=Administrator`, as the
+    /// runtime keeps them) as administrators.
+    pub fn with_dbd_admins(mut self, admins: DbdAdmins) -> Self {
+        self.dbd_admins = admins;
+        self
+    }
+
+    /// The tonic server for this service (wrap it with the `Verifier` interceptor).
+    pub fn into_server(self) -> ControllerServer<Self> {
+        ControllerServer::new(self)
+    }
+
+    /// Who sent `req`.
+    fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
+        let uid = auth::identity(req)?.uid;
+        Ok(Caller {
+            uid,
+            admin: self.admins.contains(&uid) || self.dbd_admins.contains(uid),
+        })
+    }
+
+    /// The caller, who must be an administrator (node daemons, admins' commands).
+    fn admin<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
+        let caller = self.caller(req)?;
+        if caller.admin {
+            Ok(caller)
+        } else {
+            tracing::warn!(
+                uid = caller.uid,
+                "refused a request that needs an administrator"
+            );
+            Err(CtldError::AccessDenied.into())
+        }
+    }
+}
+
+impl From<CtldError> for Status {
+    fn from(e: CtldError) -> Self {
+        let msg = e.to_string();
+        match e {
+            CtldError::AccessDenied | CtldError::PartitionGroupDenied { .. } => {
+                Status::permission_denied(msg)
+            }
+            // EAGAIN: the controller is up but cannot take the job now. Not `Unavailable`,
+            // which the commands read as "Unable to contact slurm controller"; sbatch retries
+            // on the text, as Slurm's does on EAGAIN.
+            CtldError::MaxJobCount { .. } | CtldError::JobIdsExhausted => {
+                Status::resource_exhausted(msg)
+            }
+            CtldError::InvalidJobId | CtldError::InvalidNodeName { .. } => Status::not_found(msg),
+            CtldError::Conf(_) => Status::internal(msg),
+            _ => Status::invalid_argument(msg),
+        }
+    }
+}
+
+impl From<RuntimeGone> for Status {
+    fn from(e: RuntimeGone) -> Self {
+        Status::unavailable(e.to_string())
+    }
+}
+
+type Res<T> = Result<Response<T>, Status>;
+
+#[tonic::async_trait]
+impl Controller for ControllerService {
+    type AllocateStream = tokio_stream::wrappers::ReceiverStream<Result<AllocationEvent, Status>>;
+
+    async fn ping(&self, req: Request<PingRequest>) -> Res<CtldPingReply> {
+        self.caller(&req)?;
+        Ok(Response::new(CtldPingReply {
+            cluster: self.conf.cluster_name.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            started: i64::try_from(self.started.secs()).unwrap_or(0),
+        }))
+    }
+
+    async fn submit(&self, req: Request<SubmitJobRequest>) -> Res<SubmitJobReply> {
+        submit::submit(self, req).await.map(Response::new)
+    }
+
+    async fn allocate(&self, req: Request<SubmitJobRequest>) -> Res<Self::AllocateStream> {
+        submit::allocate(self, req).await.map(Response::new)
+    }
+
+    async fn create_step(&self, req: Request<CreateStepRequest>) -> Res<CreateStepReply> {
+        submit::create_step(self, req).await.map(Response::new)
+    }
+
+    async fn step_done(&self, req: Request<StepDoneRequest>) -> Res<Ack> {
+        submit::step_done(self, req).await.map(Response::new)
+    }
+
+    async fn list_jobs(&self, req: Request<ListJobsRequest>) -> Res<ListJobsReply> {
+        query::list_jobs(self, req).await.map(Response::new)
+    }
+
+    async fn list_nodes(&self, req: Request<ListNodesRequest>) -> Res<ListNodesReply> {
+        query::list_nodes(self, req).await.map(Response::new)
+    }
+
+    async fn list_partitions(
+        &self,
+        req: Request<ListPartitionsRequest>,
+    ) -> Res<ListPartitionsReply> {
+        query::list_partitions(self, req).await.map(Response::new)
+    }
+
+    async fn get_config(&self, req: Request<GetConfigRequest>) -> Res<ConfigReply> {
+        query::get_config(self, req).map(Response::new)
+    }
+
+    async fn cancel(&self, req: Request<CancelRequest>) -> Res<CancelReply> {
+        control::cancel(self, req).await.map(Response::new)
+    }
+
+    async fn control_job(&self, req: Request<ControlJobRequest>) -> Res<ControlJobReply> {
+        control::control_job(self, req).await.map(Response::new)
+    }
+
+    async fn update_job(&self, req: Request<UpdateJobRequest>) -> Res<ControlJobReply> {
+        control::update_job(self, req).await.map(Response::new)
+    }
+
+    async fn update_node(&self, req: Request<UpdateNodeRequest>) -> Res<Ack> {
+        nodes::update_node(self, req).await.map(Response::new)
+    }
+
+    async fn register_node(&self, req: Request<RegisterNodeRequest>) -> Res<RegisterNodeReply> {
+        nodes::register_node(self, req).await.map(Response::new)
+    }
+
+    async fn heartbeat(&self, req: Request<HeartbeatRequest>) -> Res<Ack> {
+        nodes::heartbeat(self, req).await.map(Response::new)
+    }
+
+    async fn job_exited(&self, req: Request<JobExitedRequest>) -> Res<Ack> {
+        nodes::job_exited(self, req).await.map(Response::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eagain_travels_as_its_text_and_not_as_a_connect_failure() {
+        for e in [
+            CtldError::MaxJobCount { limit: 10 },
+            CtldError::JobIdsExhausted,
+        ] {
+            let status = Status::from(e);
+            assert_eq!(status.message(), "Resource temporarily unavailable");
+            assert_eq!(status.code(), tonic::Code::ResourceExhausted);
+        }
+        let gone = Status::from(RuntimeGone);
+        assert_eq!(gone.code(), tonic::Code::Unavailable);
+    }
+}

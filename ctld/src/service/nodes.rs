@@ -1,0 +1,209 @@
+//! Node daemons' calls (RegisterNode, Heartbeat, JobExited: administrator-signed only, i.e.
+//! root or the SlurmUser) and `scontrol update node` (administrators only).
+
+use super::ControllerService;
+use crate::core::{
+    JobExit, NodeRegistration, NodeUpdate, PowerRequest, SimTime, on_job_exited, on_node_comm,
+    on_node_heartbeat, on_node_power, on_node_registered, on_node_update,
+};
+use crate::error::CtldError;
+use sluice_schema::FedJobId;
+use sluice_schema::proto::{
+    Ack, HeartbeatRequest, JobExitedRequest, RegisterNodeReply, RegisterNodeRequest,
+    UpdateNodeRequest,
+};
+use tonic::{Request, Status};
+
+/// Seconds between a node's heartbeats: a third of SlurmdTimeout, within 1..=30.
+pub fn heartbeat_secs(slurmd_timeout: u32) -> u32 {
+    match slurmd_timeout {
+        0 => 30,
+        t => (t / 3).clamp(1, 30),
+    }
+}
+
+fn job_ids(raw: &[u32]) -> Vec<FedJobId> {
+    raw.iter()
+        .filter_map(|&j| FedJobId::from_raw(j).ok())
+        .collect()
+}
+
+/// A node daemon (re)started: its resources, address and running jobs. The reply lists the
+/// jobs it runs that the controller does not expect there: it kills them.
+pub async fn register_node(
+    svc: &ControllerService,
+    req: Request<RegisterNodeRequest>,
+) -> Result<RegisterNodeReply, Status> {
+    svc.admin(&req)?;
+    let r = req.into_inner();
+    let reported = job_ids(&r.running_jobs);
+    let kill_jobs = svc
+        .core
+        .call(move |cx| {
+            if cx.core.node(&r.name).is_none() {
+                return Err(CtldError::InvalidNodeName { name: r.name });
+            }
+            if let (false, Ok(port)) = (r.addr.is_empty(), u16::try_from(r.port))
+                && port != 0
+            {
+                cx.set_node_addr(&r.name, r.addr.clone(), port);
+            }
+            let reg = NodeRegistration {
+                name: r.name.clone(),
+                cpus: r.cpus,
+                real_memory_mb: r.real_memory_mb,
+                tmp_disk_mb: r.tmp_disk_mb,
+                boot_time: SimTime::from_secs(u64::try_from(r.boot_time).unwrap_or(0)),
+                jobs: reported.clone(),
+            };
+            on_node_registered(cx.core, cx.out, cx.now, reg)?;
+            let expected = cx.core.node(&r.name).and_then(|n| n.job);
+            Ok(reported
+                .into_iter()
+                .filter(|j| Some(*j) != expected)
+                .map(FedJobId::get)
+                .collect())
+        })
+        .await??;
+    Ok(RegisterNodeReply {
+        cluster: svc.conf.cluster_name.clone(),
+        heartbeat_secs: heartbeat_secs(svc.conf.slurmd_timeout),
+        kill_jobs,
+    })
+}
+
+/// A node daemon is alive.
+pub async fn heartbeat(
+    svc: &ControllerService,
+    req: Request<HeartbeatRequest>,
+) -> Result<Ack, Status> {
+    svc.admin(&req)?;
+    let name = req.into_inner().name;
+    svc.core
+        .query(move |cx| on_node_heartbeat(cx.core, cx.out, cx.now, &name))
+        .await??;
+    Ok(Ack {})
+}
+
+/// A batch script ended. Acknowledged once durable; a report the controller already has (a
+/// retry after a lost reply, or after a restart) is acknowledged too.
+pub async fn job_exited(
+    svc: &ControllerService,
+    req: Request<JobExitedRequest>,
+) -> Result<Ack, Status> {
+    svc.admin(&req)?;
+    let r = req.into_inner();
+    let Ok(job) = FedJobId::from_raw(r.job_id) else {
+        return Ok(Ack {});
+    };
+    let exit = JobExit {
+        job,
+        exit_code: r.exit_code,
+        signal: r.signal,
+    };
+    let result = svc
+        .core
+        .call(move |cx| on_job_exited(cx.core, cx.out, cx.now, exit))
+        .await?;
+    match result {
+        Ok(()) | Err(CtldError::AlreadyDone | CtldError::InvalidJobId) => Ok(Ack {}),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `scontrol update nodename=... state=drain|down|resume|undrain|idle reason=...`.
+pub async fn update_node(
+    svc: &ControllerService,
+    req: Request<UpdateNodeRequest>,
+) -> Result<Ack, Status> {
+    let caller = svc.admin(&req)?;
+    let r = req.into_inner();
+    if !r.features.is_empty() || r.weight.is_some() {
+        return Err(Status::invalid_argument(
+            "Update of this parameter is not supported",
+        ));
+    }
+    let reason = r.reason.clone().filter(|s| !s.is_empty());
+    let update = match r.state.as_deref().map(str::to_ascii_uppercase).as_deref() {
+        Some("POWER_DOWN") => Some(Change::Power(PowerRequest::Down)),
+        Some("POWER_DOWN_ASAP") => Some(Change::Power(PowerRequest::DownAsap {
+            reason: reason.clone(),
+        })),
+        Some("POWER_DOWN_FORCE") => Some(Change::Power(PowerRequest::DownForce)),
+        Some("POWER_UP") => Some(Change::Power(PowerRequest::Up)),
+        Some("DRAIN") | Some("DOWN") if reason.is_none() => {
+            return Err(Status::invalid_argument(
+                "You must specify a reason when DOWNING or DRAINING a node. Request denied",
+            ));
+        }
+        Some("DRAIN") => Some(Change::Node(NodeUpdate::Drain {
+            reason: reason.unwrap_or_default(),
+        })),
+        Some("DOWN") => Some(Change::Node(NodeUpdate::Down {
+            reason: reason.unwrap_or_default(),
+        })),
+        Some("RESUME" | "UNDRAIN" | "IDLE") => Some(Change::Node(NodeUpdate::Resume)),
+        Some(other) => {
+            return Err(Status::invalid_argument(format!(
+                "Invalid node state specified: {other}"
+            )));
+        }
+        None => None,
+    };
+    let comm = (r.node_addr.clone(), r.node_hostname.clone());
+    if update.is_none() && comm == (None, None) {
+        return Ok(Ack {});
+    }
+    let mut names = Vec::new();
+    for expr in &r.nodes {
+        let expanded = sluice_schema::hostlist::expand(expr)
+            .map_err(|_| Status::from(CtldError::InvalidNodeName { name: expr.clone() }))?;
+        names.extend(expanded);
+    }
+    svc.core
+        .call(move |cx| {
+            for name in &names {
+                match update.clone() {
+                    Some(Change::Node(u)) => {
+                        on_node_update(cx.core, cx.out, cx.now, caller, name, u)?
+                    }
+                    Some(Change::Power(p)) => {
+                        on_node_power(cx.core, cx.out, cx.now, caller, name, p)?
+                    }
+                    None => {}
+                }
+                if comm != (None, None) {
+                    let (addr, host) = comm.clone();
+                    on_node_comm(cx.core, cx.out, caller, name, addr.clone(), host)?;
+                    if let Some(a) = addr
+                        && let Some((_, port)) = cx.node_addr(name)
+                    {
+                        cx.set_node_addr(name, a, port);
+                    }
+                }
+            }
+            Ok::<_, CtldError>(())
+        })
+        .await??;
+    Ok(Ack {})
+}
+
+/// What `state=` asks: an ordinary node update, or a power request.
+#[derive(Debug, Clone)]
+enum Change {
+    Node(NodeUpdate),
+    Power(PowerRequest),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::heartbeat_secs;
+
+    #[test]
+    fn heartbeats_come_three_times_per_timeout_within_bounds() {
+        assert_eq!(heartbeat_secs(300), 30);
+        assert_eq!(heartbeat_secs(30), 10);
+        assert_eq!(heartbeat_secs(1), 1);
+        assert_eq!(heartbeat_secs(0), 30);
+    }
+}

@@ -1,0 +1,91 @@
+//! The whole controller minus process concerns (daemonizing, logging, signals, pid and port
+//! files): the runtime and the authenticated gRPC server on a bound listener, until shutdown.
+//! `main.rs` adds the process concerns; tests run this in-process.
+
+use super::ControllerService;
+use crate::conf::CtldConf;
+use crate::runtime::{self, Runtime, RuntimeConfig, RuntimeError};
+use sluice_schema::auth::{Key, Verifier};
+use std::future::Future;
+use std::sync::Arc;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::server::TcpIncoming;
+
+/// The controller's administrators: root and `SlurmUser` (a name or a uid).
+pub fn admin_uids(conf: &CtldConf) -> Result<Vec<u32>, RuntimeError> {
+    let name = conf.slurm_user.as_str();
+    let uid = nix::unistd::User::from_name(name)
+        .ok()
+        .flatten()
+        .map(|u| u.uid.as_raw())
+        .or_else(|| name.parse().ok())
+        .ok_or_else(|| RuntimeError::UnknownSlurmUser(name.to_string()))?;
+    let mut uids = vec![0, uid];
+    uids.dedup();
+    Ok(uids)
+}
+
+/// The address node daemons report to: the first `SlurmctldHost`'s address (else its name)
+/// and the port actually bound.
+pub fn ctld_addr(conf: &CtldConf, port: u16) -> String {
+    let host = conf
+        .ctld_hosts
+        .first()
+        .map_or("localhost", |h| h.addr.as_deref().unwrap_or(&h.name));
+    format!("{host}:{port}")
+}
+
+/// Runs the controller for `conf` on `listener` until `shutdown` completes: restores the
+/// state, serves requests, then stops accepting, lets the core commit what is pending, and
+/// returns.
+pub async fn serve(
+    conf: CtldConf,
+    key: Key,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RuntimeError> {
+    let port = listener.local_addr()?.port();
+    let rt = runtime::start(RuntimeConfig {
+        conf: conf.clone(),
+        key: key.clone(),
+        ctld_addr: ctld_addr(&conf, port),
+    })?;
+    serve_runtime(rt, conf, key, listener, shutdown).await
+}
+
+/// Serves an already started runtime (tests start it over their own store) on `listener`
+/// until `shutdown` completes, then stops the runtime.
+pub async fn serve_runtime(
+    rt: Runtime,
+    conf: CtldConf,
+    key: Key,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RuntimeError> {
+    let port = listener.local_addr()?.port();
+    let admins = admin_uids(&conf)?;
+    let started = rt
+        .handle()
+        .query(|cx| cx.now)
+        .await
+        .map_err(|_| RuntimeError::Stopped)?;
+    tracing::info!(cluster = %conf.cluster_name, port, "controller listening");
+    let service = ControllerService::new(rt.handle(), Arc::new(conf), admins, started)
+        .with_dbd_admins(rt.dbd_admins())
+        .with_fed(rt.fed());
+    let verifier = Verifier::new(key);
+    let federation = super::federation::FederationInfoService::new(rt.handle()).into_server();
+    let federation = InterceptedService::new(federation, verifier.clone());
+    let service = InterceptedService::new(service.into_server(), verifier);
+    let result = tonic::transport::Server::builder()
+        .add_service(service)
+        .add_service(federation)
+        .serve_with_incoming_shutdown(
+            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown,
+        )
+        .await;
+    rt.shutdown().await;
+    tracing::info!("controller stopped");
+    result.map_err(RuntimeError::from)
+}

@@ -1,0 +1,274 @@
+//! Submissions and steps: `sbatch` (Submit, also `--test-only`), `srun` without an allocation
+//! (Allocate: an interactive job whose progress is streamed until it runs), and steps inside a
+//! running job (CreateStep / StepDone, each recorded for accounting).
+
+use super::ControllerService;
+use super::convert::submit_request;
+use crate::core::{
+    AcctRecord, JobExit, LaunchSpec, SimTime, StepRequest, on_allocation_done, on_step_create,
+    on_submit, on_will_run,
+};
+use crate::error::CtldError;
+use crate::runtime::Ctx;
+use sluice_schema::proto::{
+    Ack, Allocation, CreateStepReply, CreateStepRequest, NodeAddr, StepDoneRequest, SubmitJobReply,
+    SubmitJobRequest,
+};
+use sluice_schema::{FedJobId, JobState};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Status};
+
+/// Steps started and not yet done, for their accounting record at the end.
+#[derive(Default)]
+pub struct Steps {
+    open: Mutex<HashMap<(u32, u32), StepStart>>,
+}
+
+#[derive(Clone)]
+struct StepStart {
+    name: String,
+    start: SimTime,
+    node_list: String,
+    node_count: u32,
+    ntasks: u32,
+    cpus: u32,
+}
+
+/// `sbatch`.
+pub async fn submit(
+    svc: &ControllerService,
+    req: Request<SubmitJobRequest>,
+) -> Result<SubmitJobReply, Status> {
+    let caller = svc.caller(&req)?;
+    let r = req.into_inner();
+    let user = svc.users.get(caller.uid);
+    let sreq = submit_request(&r, caller, &user, false)?;
+    let cluster = svc.conf.cluster_name.clone();
+    if r.test_only {
+        let (start, nodes, cpus, partition) = svc
+            .core
+            .query(move |cx| {
+                let w = on_will_run(cx.core, cx.now, sreq)?;
+                let start = w.start.map_or(0, |t| i64::try_from(t.secs()).unwrap_or(0));
+                let part = w.partition.clone();
+                Ok::<_, CtldError>((start, cx.core.hostlist(&w.nodes), w.cpus, part))
+            })
+            .await??;
+        return Ok(SubmitJobReply {
+            job_id: 0,
+            cluster,
+            test_start: start,
+            test_nodes: nodes,
+            test_cpus: cpus,
+            test_partition: partition,
+        });
+    }
+    let opts = crate::core::fed::FedSubmit {
+        clusters: r.clusters.join(","),
+        features: r.cluster_constraint.clone(),
+    };
+    let job_id = crate::fed::route::submit(svc.fed.as_ref(), &svc.core, sreq, opts).await?;
+    Ok(SubmitJobReply {
+        job_id: job_id.get(),
+        cluster,
+        ..SubmitJobReply::default()
+    })
+}
+
+/// `srun` without an allocation: creates an interactive job and streams its progress.
+pub async fn allocate(
+    svc: &ControllerService,
+    req: Request<SubmitJobRequest>,
+) -> Result<ReceiverStream<Result<sluice_schema::proto::AllocationEvent, Status>>, Status> {
+    let caller = svc.caller(&req)?;
+    let r = req.into_inner();
+    let user = svc.users.get(caller.uid);
+    let sreq = submit_request(&r, caller, &user, true)?;
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    svc.core
+        .call(move |cx| {
+            let reply = on_submit(cx.core, cx.out, cx.now, sreq)?;
+            cx.watch_allocation(reply.job_id, tx);
+            Ok::<_, CtldError>(())
+        })
+        .await??;
+    Ok(ReceiverStream::new(rx))
+}
+
+/// A step in a running job: its id and where its tasks run (srun then runs them itself).
+pub async fn create_step(
+    svc: &ControllerService,
+    req: Request<CreateStepRequest>,
+) -> Result<CreateStepReply, Status> {
+    let caller = svc.caller(&req)?;
+    let r = req.into_inner();
+    let job = FedJobId::from_raw(r.job_id).map_err(|_| CtldError::InvalidJobId)?;
+    let (step_id, alloc, start) = svc
+        .core
+        .call(move |cx| {
+            let (ntasks, nodes) = {
+                let j = cx.core.job(job).ok_or(CtldError::InvalidJobId)?;
+                let want = r.min_nodes.unwrap_or(j.nodes.len() as u32).max(1) as usize;
+                if want > j.nodes.len() {
+                    return Err(CtldError::NodeConfigUnavailable);
+                }
+                let nodes = j.nodes[..want].to_vec();
+                (r.ntasks.unwrap_or(j.req.ntasks.max(want as u32)), nodes)
+            };
+            let launch = LaunchSpec::default();
+            let step = on_step_create(
+                cx.core,
+                cx.out,
+                caller,
+                StepRequest {
+                    job,
+                    ntasks,
+                    launch,
+                },
+            )?;
+            let alloc = allocation(cx, job, &nodes, ntasks);
+            let cpus: u32 = alloc.cpus_per_node.iter().sum();
+            let start = StepStart {
+                name: r.name.clone(),
+                start: cx.now,
+                node_list: alloc.node_list.clone(),
+                node_count: nodes.len() as u32,
+                ntasks,
+                cpus,
+            };
+            record_step(cx, job, step, &start, None, JobState::Running, 0, 0);
+            Ok::<_, CtldError>((step, alloc, start))
+        })
+        .await??;
+    if let Ok(mut open) = svc.steps.open.lock() {
+        open.insert((job.get(), step_id), start);
+    }
+    Ok(CreateStepReply {
+        step_id,
+        allocation: Some(alloc),
+    })
+}
+
+/// A step ended; with `end_job`, so does the srun-created job it ran in.
+pub async fn step_done(
+    svc: &ControllerService,
+    req: Request<StepDoneRequest>,
+) -> Result<Ack, Status> {
+    let caller = svc.caller(&req)?;
+    let r = req.into_inner();
+    let job = FedJobId::from_raw(r.job_id).map_err(|_| CtldError::InvalidJobId)?;
+    let started = svc
+        .steps
+        .open
+        .lock()
+        .ok()
+        .and_then(|mut open| open.remove(&(r.job_id, r.step_id)));
+    svc.core
+        .call(move |cx| {
+            let owner = cx.core.job(job).ok_or(CtldError::InvalidJobId)?.uid;
+            if !caller.admin && caller.uid != owner {
+                return Err(CtldError::AccessDenied);
+            }
+            // A step started before a controller restart: its start is not known here any
+            // more; the dbd keeps what the start record said.
+            let start = started.unwrap_or_else(|| StepStart {
+                name: String::new(),
+                start: SimTime::from_secs(0),
+                node_list: String::new(),
+                node_count: 0,
+                ntasks: 0,
+                cpus: 0,
+            });
+            let state = if r.exit_code == 0 && r.signal == 0 {
+                JobState::Completed
+            } else {
+                JobState::Failed
+            };
+            let end = Some(cx.now);
+            record_step(
+                cx,
+                job,
+                r.step_id,
+                &start,
+                end,
+                state,
+                r.exit_code,
+                r.signal,
+            );
+            if r.end_job {
+                let exit = JobExit {
+                    job,
+                    exit_code: r.exit_code,
+                    signal: r.signal,
+                };
+                on_allocation_done(cx.core, cx.out, cx.now, exit)?;
+            }
+            Ok(())
+        })
+        .await??;
+    Ok(Ack {})
+}
+
+/// The nodes and tasks of an allocation or step, with where each node daemon listens.
+fn allocation(
+    cx: &Ctx<'_>,
+    job: FedJobId,
+    nodes: &[sluice_schema::NodeIdx],
+    ntasks: u32,
+) -> Allocation {
+    let cpus_per_task = cx.core.job(job).map_or(1, |j| j.req.cpus_per_task);
+    let records: Vec<&crate::core::Node> = nodes
+        .iter()
+        .filter_map(|n| cx.core.nodes().get(n.get() as usize))
+        .collect();
+    Allocation {
+        job_id: job.get(),
+        node_list: cx.core.hostlist(nodes),
+        nodes: records
+            .iter()
+            .map(|n| {
+                let (addr, port) = cx.node_addr(&n.name).unwrap_or((n.addr.clone(), n.port));
+                NodeAddr {
+                    name: n.name.clone(),
+                    addr,
+                    port: u32::from(port),
+                }
+            })
+            .collect(),
+        ntasks,
+        cpus_per_task,
+        cpus_per_node: cx.core.cpus_held(job, nodes),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record_step(
+    cx: &mut Ctx<'_>,
+    job: FedJobId,
+    step: u32,
+    start: &StepStart,
+    end: Option<SimTime>,
+    state: JobState,
+    exit_code: i32,
+    signal: i32,
+) {
+    use crate::core::Outbox;
+    let run = cx.core.job(job).map_or(0, |j| j.restarts);
+    cx.out.accounting(AcctRecord::Step {
+        job,
+        run,
+        step: i32::try_from(step).unwrap_or(i32::MAX),
+        name: start.name.clone(),
+        start: start.start,
+        end,
+        state,
+        exit_code,
+        signal,
+        node_list: start.node_list.clone(),
+        node_count: start.node_count,
+        ntasks: start.ntasks,
+        cpus: start.cpus,
+    });
+}

@@ -1,0 +1,276 @@
+//! The accounting shipper: a task that sends the outbox to the dbd in seq order.
+//!
+//! It reads the oldest records (up to [`ShipperConfig::batch_max`]) through its own SQLite
+//! connection, which WAL lets read while the core commits, sends them as one `RecordBatch`
+//! tagged with the store's outbox stream id, and deletes every record up to the `applied_seq`
+//! the dbd answers. The dbd applies batches idempotently by seq within a stream, so a batch
+//! resent after a lost reply is stored once, and a store created afresh (new stream, seqs from 1)
+//! is not taken for a replay of the old one. On a failure it
+//! backs off (100 ms doubling up to 5 s) and tries again; when the outbox is empty it waits for
+//! [`ShipperHandle::notify`] (after each commit) or a 1 s timer. The core never waits for it:
+//! the only shared resource is SQLite's write lock, held for the length of one delete.
+
+use crate::store::{StateStore, schema};
+use prost::Message;
+use rusqlite::Connection;
+use sluice_schema::client::RecordsClient;
+use sluice_schema::proto::{AcctRecord, RecordBatchRequest};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+
+/// The shipper's timings and batch size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShipperConfig {
+    /// Most records per batch.
+    pub batch_max: u32,
+    /// First wait after a failure.
+    pub backoff_min: Duration,
+    /// Longest wait after repeated failures.
+    pub backoff_max: Duration,
+    /// How often an idle shipper looks at the outbox without being notified.
+    pub idle_poll: Duration,
+    /// How long one `RecordBatch` call may take before it counts as failed.
+    pub rpc_timeout: Duration,
+}
+
+impl Default for ShipperConfig {
+    fn default() -> Self {
+        Self {
+            batch_max: 1_000,
+            backoff_min: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(5),
+            idle_poll: Duration::from_secs(1),
+            rpc_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Starts shippers.
+pub struct Shipper;
+
+impl Shipper {
+    /// Spawns the shipper of the outbox in `state_dir` (`StateSaveLocation`) for `cluster` on
+    /// the current tokio runtime, with the default [`ShipperConfig`].
+    pub fn spawn(state_dir: &Path, cluster: String, dbd: RecordsClient) -> ShipperHandle {
+        Self::spawn_with(state_dir, cluster, dbd, ShipperConfig::default())
+    }
+
+    /// [`Shipper::spawn`] with explicit timings.
+    pub fn spawn_with(
+        state_dir: &Path,
+        cluster: String,
+        dbd: RecordsClient,
+        cfg: ShipperConfig,
+    ) -> ShipperHandle {
+        let wake = Arc::new(Notify::new());
+        let (acked_tx, acked) = watch::channel(0);
+        let run = Run {
+            path: StateStore::file(state_dir),
+            cluster,
+            dbd,
+            cfg,
+            wake: wake.clone(),
+            acked: acked_tx,
+        };
+        ShipperHandle {
+            wake,
+            acked,
+            task: tokio::spawn(run.run()),
+        }
+    }
+}
+
+/// The running shipper; dropping it stops the task.
+pub struct ShipperHandle {
+    wake: Arc<Notify>,
+    acked: watch::Receiver<u64>,
+    task: JoinHandle<()>,
+}
+
+impl ShipperHandle {
+    /// Tells the shipper new records were committed (cheap; never blocks).
+    pub fn notify(&self) {
+        self.wake.notify_one();
+    }
+
+    /// The highest seq the dbd confirmed and the shipper deleted from the outbox.
+    pub fn acked(&self) -> watch::Receiver<u64> {
+        self.acked.clone()
+    }
+}
+
+impl Drop for ShipperHandle {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+struct Run {
+    path: PathBuf,
+    cluster: String,
+    dbd: RecordsClient,
+    cfg: ShipperConfig,
+    wake: Arc<Notify>,
+    acked: watch::Sender<u64>,
+}
+
+/// How one round went.
+enum Round {
+    /// Nothing to send.
+    Idle,
+    /// Records were applied; there may be more.
+    Progress,
+    /// Something failed; back off.
+    Failed,
+}
+
+impl Run {
+    async fn run(mut self) {
+        let mut conn: Option<Connection> = None;
+        let mut backoff = self.cfg.backoff_min;
+        loop {
+            match self.round(&mut conn).await {
+                Round::Progress => backoff = self.cfg.backoff_min,
+                Round::Idle => {
+                    backoff = self.cfg.backoff_min;
+                    tokio::select! {
+                        () = self.wake.notified() => {}
+                        () = tokio::time::sleep(self.cfg.idle_poll) => {}
+                    }
+                }
+                Round::Failed => {
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(self.cfg.backoff_max);
+                }
+            }
+        }
+    }
+
+    /// Reads one batch, sends it and deletes what the dbd applied.
+    async fn round(&mut self, slot: &mut Option<Connection>) -> Round {
+        let conn = match slot.take() {
+            Some(c) => c,
+            None => match open(&self.path) {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::warn!("accounting outbox {}: {e}", self.path.display());
+                    return Round::Failed;
+                }
+            },
+        };
+        let max = self.cfg.batch_max;
+        let Some((conn, read)) = blocking(conn, move |c| read_batch(c, max)).await else {
+            return Round::Failed;
+        };
+        let (stream_id, records) = match read {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!("accounting outbox {}: {e}", self.path.display());
+                return Round::Failed;
+            }
+        };
+        *slot = Some(conn);
+        let (Some(first), Some(last)) = (records.first(), records.last()) else {
+            return Round::Idle;
+        };
+        let (first, last) = (first.seq, last.seq);
+        let req = RecordBatchRequest {
+            cluster: self.cluster.clone(),
+            records,
+            stream_id,
+        };
+        let reply = tokio::time::timeout(self.cfg.rpc_timeout, self.dbd.record_batch(req)).await;
+        let applied = match reply {
+            Ok(Ok(r)) => r.into_inner().applied_seq,
+            Ok(Err(status)) => {
+                tracing::warn!(
+                    "accounting daemon refused records {first}-{last}: {}",
+                    status.message()
+                );
+                return Round::Failed;
+            }
+            Err(_) => {
+                tracing::warn!("accounting daemon did not answer for records {first}-{last}");
+                return Round::Failed;
+            }
+        };
+        let Some(conn) = slot.take() else {
+            return Round::Failed;
+        };
+        let Some((conn, deleted)) = blocking(conn, move |c| {
+            c.execute(
+                "DELETE FROM acct_outbox WHERE seq <= ?1",
+                [i64::try_from(applied).unwrap_or(i64::MAX)],
+            )
+        })
+        .await
+        else {
+            return Round::Failed;
+        };
+        *slot = Some(conn);
+        if let Err(e) = deleted {
+            tracing::warn!("accounting outbox {}: {e}", self.path.display());
+            return Round::Failed;
+        }
+        self.acked.send_if_modified(|a| {
+            let moved = applied > *a;
+            *a = (*a).max(applied);
+            moved
+        });
+        if applied < first {
+            // The dbd took none of the batch: do not spin on it.
+            tracing::warn!("accounting daemon applied up to {applied}, below record {first}");
+            return Round::Failed;
+        }
+        Round::Progress
+    }
+}
+
+fn open(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    schema::configure(&conn)?;
+    Ok(conn)
+}
+
+/// The outbox stream id and its oldest `max` records in seq order. A record that does not
+/// decode is logged and left out (it is deleted with the batch once the dbd has applied past
+/// it).
+fn read_batch(conn: &Connection, max: u32) -> rusqlite::Result<(u64, Vec<AcctRecord>)> {
+    let stream_id = schema::stream_id(conn)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+    let mut stmt =
+        conn.prepare_cached("SELECT seq, record FROM acct_outbox ORDER BY seq LIMIT ?1")?;
+    let rows = stmt
+        .query_map([max], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<(i64, Vec<u8>)>>>()?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (seq, blob) in rows {
+        match AcctRecord::decode(blob.as_slice()) {
+            Ok(mut rec) => {
+                rec.seq = u64::try_from(seq).unwrap_or(0);
+                out.push(rec);
+            }
+            Err(e) => tracing::error!("accounting record {seq} is unreadable, skipped: {e}"),
+        }
+    }
+    Ok((stream_id, out))
+}
+
+/// Runs `f` on the connection on the blocking pool, so the runtime's workers never wait on
+/// SQLite. Gives the connection back with the result, or `None` when the blocking task did
+/// not finish (runtime shutting down): the next round opens a new connection.
+async fn blocking<T: Send + 'static>(
+    conn: Connection,
+    f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+) -> Option<(Connection, rusqlite::Result<T>)> {
+    tokio::task::spawn_blocking(move || {
+        let r = f(&conn);
+        (conn, r)
+    })
+    .await
+    .ok()
+}

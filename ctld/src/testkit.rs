@@ -1,0 +1,191 @@
+//! Builders for scenario tests and benchmarks: a cluster described in `slurm.conf` lines, a
+//! core built from it with a [`RecordingOutbox`], and helpers that move simulated time.
+//!
+//! ```
+//! use sluice_ctld::testkit::ClusterBuilder;
+//! use sluice_ctld::core::SubmitRequest;
+//! let mut fx = ClusterBuilder::new().nodes("n[1-2]", "CPUs=4").partition("debug", "Nodes=n[1-2] Default=YES").build();
+//! fx.register_all();
+//! let id = fx.submit(SubmitRequest::new(1000, "job")).unwrap();
+//! fx.schedule();
+//! assert_eq!(fx.state(id), sluice_schema::JobState::Running);
+//! ```
+
+use crate::conf::CtldConf;
+use crate::core::{
+    Caller, Core, IdLease, JobExit, JobReason, NodeRegistration, PassStats, RecordingOutbox,
+    SimTime, SubmitRequest, on_job_exited, on_node_registered, on_submit, on_tick, schedule,
+};
+use crate::error::CtldError;
+use sluice_schema::{FedJobId, JobState, LocalJobId};
+use std::path::Path;
+
+/// The simulated time fixtures start at.
+pub const T0: SimTime = SimTime::from_secs(1_700_000_000);
+
+/// Describes a cluster as `slurm.conf` lines.
+#[derive(Debug, Clone)]
+pub struct ClusterBuilder {
+    lines: Vec<String>,
+    first_id: u32,
+    id_count: u32,
+}
+
+impl Default for ClusterBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClusterBuilder {
+    /// A cluster named `test` with no nodes yet.
+    pub fn new() -> Self {
+        Self {
+            lines: vec!["ClusterName=test".into(), "SlurmctldHost=localhost".into()],
+            first_id: 1,
+            id_count: 1_000_000,
+        }
+    }
+
+    /// Adds `NodeName=<names> <rest>`.
+    pub fn nodes(mut self, names: &str, rest: &str) -> Self {
+        self.lines.push(format!("NodeName={names} {rest}"));
+        self
+    }
+
+    /// Adds `PartitionName=<name> <rest>`.
+    pub fn partition(mut self, name: &str, rest: &str) -> Self {
+        self.lines.push(format!("PartitionName={name} {rest}"));
+        self
+    }
+
+    /// Adds any other line, e.g. `KillWait=10`.
+    pub fn conf(mut self, line: &str) -> Self {
+        self.lines.push(line.to_string());
+        self
+    }
+
+    /// Leases `count` job ids starting at `first` (default: 1 and a million).
+    pub fn job_ids(mut self, first: u32, count: u32) -> Self {
+        self.first_id = first;
+        self.id_count = count;
+        self
+    }
+
+    /// The configuration text.
+    pub fn text(&self) -> String {
+        self.lines.join("\n") + "\n"
+    }
+
+    /// Builds the fixture at [`T0`]; groups resolve `gN` to gid N.
+    pub fn try_build(&self) -> Result<CoreFixture, CtldError> {
+        let (conf, _) = CtldConf::parse(Path::new("slurm.conf"), &self.text())?;
+        let ids = LocalJobId::new(self.first_id)
+            .map(|first| IdLease::with_range(None, first, self.id_count))
+            .unwrap_or_default();
+        let groups = |g: &str| g.strip_prefix('g').and_then(|n| n.parse().ok());
+        let core = Core::new(&conf, Box::new(ids), &groups, T0)?;
+        Ok(CoreFixture {
+            core,
+            out: RecordingOutbox::default(),
+            now: T0,
+        })
+    }
+
+    /// Builds the fixture, panicking on a bad description (tests and benchmarks only).
+    pub fn build(&self) -> CoreFixture {
+        match self.try_build() {
+            Ok(fx) => fx,
+            Err(e) => panic!("bad test cluster: {e}"),
+        }
+    }
+}
+
+/// A core, its recording outbox and the simulated clock.
+pub struct CoreFixture {
+    /// The core.
+    pub core: Core,
+    /// Everything the core asked for.
+    pub out: RecordingOutbox,
+    /// Simulated now.
+    pub now: SimTime,
+}
+
+impl CoreFixture {
+    /// Registers every node with exactly its configured resources.
+    pub fn register_all(&mut self) {
+        let regs: Vec<NodeRegistration> = self
+            .core
+            .nodes()
+            .iter()
+            .map(|n| NodeRegistration {
+                name: n.name.clone(),
+                cpus: n.cpus,
+                real_memory_mb: n.real_memory_mb,
+                tmp_disk_mb: n.tmp_disk_mb,
+                boot_time: self.now,
+                jobs: Vec::new(),
+            })
+            .collect();
+        for reg in regs {
+            let _ = on_node_registered(&mut self.core, &mut self.out, self.now, reg);
+        }
+    }
+
+    /// Submits a job; returns its (array) job id.
+    pub fn submit(&mut self, req: SubmitRequest) -> Result<FedJobId, CtldError> {
+        on_submit(&mut self.core, &mut self.out, self.now, req).map(|r| r.job_id)
+    }
+
+    /// Moves simulated time forward.
+    pub fn advance(&mut self, secs: u64) {
+        self.now = self.now.plus(secs);
+    }
+
+    /// Runs the periodic tick at the current time.
+    pub fn tick(&mut self) -> PassStats {
+        on_tick(&mut self.core, &mut self.out, self.now)
+    }
+
+    /// Runs one scheduling pass at the current time.
+    pub fn schedule(&mut self) -> PassStats {
+        schedule(&mut self.core, &mut self.out, self.now)
+    }
+
+    /// Reports that job `id`'s batch script exited with `code`.
+    pub fn exit(&mut self, id: FedJobId, code: i32) -> Result<(), CtldError> {
+        on_job_exited(
+            &mut self.core,
+            &mut self.out,
+            self.now,
+            JobExit {
+                job: id,
+                exit_code: code,
+                signal: 0,
+            },
+        )
+    }
+
+    /// A job's state (`REVOKED` stands in for "not in the core").
+    pub fn state(&self, id: FedJobId) -> JobState {
+        self.core.job(id).map_or(JobState::Revoked, |j| j.state)
+    }
+
+    /// A job's reason.
+    pub fn reason(&self, id: FedJobId) -> JobReason {
+        self.core.job(id).map_or(JobReason::None, |j| j.reason)
+    }
+
+    /// A job's nodes as a hostlist.
+    pub fn nodes_of(&self, id: FedJobId) -> String {
+        self.core
+            .job(id)
+            .map(|j| self.core.hostlist(&j.nodes))
+            .unwrap_or_default()
+    }
+
+    /// The administrator caller.
+    pub fn admin(&self) -> Caller {
+        Caller::admin()
+    }
+}
