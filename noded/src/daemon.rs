@@ -1,0 +1,152 @@
+//! Running the node daemon: binding, opening the spool, the controller link and the signed
+//! gRPC service, and shutting down.
+//!
+//! [`serve`] is the whole daemon minus process concerns (daemonizing, logging, signals, pid and
+//! port files), so tests run real node daemons in-process; `main.rs` adds those. Stopping the
+//! daemon does not stop its jobs' processes (they are not killed when their handles drop).
+
+use std::future::Future;
+use std::net::ToSocketAddrs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sluice_schema::auth::{Key, Signer, Verifier};
+use sluice_schema::client::connect_lazy;
+use sluice_schema::proto::controller_client::ControllerClient;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::server::TcpIncoming;
+
+use crate::config::NodedConfig;
+use crate::error::NodedError;
+use crate::node::Node;
+use crate::service::NodeService;
+use crate::{adopt, link};
+
+/// Binds the node's `NodeAddr:Port` (port 0 picks a free port). Done before daemonizing and
+/// before the runtime exists, so a taken port is reported on the terminal.
+pub fn bind(config: &NodedConfig) -> Result<std::net::TcpListener, NodedError> {
+    let addr = format!("{}:{}", config.addr, config.port);
+    let bind_err = |source| NodedError::Bind {
+        addr: addr.clone(),
+        source,
+    };
+    let addrs: Vec<_> = (config.addr.as_str(), config.port)
+        .to_socket_addrs()
+        .map_err(bind_err)?
+        .collect();
+    let listener = std::net::TcpListener::bind(&addrs[..]).map_err(bind_err)?;
+    listener.set_nonblocking(true).map_err(bind_err)?;
+    Ok(listener)
+}
+
+/// A node daemon whose spool is open and whose listener is bound: ready to serve.
+pub struct Prepared {
+    node: Arc<Node>,
+    key: Key,
+    listener: tokio::net::TcpListener,
+}
+
+impl Prepared {
+    /// Opens the spool directory (loading unsent exit reports) for a daemon on `listener`.
+    pub fn new(
+        config: NodedConfig,
+        key: Key,
+        listener: tokio::net::TcpListener,
+    ) -> Result<Self, NodedError> {
+        let port = listener
+            .local_addr()
+            .map_err(|source| NodedError::Bind {
+                addr: format!("{}:{}", config.addr, config.port),
+                source,
+            })?
+            .port();
+        let node = Arc::new(Node::open(config, port)?);
+        Ok(Self {
+            node,
+            key,
+            listener,
+        })
+    }
+
+    /// The port the daemon listens on (and registers).
+    pub fn port(&self) -> u16 {
+        self.node.port
+    }
+
+    /// Registers with the controller, serves requests until `shutdown` completes, then stops.
+    pub async fn serve(self, shutdown: impl Future<Output = ()> + Send) -> Result<(), NodedError> {
+        let config = &self.node.config;
+        let signer = Signer::new(self.key.clone(), nix::unistd::geteuid().as_raw());
+        let channel =
+            connect_lazy(&config.ctld_host, config.ctld_port, signer).map_err(|source| {
+                NodedError::CtldAddr {
+                    addr: format!("{}:{}", config.ctld_host, config.ctld_port),
+                    source,
+                }
+            })?;
+        let client = ControllerClient::new(channel);
+        adopt::adopt_orphans(&self.node).await;
+        let registrar = tokio::spawn(link::keep_registered(
+            Arc::clone(&self.node),
+            client.clone(),
+        ));
+        let reporter = tokio::spawn(link::report_exits(Arc::clone(&self.node), client));
+        tracing::info!(
+            node = %config.node_name,
+            addr = %config.addr,
+            port = self.node.port,
+            "node daemon listening"
+        );
+        let service = NodeService::new(Arc::clone(&self.node)).into_server();
+        let service = InterceptedService::new(service, Verifier::new(self.key));
+        let result = tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming_shutdown(
+                TcpIncoming::from(self.listener).with_nodelay(Some(true)),
+                shutdown,
+            )
+            .await;
+        registrar.abort();
+        reporter.abort();
+        tracing::info!("node daemon stopped");
+        Ok(result?)
+    }
+}
+
+/// Runs the node daemon described by `config` on `listener` until `shutdown` completes.
+pub async fn serve(
+    config: NodedConfig,
+    key: Key,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), NodedError> {
+    Prepared::new(config, key, listener)?.serve(shutdown).await
+}
+
+/// Completes on the first SIGTERM or SIGINT. The handlers are installed when this is called,
+/// so a signal arriving right after start-up is not lost.
+pub fn shutdown_signal() -> Result<impl Future<Output = ()> + Send, std::io::Error> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received, shutting down"),
+            _ = int.recv() => tracing::info!("SIGINT received, shutting down"),
+        }
+    })
+}
+
+/// Writes `contents` to `path` through a temporary file and a rename, so a reader polling for
+/// the file never sees it half written.
+pub fn write_file_atomically(path: &Path, contents: &str) -> Result<(), NodedError> {
+    let err = |source| NodedError::file(path, source);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, contents).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}

@@ -1,0 +1,90 @@
+//! The node daemon's error type: everything that can stop it from starting or serving, and the
+//! reasons a request is refused.
+
+use std::path::PathBuf;
+
+use sluice_schema::auth::AuthError;
+use sluice_schema::conf::ConfError;
+
+/// Why the node daemon could not start, stopped, or refused a request.
+#[derive(Debug, thiserror::Error)]
+pub enum NodedError {
+    /// `slurm.conf` is missing or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfError),
+    /// `slurm.conf` has no `NodeName=` line for this node.
+    #[error("{path}: no NodeName line for node {node}")]
+    UnknownNode { path: PathBuf, node: String },
+    /// `SlurmUser` names no user of this host.
+    #[error("{path}: SlurmUser {user} is not a known user")]
+    UnknownSlurmUser { path: PathBuf, user: String },
+    /// The key next to `slurm.conf` is missing, unreadable or readable by others.
+    #[error(transparent)]
+    Key(#[from] AuthError),
+    /// The host name could not be found (no `-N` given).
+    #[error("cannot find this host's name: {0}")]
+    Hostname(#[source] std::io::Error),
+    /// The listening address could not be resolved or bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A spool, pid, port or log file could not be written or read.
+    #[error("{path}: {source}")]
+    File {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The controller's address is not a valid endpoint.
+    #[error("controller address {addr}: {source}")]
+    CtldAddr {
+        addr: String,
+        #[source]
+        source: tonic::transport::Error,
+    },
+    /// The process could not detach from the terminal.
+    #[error("cannot daemonize: {0}")]
+    Daemonize(#[from] nix::Error),
+    /// The async runtime or the signal handlers could not be set up.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The gRPC server failed.
+    #[error("server: {0}")]
+    Serve(#[from] tonic::transport::Error),
+    /// The caller may not launch or signal jobs on this node.
+    #[error("Access/permission denied")]
+    AccessDenied { uid: u32 },
+    /// A request lacks something needed to run it.
+    #[error("invalid request: {why}")]
+    BadRequest { why: String },
+    /// A job's processes could not be started.
+    #[error("cannot start job {job_id}: {source}")]
+    Spawn {
+        job_id: u32,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl NodedError {
+    /// A [`NodedError::File`] for `path`.
+    pub fn file(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::File {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+impl From<NodedError> for tonic::Status {
+    fn from(e: NodedError) -> Self {
+        match &e {
+            NodedError::AccessDenied { .. } => tonic::Status::permission_denied(e.to_string()),
+            NodedError::BadRequest { .. } => tonic::Status::invalid_argument(e.to_string()),
+            _ => tonic::Status::internal(e.to_string()),
+        }
+    }
+}

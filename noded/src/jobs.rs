@@ -1,0 +1,191 @@
+//! The jobs running on this node and their process groups: the batch script's group and one
+//! group per step task. Signals go to whole groups (`killpg`), so children a script starts in
+//! the background are reached too.
+//!
+//! The table is only touched for a few instructions at a time (no await while locked), so a
+//! plain mutex serves every handler and waiter without an owner task.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+/// A part of a job that owns process groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// The batch script.
+    Batch,
+    /// The tasks of step `n` on this node.
+    Step(u32),
+}
+
+/// Which of a job's process groups a signal is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// Every group of the job.
+    All,
+    /// The batch script's group only.
+    Batch,
+    /// The groups of one step.
+    Step(u32),
+}
+
+#[derive(Debug, Default)]
+struct JobProcs {
+    restart: u32,
+    parts: HashMap<Part, Vec<i32>>,
+    suspended: bool,
+}
+
+/// Every job with processes on this node.
+#[derive(Debug, Default)]
+pub struct JobTable {
+    jobs: Mutex<HashMap<u32, JobProcs>>,
+}
+
+impl JobTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut HashMap<u32, JobProcs>) -> R) -> R {
+        let mut guard = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+
+    /// Claims the batch part of `job`; `false` when that launch (same `restart` count) or a
+    /// newer one already runs here, so a repeated launch starts no second copy.
+    pub fn claim_batch(&self, job: u32, restart: u32) -> bool {
+        self.with(|jobs| {
+            let procs = jobs.entry(job).or_default();
+            if procs.parts.contains_key(&Part::Batch) && procs.restart >= restart {
+                return false;
+            }
+            procs.restart = restart;
+            procs.parts.insert(Part::Batch, Vec::new());
+            true
+        })
+    }
+
+    /// Records process group `pgid` as part of `job`.
+    pub fn add_group(&self, job: u32, part: Part, pgid: i32) {
+        self.with(|jobs| {
+            let procs = jobs.entry(job).or_default();
+            procs.parts.entry(part).or_default().push(pgid);
+        });
+    }
+
+    /// Forgets a part of `job` (its processes ended); the job goes when nothing is left.
+    pub fn remove_part(&self, job: u32, part: Part) {
+        self.with(|jobs| {
+            if let Some(procs) = jobs.get_mut(&job) {
+                procs.parts.remove(&part);
+                if procs.parts.is_empty() {
+                    jobs.remove(&job);
+                }
+            }
+        });
+    }
+
+    /// Forgets the batch part of `job` launched with `restart` (a newer launch is kept).
+    pub fn finish_batch(&self, job: u32, restart: u32) {
+        let current = self.with(|jobs| jobs.get(&job).map(|p| p.restart));
+        if current == Some(restart) {
+            self.remove_part(job, Part::Batch);
+        }
+    }
+
+    /// Whether `job` has processes here.
+    pub fn contains(&self, job: u32) -> bool {
+        self.with(|jobs| jobs.contains_key(&job))
+    }
+
+    /// The jobs with processes here, sorted.
+    pub fn running_jobs(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.with(|jobs| jobs.keys().copied().collect());
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Sends `signal` to `target`'s process groups of `job` (`None`: the signal-0 probe);
+    /// `false` when the job has no processes here. Groups already gone are skipped.
+    pub fn signal(&self, job: u32, target: Target, signal: Option<Signal>) -> bool {
+        let Some((groups, suspended)) = self.with(|jobs| {
+            jobs.get_mut(&job).map(|procs| {
+                match signal {
+                    Some(Signal::SIGSTOP) => procs.suspended = true,
+                    Some(Signal::SIGCONT) => procs.suspended = false,
+                    _ => {}
+                }
+                let groups: Vec<i32> = procs
+                    .parts
+                    .iter()
+                    .filter(|(part, _)| match target {
+                        Target::All => true,
+                        Target::Batch => **part == Part::Batch,
+                        Target::Step(s) => **part == Part::Step(s),
+                    })
+                    .flat_map(|(_, g)| g.iter().copied())
+                    .collect();
+                (groups, procs.suspended)
+            })
+        }) else {
+            return false;
+        };
+        for pgid in &groups {
+            signal_group(*pgid, signal);
+            // A stopped process only acts on a terminating signal once it runs again.
+            if suspended && matches!(signal, Some(Signal::SIGTERM | Signal::SIGINT)) {
+                signal_group(*pgid, Some(Signal::SIGCONT));
+            }
+        }
+        true
+    }
+}
+
+/// `killpg`, ignoring groups that no longer exist.
+pub fn signal_group(pgid: i32, signal: Option<Signal>) {
+    if pgid <= 1 {
+        return;
+    }
+    match killpg(Pid::from_raw(pgid), signal) {
+        Ok(()) | Err(Errno::ESRCH) => {}
+        Err(e) => tracing::warn!(pgid, ?signal, "cannot signal process group: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_launch_is_claimed_once_per_restart() {
+        let t = JobTable::new();
+        assert!(t.claim_batch(7, 0));
+        assert!(!t.claim_batch(7, 0), "a repeated launch starts nothing");
+        assert!(t.claim_batch(7, 1), "a requeued launch replaces it");
+        assert_eq!(t.running_jobs(), vec![7]);
+        t.add_group(7, Part::Step(0), 123_456_789);
+        t.finish_batch(7, 0);
+        assert!(
+            !t.claim_batch(7, 1),
+            "the older launch's end leaves the newer"
+        );
+        t.finish_batch(7, 1);
+        assert!(t.contains(7), "the step still runs");
+        t.remove_part(7, Part::Step(0));
+        assert!(!t.contains(7));
+        assert!(t.running_jobs().is_empty());
+    }
+
+    #[test]
+    fn unknown_jobs_are_reported_as_such() {
+        let t = JobTable::new();
+        assert!(!t.signal(3, Target::All, Some(Signal::SIGTERM)));
+        t.claim_batch(3, 0);
+        assert!(t.signal(3, Target::Step(1), Some(Signal::SIGTERM)));
+    }
+}

@@ -1,0 +1,31 @@
+//! `sluice-noded`, the node daemon (Slurm's slurmd): registers its node with the controller,
+//! heartbeats, runs batch scripts and srun step tasks as real processes and reports how they
+//! ended.
+//!
+//! Map: [`config`] reads this node's part of `slurm.conf`; [`daemon`] binds and serves (the
+//! in-process entry point is [`daemon::serve`]); [`service`] is the `NodeDaemon` RPC edge;
+//! [`batch`] and [`step`] start processes through [`spawn`] with the environment of [`env`] and
+//! the output names of [`pattern`]; [`jobs`] tracks their process groups; [`link`] talks to the
+//! controller and [`outbox`] keeps exit reports in the [`spool`] until acknowledged; [`adopt`]
+//! takes back the jobs that outlived a restart of the daemon.
+
+pub mod adopt;
+pub mod batch;
+pub mod config;
+pub mod daemon;
+pub mod env;
+pub mod error;
+pub mod jobs;
+pub mod link;
+pub mod node;
+pub mod outbox;
+pub mod pattern;
+pub mod resources;
+pub mod service;
+pub mod spawn;
+pub mod spool;
+pub mod step;
+
+pub use config::NodedConfig;
+pub use daemon::{Prepared, bind, serve};
+pub use error::NodedError;

@@ -1,0 +1,195 @@
+//! The node daemon's side of the controller protocol: register, heartbeat, report exits.
+//!
+//! Registration is retried until the controller answers. A failed heartbeat, or a controller
+//! whose `Ping` shows another start time than at registration, sends the node back to
+//! registering: that is how a restarted controller learns the node's running jobs again. The
+//! node kills nothing on re-registering but what the reply lists in `kill_jobs`. Exit reports are
+//! sent oldest first and dropped only once acknowledged.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_schema::client::CtldClient;
+use sluice_schema::proto::{HeartbeatRequest, JobExitedRequest, PingRequest, RegisterNodeRequest};
+use tonic::Code;
+
+use crate::node::Node;
+use crate::outbox::ExitReport;
+use crate::resources;
+
+/// How long one RPC to the controller may take.
+const RPC_TIMEOUT: Duration = Duration::from_secs(10);
+/// Heartbeat interval when the controller gives none.
+const DEFAULT_HEARTBEAT: u32 = 30;
+/// First and longest pause between retries while the controller does not answer.
+const RETRY_MIN: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// Doubling pauses between retries, capped.
+#[derive(Debug)]
+struct Backoff(Duration);
+
+impl Backoff {
+    fn new() -> Self {
+        Self(RETRY_MIN)
+    }
+    fn reset(&mut self) {
+        self.0 = RETRY_MIN;
+    }
+    fn next(&mut self) -> Duration {
+        let d = self.0;
+        self.0 = (self.0 * 2).min(RETRY_MAX);
+        d
+    }
+}
+
+fn request<T>(msg: T) -> tonic::Request<T> {
+    let mut req = tonic::Request::new(msg);
+    req.set_timeout(RPC_TIMEOUT);
+    req
+}
+
+/// Registers and heartbeats forever.
+pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
+    let mut backoff = Backoff::new();
+    let boot_time = resources::boot_time();
+    loop {
+        let c = &node.config;
+        let req = RegisterNodeRequest {
+            name: c.node_name.clone(),
+            cpus: c.cpus,
+            real_memory_mb: c.real_memory_mb,
+            tmp_disk_mb: c.tmp_disk_mb,
+            boot_time,
+            running_jobs: node.reported_jobs(),
+            addr: c.addr.clone(),
+            port: u32::from(node.port),
+        };
+        // Asked before registering, so a restart right after is noticed at the next beat.
+        let started = ctld_started(&mut client).await;
+        let reply = match client.register_node(request(req)).await {
+            Ok(reply) => reply.into_inner(),
+            Err(status) => {
+                tracing::debug!("registration failed: {}", status.message());
+                tokio::time::sleep(backoff.next()).await;
+                continue;
+            }
+        };
+        backoff.reset();
+        tracing::info!(cluster = %reply.cluster, "registered with the controller");
+        for job in &reply.kill_jobs {
+            if node.kill_job(*job) {
+                tracing::warn!(job, "killed: the controller does not know this job");
+            }
+        }
+        // A controller that is back may also take the exit reports that waited for it.
+        node.outbox.kick();
+        let secs = match reply.heartbeat_secs {
+            0 => DEFAULT_HEARTBEAT,
+            s => s,
+        };
+        let interval = Duration::from_secs(u64::from(secs));
+        loop {
+            tokio::time::sleep(interval).await;
+            let beat = HeartbeatRequest {
+                name: node.config.node_name.clone(),
+                running_jobs: node.reported_jobs(),
+            };
+            if let Err(status) = client.heartbeat(request(beat)).await {
+                tracing::warn!("heartbeat failed, registering again: {}", status.message());
+                break;
+            }
+            if let (Some(before), Some(now)) = (started, ctld_started(&mut client).await)
+                && before != now
+            {
+                tracing::info!("the controller restarted, registering again");
+                break;
+            }
+        }
+    }
+}
+
+/// When the controller started (its `Ping`), to notice a restart that no heartbeat missed.
+async fn ctld_started(client: &mut CtldClient) -> Option<i64> {
+    let reply = client.ping(request(PingRequest {})).await.ok()?;
+    Some(reply.into_inner().started).filter(|s| *s != 0)
+}
+
+/// Sends queued exit reports forever.
+pub async fn report_exits(node: Arc<Node>, mut client: CtldClient) {
+    let mut backoff = Backoff::new();
+    loop {
+        let mut failed = false;
+        for (key, report) in node.outbox.pending() {
+            match send(&node, &mut client, &report).await {
+                Sent::Acknowledged => node.outbox.ack(&key).await,
+                Sent::Refused(status) => {
+                    tracing::error!(
+                        job = report.job_id,
+                        "controller refused the exit report, dropped: {status}"
+                    );
+                    node.outbox.ack(&key).await;
+                }
+                Sent::Failed(status) => {
+                    tracing::debug!(
+                        job = report.job_id,
+                        "exit report not delivered: {}",
+                        status.message()
+                    );
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if failed {
+            tokio::select! {
+                _ = tokio::time::sleep(backoff.next()) => {}
+                _ = node.outbox.queued() => {}
+            }
+        } else {
+            backoff.reset();
+            node.outbox.queued().await;
+        }
+    }
+}
+
+enum Sent {
+    Acknowledged,
+    /// The controller answered that it can never take this report.
+    Refused(tonic::Status),
+    /// Not delivered now; retried.
+    Failed(tonic::Status),
+}
+
+async fn send(node: &Node, client: &mut CtldClient, r: &ExitReport) -> Sent {
+    let req = JobExitedRequest {
+        node: node.config.node_name.clone(),
+        job_id: r.job_id,
+        exit_code: r.exit_code,
+        signal: r.signal,
+        at: r.at,
+    };
+    match client.job_exited(request(req)).await {
+        Ok(_) => Sent::Acknowledged,
+        Err(s) if matches!(s.code(), Code::InvalidArgument | Code::NotFound) => Sent::Refused(s),
+        Err(s) => Sent::Failed(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap_and_resets() {
+        let mut b = Backoff::new();
+        assert_eq!(b.next(), RETRY_MIN);
+        assert_eq!(b.next(), RETRY_MIN * 2);
+        for _ in 0..10 {
+            b.next();
+        }
+        assert_eq!(b.next(), RETRY_MAX);
+        b.reset();
+        assert_eq!(b.next(), RETRY_MIN);
+    }
+}

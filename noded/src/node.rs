@@ -1,0 +1,76 @@
+//! The state one node daemon shares between its RPC handlers, its job waiters and its link to
+//! the controller.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use nix::sys::signal::Signal;
+
+use crate::config::NodedConfig;
+use crate::env::NodeFacts;
+use crate::error::NodedError;
+use crate::jobs::{JobTable, Target};
+use crate::outbox::ExitOutbox;
+use crate::spool::Spool;
+
+/// One node daemon's shared state.
+#[derive(Debug)]
+pub struct Node {
+    /// Its configuration.
+    pub config: NodedConfig,
+    /// The port it really listens on (the configured one may be 0).
+    pub port: u16,
+    /// Its spool directory.
+    pub spool: Spool,
+    /// Jobs with processes here.
+    pub jobs: JobTable,
+    /// Exit reports not yet acknowledged by the controller.
+    pub outbox: ExitOutbox,
+}
+
+impl Node {
+    /// Opens the spool directory and loads the exit reports an earlier run left.
+    pub fn open(config: NodedConfig, port: u16) -> Result<Self, NodedError> {
+        let spool = Spool::open(&config.spool_dir)?;
+        let outbox = ExitOutbox::open(&spool.exits_dir())?;
+        Ok(Self {
+            config,
+            port,
+            spool,
+            jobs: JobTable::new(),
+            outbox,
+        })
+    }
+
+    /// This node's facts for job environments.
+    pub fn facts(&self) -> NodeFacts<'_> {
+        NodeFacts {
+            node_name: &self.config.node_name,
+            cluster: &self.config.cluster_name,
+            conf_path: &self.config.conf_path,
+        }
+    }
+
+    /// The jobs to report as running: those with processes here, and those whose end the
+    /// controller has not acknowledged yet (their report follows), so the controller never
+    /// takes a finished-but-unreported job for a lost one.
+    pub fn reported_jobs(&self) -> Vec<u32> {
+        let mut ids = self.jobs.running_jobs();
+        ids.extend(self.outbox.pending_jobs());
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Kills every process of `job` (`SIGKILL` to each of its process groups); `false` when
+    /// it has none here.
+    pub fn kill_job(&self, job: u32) -> bool {
+        self.jobs.signal(job, Target::All, Some(Signal::SIGKILL))
+    }
+}
+
+/// The current unix time in seconds.
+pub fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,201 @@
+//! Exit reports the controller has not acknowledged yet. Each is a small file in the spool's
+//! `exits/` directory, written (through a rename) before the job is forgotten and removed only
+//! after the controller's `Ack`, so neither a controller outage nor a restart of this daemon
+//! loses one. The controller must treat a repeated report as already applied.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::sync::Notify;
+
+use crate::error::NodedError;
+
+/// How a batch job ended on this node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitReport {
+    /// The job.
+    pub job_id: u32,
+    /// Which launch of it ended (its requeue count).
+    pub restart: u32,
+    /// The script's exit code (0 when a signal ended it).
+    pub exit_code: i32,
+    /// The signal that ended it, 0 if none.
+    pub signal: i32,
+    /// When it ended, unix seconds.
+    pub at: i64,
+}
+
+impl ExitReport {
+    fn encode(&self) -> String {
+        format!(
+            "{} {} {} {} {}\n",
+            self.job_id, self.restart, self.exit_code, self.signal, self.at
+        )
+    }
+
+    fn decode(text: &str) -> Option<Self> {
+        let mut f = text.split_whitespace();
+        let report = Self {
+            job_id: f.next()?.parse().ok()?,
+            restart: f.next()?.parse().ok()?,
+            exit_code: f.next()?.parse().ok()?,
+            signal: f.next()?.parse().ok()?,
+            at: f.next()?.parse().ok()?,
+        };
+        f.next().is_none().then_some(report)
+    }
+}
+
+/// The persisted queue of unacknowledged exit reports, oldest first.
+#[derive(Debug)]
+pub struct ExitOutbox {
+    dir: PathBuf,
+    pending: Mutex<BTreeMap<String, ExitReport>>,
+    seq: AtomicU64,
+    notify: Notify,
+}
+
+impl ExitOutbox {
+    /// Opens `dir` (creating it) and loads the reports left by an earlier run.
+    pub fn open(dir: &Path) -> Result<Self, NodedError> {
+        let err = |e| NodedError::file(dir, e);
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let mut pending = BTreeMap::new();
+        for entry in std::fs::read_dir(dir).map_err(err)? {
+            let entry = entry.map_err(err)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".tmp") {
+                let _ = std::fs::remove_file(entry.path());
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            match ExitReport::decode(&text) {
+                Some(report) => {
+                    pending.insert(name, report);
+                }
+                None => tracing::warn!("{}: not an exit report, ignored", entry.path().display()),
+            }
+        }
+        let next = pending
+            .keys()
+            .filter_map(|k| k.split('-').next()?.parse::<u64>().ok())
+            .max()
+            .map_or(0, |m| m + 1);
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            pending: Mutex::new(pending),
+            seq: AtomicU64::new(next),
+            notify: Notify::new(),
+        })
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut BTreeMap<String, ExitReport>) -> R) -> R {
+        f(&mut self.pending.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Persists `report` and queues it for sending.
+    pub async fn push(&self, report: ExitReport) -> Result<(), NodedError> {
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{seq:012}-{}", report.job_id);
+        let path = self.dir.join(&name);
+        let tmp = self.dir.join(format!("{name}.tmp"));
+        tokio::fs::write(&tmp, report.encode())
+            .await
+            .map_err(|e| NodedError::file(&tmp, e))?;
+        tokio::fs::rename(&tmp, &path)
+            .await
+            .map_err(|e| NodedError::file(&path, e))?;
+        self.with(|p| p.insert(name, report));
+        self.notify.notify_one();
+        Ok(())
+    }
+
+    /// The queued reports with their keys, oldest first.
+    pub fn pending(&self) -> Vec<(String, ExitReport)> {
+        self.with(|p| p.iter().map(|(k, r)| (k.clone(), *r)).collect())
+    }
+
+    /// Whether a report for this launch of `job` waits.
+    pub fn has(&self, job: u32, restart: u32) -> bool {
+        self.with(|p| p.values().any(|r| r.job_id == job && r.restart == restart))
+    }
+
+    /// The jobs with a report waiting.
+    pub fn pending_jobs(&self) -> Vec<u32> {
+        self.with(|p| p.values().map(|r| r.job_id).collect())
+    }
+
+    /// Drops the report `key` once the controller acknowledged it.
+    pub async fn ack(&self, key: &str) {
+        let path = self.dir.join(key);
+        if let Err(e) = tokio::fs::remove_file(&path).await
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("cannot remove {}: {e}", path.display());
+        }
+        self.with(|p| p.remove(key));
+    }
+
+    /// Wakes the sender, e.g. when the controller is back and waiting reports may go now.
+    pub fn kick(&self) {
+        self.notify.notify_one();
+    }
+
+    /// Completes when a report was queued since the last call (or is queued now).
+    pub async fn queued(&self) {
+        self.notify.notified().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(job_id: u32, exit_code: i32) -> ExitReport {
+        ExitReport {
+            job_id,
+            restart: 0,
+            exit_code,
+            signal: 0,
+            at: 1_700_000_000,
+        }
+    }
+
+    #[tokio::test]
+    async fn reports_survive_a_reopen_in_order_until_acknowledged() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = ExitOutbox::open(dir.path()).unwrap();
+        outbox.push(report(9, 1)).await.unwrap();
+        outbox.push(report(3, 0)).await.unwrap();
+        assert!(outbox.has(9, 0) && !outbox.has(9, 1));
+        drop(outbox);
+        let outbox = ExitOutbox::open(dir.path()).unwrap();
+        let pending = outbox.pending();
+        let jobs: Vec<u32> = pending.iter().map(|(_, r)| r.job_id).collect();
+        assert_eq!(jobs, vec![9, 3], "oldest first");
+        assert_eq!(pending[0].1, report(9, 1));
+        outbox.ack(&pending[0].0).await;
+        outbox.push(report(4, 2)).await.unwrap();
+        let outbox = ExitOutbox::open(dir.path()).unwrap();
+        assert_eq!(outbox.pending_jobs(), vec![3, 4]);
+    }
+
+    #[test]
+    fn malformed_reports_do_not_decode() {
+        assert_eq!(
+            ExitReport::decode("1 0 2 0 5\n"),
+            Some(ExitReport {
+                job_id: 1,
+                restart: 0,
+                exit_code: 2,
+                signal: 0,
+                at: 5
+            })
+        );
+        assert_eq!(ExitReport::decode("1 0 2 0"), None);
+        assert_eq!(ExitReport::decode("1 0 2 0 5 6"), None);
+        assert_eq!(ExitReport::decode("x 0 2 0 5"), None);
+    }
+}

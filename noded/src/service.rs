@@ -1,0 +1,202 @@
+//! The `NodeDaemon` gRPC service: decodes, checks who asks, calls into the node, encodes.
+//!
+//! Every request is signed (the server mounts a [`sluice_schema::auth::Verifier`]). Launching
+//! and signalling jobs is for the controller: root, `SlurmUser` or the daemon's own uid.
+//! `RunStep` is srun's, signed by the step's user: it may start tasks as that user, with one of
+//! that user's groups, only.
+
+use std::sync::Arc;
+
+use nix::sys::signal::Signal;
+use sluice_schema::auth;
+use sluice_schema::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
+use sluice_schema::proto::{
+    Ack, LaunchBatchRequest, NodePingReply, PingRequest, RunStepRequest, SignalJobRequest,
+    SignalKind,
+};
+use tonic::{Request, Response, Status};
+
+use crate::batch;
+use crate::error::NodedError;
+use crate::jobs::Target;
+use crate::node::Node;
+use crate::step::{self, OutputStream};
+
+/// The node daemon's RPC service.
+#[derive(Debug, Clone)]
+pub struct NodeService {
+    node: Arc<Node>,
+}
+
+impl NodeService {
+    /// The service over `node`.
+    pub fn new(node: Arc<Node>) -> Self {
+        Self { node }
+    }
+
+    /// The tonic server for this service (mount it behind a `Verifier`).
+    pub fn into_server(self) -> NodeDaemonServer<Self> {
+        NodeDaemonServer::new(self)
+    }
+
+    fn require_admin<T>(&self, req: &Request<T>) -> Result<u32, Status> {
+        let uid = auth::identity(req)?.uid;
+        if self.node.config.admin_uids.contains(&uid) {
+            Ok(uid)
+        } else {
+            tracing::warn!(uid, "refused a controller request from an unprivileged uid");
+            Err(NodedError::AccessDenied { uid }.into())
+        }
+    }
+}
+
+/// Whether `gid` is `uid`'s primary group or one of its groups (an NSS lookup: blocking).
+pub fn user_has_group(uid: u32, gid: u32) -> bool {
+    use nix::unistd::{Gid, Uid, User, getgrouplist};
+    let Ok(Some(user)) = User::from_uid(Uid::from_raw(uid)) else {
+        return false;
+    };
+    if user.gid.as_raw() == gid {
+        return true;
+    }
+    let Ok(name) = std::ffi::CString::new(user.name) else {
+        return false;
+    };
+    getgrouplist(&name, user.gid).is_ok_and(|groups| groups.contains(&Gid::from_raw(gid)))
+}
+
+/// What a `SignalJob` request asks for, as a signal and the groups it goes to.
+pub fn decode_signal(req: &SignalJobRequest) -> Result<(Signal, Target), NodedError> {
+    let bad = |why: String| NodedError::BadRequest { why };
+    let kind = SignalKind::try_from(req.kind)
+        .map_err(|_| bad(format!("unknown signal kind {}", req.kind)))?;
+    Ok(match kind {
+        SignalKind::Signal => {
+            let signal = Signal::try_from(req.signal)
+                .map_err(|_| bad(format!("invalid signal {}", req.signal)))?;
+            let target = match (req.step_id, req.batch_only) {
+                (Some(step), _) => Target::Step(step),
+                (None, true) => Target::Batch,
+                (None, false) => Target::All,
+            };
+            (signal, target)
+        }
+        SignalKind::Terminate => (Signal::SIGKILL, Target::All),
+        SignalKind::Suspend => (Signal::SIGSTOP, Target::All),
+        SignalKind::Resume => (Signal::SIGCONT, Target::All),
+        SignalKind::Unspecified => return Err(bad("signal kind missing".into())),
+    })
+}
+
+#[tonic::async_trait]
+impl NodeDaemon for NodeService {
+    async fn ping(&self, _req: Request<PingRequest>) -> Result<Response<NodePingReply>, Status> {
+        Ok(Response::new(NodePingReply {
+            name: self.node.config.node_name.clone(),
+            running_jobs: self.node.jobs.running_jobs(),
+        }))
+    }
+
+    async fn launch_batch(
+        &self,
+        req: Request<LaunchBatchRequest>,
+    ) -> Result<Response<Ack>, Status> {
+        self.require_admin(&req)?;
+        let (node, req) = (Arc::clone(&self.node), req.into_inner());
+        // Runs to its end even if the controller goes away mid-call: a dropped call would
+        // leave a claimed or started script without the task that waits for it.
+        tokio::spawn(async move { batch::launch(&node, req).await })
+            .await
+            .map_err(|e| Status::internal(format!("batch launch task failed: {e}")))??;
+        Ok(Response::new(Ack {}))
+    }
+
+    type RunStepStream = OutputStream;
+
+    async fn run_step(
+        &self,
+        req: Request<RunStepRequest>,
+    ) -> Result<Response<Self::RunStepStream>, Status> {
+        let caller = auth::identity(&req)?.uid;
+        let step = req.into_inner();
+        if !self.node.config.admin_uids.contains(&caller) {
+            let (uid, gid) = (step.uid, step.gid);
+            let own_group = tokio::task::spawn_blocking(move || user_has_group(uid, gid))
+                .await
+                .unwrap_or(false);
+            if caller != step.uid || !own_group {
+                return Err(NodedError::AccessDenied { uid: caller }.into());
+            }
+        }
+        Ok(Response::new(step::run(&self.node, step)?))
+    }
+
+    async fn signal_job(&self, req: Request<SignalJobRequest>) -> Result<Response<Ack>, Status> {
+        self.require_admin(&req)?;
+        let req = req.into_inner();
+        let (signal, target) = decode_signal(&req)?;
+        if self.node.jobs.signal(req.job_id, target, Some(signal)) {
+            tracing::info!(job = req.job_id, ?signal, ?target, "job signalled");
+        } else {
+            tracing::info!(
+                job = req.job_id,
+                ?signal,
+                "signal for a job with no processes here: nothing to do"
+            );
+        }
+        Ok(Response::new(Ack {}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(kind: SignalKind, signal: i32) -> SignalJobRequest {
+        SignalJobRequest {
+            job_id: 1,
+            kind: kind as i32,
+            signal,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn users_may_only_claim_their_own_groups() {
+        assert!(user_has_group(0, 0));
+        assert!(user_has_group(65534, 65534));
+        assert!(!user_has_group(65534, 0));
+        assert!(
+            !user_has_group(4_000_000_000, 0),
+            "unknown users have no groups"
+        );
+    }
+
+    #[test]
+    fn signal_kinds_map_to_signals_and_targets() {
+        let d = |r: &SignalJobRequest| decode_signal(r).unwrap();
+        assert_eq!(
+            d(&req(SignalKind::Signal, 15)),
+            (Signal::SIGTERM, Target::All)
+        );
+        assert_eq!(
+            d(&req(SignalKind::Terminate, 0)),
+            (Signal::SIGKILL, Target::All)
+        );
+        assert_eq!(
+            d(&req(SignalKind::Suspend, 0)),
+            (Signal::SIGSTOP, Target::All)
+        );
+        assert_eq!(
+            d(&req(SignalKind::Resume, 0)),
+            (Signal::SIGCONT, Target::All)
+        );
+        let mut batch = req(SignalKind::Signal, 10);
+        batch.batch_only = true;
+        assert_eq!(d(&batch), (Signal::SIGUSR1, Target::Batch));
+        batch.step_id = Some(2);
+        assert_eq!(d(&batch).1, Target::Step(2));
+        assert!(decode_signal(&req(SignalKind::Signal, 999)).is_err());
+        assert!(decode_signal(&req(SignalKind::Unspecified, 9)).is_err());
+    }
+}

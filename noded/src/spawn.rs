@@ -1,0 +1,135 @@
+//! Starting a job's processes: as the job's user when the daemon is root, in a process group of
+//! their own, in the job's working directory, with exactly the job's environment.
+//!
+//! Every process starts as `/bin/sh -c <wrapper>`, which exports `SLURM_TASK_PID=$$` and then
+//! `exec`s the real program, so the pid stays the same and signals reach the program itself.
+//! For batch scripts the wrapper also opens the output files *after* the switch to the job's
+//! user, so they are created with the user's uid/gid and the user's permissions apply, and
+//! no file is ever opened by root on a user's behalf.
+//!
+//! Supplementary groups: `CommandExt::groups` is not stable, and `setgroups` in `pre_exec` is
+//! unsafe code; so jobs run with the job's uid and primary gid only (std clears the daemon's
+//! supplementary groups when it changes the uid as root).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use tokio::process::Command;
+
+use crate::env::Env;
+
+/// The shell every job process starts from.
+const SHELL: &str = "/bin/sh";
+/// `$0` of the wrapper shell, seen in its error messages.
+const WRAPPER_NAME: &str = "slurmstepd";
+/// Where a job runs when its working directory is missing, as in Slurm.
+const FALLBACK_DIR: &str = "/tmp";
+
+// The redirections come first (`exec` without a program applies them to the shell), then the
+// script with its arguments is all that is left of `$@`, so no shell variable is set that the
+// job's environment could hold.
+const BATCH_SEPARATE: &str =
+    "SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>\"$3\"; shift 3; exec \"$@\"";
+const BATCH_JOINED: &str =
+    "SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>&1; shift 2; exec \"$@\"";
+const STEP: &str = "SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"";
+
+/// Who a job's processes run as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunAs {
+    /// The job's uid.
+    pub uid: u32,
+    /// The job's primary gid.
+    pub gid: u32,
+}
+
+impl RunAs {
+    /// The job's user when the daemon runs as root; `None` (run as the daemon) otherwise.
+    pub fn for_job(uid: u32, gid: u32) -> Option<Self> {
+        nix::unistd::geteuid()
+            .is_root()
+            .then_some(Self { uid, gid })
+    }
+}
+
+/// The directory a job runs in: `workdir`, or `/tmp` when it does not exist.
+pub fn working_dir(workdir: &str) -> PathBuf {
+    let dir = Path::new(workdir);
+    if !workdir.is_empty() && dir.is_dir() {
+        dir.to_path_buf()
+    } else {
+        tracing::warn!("couldn't chdir to `{workdir}': going to {FALLBACK_DIR} instead");
+        PathBuf::from(FALLBACK_DIR)
+    }
+}
+
+fn base(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
+    let mut cmd = Command::new(SHELL);
+    cmd.env_clear()
+        .envs(env)
+        .current_dir(dir)
+        .process_group(0)
+        .kill_on_drop(false);
+    if let Some(who) = run_as {
+        cmd.uid(who.uid).gid(who.gid);
+    }
+    cmd
+}
+
+/// What a batch script runs with: its file, its arguments (sbatch's words after the script's
+/// name), and where its stdout and stderr go (`err: None`: with stdout).
+#[derive(Debug, Clone, Copy)]
+pub struct BatchIo<'a> {
+    /// The script file.
+    pub script: &'a Path,
+    /// The script's arguments, `$1`...
+    pub args: &'a [String],
+    /// Its stdout file.
+    pub out: &'a Path,
+    /// Its stderr file, when not with stdout.
+    pub err: Option<&'a Path>,
+}
+
+/// A batch script's command: runs the script with its arguments, stdin from `/dev/null` and
+/// its output as `io` says. The wrapper's own stderr is piped so a failure to open the output
+/// files can be logged.
+pub fn batch_command(run_as: Option<RunAs>, dir: &Path, env: &Env, io: BatchIo<'_>) -> Command {
+    let mut cmd = base(run_as, dir, env);
+    cmd.arg("-c")
+        .arg(if io.err.is_some() {
+            BATCH_SEPARATE
+        } else {
+            BATCH_JOINED
+        })
+        .arg(WRAPPER_NAME)
+        .arg("/dev/null")
+        .arg(io.out);
+    if let Some(err) = io.err {
+        cmd.arg(err);
+    }
+    cmd.arg(io.script).args(io.args);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// A step task's command: runs `argv` (searched in the job's `PATH`) with its output piped.
+pub fn step_command(run_as: Option<RunAs>, dir: &Path, env: &Env, argv: &[String]) -> Command {
+    let mut cmd = base(run_as, dir, env);
+    cmd.arg("-c").arg(STEP).arg(WRAPPER_NAME).args(argv);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Exit code and terminating signal of a finished process, as reported to the controller.
+pub fn exit_parts(status: std::process::ExitStatus) -> (i32, i32) {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => (code, 0),
+        (None, Some(sig)) => (0, sig),
+        (None, None) => (0, 0),
+    }
+}

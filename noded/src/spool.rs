@@ -1,0 +1,142 @@
+//! The node's spool directory: one `jobNNNNN/` directory per running batch job holding its
+//! script (owned by the job's user, mode 0700, as Slurm's `slurm_script`), and `exits/`, the
+//! outbox of exit reports the controller has not acknowledged yet (see [`crate::outbox`]), and
+//! `launches/`, the records of running batch jobs (see [`crate::adopt`]).
+
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::NodedError;
+use crate::spawn::RunAs;
+
+/// The script's name inside a job's directory.
+const SCRIPT: &str = "slurm_script";
+
+/// A node's spool directory.
+#[derive(Debug, Clone)]
+pub struct Spool {
+    root: PathBuf,
+}
+
+impl Spool {
+    /// Creates (mode 0755, so jobs' users can reach their directories) or opens `root`.
+    pub fn open(root: &Path) -> Result<Self, NodedError> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(root)
+            .map_err(|e| NodedError::file(root, e))?;
+        Ok(Self {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// The spool directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where exit reports wait for the controller.
+    pub fn exits_dir(&self) -> PathBuf {
+        self.root.join("exits")
+    }
+
+    /// Where launch records of running batch jobs are (see [`crate::adopt`]).
+    pub fn launches_dir(&self) -> PathBuf {
+        self.root.join("launches")
+    }
+
+    /// The directory of batch job `job`.
+    pub fn job_dir(&self, job: u32) -> PathBuf {
+        self.root.join(format!("job{job:05}"))
+    }
+
+    /// Writes `script` as the job's executable script (0700, owned by the job's user when the
+    /// daemon is root) and returns its path. Runs on a blocking thread.
+    pub async fn write_script(
+        &self,
+        job: u32,
+        script: String,
+        run_as: Option<RunAs>,
+    ) -> Result<PathBuf, NodedError> {
+        let dir = self.job_dir(job);
+        tokio::task::spawn_blocking(move || write_script(&dir, &script, run_as))
+            .await
+            .map_err(|e| NodedError::file(SCRIPT, std::io::Error::other(e)))?
+    }
+
+    /// Removes batch job `job`'s directory once it ended.
+    pub async fn remove_job_dir(&self, job: u32) {
+        let dir = self.job_dir(job);
+        if let Err(e) = tokio::fs::remove_dir_all(&dir).await
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("cannot remove {}: {e}", dir.display());
+        }
+    }
+}
+
+fn write_script(dir: &Path, script: &str, run_as: Option<RunAs>) -> Result<PathBuf, NodedError> {
+    use std::io::Write;
+    let err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e| NodedError::file(path, e)
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(err(dir))?;
+        }
+        Err(e) => return Err(err(dir)(e)),
+    }
+    let path = dir.join(SCRIPT);
+    // A leftover script of an earlier launch is replaced, never written through.
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(err(&path)(e)),
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o700)
+        .open(&path)
+        .map_err(err(&path))?;
+    f.write_all(script.as_bytes()).map_err(err(&path))?;
+    drop(f);
+    if let Some(who) = run_as {
+        std::os::unix::fs::chown(dir, Some(who.uid), Some(who.gid)).map_err(err(dir))?;
+        std::os::unix::fs::chown(&path, Some(who.uid), Some(who.gid)).map_err(err(&path))?;
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[tokio::test]
+    async fn scripts_are_private_executables_replaced_on_relaunch() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::open(&dir.path().join("spool/n1")).unwrap();
+        let mode = std::fs::metadata(spool.root()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o755);
+        let path = spool
+            .write_script(12, "#!/bin/sh\necho a\n".into(), None)
+            .await;
+        let path = path.unwrap();
+        assert!(path.ends_with("job00012/slurm_script"));
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o700);
+        let again = spool
+            .write_script(12, "#!/bin/sh\necho b\n".into(), None)
+            .await;
+        assert_eq!(
+            std::fs::read_to_string(again.unwrap()).unwrap(),
+            "#!/bin/sh\necho b\n"
+        );
+        spool.remove_job_dir(12).await;
+        assert!(!spool.job_dir(12).exists());
+    }
+}

@@ -1,0 +1,166 @@
+//! `RunStep`: this node's tasks of an srun step. Each task's stdout and stderr stream back as
+//! chunks the moment they are read; the last message carries every task's exit. When srun
+//! goes away (the response stream is dropped) the tasks are killed.
+
+use std::sync::Arc;
+
+use nix::sys::signal::Signal;
+use sluice_schema::proto::{RunStepRequest, StepOutput, TaskExit};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::env;
+use crate::error::NodedError;
+use crate::jobs::{Part, signal_group};
+use crate::node::Node;
+use crate::spawn::{self, RunAs};
+
+/// The stream of a step's output, as the service returns it.
+pub type OutputStream = ReceiverStream<Result<StepOutput, tonic::Status>>;
+
+/// Messages buffered towards srun before readers wait (and tasks block on full pipes).
+const CHANNEL_DEPTH: usize = 64;
+/// Largest chunk sent in one message.
+const CHUNK: usize = 16 * 1024;
+
+/// Starts `req`'s tasks on this node and returns their output stream.
+pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedError> {
+    if req.argv.is_empty() || req.tasks_here == 0 {
+        return Err(NodedError::BadRequest {
+            why: format!(
+                "step {}.{} has no command or no task here",
+                req.job_id, req.step_id
+            ),
+        });
+    }
+    let (job, step) = (req.job_id, req.step_id);
+    let run_as = RunAs::for_job(req.uid, req.gid);
+    let dir = spawn::working_dir(&req.workdir);
+    let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
+    let mut readers = JoinSet::new();
+    let mut waits = JoinSet::new();
+    let mut groups = Vec::new();
+    for local in 0..req.tasks_here {
+        let rank = req.first_task + local;
+        let env = env::step_env(&req, node.facts(), rank, local);
+        let spawned = spawn::step_command(run_as, &dir, &env, &req.argv).spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(source) => {
+                for pgid in &groups {
+                    signal_group(*pgid, Some(Signal::SIGKILL));
+                }
+                node.jobs.remove_part(job, Part::Step(step));
+                return Err(NodedError::Spawn {
+                    job_id: job,
+                    source,
+                });
+            }
+        };
+        let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        groups.push(pgid);
+        node.jobs.add_group(job, Part::Step(step), pgid);
+        if let Some(out) = child.stdout.take() {
+            readers.spawn(forward(out, rank, false, tx.clone()));
+        }
+        if let Some(err) = child.stderr.take() {
+            readers.spawn(forward(err, rank, true, tx.clone()));
+        }
+        waits.spawn(async move { (rank, child.wait().await) });
+    }
+    tracing::info!(job, step, tasks = req.tasks_here, "step tasks started");
+    tokio::spawn(supervise(
+        Arc::clone(node),
+        job,
+        step,
+        groups,
+        readers,
+        waits,
+        tx,
+    ));
+    Ok(ReceiverStream::new(rx))
+}
+
+type Waits = JoinSet<(u32, std::io::Result<std::process::ExitStatus>)>;
+
+async fn supervise(
+    node: Arc<Node>,
+    job: u32,
+    step: u32,
+    groups: Vec<i32>,
+    mut readers: JoinSet<()>,
+    mut waits: Waits,
+    tx: mpsc::Sender<Result<StepOutput, tonic::Status>>,
+) {
+    let mut exits = Vec::new();
+    let mut cancelled = false;
+    loop {
+        tokio::select! {
+            done = waits.join_next() => match done {
+                None => break,
+                Some(Ok((rank, status))) => exits.push(task_exit(rank, status)),
+                Some(Err(e)) => tracing::error!(job, step, "task waiter failed: {e}"),
+            },
+            _ = tx.closed(), if !cancelled => {
+                cancelled = true;
+                tracing::info!(job, step, "srun went away: killing the step's tasks");
+                for pgid in &groups {
+                    signal_group(*pgid, Some(Signal::SIGKILL));
+                }
+            }
+        }
+    }
+    // Whatever the tasks left running ends with the step, which also closes their pipes.
+    for pgid in &groups {
+        signal_group(*pgid, Some(Signal::SIGKILL));
+    }
+    while readers.join_next().await.is_some() {}
+    node.jobs.remove_part(job, Part::Step(step));
+    exits.sort_by_key(|e| e.task);
+    tracing::info!(job, step, "step tasks ended");
+    let last = StepOutput {
+        exits,
+        ..Default::default()
+    };
+    let _ = tx.send(Ok(last)).await;
+}
+
+fn task_exit(rank: u32, status: std::io::Result<std::process::ExitStatus>) -> TaskExit {
+    let (exit_code, signal) = match status {
+        Ok(status) => spawn::exit_parts(status),
+        Err(_) => (1, 0),
+    };
+    TaskExit {
+        task: rank,
+        exit_code,
+        signal,
+    }
+}
+
+async fn forward(
+    mut pipe: impl AsyncRead + Unpin,
+    task: u32,
+    stderr: bool,
+    tx: mpsc::Sender<Result<StepOutput, tonic::Status>>,
+) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let msg = StepOutput {
+                    task,
+                    data: buf[..n].to_vec(),
+                    stderr,
+                    exits: Vec::new(),
+                };
+                if tx.send(Ok(msg)).await.is_err() {
+                    // srun is gone; keep draining so no task blocks on a full pipe.
+                    continue;
+                }
+            }
+        }
+    }
+}
