@@ -1,0 +1,259 @@
+//! The federation's speed targets on 3 real clusters (2 node daemons each): federated Submit
+//! RPCs accepted per second, submit-to-start on an idle federation, and how soon after the
+//! start every sibling copy is revoked.
+//!
+//! `JobInfo.start` holds whole seconds, so start and revocation are measured from the client:
+//! after the Submit RPC returns, all three controllers are asked for the job together, round
+//! after round (each round is a few milliseconds), until one copy is RUNNING (the start) and no
+//! other copy is PENDING any more (the revocation: a sibling drops its copy, the origin keeps a
+//! REVOKED tracker). The figures are therefore upper bounds within one polling round.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sluice_schema::JobState;
+use sluice_schema::auth::{Key, Signer};
+use sluice_schema::client::{CtldClient, CtldFedClient, connect};
+use sluice_schema::proto::{GetFederationRequest, ListJobsRequest};
+
+use super::gauge::{self, Gauge};
+use super::load::{job, list, rpc, submit_many};
+use super::{BenchError, report, work_dir};
+use crate::slurm_conf::SlurmConf;
+use crate::up::{self, DownArgs, UpArgs, plan};
+
+/// Options of `sluice bench fed`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FedBenchArgs {
+    /// Which parts to run (comma separated). [default: all]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<FedPart>,
+    /// Jobs submitted for the submission rate.
+    #[arg(long, default_value_t = 2000)]
+    pub rate_jobs: usize,
+    /// Concurrent Submit RPCs.
+    #[arg(long, default_value_t = 32)]
+    pub workers: usize,
+    /// Jobs started one at a time for submit-to-start and revocation.
+    #[arg(long, default_value_t = 20)]
+    pub runs: usize,
+    /// Keep the daemons' directory here instead of a temporary one.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// A part of the federation benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FedPart {
+    /// Federated Submit RPCs accepted per second.
+    Rate,
+    /// Submit-to-start on an idle federation, and the revocation of the other copies.
+    Start,
+}
+
+/// How long one job may take to start, be revoked elsewhere, or end.
+const JOB_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs the parts asked for and prints their table.
+pub async fn run(args: &FedBenchArgs) -> Result<(), BenchError> {
+    let (dir, _tmp) = work_dir(args.dir.as_ref())?;
+    let up_args = UpArgs {
+        detach: true,
+        clusters: Some("3".to_string()),
+        nodes: Some(2),
+        federation: Some("benchfed".to_string()),
+        ..UpArgs::new(dir.clone())
+    };
+    up::up(&up_args).await?;
+    let result = measure(args, &up_args).await;
+    up::down(&DownArgs { dir }).await?;
+    let gauges = result?;
+    println!("{}", gauge::render(&gauges));
+    Ok(())
+}
+
+async fn measure(args: &FedBenchArgs, up_args: &UpArgs) -> Result<Vec<Gauge>, BenchError> {
+    let prepared = plan::prepare(up_args, &[])?;
+    let mut clients = Vec::new();
+    for cluster in &prepared.clusters {
+        let conf = SlurmConf::read(&cluster.path)?;
+        wait_federated(&conf, &prepared.key, prepared.clusters.len() - 1).await?;
+        clients.push(conf.connect_ctld().await?);
+    }
+    let work = up_args.dir.join("work");
+    std::fs::create_dir_all(&work).map_err(BenchError::TempDir)?;
+    let wants = |p| args.only.is_empty() || args.only.contains(&p);
+    let mut gauges = Vec::new();
+    // Start first: the rate's jobs would keep the federation busy.
+    if wants(FedPart::Start) {
+        gauges.extend(start_and_revoke(&clients, &work, args.runs).await?);
+    }
+    if wants(FedPart::Rate) {
+        let request = job(&work, "true", false);
+        let (ids, took) = submit_many(&clients[0], &request, args.rate_jobs, args.workers).await?;
+        let rate = ids.len() as f64 / took.as_secs_f64().max(1e-9);
+        gauges.push(
+            Gauge::at_least("federated Submit RPCs accepted", rate, 500.0, "jobs/s").with(format!(
+                "{} jobs viable on all 3 clusters, {} concurrent RPCs, {:.2} s",
+                ids.len(),
+                args.workers,
+                took.as_secs_f64()
+            )),
+        );
+    }
+    Ok(gauges)
+}
+
+/// Waits until the controller of `conf` sees `siblings` connected siblings.
+async fn wait_federated(conf: &SlurmConf, key: &Key, siblings: usize) -> Result<(), BenchError> {
+    let channel = connect(
+        &conf.ctld_host,
+        conf.ctld_port,
+        Signer::for_current_user(key.clone()),
+    )
+    .await
+    .map_err(|e| BenchError::Command {
+        command: format!("connecting to {}:{}", conf.ctld_host, conf.ctld_port),
+        detail: e.to_string(),
+    })?;
+    let mut client = CtldFedClient::new(channel);
+    let deadline = Instant::now() + JOB_TIMEOUT;
+    loop {
+        let view = rpc(
+            "get federation",
+            client.get_federation(GetFederationRequest {}).await,
+        )?;
+        let connected = view.siblings.iter().filter(|s| s.connected).count();
+        if connected >= siblings {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(BenchError::Command {
+                command: "waiting for the federation".to_string(),
+                detail: format!("{} sees {connected} of {siblings} siblings", view.cluster),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One job at a time on the idle federation: submit-to-start (median) and start-to-revoked
+/// (worst and median).
+async fn start_and_revoke(
+    clients: &[CtldClient],
+    work: &Path,
+    runs: usize,
+) -> Result<Vec<Gauge>, BenchError> {
+    let request = job(work, "sleep 1", false);
+    let mut starts = Vec::with_capacity(runs);
+    let mut revokes = Vec::with_capacity(runs);
+    let mut rounds = Vec::new();
+    for _ in 0..runs.max(1) {
+        let mut origin = clients[0].clone();
+        let submitted = Instant::now();
+        let id = rpc("submit", origin.submit(request.clone()).await)?.job_id;
+        let mut started: Option<(Duration, usize)> = None;
+        loop {
+            let round = Instant::now();
+            let states = states(clients, id).await?;
+            rounds.push(round.elapsed());
+            let now = submitted.elapsed();
+            if started.is_none() {
+                let runner = states.iter().position(|s| *s == Some(JobState::Running));
+                started = runner.map(|r| (now, r));
+            }
+            if let Some((at, runner)) = started {
+                let pending = states
+                    .iter()
+                    .enumerate()
+                    .any(|(i, s)| i != runner && *s == Some(JobState::Pending));
+                if !pending {
+                    starts.push(at);
+                    revokes.push(now.saturating_sub(at));
+                    break;
+                }
+            }
+            if now > JOB_TIMEOUT {
+                return Err(BenchError::Command {
+                    command: format!("federated job {id}"),
+                    detail: format!("not started and revoked after {now:?}: {states:?}"),
+                });
+            }
+        }
+        wait_ended(clients, id).await?;
+    }
+    let worst = revokes.iter().max().copied().unwrap_or_default();
+    let round = report::median(&mut rounds);
+    let n = starts.len();
+    Ok(vec![
+        Gauge::millis(
+            "federated submit to start (idle)",
+            report::median(&mut starts),
+            Duration::from_millis(100),
+        )
+        .with(format!(
+            "median of {n}; client side, polling all 3 controllers (round {:.2} ms)",
+            gauge::ms(round)
+        )),
+        Gauge::millis(
+            "all siblings revoked after the start",
+            worst,
+            Duration::from_millis(200),
+        )
+        .with(format!(
+            "worst of {n} (median {:.2} ms); no copy but the runner's PENDING",
+            gauge::ms(report::median(&mut revokes))
+        )),
+    ])
+}
+
+/// Each controller's copy of job `id`: its state, or `None` when it holds none.
+async fn states(clients: &[CtldClient], id: u32) -> Result<Vec<Option<JobState>>, BenchError> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, client) in clients.iter().enumerate() {
+        let mut client = client.clone();
+        tasks.spawn(async move {
+            let request = ListJobsRequest {
+                job_ids: vec![id],
+                include_finished: true,
+                ..Default::default()
+            };
+            (i, list(&mut client, request).await)
+        });
+    }
+    let mut out = vec![None; clients.len()];
+    while let Some(done) = tasks.join_next().await {
+        let (i, jobs) = done.map_err(|e| BenchError::Command {
+            command: "list task".to_string(),
+            detail: e.to_string(),
+        })?;
+        out[i] = jobs?
+            .iter()
+            .find(|j| j.job_id == id)
+            .and_then(|j| JobState::from_stored(j.state));
+    }
+    Ok(out)
+}
+
+/// Waits until no controller holds job `id` pending or running, so the next run finds the
+/// federation idle.
+async fn wait_ended(clients: &[CtldClient], id: u32) -> Result<(), BenchError> {
+    let deadline = Instant::now() + JOB_TIMEOUT;
+    loop {
+        let states = states(clients, id).await?;
+        let live = states
+            .iter()
+            .flatten()
+            .any(|s| matches!(s, JobState::Pending | JobState::Running));
+        if !live {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(BenchError::Command {
+                command: format!("federated job {id}"),
+                detail: format!("still live after {JOB_TIMEOUT:?}: {states:?}"),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

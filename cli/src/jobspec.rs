@@ -1,0 +1,354 @@
+//! The job options `sbatch` and `srun` share, checked as Slurm checks them, and their
+//! translation into a [`SubmitJobRequest`].
+//!
+//! * [`getopt`]: a `getopt_long` work-alike with glibc's error messages.
+//! * [`values`]: counts, node ranges, memory sizes, time limits, flag environment variables.
+//! * [`export`]: the `--export` selection.
+//! * [`request`]: who submits and the request sent to the controller.
+//! * [`signals`]: signal names, numbers and descriptions.
+
+pub mod export;
+pub mod getopt;
+pub mod request;
+pub mod signals;
+pub mod values;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use getopt::{HasArg, OptSpec};
+use values::NodeCount;
+
+pub use export::Export;
+pub use request::Submitter;
+
+/// An option shared by the job-submitting commands (named after its long option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opt {
+    Account,
+    Array,
+    Chdir,
+    ClusterConstraint,
+    Clusters,
+    Comment,
+    Constraint,
+    CpusPerTask,
+    Dependency,
+    Error,
+    Export,
+    Hold,
+    JobName,
+    Mem,
+    NoRequeue,
+    Nodes,
+    Ntasks,
+    Output,
+    Partition,
+    Quiet,
+    Requeue,
+    Time,
+    Verbose,
+}
+
+const fn spec(long: &'static str, short: Option<char>, arg: HasArg, id: Opt) -> OptSpec<Opt> {
+    OptSpec {
+        long,
+        short,
+        arg,
+        id,
+    }
+}
+
+/// Options both `sbatch` and `srun` take.
+pub const COMMON: &[OptSpec<Opt>] = &[
+    spec("account", Some('A'), HasArg::Required, Opt::Account),
+    spec("chdir", Some('D'), HasArg::Required, Opt::Chdir),
+    spec("cluster", None, HasArg::Required, Opt::Clusters),
+    spec(
+        "cluster-constraint",
+        None,
+        HasArg::Required,
+        Opt::ClusterConstraint,
+    ),
+    spec("clusters", Some('M'), HasArg::Required, Opt::Clusters),
+    spec("comment", None, HasArg::Required, Opt::Comment),
+    spec("constraint", Some('C'), HasArg::Required, Opt::Constraint),
+    spec(
+        "cpus-per-task",
+        Some('c'),
+        HasArg::Required,
+        Opt::CpusPerTask,
+    ),
+    spec("dependency", Some('d'), HasArg::Required, Opt::Dependency),
+    spec("export", None, HasArg::Required, Opt::Export),
+    spec("hold", Some('H'), HasArg::No, Opt::Hold),
+    spec("job-name", Some('J'), HasArg::Required, Opt::JobName),
+    spec("mem", None, HasArg::Required, Opt::Mem),
+    spec("nodes", Some('N'), HasArg::Required, Opt::Nodes),
+    spec("ntasks", Some('n'), HasArg::Required, Opt::Ntasks),
+    spec("partition", Some('p'), HasArg::Required, Opt::Partition),
+    spec("quiet", Some('Q'), HasArg::No, Opt::Quiet),
+    spec("tasks", None, HasArg::Required, Opt::Ntasks),
+    spec("time", Some('t'), HasArg::Required, Opt::Time),
+    spec("verbose", Some('v'), HasArg::No, Opt::Verbose),
+];
+
+/// Options only batch jobs take.
+pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
+    spec("array", Some('a'), HasArg::Required, Opt::Array),
+    spec("error", Some('e'), HasArg::Required, Opt::Error),
+    spec("no-requeue", None, HasArg::No, Opt::NoRequeue),
+    spec("output", Some('o'), HasArg::Required, Opt::Output),
+    spec("requeue", None, HasArg::No, Opt::Requeue),
+];
+
+/// A bad option value, worded as Slurm words it (after `prog: error: `).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptError {
+    /// Not a positive whole number.
+    #[error("Invalid numeric value \"{value}\" for {option}.")]
+    InvalidNumeric { value: String, option: &'static str },
+    /// A number beyond what Slurm stores.
+    #[error("Numeric argument ({value}) too large for {option}.")]
+    TooLarge { value: i64, option: &'static str },
+    /// One side of `-N` is not a count.
+    #[error("\"{0}\" is not a valid node count")]
+    NodeCount(String),
+    /// `-N min-max` with `max < min`.
+    #[error("Maximum node count {max} is less than minimum node count {min}")]
+    NodeRange { min: u32, max: u32 },
+    /// `--mem` is not a size.
+    #[error("Invalid --mem specification")]
+    Mem,
+    /// `-t` is not a time.
+    #[error("Invalid --time specification")]
+    Time,
+}
+
+/// The shared job options as the user gave them (directives, environment, command line).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobOpts {
+    /// `-A`.
+    pub account: Option<String>,
+    /// `-a/--array`, passed through for the controller to parse.
+    pub array: Option<String>,
+    /// `-D`.
+    pub chdir: Option<String>,
+    /// `-M`.
+    pub clusters: Option<String>,
+    /// `--cluster-constraint=[!]feature,...`, passed through (the federation checks it).
+    pub cluster_constraint: Option<String>,
+    /// `--comment`.
+    pub comment: Option<String>,
+    /// `-C`.
+    pub constraint: Option<String>,
+    /// `-c`.
+    pub cpus_per_task: Option<u32>,
+    /// `-d`, passed through.
+    pub dependency: Option<String>,
+    /// `-e` pattern.
+    pub error: Option<String>,
+    /// `--export` as written.
+    pub export: Option<String>,
+    /// `-H`.
+    pub hold: bool,
+    /// `-J`.
+    pub job_name: Option<String>,
+    /// `--mem` in megabytes.
+    pub mem_mb: Option<u64>,
+    /// `-N`.
+    pub nodes: Option<NodeCount>,
+    /// `-n`.
+    pub ntasks: Option<u32>,
+    /// `-o` pattern.
+    pub output: Option<String>,
+    /// `-p`.
+    pub partition: Option<String>,
+    /// `-Q`.
+    pub quiet: bool,
+    /// `--requeue` (true) / `--no-requeue` (false).
+    pub requeue: Option<bool>,
+    /// `-t` as written (checked; the controller parses it).
+    pub time: Option<String>,
+    /// `-v` count.
+    pub verbose: u8,
+}
+
+impl JobOpts {
+    /// Applies one option; later calls override earlier ones, as in Slurm.
+    pub fn apply(&mut self, opt: Opt, value: Option<String>) -> Result<(), OptError> {
+        let v = value.unwrap_or_default();
+        match opt {
+            Opt::Account => self.account = Some(v),
+            Opt::Array => self.array = Some(v),
+            Opt::Chdir => self.chdir = Some(v),
+            Opt::Clusters => self.clusters = Some(v),
+            Opt::ClusterConstraint => self.cluster_constraint = Some(v),
+            Opt::Comment => self.comment = Some(v),
+            Opt::Constraint => self.constraint = Some(v),
+            Opt::CpusPerTask => self.cpus_per_task = Some(values::positive(&v, "--cpus-per-task")?),
+            Opt::Dependency => self.dependency = Some(v),
+            Opt::Error => self.error = Some(v),
+            Opt::Export => self.export = Some(v),
+            Opt::Hold => self.hold = true,
+            Opt::JobName => self.job_name = Some(v),
+            Opt::Mem => self.mem_mb = Some(values::mem_mb(&v)?),
+            Opt::NoRequeue => self.requeue = Some(false),
+            Opt::Nodes => self.nodes = Some(values::node_count(&v)?),
+            Opt::Ntasks => self.ntasks = Some(values::positive(&v, "--ntasks")?),
+            Opt::Output => self.output = Some(v),
+            Opt::Partition => self.partition = Some(v),
+            Opt::Quiet => self.quiet = true,
+            Opt::Requeue => self.requeue = Some(true),
+            Opt::Time => self.time = Some(values::time_limit(&v)?),
+            Opt::Verbose => self.verbose = self.verbose.saturating_add(1),
+        }
+        Ok(())
+    }
+
+    /// The `--export` selection (ALL when not given).
+    pub fn export(&self) -> Export {
+        self.export
+            .as_deref()
+            .map(Export::parse)
+            .unwrap_or_default()
+    }
+}
+
+/// An input environment variable standing for an option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvOpt<O> {
+    /// The variable's name.
+    pub var: &'static str,
+    /// The option it sets.
+    pub id: O,
+    /// Whether the option is a flag (then the value only switches it on, see
+    /// [`values::env_flag_on`]).
+    pub flag: bool,
+}
+
+/// The options set by the variables of `table` found in `environ`, in table order.
+pub fn env_options<O: Copy>(
+    table: &[EnvOpt<O>],
+    environ: &[(String, String)],
+) -> Vec<(O, Option<String>)> {
+    let mut out = Vec::new();
+    for entry in table {
+        let Some((_, value)) = environ.iter().find(|(k, _)| k == entry.var) else {
+            continue;
+        };
+        if entry.flag {
+            if values::env_flag_on(value) {
+                out.push((entry.id, None));
+            }
+        } else {
+            out.push((entry.id, Some(value.clone())));
+        }
+    }
+    out
+}
+
+/// A shared option table with its ids wrapped in a command's own option type.
+pub fn map_table<O>(table: &[OptSpec<Opt>], wrap: impl Fn(Opt) -> O) -> Vec<OptSpec<O>> {
+    table
+        .iter()
+        .map(|s| OptSpec {
+            long: s.long,
+            short: s.short,
+            arg: s.arg,
+            id: wrap(s.id),
+        })
+        .collect()
+}
+
+/// Writes `msg` as Slurm prints errors: every line prefixed with `prog: error: `.
+pub fn print_error(err: &mut dyn Write, prog: &str, msg: &str) {
+    for line in msg.lines() {
+        let _ = writeln!(err, "{prog}: error: {line}");
+    }
+}
+
+/// The configuration file `SLURM_CONF` names in `environ`, else Slurm's default.
+pub fn conf_path(environ: &[(String, String)]) -> PathBuf {
+    environ
+        .iter()
+        .find(|(k, v)| k == "SLURM_CONF" && !v.is_empty())
+        .map_or_else(
+            || PathBuf::from(crate::slurm_conf::DEFAULT_SLURM_CONF),
+            |(_, v)| PathBuf::from(v),
+        )
+}
+
+/// The process environment as name/value pairs (values that are not UTF-8 are converted lossily).
+pub fn process_environ() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_values_override_earlier_ones() {
+        let mut o = JobOpts::default();
+        o.apply(Opt::Partition, Some("a".into())).unwrap();
+        o.apply(Opt::Partition, Some("b".into())).unwrap();
+        o.apply(Opt::Verbose, None).unwrap();
+        o.apply(Opt::Verbose, None).unwrap();
+        o.apply(Opt::Requeue, None).unwrap();
+        o.apply(Opt::NoRequeue, None).unwrap();
+        assert_eq!(o.partition.as_deref(), Some("b"));
+        assert_eq!(o.verbose, 2);
+        assert_eq!(o.requeue, Some(false));
+    }
+
+    #[test]
+    fn bad_values_carry_slurm_messages() {
+        let mut o = JobOpts::default();
+        let e = o.apply(Opt::CpusPerTask, Some("two".into())).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Invalid numeric value \"two\" for --cpus-per-task."
+        );
+        assert_eq!(o.apply(Opt::Time, Some("soon".into())), Err(OptError::Time));
+        assert_eq!(o.apply(Opt::Mem, Some("lots".into())), Err(OptError::Mem));
+        assert_eq!(o, JobOpts::default(), "nothing is set by a bad value");
+    }
+
+    #[test]
+    fn environment_flags_and_values() {
+        const TABLE: &[EnvOpt<Opt>] = &[
+            EnvOpt {
+                var: "X_HOLD",
+                id: Opt::Hold,
+                flag: true,
+            },
+            EnvOpt {
+                var: "X_PART",
+                id: Opt::Partition,
+                flag: false,
+            },
+            EnvOpt {
+                var: "X_REQ",
+                id: Opt::Requeue,
+                flag: true,
+            },
+        ];
+        let environ = vec![
+            ("X_PART".to_string(), "debug".to_string()),
+            ("X_HOLD".to_string(), "yes".to_string()),
+            ("X_REQ".to_string(), "no".to_string()),
+        ];
+        assert_eq!(
+            env_options(TABLE, &environ),
+            vec![(Opt::Hold, None), (Opt::Partition, Some("debug".into()))]
+        );
+    }
+}

@@ -1,0 +1,204 @@
+//! Option values checked the way Slurm's commands check them before anything is sent:
+//! counts, node ranges, memory sizes, time limits and flag-like environment variables.
+
+use sluice_schema::cluster_conf::parse_time_limit;
+
+use super::OptError;
+
+/// `-N min[-max]`: the node count range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeCount {
+    /// Fewest nodes the job accepts.
+    pub min: u32,
+    /// Most nodes the job accepts (equal to `min` for a single number).
+    pub max: u32,
+}
+
+/// A strictly positive count (`-n`, `-c`): `Invalid numeric value "x" for --ntasks.`
+pub fn positive(value: &str, option: &'static str) -> Result<u32, OptError> {
+    let invalid = || OptError::InvalidNumeric {
+        value: value.to_string(),
+        option,
+    };
+    let n: i64 = value.parse().map_err(|_| invalid())?;
+    if n <= 0 {
+        return Err(invalid());
+    }
+    u32::try_from(n)
+        .ok()
+        .filter(|n| i32::try_from(*n).is_ok())
+        .ok_or(OptError::TooLarge { value: n, option })
+}
+
+/// One side of a node range: a number with an optional `k` (x1024) or `m` (x1048576) suffix.
+fn nodes_number(text: &str) -> Result<u32, OptError> {
+    let bad = || OptError::NodeCount(text.to_string());
+    let trimmed = text.trim();
+    let (digits, mult) = match trimmed.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&trimmed[..i], 1024u64),
+        Some((i, 'm' | 'M')) => (&trimmed[..i], 1_048_576u64),
+        _ => (trimmed, 1),
+    };
+    if digits.is_empty() {
+        return if trimmed.is_empty() {
+            Ok(0)
+        } else {
+            Err(bad())
+        };
+    }
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(bad)
+}
+
+/// `-N`: `n` or `min-max` (a range's minimum of 0 means 1).
+pub fn node_count(value: &str) -> Result<NodeCount, OptError> {
+    match value.split_once('-') {
+        Some((lo, hi)) => {
+            let min = nodes_number(lo)?.max(1);
+            let max = nodes_number(hi)?;
+            if max < min {
+                return Err(OptError::NodeRange { min, max });
+            }
+            Ok(NodeCount { min, max })
+        }
+        None => {
+            let n = nodes_number(value)?;
+            Ok(NodeCount { min: n, max: n })
+        }
+    }
+}
+
+/// `--mem`: a whole number with an optional `K`, `M`, `G` or `T` suffix; megabytes by default.
+/// Kilobytes round up to the next megabyte.
+pub fn mem_mb(value: &str) -> Result<u64, OptError> {
+    let bad = || OptError::Mem;
+    let v = value.trim();
+    let (digits, unit) = match v.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&v[..i], c.to_ascii_uppercase()),
+        _ => (v, 'M'),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let mb = match unit {
+        'K' => Some(n.div_ceil(1024)),
+        'M' => Some(n),
+        'G' => n.checked_mul(1024),
+        'T' => n.checked_mul(1024 * 1024),
+        _ => None,
+    };
+    mb.ok_or_else(bad)
+}
+
+/// `-t`: checked here so a bad value never leaves the command; the controller parses it again.
+pub fn time_limit(value: &str) -> Result<String, OptError> {
+    parse_time_limit(value).map_err(|_| OptError::Time)?;
+    Ok(value.trim().to_string())
+}
+
+/// Whether a flag set through an environment variable is on: empty, `yes`, or a non-zero
+/// number (Slurm's rule for options without a value).
+pub fn env_flag_on(value: &str) -> bool {
+    let v = value.trim();
+    v.is_empty() || v.eq_ignore_ascii_case("yes") || v.parse::<i64>().is_ok_and(|n| n != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positive_counts_reject_zero_negative_and_words() {
+        assert_eq!(positive("4", "--ntasks"), Ok(4));
+        for bad in ["0", "-1", "x", "4x", ""] {
+            assert_eq!(
+                positive(bad, "--ntasks").unwrap_err().to_string(),
+                format!("Invalid numeric value \"{bad}\" for --ntasks.")
+            );
+        }
+        assert!(matches!(
+            positive("99999999999", "-c"),
+            Err(OptError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn node_ranges_and_suffixes() {
+        assert_eq!(node_count("3"), Ok(NodeCount { min: 3, max: 3 }));
+        assert_eq!(node_count("2-4"), Ok(NodeCount { min: 2, max: 4 }));
+        assert_eq!(node_count("0-4"), Ok(NodeCount { min: 1, max: 4 }));
+        assert_eq!(
+            node_count("1k"),
+            Ok(NodeCount {
+                min: 1024,
+                max: 1024
+            })
+        );
+        assert_eq!(
+            node_count("abc").unwrap_err().to_string(),
+            "\"abc\" is not a valid node count"
+        );
+        assert_eq!(
+            node_count("2-x").unwrap_err().to_string(),
+            "\"x\" is not a valid node count"
+        );
+        assert_eq!(
+            node_count("5-2").unwrap_err().to_string(),
+            "Maximum node count 2 is less than minimum node count 5"
+        );
+    }
+
+    #[test]
+    fn memory_units_default_to_megabytes() {
+        assert_eq!(mem_mb("100"), Ok(100));
+        assert_eq!(mem_mb("100M"), Ok(100));
+        assert_eq!(mem_mb("2G"), Ok(2048));
+        assert_eq!(mem_mb("2g"), Ok(2048));
+        assert_eq!(mem_mb("1T"), Ok(1024 * 1024));
+        assert_eq!(mem_mb("1K"), Ok(1));
+        assert_eq!(mem_mb("2049K"), Ok(3));
+        assert_eq!(mem_mb("0"), Ok(0));
+        for bad in ["", "G", "1.5G", "-1", "10X", "ten"] {
+            assert_eq!(mem_mb(bad), Err(OptError::Mem), "{bad}");
+        }
+        assert_eq!(OptError::Mem.to_string(), "Invalid --mem specification");
+    }
+
+    #[test]
+    fn time_limits_in_slurm_formats() {
+        for ok in [
+            "10",
+            "10:30",
+            "1:00:00",
+            "2-0",
+            "2-3:4",
+            "2-3:4:5",
+            "UNLIMITED",
+            "infinite",
+        ] {
+            assert_eq!(time_limit(ok).as_deref(), Ok(ok), "{ok}");
+        }
+        for bad in ["", "abc", "1:2:3:4", "1h"] {
+            assert_eq!(time_limit(bad), Err(OptError::Time), "{bad}");
+        }
+        assert_eq!(OptError::Time.to_string(), "Invalid --time specification");
+    }
+
+    #[test]
+    fn env_flags() {
+        for on in ["", "yes", "YES", "1", "7"] {
+            assert!(env_flag_on(on), "{on}");
+        }
+        for off in ["no", "0", "true"] {
+            assert!(!env_flag_on(off), "{off}");
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! Slurm-compatible commands and the `sluice` tool.
+//!
+//! * [`slurm_conf`]: finding the cluster's configuration and the accounting daemon (`SLURM_CONF`).
+//! * [`bench`]: `sluice bench`, the speed targets measured on real daemons.
+//! * [`output`]: rendering rows as Slurm-style fixed-width columns or parsable text.
+//! * [`sacctmgr`]: the accounting manager command.
+//! * [`jobspec`]: the job options `sbatch` and `srun` share; [`sbatch`], [`srun`], [`scancel`].
+//! * [`squeue`], [`sinfo`], [`scontrol`], [`sacct`]: the job, node and accounting views;
+//!   [`timefmt`]: Slurm's duration and timestamp formats; [`cmdutil`]: what they share.
+//! * [`sreport`]: usage reports over the dbd's rollups.
+//! * [`multicluster`]: `-M` and `--federation`: other clusters' controllers through the dbd.
+//! * [`up`]: `sluice up` / `sluice down`, a local federation in one command.
+//! * [`swf`]: `sluice import swf` / `sluice gen swf`, Standard Workload Format traces.
+
+pub mod bench;
+pub mod cmdutil;
+pub mod jobspec;
+pub mod multicluster;
+pub mod output;
+pub mod sacct;
+pub mod sacctmgr;
+pub mod sbatch;
+pub mod scancel;
+pub mod scontrol;
+pub mod sinfo;
+pub mod slurm_conf;
+pub mod squeue;
+pub mod sreport;
+pub mod srun;
+pub mod swf;
+pub mod timefmt;
+pub mod timespec;
+pub mod up;

@@ -1,0 +1,318 @@
+//! `add|modify|delete|show account`.
+
+use sluice_schema::proto::{
+    self, AddAccountsRequest, DeleteAccountsRequest, ModifyAccountsRequest,
+};
+
+use super::Verb;
+use super::args::{Parts, Word, is_keyword, split_list};
+use super::error::SacctmgrError;
+use super::federation::indented;
+use super::fields::{Field, parse_format};
+use super::session::{Change, Done, Outcome, Session};
+use super::verify;
+
+/// Slurm's default `show account` format.
+pub const DEFAULT_FORMAT: &str = "Acc,Des,O";
+
+/// Runs an account command.
+pub async fn run(s: &mut Session<'_>, verb: Verb, words: &[String]) -> Outcome {
+    match verb {
+        Verb::Add => add(s, &Parts::all(words)).await,
+        Verb::List => list(s, &Parts::all(words)).await,
+        Verb::Modify => modify(s, Parts::split(words)).await,
+        Verb::Delete => delete(s, &Parts::all(words)).await,
+    }
+}
+
+/// Conditions of an account command.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AcctCond {
+    pub names: Vec<String>,
+    pub descriptions: Vec<String>,
+    pub organizations: Vec<String>,
+    pub with_deleted: bool,
+    pub format: Vec<String>,
+}
+
+impl AcctCond {
+    fn any(&self) -> bool {
+        !(self.names.is_empty() && self.descriptions.is_empty() && self.organizations.is_empty())
+    }
+}
+
+/// What an account add or modify sets.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AcctSet {
+    pub names: Vec<String>,
+    pub clusters: Vec<String>,
+    pub description: Option<String>,
+    pub organization: Option<String>,
+    pub parent: Option<String>,
+}
+
+fn is_name_key(key: &str) -> bool {
+    is_keyword(key, "Names", 1) || is_keyword(key, "Accounts", 1) || is_keyword(key, "Acct", 4)
+}
+
+/// Parses condition words.
+pub fn parse_cond(words: &[Word]) -> Result<AcctCond, SacctmgrError> {
+    let mut c = AcctCond::default();
+    for w in words {
+        match w {
+            Word::Bare(b) if is_keyword(b, "WithDeleted", 5) => c.with_deleted = true,
+            Word::Bare(b) => c.names.extend(split_list(b)),
+            Word::Pair { key, value, .. } if is_name_key(key) => c.names.extend(split_list(value)),
+            Word::Pair { key, value, .. } if is_keyword(key, "Descriptions", 1) => {
+                c.descriptions.push(value.clone())
+            }
+            Word::Pair { key, value, .. } if is_keyword(key, "Organizations", 1) => {
+                c.organizations.push(value.clone())
+            }
+            Word::Pair { key, value, .. } if is_keyword(key, "Format", 1) => {
+                c.format.push(value.clone())
+            }
+            other => return Err(SacctmgrError::UnknownCondition(other.raw())),
+        }
+    }
+    Ok(c)
+}
+
+/// Parses setting words.
+pub fn parse_set(words: &[Word]) -> Result<AcctSet, SacctmgrError> {
+    let mut set = AcctSet::default();
+    for w in words {
+        match w {
+            Word::Bare(b) => set.names.extend(split_list(b)),
+            Word::Pair { key, value, .. } if is_name_key(key) => {
+                set.names.extend(split_list(value))
+            }
+            Word::Pair { key, value, .. } if is_keyword(key, "Clusters", 1) => {
+                set.clusters.extend(split_list(value))
+            }
+            Word::Pair { key, value, .. } if is_keyword(key, "Description", 1) => {
+                set.description = Some(value.clone())
+            }
+            Word::Pair { key, value, .. } if is_keyword(key, "Organization", 1) => {
+                set.organization = Some(value.clone());
+            }
+            Word::Pair { key, value, .. } if is_keyword(key, "Parent", 1) => {
+                set.parent = Some(value.clone())
+            }
+            other => return Err(SacctmgrError::UnknownOption(other.raw())),
+        }
+    }
+    Ok(set)
+}
+
+/// Slurm's association line for an account add.
+pub fn assoc_line(account: &str, cluster: &str) -> String {
+    format!("  A = {:<10.10} C = {:<10.10}\n", account, cluster)
+}
+
+async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
+    let set = parse_set(words)?;
+    if set.names.is_empty() {
+        return Err(SacctmgrError::NeedName("account"));
+    }
+    if set.names.iter().any(|n| n.trim().is_empty()) {
+        return Err(SacctmgrError::BlankName);
+    }
+    let existing = s
+        .list_accounts(proto::ListAccountsRequest {
+            names: set.names.clone(),
+            ..Default::default()
+        })
+        .await?;
+    let clusters = verify::target_clusters(s, &set.clusters, "accounts").await?;
+    let parent = set.parent.clone().unwrap_or_else(|| "root".to_string());
+    let mut wanted = set.names.clone();
+    wanted.push(parent.clone());
+    let assocs = s
+        .list_associations(proto::ListAssociationsRequest {
+            clusters: clusters.clone(),
+            accounts: wanted,
+            users: vec![],
+        })
+        .await?;
+    let has_base = |acct: &str, cluster: &str| {
+        assocs.iter().any(|a| {
+            a.user.is_empty()
+                && a.account.eq_ignore_ascii_case(acct)
+                && a.cluster.eq_ignore_ascii_case(cluster)
+        })
+    };
+    let mut acct_lines = String::new();
+    let mut assoc_lines = String::new();
+    for name in &set.names {
+        if !existing.iter().any(|a| a.name.eq_ignore_ascii_case(name)) {
+            acct_lines.push_str(&format!("  {name}\n"));
+        }
+        for cluster in &clusters {
+            if has_base(name, cluster) {
+                continue;
+            }
+            // root is on every cluster by construction; other parents must be there already.
+            if parent != "root" && !has_base(&parent, cluster) {
+                return Err(SacctmgrError::ParentMissing {
+                    parent: parent.clone(),
+                    cluster: cluster.clone(),
+                });
+            }
+            assoc_lines.push_str(&assoc_line(name, cluster));
+        }
+    }
+    if acct_lines.is_empty() && assoc_lines.is_empty() {
+        s.out(" Nothing new added.\n");
+        return Ok(Done::Failed);
+    }
+    if !acct_lines.is_empty() {
+        let descr = set.description.as_deref().unwrap_or("Account Name");
+        let org = set.organization.as_deref().unwrap_or("Parent/Account Name");
+        s.out(&format!(
+            " Adding Account(s)\n{acct_lines} Settings\n  Description     = {descr}\n  Organization    = {org}\n"
+        ));
+    }
+    if !assoc_lines.is_empty() {
+        s.out(&format!(" Associations\n{assoc_lines}"));
+    }
+    s.out(&format!(" Settings\n  Parent        = {parent}\n"));
+    let mut change = Change::AddAccounts(AddAccountsRequest {
+        names: set.names,
+        description: set.description,
+        organization: set.organization,
+        parent: Some(parent),
+        clusters,
+        commit: false,
+    });
+    s.preview(&mut change, "Problem adding accounts").await?;
+    s.confirm(&mut change, "Problem adding accounts").await
+}
+
+async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
+    let cond = parse_cond(&parts.cond)?;
+    let set = parse_set(&parts.set)?;
+    let account_level = set.description.is_some() || set.organization.is_some();
+    if !account_level && set.parent.is_none() {
+        return Err(SacctmgrError::NothingToSet);
+    }
+    if !cond.any()
+        && !s.commit_check(
+            "You didn't set any conditions with 'WHERE'.\nAre you sure you want to continue?",
+        )
+    {
+        s.out("Aborted\n");
+        return Ok(Done::Ok);
+    }
+    if let Some(parent) = &set.parent {
+        let found = s
+            .list_accounts(proto::ListAccountsRequest {
+                names: vec![parent.clone()],
+                ..Default::default()
+            })
+            .await?;
+        if found.is_empty() {
+            return Err(SacctmgrError::ParentAccountMissing(parent.clone()));
+        }
+    }
+    let mut change = Change::ModifyAccounts(ModifyAccountsRequest {
+        names: cond.names,
+        where_description: cond.descriptions.into_iter().next(),
+        where_organization: cond.organizations.into_iter().next(),
+        description: set.description,
+        organization: set.organization,
+        parent: set.parent,
+        commit: false,
+    });
+    let reply = s.preview(&mut change, "Error with request").await?;
+    if reply.names.is_empty() {
+        s.out(" Nothing modified\n");
+        return Ok(Done::Failed);
+    }
+    let heading = if account_level {
+        " Modified accounts...\n"
+    } else {
+        " Modified account associations...\n"
+    };
+    s.out(&format!("{heading}{}", indented(&reply.names)));
+    s.confirm(&mut change, "Error with request").await
+}
+
+async fn delete(s: &mut Session<'_>, words: &[Word]) -> Outcome {
+    let cond = parse_cond(words)?;
+    if !cond.any() {
+        return Err(SacctmgrError::NoConditions);
+    }
+    if cond.names.iter().any(|n| n.eq_ignore_ascii_case("root")) {
+        return Err(SacctmgrError::RootAccount);
+    }
+    let names = if cond.names.is_empty() {
+        let found = s
+            .list_accounts(proto::ListAccountsRequest {
+                descriptions: cond.descriptions,
+                organizations: cond.organizations,
+                ..Default::default()
+            })
+            .await?;
+        found
+            .into_iter()
+            .map(|a| a.name)
+            .filter(|n| n != "root")
+            .collect()
+    } else {
+        cond.names
+    };
+    if names.is_empty() {
+        s.out(" Nothing deleted\n");
+        return Ok(Done::Failed);
+    }
+    let mut change = Change::DeleteAccounts(DeleteAccountsRequest {
+        names,
+        commit: false,
+    });
+    let reply = s.preview(&mut change, "Error with request").await?;
+    if reply.names.is_empty() {
+        s.out(" Nothing deleted\n");
+        return Ok(Done::Failed);
+    }
+    s.out(&format!(
+        " Deleting accounts...\n{}",
+        indented(&reply.names)
+    ));
+    s.confirm(&mut change, "Error with request").await
+}
+
+async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
+    let cond = parse_cond(words)?;
+    let format = if cond.format.is_empty() {
+        DEFAULT_FORMAT.to_string()
+    } else {
+        cond.format.join(",")
+    };
+    let chosen = parse_format(&format)?;
+    let accounts = s
+        .list_accounts(proto::ListAccountsRequest {
+            names: cond.names,
+            descriptions: cond.descriptions,
+            organizations: cond.organizations,
+            with_deleted: cond.with_deleted,
+        })
+        .await?;
+    let rows: Vec<Vec<String>> = accounts
+        .iter()
+        .map(|a| chosen.iter().map(|c| value(a, c.field)).collect())
+        .collect();
+    s.print_table(&chosen, &rows);
+    Ok(Done::Ok)
+}
+
+/// An account's value for a field (blank for what accounts do not hold).
+pub fn value(a: &proto::Account, field: Field) -> String {
+    match field {
+        Field::Account | Field::Name => a.name.clone(),
+        Field::Description => a.description.clone(),
+        Field::Organization => a.organization.clone(),
+        Field::ParentName => a.parent.clone(),
+        _ => String::new(),
+    }
+}

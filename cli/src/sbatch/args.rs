@@ -1,0 +1,323 @@
+//! sbatch's options: the shared job options plus `--wrap`, `--parsable`, `--test-only`, and
+//! the input environment variables (`SBATCH_*`) that stand for options.
+
+use crate::jobspec::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
+use crate::jobspec::{BATCH_ONLY, COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table};
+
+/// An sbatch option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SbOpt {
+    /// A job option shared with srun.
+    Job(Opt),
+    Wrap,
+    Parsable,
+    TestOnly,
+    Help,
+    Usage,
+    Version,
+}
+
+/// sbatch's option table.
+pub fn table() -> Vec<OptSpec<SbOpt>> {
+    let mut t = map_table(COMMON, SbOpt::Job);
+    t.extend(map_table(BATCH_ONLY, SbOpt::Job));
+    let own = |long, short, arg, id| OptSpec {
+        long,
+        short,
+        arg,
+        id,
+    };
+    t.extend([
+        own("wrap", None, HasArg::Required, SbOpt::Wrap),
+        own("parsable", None, HasArg::Optional, SbOpt::Parsable),
+        own("test-only", None, HasArg::No, SbOpt::TestOnly),
+        own("help", Some('h'), HasArg::No, SbOpt::Help),
+        own("usage", Some('u'), HasArg::No, SbOpt::Usage),
+        own("version", Some('V'), HasArg::No, SbOpt::Version),
+        own("workdir", None, HasArg::Required, SbOpt::Job(Opt::Chdir)),
+    ]);
+    t
+}
+
+/// The input environment variables sbatch honours, in the order Slurm applies them.
+pub const ENV: &[EnvOpt<Opt>] = &[
+    EnvOpt {
+        var: "SBATCH_ACCOUNT",
+        id: Opt::Account,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_ARRAY_INX",
+        id: Opt::Array,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_CLUSTER_CONSTRAINT",
+        id: Opt::ClusterConstraint,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_CLUSTERS",
+        id: Opt::Clusters,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_CLUSTERS",
+        id: Opt::Clusters,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_CONSTRAINT",
+        id: Opt::Constraint,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_DEBUG",
+        id: Opt::Verbose,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SBATCH_ERROR",
+        id: Opt::Error,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_EXPORT",
+        id: Opt::Export,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_HOLD",
+        id: Opt::Hold,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SBATCH_JOB_NAME",
+        id: Opt::JobName,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_MEM_PER_NODE",
+        id: Opt::Mem,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_NO_REQUEUE",
+        id: Opt::NoRequeue,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SBATCH_OUTPUT",
+        id: Opt::Output,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_PARTITION",
+        id: Opt::Partition,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_REQUEUE",
+        id: Opt::Requeue,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SBATCH_TIMELIMIT",
+        id: Opt::Time,
+        flag: false,
+    },
+];
+
+/// Everything sbatch was asked to do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SbatchOpts {
+    /// The job's options.
+    pub job: JobOpts,
+    /// `--wrap` command.
+    pub wrap: Option<String>,
+    /// `--parsable`.
+    pub parsable: bool,
+    /// `--test-only`.
+    pub test_only: bool,
+}
+
+impl SbatchOpts {
+    /// Applies one option (help, usage and version are handled by the caller).
+    pub fn apply(&mut self, opt: SbOpt, value: Option<String>) -> Result<(), OptError> {
+        match opt {
+            SbOpt::Job(o) => self.job.apply(o, value)?,
+            SbOpt::Wrap => self.wrap = value,
+            SbOpt::Parsable => self.parsable = true,
+            SbOpt::TestOnly => self.test_only = true,
+            SbOpt::Help | SbOpt::Usage | SbOpt::Version => {}
+        }
+        Ok(())
+    }
+
+    /// Applies the input environment variables of [`ENV`].
+    pub fn apply_env(&mut self, environ: &[(String, String)]) -> Result<(), OptError> {
+        for (opt, value) in env_options(ENV, environ) {
+            self.job.apply(opt, value)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the command line asks for before any script is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandLine {
+    /// Print the help text.
+    Help,
+    /// Print the usage line.
+    Usage,
+    /// Print the version.
+    Version,
+    /// Submit: the options in order, the script file (if any) and its arguments.
+    Submit {
+        opts: Vec<(SbOpt, Option<String>)>,
+        script: Option<String>,
+        script_args: Vec<String>,
+    },
+}
+
+/// Splits the command line into options, the script file and the script's arguments.
+pub fn parse_command_line(args: &[String]) -> Result<CommandLine, GetoptError> {
+    let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
+    for (opt, _) in &parsed.opts {
+        match opt {
+            SbOpt::Help => return Ok(CommandLine::Help),
+            SbOpt::Usage => return Ok(CommandLine::Usage),
+            SbOpt::Version => return Ok(CommandLine::Version),
+            _ => {}
+        }
+    }
+    let mut operands = parsed.operands.into_iter();
+    Ok(CommandLine::Submit {
+        opts: parsed.opts,
+        script: operands.next(),
+        script_args: operands.collect(),
+    })
+}
+
+/// sbatch's usage line.
+pub const USAGE: &str = "Usage: sbatch [-N nnodes] [-n ntasks] [-c ncpus] [-p partition]
+              [-t minutes] [-J jobname] [-o file] [-e file] [-D path]
+              [--mem=MB] [-C list] [-d type:jobid[:time]] [-a array] [-H]
+              [--export[=names]] [--parsable] [--test-only] [--wrap=cmd]
+              executable [args...]
+";
+
+/// sbatch's help text.
+pub const HELP: &str = "Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]
+
+Parallel run options:
+  -a, --array=indexes         job array index values
+  -A, --account=name          charge job to specified account
+      --comment=name          arbitrary comment
+  -c, --cpus-per-task=ncpus   number of cpus required per task
+  -C, --constraint=list       specify a list of constraints
+      --cluster-constraint=[!]list specify a list of cluster constraints
+  -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
+  -D, --chdir=directory       set working directory for batch script
+  -e, --error=err             file for batch script's standard error
+      --export[=names]        specify environment variables to export
+  -H, --hold                  submit job in held state
+  -J, --job-name=jobname      name of job
+  -M, --clusters=names        Comma separated list of clusters to issue
+                              commands to.
+      --mem=MB                minimum amount of real memory
+  -n, --ntasks=ntasks         number of tasks to run
+      --no-requeue            if set, do not permit the job to be requeued
+  -N, --nodes=N               number of nodes on which to run (N = min[-max])
+  -o, --output=out            file for batch script's standard output
+  -p, --partition=partition   partition requested
+      --parsable              outputs only the jobid and cluster name (if present),
+                              separated by semicolon, only on successful submission.
+  -Q, --quiet                 quiet mode (suppress informational messages)
+      --requeue               if set, permit the job to be requeued
+  -t, --time=minutes          time limit
+      --test-only             validate job and show when it would start
+  -v, --verbose               verbose mode (multiple -v's increase verbosity)
+      --wrap[=command string] wrap command string in a sh script and submit
+
+Help options:
+  -h, --help                  show this help message
+  -u, --usage                 display brief usage message
+
+Other options:
+  -V, --version               output version information and exit
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn script_and_its_arguments_follow_the_options() {
+        let CommandLine::Submit {
+            opts,
+            script,
+            script_args,
+        } = parse_command_line(&words("-p debug job.sh -p x y")).unwrap()
+        else {
+            panic!("submit expected");
+        };
+        assert_eq!(
+            opts,
+            vec![(SbOpt::Job(Opt::Partition), Some("debug".into()))]
+        );
+        assert_eq!(script.as_deref(), Some("job.sh"));
+        assert_eq!(script_args, vec!["-p", "x", "y"]);
+    }
+
+    #[test]
+    fn help_usage_and_version_win() {
+        assert_eq!(
+            parse_command_line(&words("-p x --help")),
+            Ok(CommandLine::Help)
+        );
+        assert_eq!(
+            parse_command_line(&words("--usage")),
+            Ok(CommandLine::Usage)
+        );
+        assert_eq!(parse_command_line(&words("-V")), Ok(CommandLine::Version));
+    }
+
+    #[test]
+    fn workdir_is_an_alias_of_chdir() {
+        let mut o = SbatchOpts::default();
+        let CommandLine::Submit { opts, .. } =
+            parse_command_line(&words("--workdir=/tmp --parsable --test-only")).unwrap()
+        else {
+            panic!("submit expected");
+        };
+        for (opt, v) in opts {
+            o.apply(opt, v).unwrap();
+        }
+        assert_eq!(o.job.chdir.as_deref(), Some("/tmp"));
+        assert!(o.parsable && o.test_only);
+    }
+
+    #[test]
+    fn environment_sets_options() {
+        let env: Vec<(String, String)> = [
+            ("SBATCH_PARTITION", "p1"),
+            ("SBATCH_TIMELIMIT", "10"),
+            ("SBATCH_HOLD", "1"),
+            ("SBATCH_MEM_PER_NODE", "2G"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let mut o = SbatchOpts::default();
+        o.apply_env(&env).unwrap();
+        assert_eq!(o.job.partition.as_deref(), Some("p1"));
+        assert_eq!(o.job.time.as_deref(), Some("10"));
+        assert_eq!(o.job.mem_mb, Some(2048));
+        assert!(o.job.hold);
+    }
+}

@@ -1,0 +1,268 @@
+//! `sbatch`: submits a batch script, with Slurm's options, directives, checks and messages.
+//!
+//! * [`args`]: the option table, the `SBATCH_*` environment variables, the command line.
+//! * [`script`]: `--wrap`, the script checks, `#SBATCH` directives.
+//! * [`submit`]: the request to the controller, retries and the printed result.
+//! * [`clusters`]: `-M a,b`: the cluster that would start the job soonest.
+//!
+//! Options are applied as Slurm applies them: directives first, then the environment, then the
+//! command line, so the command line wins.
+
+pub mod args;
+pub mod clusters;
+pub mod script;
+pub mod submit;
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use sluice_schema::proto::SubmitJobRequest;
+
+use crate::jobspec::getopt::{self, GetoptError, Mode};
+use crate::jobspec::{self, OptError, Submitter};
+use crate::slurm_conf::{CliError, SlurmConf};
+use args::{CommandLine, SbOpt, SbatchOpts};
+
+/// Why sbatch stops; the text is Slurm's (printed after `sbatch: error: `).
+#[derive(Debug, thiserror::Error)]
+pub enum SbatchError {
+    /// An option the table does not accept (printed as getopt prints it).
+    #[error("{0}")]
+    Getopt(#[from] GetoptError),
+    /// A bad option value.
+    #[error("{0}")]
+    Opt(#[from] OptError),
+    #[error("Script arguments not permitted with --wrap option")]
+    WrapWithArgs,
+    #[error("Unable to open file {0}")]
+    Open(String),
+    #[error("Batch script is empty!")]
+    EmptyScript,
+    #[error("Batch script contains only whitespace!")]
+    BlankScript,
+    #[error(
+        "This does not look like a batch script.  The first\n\
+         line must start with #! followed by the path to an interpreter.\n\
+         For instance: #!/bin/sh"
+    )]
+    NotAScript,
+    #[error(
+        "Batch script contains DOS line breaks (\\r\\n)\ninstead of expected UNIX line breaks (\\n)."
+    )]
+    DosLineBreaks,
+    #[error("The Slurm controller does not allow scripts that contain a NULL character '\\0'.")]
+    NulInScript,
+    /// A word in an `#SBATCH` line that is not an option.
+    #[error("Invalid directive found in batch script: {0}")]
+    Directive(String),
+    /// A directive with an open quote (Slurm treats it as fatal).
+    #[error("{file}: line {line}: Unmatched `{quote}` in [{text}]")]
+    UnmatchedQuote {
+        file: String,
+        line: usize,
+        quote: char,
+        text: String,
+    },
+    /// The configuration could not be read.
+    #[error("{0}")]
+    Conf(#[from] CliError),
+    /// The controller refused the job.
+    #[error("Batch job submission failed: {0}")]
+    Submit(String),
+    /// `--test-only` found no way to run the job.
+    #[error("allocation failure: {0}")]
+    TestOnly(String),
+    /// `-M` named clusters that cannot be reached (one `sbatch: error:` line each).
+    #[error("{}", .0.join("\n"))]
+    Clusters(Vec<String>),
+}
+
+impl SbatchError {
+    /// Prints the error as Slurm does; sbatch then exits with 1.
+    pub fn print(&self, err: &mut dyn Write) {
+        match self {
+            Self::Getopt(e) => {
+                let _ = writeln!(
+                    err,
+                    "sbatch: {e}\nTry \"sbatch --help\" for more information"
+                );
+            }
+            Self::UnmatchedQuote { .. } => {
+                let _ = writeln!(err, "sbatch: fatal: {self}");
+            }
+            Self::Clusters(lines) => {
+                for line in lines {
+                    jobspec::print_error(err, "sbatch", line);
+                }
+            }
+            _ => jobspec::print_error(err, "sbatch", &self.to_string()),
+        }
+    }
+}
+
+/// What sbatch will do once its input is understood.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Print this text on stdout and exit 0 (help, usage, version).
+    Print(String),
+    /// Send this job.
+    Submit(Box<Submission>),
+}
+
+/// A checked job and how to report its submission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submission {
+    /// The request for the controller.
+    pub request: SubmitJobRequest,
+    /// `--parsable`.
+    pub parsable: bool,
+    /// `-Q`.
+    pub quiet: bool,
+    /// `-M` was given: the reply's cluster is shown.
+    pub clusters_given: bool,
+}
+
+/// Runs the `sbatch` binary.
+pub fn main() -> i32 {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let environ = jobspec::process_environ();
+    let who = Submitter::current();
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    run(
+        &args,
+        &environ,
+        &who,
+        &mut std::io::stdin().lock(),
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    )
+}
+
+/// Runs sbatch with `args` (without the program name); returns the exit code.
+pub fn run(
+    args: &[String],
+    environ: &[(String, String)],
+    who: &Submitter,
+    stdin: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let submission = match plan(args, environ, who, stdin) {
+        Ok(Plan::Print(text)) => {
+            let _ = out.write_all(text.as_bytes());
+            return 0;
+        }
+        Ok(Plan::Submit(s)) => *s,
+        Err(e) => {
+            e.print(err);
+            return 1;
+        }
+    };
+    let conf = match SlurmConf::read(&jobspec::conf_path(environ)) {
+        Ok(c) => c,
+        Err(e) => {
+            SbatchError::Conf(e).print(err);
+            return 1;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            jobspec::print_error(err, "sbatch", &e.to_string());
+            return 1;
+        }
+    };
+    runtime.block_on(submit::submit(&conf, &submission, out, err))
+}
+
+/// Reads the command line, the script and its directives and the environment into a request,
+/// refusing bad input before anything is sent.
+pub fn plan(
+    args: &[String],
+    environ: &[(String, String)],
+    who: &Submitter,
+    stdin: &mut dyn Read,
+) -> Result<Plan, SbatchError> {
+    let (cmdline, script, script_args) = match args::parse_command_line(args)? {
+        CommandLine::Help => return Ok(Plan::Print(args::HELP.to_string())),
+        CommandLine::Usage => return Ok(Plan::Print(args::USAGE.to_string())),
+        CommandLine::Version => {
+            return Ok(Plan::Print(format!(
+                "sluice {}\n",
+                env!("CARGO_PKG_VERSION")
+            )));
+        }
+        CommandLine::Submit {
+            opts,
+            script,
+            script_args,
+        } => (opts, script, script_args),
+    };
+    let wrap = cmdline
+        .iter()
+        .rev()
+        .find(|(o, _)| *o == SbOpt::Wrap)
+        .and_then(|(_, v)| v.clone());
+    let mut opts = SbatchOpts::default();
+    let (body, name) = if let Some(cmd) = &wrap {
+        if script.is_some() {
+            return Err(SbatchError::WrapWithArgs);
+        }
+        (script::wrap(cmd), "wrap".to_string())
+    } else {
+        let bytes = read_script(script.as_deref(), &who.cwd, stdin)?;
+        script::check(&bytes)?;
+        let body = String::from_utf8_lossy(&bytes).into_owned();
+        let file = script.as_deref().unwrap_or("stdin");
+        let words = script::directives(file, &body)?;
+        let parsed = getopt::parse(&args::table(), &words, Mode::StopAtOperand)?;
+        if let Some(word) = parsed.operands.first() {
+            return Err(SbatchError::Directive(word.clone()));
+        }
+        for (opt, value) in parsed.opts {
+            opts.apply(opt, value)?;
+        }
+        (body, script::default_name(script.as_deref()))
+    };
+    opts.apply_env(environ)?;
+    for (opt, value) in cmdline {
+        opts.apply(opt, value)?;
+    }
+    let mut request = opts.job.to_request(&name, body, who, environ);
+    request.test_only = opts.test_only;
+    request.script_args = script_args;
+    Ok(Plan::Submit(Box::new(Submission {
+        request,
+        parsable: opts.parsable,
+        quiet: opts.job.quiet,
+        clusters_given: opts.job.clusters.is_some(),
+    })))
+}
+
+/// The script's bytes: the named file (relative to `cwd`) or standard input.
+fn read_script(
+    path: Option<&str>,
+    cwd: &str,
+    stdin: &mut dyn Read,
+) -> Result<Vec<u8>, SbatchError> {
+    let mut bytes = Vec::new();
+    match path {
+        Some(p) => {
+            let full = Path::new(cwd).join(p);
+            bytes = std::fs::read(&full).map_err(|_| SbatchError::Open(p.to_string()))?;
+        }
+        None => {
+            stdin
+                .read_to_end(&mut bytes)
+                .map_err(|_| SbatchError::Open("stdin".to_string()))?;
+        }
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,211 @@
+//! Sending the job and printing the result: `Submitted batch job N`, `--parsable`'s `N[;cluster]`,
+//! `--test-only`'s expected start, or Slurm's submission error.
+
+use std::io::Write;
+use std::time::Duration;
+
+use chrono::{Local, TimeZone};
+use sluice_schema::proto::SubmitJobReply;
+use tonic::{Code, Status};
+
+use super::{SbatchError, Submission};
+use crate::jobspec;
+use crate::slurm_conf::{CliError, SlurmConf};
+
+/// How many times sbatch retries while the controller is temporarily unable to take jobs
+/// (Slurm's `MAX_RETRIES`); it sleeps 1, 2, 3... seconds in between.
+pub const MAX_RETRIES: u64 = 15;
+
+/// Slurm's text when the controller cannot be reached.
+pub const CONNECT_FAILURE: &str = "Unable to contact slurm controller (connect failure)";
+
+/// Submits, retrying while the controller is busy; prints the outcome; returns the exit code.
+pub async fn submit(
+    conf: &SlurmConf,
+    s: &Submission,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let fail = |e: SbatchError, err: &mut dyn Write| {
+        e.print(err);
+        1
+    };
+    let target = match super::clusters::pick(conf, &s.request).await {
+        Ok(t) => t,
+        Err(e) => return fail(e, err),
+    };
+    let connected = match &target {
+        Some(m) => crate::multicluster::connect(conf, m).await,
+        None => conf.connect_ctld().await,
+    };
+    let mut client = match connected {
+        Ok(c) => c,
+        Err(CliError::Connect { .. }) => {
+            return fail(failure(s, CONNECT_FAILURE.to_string()), err);
+        }
+        Err(e) => return fail(SbatchError::Conf(e), err),
+    };
+    let mut retries = 0;
+    loop {
+        match client.submit(s.request.clone()).await {
+            Ok(reply) => {
+                report(s, &reply.into_inner(), out, err);
+                return 0;
+            }
+            Err(status) if is_busy(&status) && retries < MAX_RETRIES => {
+                jobspec::print_error(
+                    err,
+                    "sbatch",
+                    "Slurm temporarily unable to accept job, sleeping and retrying.",
+                );
+                retries += 1;
+                tokio::time::sleep(Duration::from_secs(retries)).await;
+            }
+            Err(status) => return fail(failure(s, status_text(&status)), err),
+        }
+    }
+}
+
+fn failure(s: &Submission, text: String) -> SbatchError {
+    if s.request.test_only {
+        SbatchError::TestOnly(text)
+    } else {
+        SbatchError::Submit(text)
+    }
+}
+
+/// The controller asks to try again later (`EAGAIN`).
+fn is_busy(status: &Status) -> bool {
+    status
+        .message()
+        .contains("Resource temporarily unavailable")
+}
+
+/// Slurm's text for a failed call: the controller's message, or the connect failure.
+pub fn status_text(status: &Status) -> String {
+    let msg = status.message();
+    let transport = status.code() == Code::Unavailable
+        && (msg.is_empty()
+            || std::error::Error::source(status).is_some()
+            || msg.contains("connect")
+            || msg.contains("transport")
+            || msg.contains("broken pipe"));
+    if transport || msg.is_empty() {
+        CONNECT_FAILURE.to_string()
+    } else {
+        msg.to_string()
+    }
+}
+
+/// Prints the accepted submission as Slurm does.
+pub fn report(s: &Submission, reply: &SubmitJobReply, out: &mut dyn Write, err: &mut dyn Write) {
+    let cluster = (s.clusters_given && !reply.cluster.is_empty()).then_some(&reply.cluster);
+    if s.request.test_only {
+        let when = Local
+            .timestamp_opt(reply.test_start, 0)
+            .single()
+            .map_or_else(
+                || "Unknown".to_string(),
+                |t| t.format("%Y-%m-%dT%H:%M:%S").to_string(),
+            );
+        let _ = writeln!(
+            err,
+            "sbatch: Job {} to start at {} using {} processors on nodes {} in partition {}",
+            reply.job_id, when, reply.test_cpus, reply.test_nodes, reply.test_partition
+        );
+    } else if s.parsable {
+        let _ = match cluster {
+            Some(c) => writeln!(out, "{};{c}", reply.job_id),
+            None => writeln!(out, "{}", reply.job_id),
+        };
+    } else if !s.quiet {
+        let _ = match cluster {
+            Some(c) => writeln!(out, "Submitted batch job {} on cluster {c}", reply.job_id),
+            None => writeln!(out, "Submitted batch job {}", reply.job_id),
+        };
+    }
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_schema::proto::SubmitJobRequest;
+
+    fn sub(parsable: bool, quiet: bool, clusters: bool, test_only: bool) -> Submission {
+        Submission {
+            request: SubmitJobRequest {
+                test_only,
+                ..Default::default()
+            },
+            parsable,
+            quiet,
+            clusters_given: clusters,
+        }
+    }
+
+    fn printed(s: &Submission, reply: &SubmitJobReply) -> (String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        report(s, reply, &mut out, &mut err);
+        (
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    #[test]
+    fn outputs_follow_slurm() {
+        let reply = SubmitJobReply {
+            job_id: 42,
+            cluster: "c1".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            printed(&sub(false, false, false, false), &reply).0,
+            "Submitted batch job 42\n"
+        );
+        assert_eq!(
+            printed(&sub(false, false, true, false), &reply).0,
+            "Submitted batch job 42 on cluster c1\n"
+        );
+        assert_eq!(printed(&sub(true, false, false, false), &reply).0, "42\n");
+        assert_eq!(printed(&sub(true, false, true, false), &reply).0, "42;c1\n");
+        assert_eq!(printed(&sub(false, true, false, false), &reply).0, "");
+    }
+
+    #[test]
+    fn test_only_reports_on_stderr() {
+        let reply = SubmitJobReply {
+            job_id: 7,
+            test_start: 0,
+            test_nodes: "n[1-2]".into(),
+            test_cpus: 4,
+            test_partition: "debug".into(),
+            ..Default::default()
+        };
+        let (out, err) = printed(&sub(false, false, false, true), &reply);
+        assert_eq!(out, "");
+        assert!(err.starts_with("sbatch: Job 7 to start at "), "{err}");
+        assert!(
+            err.ends_with(" using 4 processors on nodes n[1-2] in partition debug\n"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn status_texts() {
+        assert_eq!(
+            status_text(&Status::invalid_argument(
+                "Invalid partition name specified"
+            )),
+            "Invalid partition name specified"
+        );
+        assert_eq!(
+            status_text(&Status::unavailable("tcp connect error")),
+            CONNECT_FAILURE
+        );
+        assert!(is_busy(&Status::unavailable(
+            "Resource temporarily unavailable"
+        )));
+    }
+}

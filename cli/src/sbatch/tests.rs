@@ -1,0 +1,188 @@
+//! sbatch's planning: precedence of directives, environment and command line; `--wrap`;
+//! the checks that stop a job before it is sent.
+
+use super::*;
+
+fn who() -> Submitter {
+    Submitter {
+        user: "u".into(),
+        uid: 1000,
+        gid: 1000,
+        groups: vec![1000],
+        host: "h".into(),
+        cwd: "/work".into(),
+    }
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// Plans `args` with `script` on stdin.
+fn plan_stdin(args: &str, environ: &[(String, String)], script: &str) -> Result<Plan, SbatchError> {
+    plan(&words(args), environ, &who(), &mut script.as_bytes())
+}
+
+fn submission(p: Result<Plan, SbatchError>) -> Submission {
+    match p {
+        Ok(Plan::Submit(s)) => *s,
+        other => panic!("expected a submission, got {other:?}"),
+    }
+}
+
+const SCRIPT: &str =
+    "#!/bin/sh\n#SBATCH -p from_directive -t 5\n#SBATCH -J dname --mem=1G\necho hi\n";
+
+#[test]
+fn command_line_beats_environment_beats_directives() {
+    let s = submission(plan_stdin("", &[], SCRIPT));
+    assert_eq!(s.request.partition.as_deref(), Some("from_directive"));
+    assert_eq!(s.request.name, "dname");
+    assert_eq!(s.request.mem_mb, Some(1024));
+
+    let e = env(&[("SBATCH_PARTITION", "from_env"), ("SBATCH_TIMELIMIT", "7")]);
+    let s = submission(plan_stdin("", &e, SCRIPT));
+    assert_eq!(s.request.partition.as_deref(), Some("from_env"));
+    assert_eq!(s.request.time_limit.as_deref(), Some("7"));
+
+    let s = submission(plan_stdin("-p from_cli -J cli", &e, SCRIPT));
+    assert_eq!(s.request.partition.as_deref(), Some("from_cli"));
+    assert_eq!(s.request.time_limit.as_deref(), Some("7"));
+    assert_eq!(s.request.name, "cli");
+    assert_eq!(s.request.script, SCRIPT);
+}
+
+#[test]
+fn stdin_script_is_named_sbatch_and_wrap_is_named_wrap() {
+    let s = submission(plan_stdin("", &[], "#!/bin/sh\ntrue\n"));
+    assert_eq!(s.request.name, "sbatch");
+    let s = submission(plan_stdin("--wrap=hostname", &[], ""));
+    assert_eq!(s.request.name, "wrap");
+    assert!(s.request.script.starts_with("#!/bin/sh\n"));
+    assert!(s.request.script.ends_with("\nhostname\n"));
+    let s = submission(plan(
+        &[
+            "--wrap".to_string(),
+            "echo a b".to_string(),
+            "-J".into(),
+            "x".into(),
+        ],
+        &[],
+        &who(),
+        &mut "".as_bytes(),
+    ));
+    assert_eq!(s.request.name, "x");
+    assert!(s.request.script.ends_with("\necho a b\n"));
+}
+
+#[test]
+fn script_file_gives_name_and_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("job.sh"),
+        "#!/bin/bash\n#SBATCH -N 2-3\nsrun hostname\n",
+    )
+    .unwrap();
+    let mut w = who();
+    w.cwd = dir.path().display().to_string();
+    let s = submission(plan(
+        &words("--parsable job.sh a -b"),
+        &[],
+        &w,
+        &mut "".as_bytes(),
+    ));
+    assert_eq!(s.request.name, "job.sh");
+    assert_eq!(
+        (s.request.min_nodes, s.request.max_nodes),
+        (Some(2), Some(3))
+    );
+    assert_eq!(s.request.script_args, vec!["a", "-b"]);
+    assert!(s.parsable);
+    let e = plan(&words("missing.sh"), &[], &w, &mut "".as_bytes()).unwrap_err();
+    assert_eq!(e.to_string(), "Unable to open file missing.sh");
+}
+
+#[test]
+fn bad_input_is_refused_with_slurm_text() {
+    let msg = |args: &str, script: &str| plan_stdin(args, &[], script).unwrap_err().to_string();
+    assert!(msg("", "echo hi\n").starts_with("This does not look like a batch script."));
+    assert_eq!(msg("", ""), "Batch script is empty!");
+    assert_eq!(
+        msg("-n x", "#!/bin/sh\n"),
+        "Invalid numeric value \"x\" for --ntasks."
+    );
+    assert_eq!(
+        msg("-t soon", "#!/bin/sh\n"),
+        "Invalid --time specification"
+    );
+    assert_eq!(
+        msg("", "#!/bin/sh\n#SBATCH --mem=lots\n"),
+        "Invalid --mem specification"
+    );
+    assert_eq!(
+        msg("", "#!/bin/sh\n#SBATCH hello\n"),
+        "Invalid directive found in batch script: hello"
+    );
+    assert_eq!(
+        msg("--bogus", "#!/bin/sh\n"),
+        "unrecognized option '--bogus'"
+    );
+    let e = plan(&words("--wrap=true x.sh"), &[], &who(), &mut "".as_bytes()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Script arguments not permitted with --wrap option"
+    );
+}
+
+#[test]
+fn errors_print_with_prefixes() {
+    let print = |e: SbatchError| {
+        let mut buf = Vec::new();
+        e.print(&mut buf);
+        String::from_utf8(buf).unwrap()
+    };
+    assert_eq!(
+        print(SbatchError::NotAScript),
+        "sbatch: error: This does not look like a batch script.  The first\n\
+         sbatch: error: line must start with #! followed by the path to an interpreter.\n\
+         sbatch: error: For instance: #!/bin/sh\n"
+    );
+    assert_eq!(
+        print(SbatchError::Getopt(GetoptError::UnknownShort('z'))),
+        "sbatch: invalid option -- 'z'\nTry \"sbatch --help\" for more information\n"
+    );
+    assert_eq!(
+        print(SbatchError::Submit(
+            "Invalid partition name specified".into()
+        )),
+        "sbatch: error: Batch job submission failed: Invalid partition name specified\n"
+    );
+}
+
+#[test]
+fn export_array_and_flags_reach_the_request() {
+    let e = env(&[("HOME", "/h"), ("SLURM_X", "1")]);
+    let s = submission(plan_stdin(
+        "--export=NONE,A=b --array=1-100%10 -H --requeue --test-only -d afterok:1",
+        &e,
+        "#!/bin/sh\n",
+    ));
+    let names: Vec<&str> = s.request.env.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, vec!["SLURM_X", "A"]);
+    assert_eq!(s.request.array.as_deref(), Some("1-100%10"));
+    assert!(s.request.hold && s.request.test_only);
+    assert_eq!(s.request.requeue, Some(true));
+    assert_eq!(s.request.dependency.as_deref(), Some("afterok:1"));
+}
+
+#[test]
+fn help_is_printed_not_submitted() {
+    assert!(matches!(plan_stdin("--help", &[], ""), Ok(Plan::Print(t)) if t.contains("--wrap")));
+}

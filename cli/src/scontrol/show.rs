@@ -1,0 +1,289 @@
+//! `scontrol show job|node|partition|config`: Slurm's `Key=Value` records, one record per
+//! block (lines after the first indented by three spaces, a blank line after each), or one
+//! line per record with `-o`.
+
+use sluice_schema::JobState;
+use sluice_schema::proto::{ConfigReply, JobInfo, NodeInfo, PartitionInfo};
+
+use crate::cmdutil::{group_name, user_name};
+use crate::timefmt::{self, Zone};
+
+/// Joins a record's lines in the multi-line or the one-line layout, with its ending.
+fn record(lines: Vec<String>, one_liner: bool) -> String {
+    if one_liner {
+        format!("{}\n", lines.join(" "))
+    } else {
+        format!("{}\n\n", lines.join("\n   "))
+    }
+}
+
+fn or_null(s: &str) -> &str {
+    if s.is_empty() { "(null)" } else { s }
+}
+
+/// One job as `scontrol show job` prints it.
+pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
+    let state = JobState::from_stored(j.state).unwrap_or(JobState::Pending);
+    let user = if j.user.is_empty() {
+        user_name(j.uid)
+    } else {
+        j.user.clone()
+    };
+    let mut first = format!("JobId={}", j.job_id);
+    if j.array_job_id != 0 {
+        first.push_str(&format!(" ArrayJobId={}", j.array_job_id));
+        if let Some(t) = j.array_task_id {
+            first.push_str(&format!(" ArrayTaskId={t}"));
+        }
+        if j.array_throttle > 0 {
+            first.push_str(&format!(" ArrayTaskThrottle={}", j.array_throttle));
+        }
+    }
+    first.push_str(&format!(" JobName={}", j.name));
+    let used = if j.start > 0 && state != JobState::Pending {
+        let end = if state.is_finished() && j.end > 0 {
+            j.end
+        } else {
+            j.now
+        };
+        (end - j.start - j.suspended_secs).max(0)
+    } else {
+        0
+    };
+    let ts = |t: i64| timefmt::timestamp_or(t, zone, "Unknown");
+    let mut lines = vec![
+        first,
+        format!(
+            "UserId={user}({}) GroupId={}({}) MCS_label=N/A",
+            j.uid,
+            group_name(j.gid),
+            j.gid
+        ),
+        format!(
+            "Priority={} Nice=0 Account={} QOS=(null)",
+            j.priority,
+            or_null(&j.account)
+        ),
+        format!(
+            "JobState={} Reason={} Dependency={}",
+            state.long_name(),
+            or_null(&j.reason),
+            or_null(&j.dependency)
+        ),
+        format!(
+            "Requeue={} Restarts={} BatchFlag={} Reboot=0 ExitCode={}:{}",
+            u8::from(j.requeue),
+            j.restarts,
+            u8::from(j.batch),
+            j.exit_code,
+            j.signal
+        ),
+        format!(
+            "RunTime={} TimeLimit={} TimeMin=N/A",
+            timefmt::clock(used),
+            timefmt::limit_clock(j.time_limit_min)
+        ),
+        format!(
+            "SubmitTime={} EligibleTime={}",
+            ts(j.submit),
+            ts(j.eligible)
+        ),
+        format!("AccrueTime={}", ts(j.eligible)),
+        format!(
+            "StartTime={} EndTime={} Deadline=N/A",
+            ts(j.start),
+            ts(j.end)
+        ),
+        format!("SuspendTime=None SecsPreSuspend={}", j.suspended_secs),
+        format!("Partition={}", j.partition),
+        "ReqNodeList=(null) ExcNodeList=(null)".to_string(),
+        format!("NodeList={}", or_null(&j.node_list)),
+    ];
+    if !j.batch_host.is_empty() {
+        lines.push(format!("BatchHost={}", j.batch_host));
+    }
+    let federated = j.fed_viable_raw != 0
+        || j.fed_active_raw != 0
+        || !j.fed_viable.is_empty()
+        || !j.fed_active.is_empty();
+    if federated {
+        lines.push(format!(
+            "FedOrigin={} FedViableSiblings={} FedActiveSiblings={}",
+            or_null(&j.fed_origin),
+            or_null(&j.fed_viable.join(",")),
+            or_null(&j.fed_active.join(","))
+        ));
+    }
+    lines.extend([
+        format!(
+            "NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:0:*:*",
+            j.node_count, j.cpus, j.ntasks, j.cpus_per_task
+        ),
+        format!(
+            "TRES=cpu={},mem={}M,node={},billing={}",
+            j.cpus, j.mem_mb, j.node_count, j.cpus
+        ),
+        format!(
+            "MinCPUsNode={} MinMemoryNode={}M MinTmpDiskNode=0",
+            j.cpus_per_task, j.mem_mb
+        ),
+        format!("Features={} DelayBoot=00:00:00", or_null(&j.constraint)),
+    ]);
+    if !j.cluster_features.is_empty() {
+        lines.push(format!("ClusterFeatures={}", j.cluster_features));
+    }
+    lines.extend([
+        "OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)".to_string(),
+        format!("Command={}", or_null(&j.command)),
+        format!("WorkDir={}", j.workdir),
+    ]);
+    if j.batch {
+        lines.push(format!("StdErr={}", j.stderr));
+        lines.push("StdIn=/dev/null".to_string());
+        lines.push(format!("StdOut={}", j.stdout));
+    }
+    record(lines, one_liner)
+}
+
+/// A node's state as scontrol spells it: the base name plus `+DRAIN`, `+COMPLETING`, ...
+pub fn node_state(n: &NodeInfo) -> String {
+    let mut s = n.state.to_ascii_uppercase();
+    for (on, flag) in [
+        (n.cloud, "+CLOUD"),
+        (n.completing, "+COMPLETING"),
+        (n.drain, "+DRAIN"),
+        (n.invalid, "+INVALID_REG"),
+        (n.power_down_requested, "+POWER_DOWN"),
+        (n.powered_down, "+POWERED_DOWN"),
+        (n.not_responding, "+NOT_RESPONDING"),
+        (n.powering_up, "+POWERING_UP"),
+        (n.powering_down, "+POWERING_DOWN"),
+    ] {
+        if on {
+            s.push_str(flag);
+        }
+    }
+    s
+}
+
+/// One node as `scontrol show node` prints it.
+pub fn node(n: &NodeInfo, one_liner: bool, zone: Zone) -> String {
+    let features = if n.features.is_empty() {
+        "(null)".to_string()
+    } else {
+        n.features.join(",")
+    };
+    let ts = |t: i64| timefmt::timestamp_or(t, zone, "None");
+    let alloc_tres = if n.alloc_cpus > 0 || n.alloc_memory_mb > 0 {
+        format!("cpu={},mem={}M", n.alloc_cpus, n.alloc_memory_mb)
+    } else {
+        String::new()
+    };
+    let mut lines = vec![
+        format!("NodeName={} CoresPerSocket=1", n.name),
+        format!(
+            "CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A",
+            n.alloc_cpus, n.cpus, n.cpus
+        ),
+        format!("AvailableFeatures={features}"),
+        format!("ActiveFeatures={features}"),
+        "Gres=(null)".to_string(),
+        format!(
+            "NodeAddr={} NodeHostName={} Port={}",
+            n.addr,
+            if n.hostname.is_empty() {
+                &n.name
+            } else {
+                &n.hostname
+            },
+            n.port
+        ),
+        format!(
+            "RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1",
+            n.real_memory_mb, n.alloc_memory_mb, n.cpus
+        ),
+        format!(
+            "State={} ThreadsPerCore=1 TmpDisk={} Weight={} Owner=N/A MCS_label=N/A",
+            node_state(n),
+            n.tmp_disk_mb,
+            n.weight
+        ),
+        format!("Partitions={}", n.partitions.join(",")),
+        format!(
+            "BootTime={} SlurmdStartTime={}",
+            ts(n.boot_time),
+            ts(n.boot_time)
+        ),
+        format!("LastBusyTime={} ResumeAfterTime=None", ts(n.last_busy)),
+        format!(
+            "CfgTRES=cpu={},mem={}M,billing={}",
+            n.cpus, n.real_memory_mb, n.cpus
+        ),
+        format!("AllocTRES={alloc_tres}"),
+    ];
+    if !n.reason.is_empty() {
+        lines.push(format!(
+            "Reason={} [{}@{}]",
+            n.reason,
+            user_name(n.reason_uid),
+            ts(n.reason_time)
+        ));
+    }
+    record(lines, one_liner)
+}
+
+/// One partition as `scontrol show partition` prints it.
+pub fn partition(p: &PartitionInfo, one_liner: bool) -> String {
+    let groups = if p.allow_groups.is_empty() {
+        "ALL".to_string()
+    } else {
+        p.allow_groups.join(",")
+    };
+    let max_nodes = if p.max_nodes < 0 {
+        "UNLIMITED".to_string()
+    } else {
+        p.max_nodes.to_string()
+    };
+    let over = if p.over_subscribe.is_empty() {
+        "NO".to_string()
+    } else {
+        p.over_subscribe.to_ascii_uppercase()
+    };
+    let lines = vec![
+        format!("PartitionName={}", p.name),
+        format!("AllowGroups={groups} AllowAccounts=ALL AllowQos=ALL"),
+        format!(
+            "AllocNodes=ALL Default={} QoS=N/A",
+            if p.is_default { "YES" } else { "NO" }
+        ),
+        "DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO".to_string(),
+        format!(
+            "MaxNodes={max_nodes} MaxTime={} MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED",
+            timefmt::limit_clock(p.max_time_min)
+        ),
+        format!("Nodes={}", or_null(&p.node_list)),
+        format!("PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe={over}"),
+        "OverTimeLimit=NONE PreemptMode=OFF".to_string(),
+        format!(
+            "State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",
+            p.state.to_ascii_uppercase(),
+            p.total_cpus,
+            p.nodes.len()
+        ),
+        "JobDefaults=(null)".to_string(),
+        "DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED".to_string(),
+    ];
+    record(lines, one_liner)
+}
+
+/// `scontrol show config`: the date line, then `Key = Value` with keys padded to 23.
+pub fn config(c: &ConfigReply, zone: Zone) -> String {
+    let mut s = format!(
+        "Configuration data as of {}\n",
+        timefmt::timestamp(c.now, zone)
+    );
+    for e in &c.entries {
+        s.push_str(&format!("{:<23} = {}\n", e.name, e.value));
+    }
+    s
+}

@@ -1,0 +1,255 @@
+//! sinfo's options, with Slurm's names, built-in formats and error texts.
+
+use sluice_schema::NodeState;
+use sluice_schema::hostlist::Hostlist;
+
+use crate::cmdutil::{ArgKind, OptSpec, getopt};
+
+/// The partition view.
+pub const DEFAULT_FORMAT: &str = "%#P %.5a %.10l %.6D %.6t %N";
+/// `-s`.
+pub const SUMMARIZE_FORMAT: &str = "%#P %.5a %.10l %.16F %N";
+/// `-l`.
+pub const LONG_FORMAT: &str = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N";
+/// `-N`.
+pub const NODE_FORMAT: &str = "%#N %.6D %#P %6t";
+/// `-N -l`.
+pub const NODE_LONG_FORMAT: &str = "%#N %.6D %#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E";
+/// `-R`.
+pub const REASONS_FORMAT: &str = "%20E %9u %19H %N";
+/// `-R -l`.
+pub const REASONS_LONG_FORMAT: &str = "%20E %12U %19H %6t %N";
+
+/// Everything sinfo was asked.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SinfoOpts {
+    /// `-o`, or the built-in format the other options select.
+    pub format: String,
+    /// `-N`: one line per node and partition.
+    pub node_view: bool,
+    /// `-R`: nodes that are down or drained, with their reasons.
+    pub reasons: bool,
+    /// `-l`: also prints the date line.
+    pub long: bool,
+    /// `-h`.
+    pub no_header: bool,
+    /// `-p`.
+    pub partitions: Option<Vec<String>>,
+    /// `-n`.
+    pub nodes: Option<Hostlist>,
+    /// `-t`.
+    pub states: Option<Vec<String>>,
+    /// `-r`: responding nodes only.
+    pub responding: bool,
+    /// `-d`: non-responding nodes only.
+    pub dead: bool,
+    /// Which clusters to show (`--local`, `--federation`, `-M`).
+    pub view: View,
+}
+
+/// Which clusters sinfo asks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum View {
+    /// The local controller (the default, `--local`).
+    #[default]
+    Local,
+    /// Every member of the local cluster's federation in one table with a CLUSTER column.
+    Federation,
+    /// Each named cluster on its own, under a `CLUSTER: name` line (`-M a,b|all`).
+    Clusters(String),
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
+    /// Show nodes.
+    Run(Box<SinfoOpts>),
+    /// `--help` / `--usage`.
+    Help,
+    /// `-V`.
+    Version,
+}
+
+const fn spec(short: Option<char>, long: &'static str, arg: ArgKind, id: &'static str) -> OptSpec {
+    OptSpec {
+        short,
+        long,
+        arg,
+        id,
+    }
+}
+
+const SPECS: &[OptSpec] = &[
+    spec(Some('a'), "all", ArgKind::None, "a"),
+    spec(Some('M'), "clusters", ArgKind::Required, "M"),
+    spec(None, "cluster", ArgKind::Required, "M"),
+    spec(None, "federation", ArgKind::None, "federation"),
+    spec(None, "local", ArgKind::None, "local"),
+    spec(Some('d'), "dead", ArgKind::None, "d"),
+    spec(Some('e'), "exact", ArgKind::None, "e"),
+    spec(Some('o'), "format", ArgKind::Required, "o"),
+    spec(None, "help", ArgKind::None, "help"),
+    spec(None, "usage", ArgKind::None, "help"),
+    spec(Some('h'), "noheader", ArgKind::None, "h"),
+    spec(Some('l'), "long", ArgKind::None, "l"),
+    spec(Some('N'), "Node", ArgKind::None, "N"),
+    spec(Some('n'), "nodes", ArgKind::Required, "n"),
+    spec(Some('p'), "partition", ArgKind::Required, "p"),
+    spec(Some('R'), "list-reasons", ArgKind::None, "R"),
+    spec(Some('r'), "responding", ArgKind::None, "r"),
+    spec(Some('s'), "summarize", ArgKind::None, "s"),
+    spec(Some('t'), "states", ArgKind::Required, "t"),
+    spec(Some('v'), "verbose", ArgKind::None, "v"),
+    spec(Some('V'), "version", ArgKind::None, "V"),
+];
+
+/// Parses sinfo's arguments; `env` reads `SINFO_FORMAT`. The error is the text for stderr.
+pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Invocation, String> {
+    let parsed = getopt("sinfo", args, SPECS)?;
+    if let Some(word) = parsed.positional.first() {
+        return Err(format!(
+            "sinfo: error: Unrecognized option: {word}\nUsage: sinfo [OPTIONS]"
+        ));
+    }
+    let mut o = SinfoOpts::default();
+    let (mut format, mut summarize) = (None, false);
+    let (mut fed, mut local) = (false, false);
+    let mut clusters = env("SINFO_CLUSTERS").or_else(|| env("SLURM_CLUSTERS"));
+    for (id, value) in parsed.opts {
+        let v = value.unwrap_or_default();
+        match id {
+            "help" => return Ok(Invocation::Help),
+            "V" => return Ok(Invocation::Version),
+            "d" => o.dead = true,
+            "r" => o.responding = true,
+            "o" => format = Some(v),
+            "h" => o.no_header = true,
+            "l" => o.long = true,
+            "N" => o.node_view = true,
+            "R" => o.reasons = true,
+            "s" => summarize = true,
+            "n" => {
+                o.nodes =
+                    Some(Hostlist::parse(&v).map_err(|_| {
+                        format!("sinfo: error: Invalid node name specification: {v}")
+                    })?)
+            }
+            "p" => {
+                o.partitions = Some(
+                    v.split(',')
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect(),
+                )
+            }
+            "t" => o.states = Some(state_list(&v)?),
+            "M" => clusters = Some(v),
+            "federation" => fed = true,
+            "local" => local = true,
+            _ => {}
+        }
+    }
+    if o.reasons && o.states.is_none() {
+        o.states = Some(vec!["down".into(), "drain".into()]);
+    }
+    // -M overrides the federated view, --local overrides --federation.
+    o.view = match clusters {
+        Some(c) => View::Clusters(c),
+        None if fed && !local => View::Federation,
+        None => View::Local,
+    };
+    let built_in = format.is_none();
+    o.format = match format {
+        Some(f) => f,
+        None if summarize => SUMMARIZE_FORMAT.into(),
+        None if o.node_view && o.long => NODE_LONG_FORMAT.into(),
+        None if o.node_view => NODE_FORMAT.into(),
+        None if o.reasons && o.long => REASONS_LONG_FORMAT.into(),
+        None if o.reasons => REASONS_FORMAT.into(),
+        None => match env("SINFO_FORMAT") {
+            Some(f) if !o.long => f,
+            _ if o.long => LONG_FORMAT.into(),
+            _ => DEFAULT_FORMAT.into(),
+        },
+    };
+    if built_in && o.view == View::Federation {
+        o.format = with_cluster_column(&o.format);
+    }
+    Ok(Invocation::Run(Box::new(o)))
+}
+
+/// A built-in format with the cluster (`%8V`) after its first column: the federated view
+/// names each line's cluster.
+pub fn with_cluster_column(format: &str) -> String {
+    match format.split_once(' ') {
+        Some((first, rest)) => format!("{first} %8V {rest}"),
+        None => format!("{format} %8V"),
+    }
+}
+
+/// Parses `-t`: node state names, long or compact, lowercased.
+fn state_list(v: &str) -> Result<Vec<String>, String> {
+    v.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let known = NodeState::parse(s).is_some()
+                || ["drain", "alloc", "allocated", "responding", "no_respond"]
+                    .iter()
+                    .any(|k| k.eq_ignore_ascii_case(s));
+            if known {
+                Ok(s.to_ascii_lowercase())
+            } else {
+                Err(format!(
+                    "sinfo: error: Bad node state specified: {s}\nsinfo: error: valid states: NoResp ALLOC ALLOCATED COMPLETING DOWN DRAIN DRAINED DRAINING FAIL FUTURE IDLE MIX MIXED UNK UNKNOWN"
+                ))
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<SinfoOpts, String> {
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(&a, &|_| None)? {
+            Invocation::Run(o) => Ok(*o),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_pick_the_built_in_formats() {
+        assert_eq!(run(&[]).unwrap().format, DEFAULT_FORMAT);
+        assert_eq!(run(&["-N"]).unwrap().format, NODE_FORMAT);
+        assert_eq!(run(&["-Nl"]).unwrap().format, NODE_LONG_FORMAT);
+        assert_eq!(run(&["-l"]).unwrap().format, LONG_FORMAT);
+        assert_eq!(run(&["-s"]).unwrap().format, SUMMARIZE_FORMAT);
+        let r = run(&["-R"]).unwrap();
+        assert_eq!(r.format, REASONS_FORMAT);
+        assert_eq!(
+            r.states,
+            Some(vec!["down".to_string(), "drain".to_string()])
+        );
+        assert_eq!(run(&["-o", "%P"]).unwrap().format, "%P");
+    }
+
+    #[test]
+    fn bad_states_and_words_are_errors() {
+        assert_eq!(
+            run(&["-t", "IDLE,drain"]).unwrap().states,
+            Some(vec!["idle".into(), "drain".into()])
+        );
+        assert!(
+            run(&["-t", "bogus"])
+                .unwrap_err()
+                .contains("Bad node state specified: bogus")
+        );
+        assert!(
+            run(&["extra"])
+                .unwrap_err()
+                .contains("Unrecognized option: extra")
+        );
+    }
+}

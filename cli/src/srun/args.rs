@@ -1,0 +1,311 @@
+//! srun's options: the shared job options plus `-l`, `-X`, `--quit-on-interrupt`, `--jobid`,
+//! and the `SLURM_*` input environment variables srun honours.
+
+use crate::jobspec::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
+use crate::jobspec::{COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table, values};
+
+/// An srun option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SrOpt {
+    /// A job option shared with sbatch.
+    Job(Opt),
+    Label,
+    DisableStatus,
+    QuitOnInterrupt,
+    JobId,
+    Help,
+    Usage,
+    Version,
+}
+
+/// srun's option table.
+pub fn table() -> Vec<OptSpec<SrOpt>> {
+    let mut t = map_table(COMMON, SrOpt::Job);
+    let own = |long, short, arg, id| OptSpec {
+        long,
+        short,
+        arg,
+        id,
+    };
+    t.extend([
+        own("label", Some('l'), HasArg::No, SrOpt::Label),
+        own(
+            "disable-status",
+            Some('X'),
+            HasArg::No,
+            SrOpt::DisableStatus,
+        ),
+        own(
+            "quit-on-interrupt",
+            Some('q'),
+            HasArg::No,
+            SrOpt::QuitOnInterrupt,
+        ),
+        own("jobid", None, HasArg::Required, SrOpt::JobId),
+        own("help", Some('h'), HasArg::No, SrOpt::Help),
+        own("usage", None, HasArg::No, SrOpt::Usage),
+        own("version", Some('V'), HasArg::No, SrOpt::Version),
+    ]);
+    t
+}
+
+/// The input environment variables srun honours.
+pub const ENV: &[EnvOpt<SrOpt>] = &[
+    EnvOpt {
+        var: "SLURM_ACCOUNT",
+        id: SrOpt::Job(Opt::Account),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_CLUSTERS",
+        id: SrOpt::Job(Opt::Clusters),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_CONSTRAINT",
+        id: SrOpt::Job(Opt::Constraint),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SRUN_CPUS_PER_TASK",
+        id: SrOpt::Job(Opt::CpusPerTask),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_DEPENDENCY",
+        id: SrOpt::Job(Opt::Dependency),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_DISABLE_STATUS",
+        id: SrOpt::DisableStatus,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SLURM_EXPORT_ENV",
+        id: SrOpt::Job(Opt::Export),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_JOB_NAME",
+        id: SrOpt::Job(Opt::JobName),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_LABELIO",
+        id: SrOpt::Label,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SLURM_MEM_PER_NODE",
+        id: SrOpt::Job(Opt::Mem),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_NNODES",
+        id: SrOpt::Job(Opt::Nodes),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_NPROCS",
+        id: SrOpt::Job(Opt::Ntasks),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_NTASKS",
+        id: SrOpt::Job(Opt::Ntasks),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_PARTITION",
+        id: SrOpt::Job(Opt::Partition),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_TIMELIMIT",
+        id: SrOpt::Job(Opt::Time),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_WORKING_DIR",
+        id: SrOpt::Job(Opt::Chdir),
+        flag: false,
+    },
+];
+
+/// Everything srun was asked to do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SrunOpts {
+    /// The job (or step) options.
+    pub job: JobOpts,
+    /// `-l`.
+    pub label: bool,
+    /// `-X`.
+    pub disable_status: bool,
+    /// `--quit-on-interrupt`.
+    pub quit_on_interrupt: bool,
+    /// `--jobid`, else `SLURM_JOB_ID`: run as a step of this job.
+    pub job_id: Option<u32>,
+    /// The command and its arguments.
+    pub command: Vec<String>,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
+    Help,
+    Usage,
+    Version,
+    Run(Box<SrunOpts>),
+}
+
+/// Why srun refuses its arguments.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgsError {
+    /// Printed as getopt prints it.
+    #[error("{0}")]
+    Getopt(#[from] GetoptError),
+    #[error("{0}")]
+    Opt(#[from] OptError),
+    #[error("No command given to execute.")]
+    NoCommand,
+}
+
+impl SrunOpts {
+    fn apply(&mut self, opt: SrOpt, value: Option<String>) -> Result<(), OptError> {
+        match opt {
+            SrOpt::Job(o) => self.job.apply(o, value)?,
+            SrOpt::Label => self.label = true,
+            SrOpt::DisableStatus => self.disable_status = true,
+            SrOpt::QuitOnInterrupt => self.quit_on_interrupt = true,
+            SrOpt::JobId => {
+                self.job_id = Some(values::positive(&value.unwrap_or_default(), "--jobid")?);
+            }
+            SrOpt::Help | SrOpt::Usage | SrOpt::Version => {}
+        }
+        Ok(())
+    }
+}
+
+/// Parses srun's arguments: environment first, then the command line, then the command.
+pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation, ArgsError> {
+    let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
+    for (opt, _) in &parsed.opts {
+        match opt {
+            SrOpt::Help => return Ok(Invocation::Help),
+            SrOpt::Usage => return Ok(Invocation::Usage),
+            SrOpt::Version => return Ok(Invocation::Version),
+            _ => {}
+        }
+    }
+    let mut opts = SrunOpts::default();
+    if let Some((_, id)) = environ.iter().find(|(k, _)| k == "SLURM_JOB_ID") {
+        opts.job_id = id.trim().parse().ok();
+    }
+    for (opt, value) in env_options(ENV, environ) {
+        opts.apply(opt, value)?;
+    }
+    for (opt, value) in parsed.opts {
+        opts.apply(opt, value)?;
+    }
+    if parsed.operands.is_empty() {
+        return Err(ArgsError::NoCommand);
+    }
+    opts.command = parsed.operands;
+    Ok(Invocation::Run(Box::new(opts)))
+}
+
+/// srun's usage line.
+pub const USAGE: &str = "Usage: srun [-N nnodes] [-n ntasks] [-c ncpus] [-p partition] [-t minutes]
+            [-J jobname] [-D path] [--mem=MB] [-C list] [-l] [-X]
+            [--export[=names]] [--jobid=id] executable [args...]
+";
+
+/// srun's help text.
+pub const HELP: &str = "Usage: srun [OPTIONS(0)...] executable(0) [args(0)...]
+
+Parallel run options:
+  -A, --account=name          charge job to specified account
+      --comment=name          arbitrary comment
+  -c, --cpus-per-task=ncpus   number of cpus required per task
+  -C, --constraint=list       specify a list of constraints
+  -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
+  -D, --chdir=path            change remote current working directory
+      --export=env_vars|NONE  environment passed to the tasks
+  -H, --hold                  submit job in held state
+  -J, --job-name=jobname      name of job
+      --jobid=id              run under already allocated job
+  -l, --label                 prepend task number to lines of stdout/err
+      --mem=MB                minimum amount of real memory
+  -n, --ntasks=ntasks         number of tasks to run
+  -N, --nodes=N               number of nodes on which to run (N = min[-max])
+  -p, --partition=partition   partition requested
+  -q, --quit-on-interrupt     quit on single Ctrl-C
+  -Q, --quiet                 quiet mode (suppress informational messages)
+  -t, --time=minutes          time limit
+  -v, --verbose               verbose mode (multiple -v's increase verbosity)
+  -X, --disable-status        Disable Ctrl-C status feature
+
+Help options:
+  -h, --help                  show this help message
+      --usage                 display brief usage message
+
+Other options:
+  -V, --version               output version information and exit
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn run(args: &str, env: &[(&str, &str)]) -> Result<SrunOpts, ArgsError> {
+        let environ: Vec<(String, String)> = env
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        match parse(&words(args), &environ)? {
+            Invocation::Run(o) => Ok(*o),
+            other => panic!("expected a run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_stop_at_the_command() {
+        let o = run("-N2 -n 4 -l hostname -n 9", &[]).unwrap();
+        assert_eq!(o.job.ntasks, Some(4));
+        assert!(o.label);
+        assert_eq!(o.command, vec!["hostname", "-n", "9"]);
+    }
+
+    #[test]
+    fn inside_a_job_the_environment_gives_the_job_and_defaults() {
+        let env = [
+            ("SLURM_JOB_ID", "77"),
+            ("SLURM_NTASKS", "3"),
+            ("SLURM_LABELIO", "1"),
+        ];
+        let o = run("true", &env).unwrap();
+        assert_eq!(o.job_id, Some(77));
+        assert_eq!(o.job.ntasks, Some(3));
+        assert!(o.label);
+        let o = run("--jobid=5 -n1 true", &env).unwrap();
+        assert_eq!((o.job_id, o.job.ntasks), (Some(5), Some(1)));
+    }
+
+    #[test]
+    fn refusals() {
+        assert_eq!(run("-N 2", &[]), Err(ArgsError::NoCommand));
+        assert_eq!(
+            run("-n zero true", &[]).unwrap_err().to_string(),
+            "Invalid numeric value \"zero\" for --ntasks."
+        );
+        assert_eq!(
+            run("-Z true", &[]).unwrap_err().to_string(),
+            "invalid option -- 'Z'"
+        );
+    }
+}

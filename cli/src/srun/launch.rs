@@ -1,0 +1,290 @@
+//! Running a step: `RunStep` on every node of the step at once, output printed as it arrives,
+//! task exits reported as srun reports them, Ctrl-C and SIGTERM forwarded to the tasks.
+
+use std::io::Write;
+use std::time::Instant;
+
+use sluice_schema::auth::Signer;
+use sluice_schema::client::{NodedClient, connect_lazy};
+use sluice_schema::proto::{NodeAddr, RunStepRequest, SignalJobRequest, SignalKind, TaskExit};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::Interrupt;
+use super::interrupt::{Action, Interrupts};
+use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
+use super::output::TaskOutput;
+use crate::jobspec;
+use crate::sbatch::submit::status_text;
+
+/// A step ready to launch.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// What every node is sent; node-specific fields are filled per node.
+    pub template: RunStepRequest,
+    /// The step's nodes, in step order.
+    pub nodes: Vec<NodeAddr>,
+    /// Which tasks run where.
+    pub layout: Vec<NodeTasks>,
+    /// `-l`.
+    pub label: bool,
+    /// `-X` and `--quit-on-interrupt`.
+    pub interrupts: Interrupts,
+}
+
+/// What the node streams report.
+enum Event {
+    Output {
+        task: u32,
+        stderr: bool,
+        data: Vec<u8>,
+    },
+    Exits {
+        node: usize,
+        exits: Vec<TaskExit>,
+    },
+    Failed {
+        node: usize,
+        text: String,
+    },
+    Closed {
+        node: usize,
+    },
+}
+
+/// Runs the step to its end; returns how its tasks ended.
+pub async fn run(
+    step: Step,
+    signer: &Signer,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    interrupts: &mut mpsc::UnboundedReceiver<Interrupt>,
+) -> Outcome {
+    let Step {
+        template,
+        nodes,
+        layout,
+        label,
+        interrupts: mut policy,
+    } = step;
+    let step_name = format!("StepId={}.{}", template.job_id, template.step_id);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut clients: Vec<Option<NodedClient>> = Vec::new();
+    let mut handles: Vec<JoinHandle<()>> = Vec::new();
+    let mut outcome = Outcome::default();
+    for place in &layout {
+        let node = &nodes[place.node];
+        let host = if node.addr.is_empty() {
+            &node.name
+        } else {
+            &node.addr
+        };
+        let port = u16::try_from(node.port).unwrap_or(0);
+        let client = connect_lazy(host, port, signer.clone())
+            .ok()
+            .map(NodedClient::new);
+        let mut req = template.clone();
+        req.node_index = u32::try_from(place.node).unwrap_or(u32::MAX);
+        req.first_task = place.first;
+        req.tasks_here = place.count;
+        let tx = tx.clone();
+        let index = place.node;
+        let stream_client = client.clone();
+        handles.push(tokio::spawn(async move {
+            stream_node(index, stream_client, req, &tx).await;
+            let _ = tx.send(Event::Closed { node: index });
+        }));
+        clients.push(client);
+    }
+    drop(tx);
+    let ntasks = layout.iter().map(|p| p.count).sum();
+    let mut exited: Vec<TaskExit> = Vec::new();
+    let mut cancelled = false;
+    let mut open = layout.len();
+    let mut output = TaskOutput::new(out, err, ntasks, label);
+    while open > 0 {
+        tokio::select! {
+            event = rx.recv() => match event {
+                Some(Event::Output { task, stderr, data }) => {
+                    let _ = output.write(task, stderr, &data);
+                }
+                Some(Event::Exits { node, exits }) => {
+                    for e in &exits {
+                        outcome.add(e);
+                    }
+                    for line in exit_messages(&nodes[node].name, &exits, cancelled) {
+                        jobspec::print_error(output_err(&mut output), "srun", &line);
+                    }
+                    exited.extend(exits);
+                }
+                Some(Event::Failed { node, text }) => {
+                    outcome.exit_code = outcome.exit_code.max(1);
+                    let msg = format!(
+                        "Task launch for {step_name} failed on node {}: {text}",
+                        nodes[node].name
+                    );
+                    jobspec::print_error(output_err(&mut output), "srun", &msg);
+                }
+                Some(Event::Closed { node }) => {
+                    open -= 1;
+                    let place = layout.iter().find(|p| p.node == node);
+                    let reported = exited.iter().filter(|e| place.is_some_and(|p| {
+                        e.task >= p.first && e.task < p.first + p.count
+                    })).count();
+                    if place.is_some_and(|p| reported < p.count as usize) {
+                        outcome.exit_code = outcome.exit_code.max(1);
+                    }
+                }
+                None => break,
+            },
+            Some(sig) = interrupts.recv() => {
+                let action = match sig {
+                    Interrupt::Int => policy.on_interrupt(Instant::now()),
+                    Interrupt::Term => {
+                        cancelled = true;
+                        signal_all(&clients, &template, libc_sig::TERM).await;
+                        continue;
+                    }
+                };
+                let e = output_err(&mut output);
+                match action {
+                    Action::Status => {
+                        let _ = writeln!(e, "srun: interrupt (one more within 1 sec to abort)");
+                        print_status(e, &step_name, &layout, &exited);
+                    }
+                    Action::ForwardInt | Action::ForwardIntAndKill => {
+                        cancelled = true;
+                        let _ = writeln!(e, "srun: sending Ctrl-C to {step_name}");
+                        signal_all(&clients, &template, libc_sig::INT).await;
+                        if action == Action::ForwardIntAndKill {
+                            signal_all(&clients, &template, libc_sig::KILL).await;
+                        }
+                    }
+                    Action::Kill => {
+                        let _ = writeln!(e, "srun: forcing job termination");
+                        signal_all(&clients, &template, libc_sig::KILL).await;
+                    }
+                    Action::Abandon => {
+                        let _ = writeln!(e, "srun: job abort in progress");
+                        for h in &handles {
+                            h.abort();
+                        }
+                        outcome.signal = outcome.signal.max(libc_sig::KILL);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let _ = output.finish();
+    outcome
+}
+
+/// Signal numbers srun sends (Linux values).
+mod libc_sig {
+    pub const INT: i32 = 2;
+    pub const KILL: i32 = 9;
+    pub const TERM: i32 = 15;
+}
+
+/// The error stream behind the task output (srun's own messages go there too).
+fn output_err<'a>(output: &'a mut TaskOutput<'_>) -> &'a mut dyn Write {
+    output.err_stream()
+}
+
+/// Streams one node's part of the step into `tx`.
+async fn stream_node(
+    node: usize,
+    client: Option<NodedClient>,
+    req: RunStepRequest,
+    tx: &mpsc::UnboundedSender<Event>,
+) {
+    let Some(mut client) = client else {
+        let _ = tx.send(Event::Failed {
+            node,
+            text: "Invalid node address".to_string(),
+        });
+        return;
+    };
+    let mut stream = match client.run_step(req).await {
+        Ok(resp) => resp.into_inner(),
+        Err(status) => {
+            let _ = tx.send(Event::Failed {
+                node,
+                text: status_text(&status),
+            });
+            return;
+        }
+    };
+    loop {
+        match stream.message().await {
+            Ok(Some(msg)) => {
+                if !msg.data.is_empty() {
+                    let _ = tx.send(Event::Output {
+                        task: msg.task,
+                        stderr: msg.stderr,
+                        data: msg.data,
+                    });
+                }
+                if !msg.exits.is_empty() {
+                    let _ = tx.send(Event::Exits {
+                        node,
+                        exits: msg.exits,
+                    });
+                }
+            }
+            Ok(None) => return,
+            Err(status) => {
+                let _ = tx.send(Event::Failed {
+                    node,
+                    text: status_text(&status),
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// Sends `signal` to the step's tasks on every node (best effort: a node that is gone has
+/// no tasks left to signal).
+async fn signal_all(clients: &[Option<NodedClient>], template: &RunStepRequest, signal: i32) {
+    for client in clients.iter().flatten() {
+        let mut c = client.clone();
+        let _ = c
+            .signal_job(SignalJobRequest {
+                job_id: template.job_id,
+                kind: SignalKind::Signal as i32,
+                signal,
+                step_id: Some(template.step_id),
+                batch_only: false,
+            })
+            .await;
+    }
+}
+
+/// `srun: StepId=J.S tasks 0-3: running` and the same for tasks that already ended.
+fn print_status(err: &mut dyn Write, step: &str, layout: &[NodeTasks], exited: &[TaskExit]) {
+    let all = layout.iter().flat_map(|p| p.first..p.first + p.count);
+    let running: Vec<u32> = all
+        .filter(|t| !exited.iter().any(|e| e.task == *t))
+        .collect();
+    let normal: Vec<u32> = exited
+        .iter()
+        .filter(|e| e.signal == 0 && e.exit_code == 0)
+        .map(|e| e.task)
+        .collect();
+    let abnormal: Vec<u32> = exited
+        .iter()
+        .filter(|e| e.signal != 0 || e.exit_code != 0)
+        .map(|e| e.task)
+        .collect();
+    for (tasks, state) in [
+        (running, "running"),
+        (normal, "exited"),
+        (abnormal, "exited abnormally"),
+    ] {
+        if !tasks.is_empty() {
+            let _ = writeln!(err, "srun: {step} {}: {state}", task_list(&tasks));
+        }
+    }
+}

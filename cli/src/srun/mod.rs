@@ -1,0 +1,324 @@
+//! `srun`: runs a command as a job step, streaming its output back live.
+//!
+//! Outside an allocation srun asks the controller for one (`Allocate`, printing Slurm's
+//! `queued and waiting` / `has been allocated` lines when the job had to wait); inside one
+//! (`SLURM_JOB_ID` or `--jobid`) it uses that job. Either way it then creates a step
+//! (`CreateStep`), runs the tasks on the step's node daemons (`RunStep`, block distribution),
+//! exits with Slurm's rule (the highest exit code; `128 + signal` when a signal ended a task)
+//! and reports the step's end (`StepDone`, ending the job when srun created it).
+//!
+//! * [`args`]: options and input environment; [`layout`]: task placement and exit codes;
+//!   [`launch`]: the node streams; [`output`]: `-l` labels; [`interrupt`]: Ctrl-C.
+
+pub mod args;
+pub mod interrupt;
+pub mod launch;
+pub mod layout;
+pub mod output;
+
+use std::io::Write;
+
+use sluice_schema::auth::{Key, Signer};
+use sluice_schema::client::CtldClient;
+use sluice_schema::proto::{
+    CancelRequest, CreateStepReply, CreateStepRequest, RunStepRequest, StepDoneRequest,
+    allocation_event,
+};
+use tokio::sync::mpsc;
+
+use crate::jobspec::{self, Submitter, request::workdir};
+use crate::sbatch::submit::{CONNECT_FAILURE, status_text};
+use crate::slurm_conf::{CliError, SlurmConf};
+use args::{ArgsError, Invocation, SrunOpts};
+
+/// A signal srun received and acts on while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupt {
+    /// SIGINT (Ctrl-C).
+    Int,
+    /// SIGTERM: forwarded to the tasks.
+    Term,
+}
+
+/// Runs the `srun` binary: real signals feed [`run_async`].
+pub fn main() -> i32 {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let environ = jobspec::process_environ();
+    let who = Submitter::current();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("srun: error: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(async {
+        let (tx, rx) = mpsc::unbounded_channel();
+        listen_for_signals(tx);
+        let stdout = std::io::stdout();
+        let stderr = std::io::stderr();
+        run_async(
+            &args,
+            &environ,
+            &who,
+            &mut stdout.lock(),
+            &mut stderr.lock(),
+            rx,
+        )
+        .await
+    })
+}
+
+/// Forwards SIGINT and SIGTERM into `tx` for as long as srun runs.
+fn listen_for_signals(tx: mpsc::UnboundedSender<Interrupt>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    tokio::spawn(async move {
+        loop {
+            let sig = tokio::select! {
+                Some(()) = int.recv() => Interrupt::Int,
+                Some(()) = term.recv() => Interrupt::Term,
+                else => return,
+            };
+            if tx.send(sig).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Runs srun with `args` (without the program name), reading signals from `interrupts`;
+/// returns the exit code.
+pub async fn run_async(
+    args: &[String],
+    environ: &[(String, String)],
+    who: &Submitter,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    mut interrupts: mpsc::UnboundedReceiver<Interrupt>,
+) -> i32 {
+    let opts = match args::parse(args, environ) {
+        Ok(Invocation::Run(o)) => o,
+        Ok(Invocation::Help) => return print(out, args::HELP),
+        Ok(Invocation::Usage) => return print(out, args::USAGE),
+        Ok(Invocation::Version) => {
+            return print(out, &format!("sluice {}\n", env!("CARGO_PKG_VERSION")));
+        }
+        Err(ArgsError::Getopt(e)) => {
+            let _ = writeln!(err, "srun: {e}\nTry \"srun --help\" for more information");
+            return 1;
+        }
+        Err(ArgsError::NoCommand) => {
+            let _ = writeln!(err, "srun: fatal: No command given to execute.");
+            return 1;
+        }
+        Err(e) => return fail(err, &e.to_string()),
+    };
+    let conf = match SlurmConf::read(&jobspec::conf_path(environ)) {
+        Ok(c) => c,
+        Err(e) => return fail(err, &e.to_string()),
+    };
+    let signer = match Key::load(&conf.key_path()) {
+        Ok(key) => Signer::for_current_user(key),
+        Err(e) => return fail(err, &e.to_string()),
+    };
+    // -M a,b: the listed cluster that would start the job soonest (as sbatch picks it).
+    let probe_name = opts
+        .job
+        .job_name
+        .clone()
+        .unwrap_or_else(|| command_name(&opts.command));
+    let probe = opts
+        .job
+        .to_request(&probe_name, String::new(), who, environ);
+    let target = match crate::sbatch::clusters::pick(&conf, &probe).await {
+        Ok(t) => t,
+        Err(e) => {
+            jobspec::print_error(err, "srun", &e.to_string());
+            return 1;
+        }
+    };
+    let connected = match &target {
+        Some(m) => crate::multicluster::connect(&conf, m).await,
+        None => conf.connect_ctld().await,
+    };
+    let mut ctld = match connected {
+        Ok(c) => c,
+        Err(CliError::Connect { .. }) => {
+            return fail(
+                err,
+                &format!("Unable to allocate resources: {CONNECT_FAILURE}"),
+            );
+        }
+        Err(e) => return fail(err, &e.to_string()),
+    };
+    let name = opts
+        .job
+        .job_name
+        .clone()
+        .unwrap_or_else(|| command_name(&opts.command));
+    let (job_id, allocated_here) = match opts.job_id {
+        Some(id) => (id, false),
+        None => {
+            let req = opts.job.to_request(&name, String::new(), who, environ);
+            match allocate(&mut ctld, req, opts.job.quiet, err, &mut interrupts).await {
+                Ok(id) => (id, true),
+                Err(code) => return code,
+            }
+        }
+    };
+    let step = match create_step(&mut ctld, &opts, job_id, &name).await {
+        Ok(s) => s,
+        Err(text) => {
+            if allocated_here {
+                let _ = ctld
+                    .cancel(CancelRequest {
+                        job_ids: vec![job_id],
+                        ..Default::default()
+                    })
+                    .await;
+            }
+            return fail(
+                err,
+                &format!("Unable to create step for job {job_id}: {text}"),
+            );
+        }
+    };
+    let alloc = step.allocation.unwrap_or_default();
+    let ntasks = match (alloc.ntasks, opts.job.ntasks) {
+        (n, _) if n > 0 => n,
+        (_, Some(n)) => n,
+        _ => u32::try_from(alloc.nodes.len()).unwrap_or(1),
+    };
+    let node_count = alloc.nodes.len().min(ntasks as usize);
+    let template = RunStepRequest {
+        job_id,
+        step_id: step.step_id,
+        uid: who.uid,
+        gid: who.gid,
+        argv: opts.command.clone(),
+        workdir: workdir(opts.job.chdir.as_deref(), &who.cwd),
+        env: opts.job.export().apply(environ),
+        node_list: alloc.node_list.clone(),
+        node_count: u32::try_from(node_count).unwrap_or(u32::MAX),
+        ntasks,
+        name: name.clone(),
+        ..Default::default()
+    };
+    let launch = launch::Step {
+        template,
+        layout: layout::block(ntasks, alloc.nodes.len()),
+        nodes: alloc.nodes,
+        label: opts.label,
+        interrupts: interrupt::Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
+    };
+    let outcome = launch::run(launch, &signer, out, err, &mut interrupts).await;
+    let _ = ctld
+        .step_done(StepDoneRequest {
+            job_id,
+            step_id: step.step_id,
+            exit_code: outcome.exit_code,
+            signal: outcome.signal,
+            end_job: allocated_here,
+        })
+        .await;
+    outcome.exit_status()
+}
+
+fn print(out: &mut dyn Write, text: &str) -> i32 {
+    let _ = out.write_all(text.as_bytes());
+    0
+}
+
+fn fail(err: &mut dyn Write, msg: &str) -> i32 {
+    jobspec::print_error(err, "srun", msg);
+    1
+}
+
+/// The job's default name: the command's file name.
+fn command_name(command: &[String]) -> String {
+    command
+        .first()
+        .and_then(|c| std::path::Path::new(c).file_name())
+        .map_or_else(|| "srun".to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Asks for an allocation and waits for it; prints Slurm's waiting lines. `Err` is the exit
+/// code after the error was printed.
+async fn allocate(
+    ctld: &mut CtldClient,
+    req: sluice_schema::proto::SubmitJobRequest,
+    quiet: bool,
+    err: &mut dyn Write,
+    interrupts: &mut mpsc::UnboundedReceiver<Interrupt>,
+) -> Result<u32, i32> {
+    let unable = |err: &mut dyn Write, text: &str| {
+        fail(err, &format!("Unable to allocate resources: {text}"))
+    };
+    let mut stream = match ctld.allocate(req).await {
+        Ok(s) => s.into_inner(),
+        Err(status) => return Err(unable(err, &status_text(&status))),
+    };
+    let mut job_id = None;
+    let mut waited = false;
+    loop {
+        tokio::select! {
+            msg = stream.message() => match msg {
+                Ok(Some(ev)) => {
+                    job_id = Some(ev.job_id);
+                    match ev.event {
+                        Some(allocation_event::Event::Queued(_)) if !waited => {
+                            waited = true;
+                            if !quiet {
+                                let _ = writeln!(err, "srun: job {} queued and waiting for resources", ev.job_id);
+                            }
+                        }
+                        Some(allocation_event::Event::Granted(_)) => {
+                            if waited && !quiet {
+                                let _ = writeln!(err, "srun: job {} has been allocated resources", ev.job_id);
+                            }
+                            return Ok(ev.job_id);
+                        }
+                        Some(allocation_event::Event::Failed(text)) => return Err(unable(err, &text)),
+                        _ => {}
+                    }
+                }
+                Ok(None) => return Err(unable(err, CONNECT_FAILURE)),
+                Err(status) => return Err(unable(err, &status_text(&status))),
+            },
+            Some(_) = interrupts.recv() => {
+                if let Some(id) = job_id {
+                    let _ = ctld.cancel(CancelRequest { job_ids: vec![id], ..Default::default() }).await;
+                    let _ = writeln!(err, "srun: Job allocation {id} has been revoked.");
+                }
+                return Err(1);
+            }
+        }
+    }
+}
+
+/// Creates the step srun runs; `Err` carries the controller's text.
+async fn create_step(
+    ctld: &mut CtldClient,
+    opts: &SrunOpts,
+    job_id: u32,
+    name: &str,
+) -> Result<CreateStepReply, String> {
+    ctld.create_step(CreateStepRequest {
+        job_id,
+        min_nodes: opts.job.nodes.map(|n| n.min),
+        ntasks: opts.job.ntasks,
+        name: name.to_string(),
+    })
+    .await
+    .map(tonic::Response::into_inner)
+    .map_err(|s| status_text(&s))
+}

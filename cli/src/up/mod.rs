@@ -1,0 +1,104 @@
+//! `sluice up` / `sluice down`: a local federation in one directory, in one command.
+//!
+//! `up` writes what is missing (configurations, key), then starts the accounting daemon, one
+//! controller per cluster and that cluster's node daemons, each waited for before the next
+//! (the dbd answers, the controller answers, every node has registered). `down` stops them in
+//! the reverse order: node daemons, controllers, the dbd.
+//!
+//! * [`layout`]: the files of the directory; [`cluster_conf`]: each cluster's `slurm.conf`;
+//!   [`cloud`]: `--cloud-nodes` (cloud nodes, their partition, Resume/SuspendProgram).
+//! * [`plan`]: what the directory holds or gets (clusters, nodes, ports), first written once;
+//!   [`ports`]: choosing free ports.
+//! * [`storage`]: the `--storage` option.
+//! * [`daemons`]: the daemons of a plan; [`process`]: starting, probing and stopping them.
+//! * [`dbd`]: waiting for the dbd, registering clusters and the federation.
+//! * [`ctld`]: waiting for a controller and for its nodes to register.
+//! * [`start`]: the `up` sequence; [`stop`]: `down` and the foreground run; [`status`]: what
+//!   it prints.
+
+pub mod cloud;
+pub mod cluster_conf;
+pub mod ctld;
+pub mod daemons;
+pub mod dbd;
+pub mod error;
+pub mod layout;
+pub mod plan;
+pub mod ports;
+pub mod process;
+pub mod start;
+pub mod status;
+pub mod stop;
+pub mod storage;
+
+use std::path::PathBuf;
+
+pub use error::UpError;
+pub use start::up;
+pub use stop::down;
+
+/// Where `sluice up` works when `--dir` is not given.
+pub const DEFAULT_DIR: &str = "./sluice-local";
+
+/// Options of `sluice up`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct UpArgs {
+    /// The directory holding configuration, key, database, state, logs and pid files.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// The clusters: a number N (named cluster, or cluster1..clusterN) or comma-separated
+    /// names. Used only when the directory is first set up. [default: 1]
+    #[arg(long, alias = "cluster", value_name = "NAMES|N")]
+    pub clusters: Option<String>,
+    /// Node daemons per cluster. Used only when the directory is first set up. [default: 2]
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<u32>,
+    /// Also put every cluster into this federation (in the accounting daemon).
+    #[arg(long, value_name = "NAME")]
+    pub federation: Option<String>,
+    /// The accounting database: sqlite, sqlite:///PATH, mysql://USER:PASS@HOST:PORT/DB or
+    /// postgres://USER:PASS@HOST:PORT/DB. Used only when DIR/slurmdbd.conf is first written.
+    /// [default: sqlite]
+    #[arg(long)]
+    pub storage: Option<String>,
+    /// Return once everything answers instead of staying in the foreground.
+    #[arg(long)]
+    pub detach: bool,
+    /// Start only the accounting daemon (the clusters' configurations are written all the same).
+    #[arg(long)]
+    pub dbd_only: bool,
+    /// Also give each cluster N cloud nodes (cloud1..cloudN, State=CLOUD) in a partition
+    /// `cloud`, powered up and down by programs that start and stop their node daemons. Used
+    /// only when the directory is first set up. [default: 0]
+    #[arg(long, value_name = "N")]
+    pub cloud_nodes: Option<u32>,
+    /// `SuspendTime` of the cloud partition, in seconds: how long a cloud node stays idle
+    /// before it is powered down. Used only when the directory is first set up. [default: 60]
+    #[arg(long, value_name = "SECONDS")]
+    pub suspend_time: Option<u32>,
+}
+
+impl UpArgs {
+    /// The options of a plain `sluice up --dir DIR`.
+    pub fn new(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            clusters: None,
+            nodes: None,
+            federation: None,
+            storage: None,
+            detach: false,
+            dbd_only: false,
+            cloud_nodes: None,
+            suspend_time: None,
+        }
+    }
+}
+
+/// Options of `sluice down`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DownArgs {
+    /// The directory given to `sluice up`.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+}
