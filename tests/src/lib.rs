@@ -1,0 +1,1 @@
+//! End-to-end tests of Sluice: see the files under `tests/tests/`.
