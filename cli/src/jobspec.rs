@@ -17,6 +17,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use getopt::{HasArg, OptSpec};
+use sluice_schema::proto::JobShare;
 use values::NodeCount;
 
 pub use export::Export;
@@ -35,6 +36,7 @@ pub enum Opt {
     CpusPerTask,
     Dependency,
     Error,
+    Exclusive,
     Export,
     Hold,
     JobName,
@@ -43,6 +45,7 @@ pub enum Opt {
     Nodes,
     Ntasks,
     Output,
+    OverSubscribe,
     Partition,
     Quiet,
     Requeue,
@@ -80,12 +83,14 @@ pub const COMMON: &[OptSpec<Opt>] = &[
         Opt::CpusPerTask,
     ),
     spec("dependency", Some('d'), HasArg::Required, Opt::Dependency),
+    spec("exclusive", None, HasArg::Optional, Opt::Exclusive),
     spec("export", None, HasArg::Required, Opt::Export),
     spec("hold", Some('H'), HasArg::No, Opt::Hold),
     spec("job-name", Some('J'), HasArg::Required, Opt::JobName),
     spec("mem", None, HasArg::Required, Opt::Mem),
     spec("nodes", Some('N'), HasArg::Required, Opt::Nodes),
     spec("ntasks", Some('n'), HasArg::Required, Opt::Ntasks),
+    spec("oversubscribe", Some('s'), HasArg::No, Opt::OverSubscribe),
     spec("partition", Some('p'), HasArg::Required, Opt::Partition),
     spec("quiet", Some('Q'), HasArg::No, Opt::Quiet),
     spec("tasks", None, HasArg::Required, Opt::Ntasks),
@@ -123,6 +128,12 @@ pub enum OptError {
     /// `-t` is not a time.
     #[error("Invalid --time specification")]
     Time,
+    /// `--exclusive=` with a value Slurm does not know.
+    #[error("Invalid --exclusive specification")]
+    Exclusive,
+    /// `--exclusive=user|mcs|topo`: Slurm's, but not Sluice's.
+    #[error("--exclusive={0} is not supported")]
+    ExclusiveUnsupported(String),
 }
 
 /// The shared job options as the user gave them (directives, environment, command line).
@@ -148,6 +159,8 @@ pub struct JobOpts {
     pub dependency: Option<String>,
     /// `-e` pattern.
     pub error: Option<String>,
+    /// `-s/--oversubscribe` or `--exclusive` (the last one given wins, as in Slurm).
+    pub share: Option<JobShare>,
     /// `--export` as written.
     pub export: Option<String>,
     /// `-H`.
@@ -177,6 +190,8 @@ pub struct JobOpts {
 impl JobOpts {
     /// Applies one option; later calls override earlier ones, as in Slurm.
     pub fn apply(&mut self, opt: Opt, value: Option<String>) -> Result<(), OptError> {
+        // `--exclusive` alone differs from `--exclusive=`: keep what was given.
+        let given = value.clone();
         let v = value.unwrap_or_default();
         match opt {
             Opt::Account => self.account = Some(v),
@@ -189,6 +204,7 @@ impl JobOpts {
             Opt::CpusPerTask => self.cpus_per_task = Some(values::positive(&v, "--cpus-per-task")?),
             Opt::Dependency => self.dependency = Some(v),
             Opt::Error => self.error = Some(v),
+            Opt::Exclusive => self.share = Some(values::exclusive(given.as_deref())?),
             Opt::Export => self.export = Some(v),
             Opt::Hold => self.hold = true,
             Opt::JobName => self.job_name = Some(v),
@@ -197,6 +213,7 @@ impl JobOpts {
             Opt::Nodes => self.nodes = Some(values::node_count(&v)?),
             Opt::Ntasks => self.ntasks = Some(values::positive(&v, "--ntasks")?),
             Opt::Output => self.output = Some(v),
+            Opt::OverSubscribe => self.share = Some(JobShare::Oversubscribe),
             Opt::Partition => self.partition = Some(v),
             Opt::Quiet => self.quiet = true,
             Opt::Requeue => self.requeue = Some(true),

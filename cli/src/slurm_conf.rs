@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sluice_schema::auth::{self, AuthError, Key, Signer};
 use sluice_schema::client::{
-    CtldClient, DbdClient, RecordsClient, SignedChannel, connect, connect_dbd,
+    CtldAdminClient, CtldClient, DbdClient, RecordsClient, SignedChannel, connect, connect_dbd,
 };
 use sluice_schema::conf::{ConfError, ConfFile};
 use sluice_schema::proto::DEFAULT_DBD_PORT;
@@ -155,6 +155,13 @@ impl SlurmConf {
     pub async fn connect_ctld(&self) -> Result<CtldClient, CliError> {
         let channel = self.signed_channel(&self.ctld_host, self.ctld_port).await?;
         Ok(CtldClient::new(channel))
+    }
+
+    /// Connects to the controller's administration service (`scontrol reconfigure`, `update
+    /// SuspendExc*`), signing every request as the calling user.
+    pub async fn connect_ctld_admin(&self) -> Result<CtldAdminClient, CliError> {
+        let channel = self.signed_channel(&self.ctld_host, self.ctld_port).await?;
+        Ok(CtldAdminClient::new(channel))
     }
 
     /// Connects to another cluster's controller at `host:port` (found through the accounting

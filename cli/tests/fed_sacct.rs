@@ -94,3 +94,67 @@ fn sacct_shows_the_run_and_d_adds_the_revoked_copies() {
     assert_eq!(sacct(&["-M", "c2,c3"]), "67108865|c2|COMPLETED\n");
     assert_eq!(sacct(&["-M", "all"]), "67108865|c2|COMPLETED\n");
 }
+
+#[test]
+fn federation_view_hides_runs_of_a_reused_id_a_day_older() {
+    let fed = Fed::start(&["c1", "c2"], &["c1", "c2"], &[]);
+    let t = now() - 600;
+    let job = |id: u32, kinds: Vec<Kind>| -> Vec<Kind> {
+        kinds
+            .into_iter()
+            .map(|k| match k {
+                Kind::JobSubmitted(s) => Kind::JobSubmitted(JobSubmittedRecord { job_id: id, ..s }),
+                Kind::JobEnded(e) => Kind::JobEnded(JobEndedRecord { job_id: id, ..e }),
+                other => other,
+            })
+            .collect()
+    };
+    let (j2, j3) = (J1 + 1, J1 + 2);
+    // J2: a pending federated job cancelled today, its copies on both clusters.
+    // J3: ended on c1 two days ago; the id was used again on c2 today.
+    let day2 = t - 2 * 86_400;
+    let mut c1 = job(j2, vec![submitted(t), ended(t + 5, JobState::Cancelled)]);
+    c1.extend(job(
+        j3,
+        vec![submitted(day2), ended(day2 + 5, JobState::Failed)],
+    ));
+    fed.send("c1", c1);
+    let mut c2 = job(j2, vec![submitted(t), ended(t + 6, JobState::Cancelled)]);
+    c2.extend(job(
+        j3,
+        vec![submitted(t), ended(t + 7, JobState::Completed)],
+    ));
+    fed.send("c2", c2);
+    let ids = format!("{j2},{j3}");
+    let sacct = |extra: &[&str]| {
+        let mut args = vec!["-X", "-n", "-P", "-o", "jobid,cluster,state", "-j", &ids];
+        args.extend_from_slice(extra);
+        let out = fed.run(SACCT, &args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        sorted(&out.stdout)
+            .into_iter()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let (s2, s3) = (j2.to_string(), j3.to_string());
+    let row = |id: &str, c: &str, st: &str| format!("{id}|{c}|{st}");
+    assert_eq!(
+        sacct(&["--federation"]),
+        vec![
+            row(&s2, "c1", "CANCELLED"),
+            row(&s2, "c2", "CANCELLED"),
+            row(&s3, "c2", "COMPLETED"),
+        ]
+    );
+    // Not a federation view: every cluster's run is shown, as in Slurm.
+    assert_eq!(
+        sacct(&["-M", "c1,c2"]),
+        vec![
+            row(&s2, "c1", "CANCELLED"),
+            row(&s2, "c2", "CANCELLED"),
+            row(&s3, "c1", "FAILED"),
+            row(&s3, "c2", "COMPLETED"),
+        ]
+    );
+    assert_eq!(sacct(&["--federation", "-D"]).len(), 4);
+}

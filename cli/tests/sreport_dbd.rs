@@ -301,3 +301,43 @@ fn top_usage_and_accounts_from_rolled_up_history() {
     );
     assert_eq!(sizes.stdout, "c1|phys|2|0|0|0|0|2|100.00%\n");
 }
+
+#[test]
+fn job_sizes_by_user_and_individual_sizes() {
+    let dbd = history();
+    let sizes = |extra: &[&str]| {
+        let mut args = vec!["-n", "-P", "job", "sizes", "printjobcount", DAY[0], DAY[1]];
+        args.extend_from_slice(extra);
+        run_bin(&dbd.conf, &args, None)
+    };
+    // Both jobs were submitted as uid 0: one ran on 3 CPUs, one on 4.
+    let individual = sizes(&["grouping=individual"]);
+    assert_eq!(individual.stdout, "c1|phys|1|1|2|100.00%\n");
+    let headers = run_bin(
+        &dbd.conf,
+        &["-P", "job", "sizes", "gr=ind", "users=root", DAY[0], DAY[1]],
+        None,
+    );
+    assert!(
+        headers
+            .stdout
+            .contains("Cluster|Account|3 CPUs|4 CPUs|Total Count|% of cluster\n"),
+        "{}",
+        headers.stdout
+    );
+    assert_eq!(
+        sizes(&["users=root"]).stdout,
+        "c1|phys|2|0|0|0|0|2|100.00%\n"
+    );
+    let nobody = sizes(&["users=4242"]);
+    assert_eq!((nobody.code, nobody.stdout.as_str()), (0, ""));
+    let no_groups = sizes(&["users=4242", "grouping=individual"]);
+    assert_eq!(no_groups.code, 1);
+    assert_eq!(
+        no_groups.stderr,
+        " We need a grouping list to set up the print.\n"
+    );
+    let unknown = sizes(&["users=no_such_user_here"]);
+    assert_eq!(unknown.code, 1);
+    assert_eq!(unknown.stderr, "Invalid user id: no_such_user_here\n");
+}

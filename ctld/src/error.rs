@@ -45,6 +45,10 @@ pub enum CtldError {
     /// `ESLURM_INVALID_ARRAY`.
     #[error("Invalid job array specification")]
     InvalidArray { spec: String },
+    /// A sharing request (`--oversubscribe`/`--exclusive`) this controller does not know, from
+    /// a newer client (worded as Slurm's commands word a bad `--exclusive`).
+    #[error("Invalid --exclusive specification")]
+    InvalidShare { value: i32 },
     /// `EAGAIN` when `MaxJobCount` is reached (sbatch retries on it).
     #[error("Resource temporarily unavailable")]
     MaxJobCount { limit: u32 },
@@ -87,4 +91,24 @@ pub enum CtldError {
     /// `ESLURM_JOB_NOT_FEDERATED`.
     #[error("Not a valid federated job")]
     JobNotFederated,
+    /// `scontrol reconfigure` with changes the running controller cannot take; nothing of the
+    /// new file was applied.
+    #[error(
+        "slurm.conf changes need a controller restart: {} (nothing was changed)",
+        .changes.join("; ")
+    )]
+    RestartNeeded { changes: Vec<String> },
+    /// `SuspendExcNodes+=` or `-=` with a `:count` (Slurm's wording).
+    #[error(
+        "Append and remove from SuspendExcNodes with ':' is not supported. Please use direct assignment instead."
+    )]
+    SuspendExcCountUpdate,
+    /// `SuspendExcNodes+=` or `-=` while the current value has counts (Slurm's wording).
+    #[error(
+        "SuspendExcNodes may have ':' in it. Append and remove are not supported in this case. Please use direct assignment instead."
+    )]
+    SuspendExcHasCounts,
+    /// A state `SuspendExcStates` does not know.
+    #[error("Invalid SuspendExcState {state}")]
+    InvalidSuspendExcState { state: String },
 }

@@ -70,7 +70,8 @@ fn info(id: FedJobId, phase: InfoPhase, viable: &[&str], active: &[&str]) -> Fed
     }
 }
 
-/// Submits `req` as the origin and has the dbd record it with `active` holding copies.
+/// Submits `req` as the origin and has the dbd record it (held, as every origin records its
+/// submissions), then, unless held, offer it with `active` holding copies.
 fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) -> FedJobId {
     let now = fx.now;
     let held = req.hold;
@@ -78,11 +79,32 @@ fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) ->
         Ok(OriginSubmit::Federated(rec)) => rec,
         other => panic!("a federated submission expected, got {other:?}"),
     };
-    assert_eq!(rec.held, held);
     let id = rec.reply.job_id;
-    let mut i = info(id, InfoPhase::Pending, &["b", "c", "test"], active);
-    i.held = held;
+    let viable = ["b", "c", "test"];
+    let mut i = info(
+        id,
+        InfoPhase::Pending,
+        &viable,
+        if held { active } else { &["test"] },
+    );
+    i.held = true;
     fed::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    let offers = std::mem::take(&mut fx.out.fed_reqs);
+    if held {
+        assert!(offers.is_empty(), "held: offered to nobody: {offers:?}");
+        return id;
+    }
+    assert!(
+        matches!(offers.as_slice(), [FedRequest::Offer { job, .. }] if *job == id),
+        "offered once recorded: {offers:?}"
+    );
+    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    fed::on_fed_info(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &info(id, InfoPhase::Pending, &viable, active),
+    );
     id
 }
 
@@ -454,7 +476,13 @@ fn holds_and_releases_withdraw_and_offer_the_origin_job() {
         _ => unreachable!(),
     };
     assert_eq!((offer.name.as_str(), offer.uid), ("h", 1000));
-    assert_eq!(reqs.get(1), Some(&FedRequest::StartLock { job: id }));
+    // The dbd refuses the lock of a job it holds: the origin asks once the offer arrived.
+    assert_eq!(reqs.len(), 1, "{reqs:?}");
+    fx.schedule();
+    assert!(fx.out.take().fed_reqs.is_empty());
+    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    fx.schedule();
+    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
     let now = fx.now;
     fed::on_start_refused(&mut fx.core, &mut fx.out, now, id, 0);
     // Held again after being offered: withdrawn.

@@ -287,6 +287,8 @@ mod cases {
             grouping: vec![],
             tres: Tres::Cpu,
             accounts: vec![],
+            uids: vec![],
+            individual: false,
         };
         let r = store.job_sizes(&utc(), &q, now).unwrap();
         assert_eq!(r.bounds, vec![50, 250, 500, 1_000]);

@@ -8,6 +8,7 @@ use tonic::transport::{Channel, Endpoint};
 use crate::auth::Signer;
 use crate::proto::accounting_client::AccountingClient;
 use crate::proto::accounting_records_client::AccountingRecordsClient;
+use crate::proto::controller_admin_client::ControllerAdminClient;
 use crate::proto::controller_client::ControllerClient;
 use crate::proto::controller_federation_client::ControllerFederationClient;
 use crate::proto::fed_arbiter_client;
@@ -23,6 +24,8 @@ pub type RecordsClient = AccountingRecordsClient<SignedChannel>;
 pub type CtldClient = ControllerClient<SignedChannel>;
 /// A client of `sluice-dbd`'s federation arbiter (controllers only).
 pub type FedArbiterClient = fed_arbiter_client::FedArbiterClient<SignedChannel>;
+/// A client of a controller's administration service (`scontrol reconfigure`, `update SuspendExc*`).
+pub type CtldAdminClient = ControllerAdminClient<SignedChannel>;
 /// A client of a controller's federation view (`scontrol show federation`).
 pub type CtldFedClient = ControllerFederationClient<SignedChannel>;
 /// A client of a node's `sluice-noded`.

@@ -44,6 +44,15 @@ fn a_signal_reaches_the_script_and_cancel_ends_it() {
     c.ok("scancel", &[&id_arg]);
     assert_eq!(c.wait_done(id), "CANCELLED");
     assert_eq!(c.read("sig.txt"), "USR1\nTERM\n");
+
+    // sacct names the canceller (the tests run as root), cut to the column's width by default.
+    let mut state = String::new();
+    c.wait_for("the CANCELLED record in sacct", || {
+        state = c.ok("sacct", &["-j", &id_arg, "-o", "state%20", "-n", "-X"]);
+        state.trim() == "CANCELLED by 0"
+    });
+    let short = c.ok("sacct", &["-j", &id_arg, "-o", "state", "-n", "-X"]);
+    assert_eq!(short.trim(), "CANCELLED+");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The federation's speed targets on 3 real clusters (2 node daemons each): federated Submit
-//! RPCs accepted per second, submit-to-start on an idle federation, and how soon after the
-//! start every sibling copy is revoked.
+//! RPCs accepted per second, submit-to-start on an idle federation, how soon after the
+//! start every sibling copy is revoked, and how soon a `sacctmgr` change reaches every
+//! controller ([`propagate`]).
 //!
 //! `JobInfo.start` holds whole seconds, so start and revocation are measured from the client:
 //! after the Submit RPC returns, all three controllers are asked for the job together, round
@@ -22,6 +23,8 @@ use super::{BenchError, report, work_dir};
 use crate::slurm_conf::SlurmConf;
 use crate::up::{self, DownArgs, UpArgs, plan};
 
+mod propagate;
+
 /// Options of `sluice bench fed`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct FedBenchArgs {
@@ -37,6 +40,9 @@ pub struct FedBenchArgs {
     /// Jobs started one at a time for submit-to-start and revocation.
     #[arg(long, default_value_t = 20)]
     pub runs: usize,
+    /// Cluster changes timed until every controller shows them.
+    #[arg(long, default_value_t = 10)]
+    pub changes: usize,
     /// Keep the daemons' directory here instead of a temporary one.
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -49,6 +55,8 @@ pub enum FedPart {
     Rate,
     /// Submit-to-start on an idle federation, and the revocation of the other copies.
     Start,
+    /// A cluster change made with sacctmgr until every controller shows it.
+    Propagate,
 }
 
 /// How long one job may take to start, be revoked elsewhere, or end.
@@ -75,10 +83,12 @@ pub async fn run(args: &FedBenchArgs) -> Result<(), BenchError> {
 async fn measure(args: &FedBenchArgs, up_args: &UpArgs) -> Result<Vec<Gauge>, BenchError> {
     let prepared = plan::prepare(up_args, &[])?;
     let mut clients = Vec::new();
+    let mut confs = Vec::new();
     for cluster in &prepared.clusters {
         let conf = SlurmConf::read(&cluster.path)?;
         wait_federated(&conf, &prepared.key, prepared.clusters.len() - 1).await?;
         clients.push(conf.connect_ctld().await?);
+        confs.push(conf);
     }
     let work = up_args.dir.join("work");
     std::fs::create_dir_all(&work).map_err(BenchError::TempDir)?;
@@ -87,6 +97,9 @@ async fn measure(args: &FedBenchArgs, up_args: &UpArgs) -> Result<Vec<Gauge>, Be
     // Start first: the rate's jobs would keep the federation busy.
     if wants(FedPart::Start) {
         gauges.extend(start_and_revoke(&clients, &work, args.runs).await?);
+    }
+    if wants(FedPart::Propagate) {
+        gauges.push(propagate::propagation(&confs, &prepared.key, args.changes).await?);
     }
     if wants(FedPart::Rate) {
         let request = job(&work, "true", false);

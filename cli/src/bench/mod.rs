@@ -28,7 +28,8 @@ pub enum Which {
     /// The controller: Submit RPC rate, `sbatch` round trip, 10,000 one-second jobs (CPU
     /// share), memory with 16,384 nodes and 100,000 jobs.
     Ctld(ctld::CtldBenchArgs),
-    /// A federation of 3 clusters: federated submission rate, submit-to-start, revocation.
+    /// A federation of 3 clusters: federated submission rate, submit-to-start, revocation,
+    /// sacctmgr changes reaching every controller.
     Fed(fed::FedBenchArgs),
 }
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use nix::unistd::{Gid, User, getgid, getgroups, getuid};
-use sluice_schema::proto::SubmitJobRequest;
+use sluice_schema::proto::{JobShare, SubmitJobRequest};
 
 use super::JobOpts;
 
@@ -93,6 +93,7 @@ impl JobOpts {
             array: self.array.clone(),
             hold: self.hold,
             requeue: self.requeue,
+            share: self.share.unwrap_or(JobShare::Unset).into(),
             script,
             workdir: workdir(self.chdir.as_deref(), &who.cwd),
             env: self.export().apply(environ),

@@ -2,6 +2,7 @@
 //! counts, node ranges, memory sizes, time limits and flag-like environment variables.
 
 use sluice_schema::cluster_conf::parse_time_limit;
+use sluice_schema::proto::JobShare;
 
 use super::OptError;
 
@@ -28,6 +29,17 @@ pub fn positive(value: &str, option: &'static str) -> Result<u32, OptError> {
         .ok()
         .filter(|n| i32::try_from(*n).is_ok())
         .ok_or(OptError::TooLarge { value: n, option })
+}
+
+/// `--exclusive[=exclusive|oversubscribe]` (Slurm's `arg_set_exclusive`; `user`, `mcs` and
+/// `topo` are Slurm's too but not supported here).
+pub fn exclusive(value: Option<&str>) -> Result<JobShare, OptError> {
+    match value.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("exclusive") => Ok(JobShare::Exclusive),
+        Some("oversubscribe") => Ok(JobShare::Oversubscribe),
+        Some(v @ ("user" | "mcs" | "topo")) => Err(OptError::ExclusiveUnsupported(v.to_string())),
+        Some(_) => Err(OptError::Exclusive),
+    }
 }
 
 /// One side of a node range: a number with an optional `k` (x1024) or `m` (x1048576) suffix.

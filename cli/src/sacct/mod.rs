@@ -100,7 +100,9 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             Ok(c) => c,
             Err(text) => return fail(err, &text),
         };
-        let q = window::query(&opts, clusters, uid, win);
+        let mut q = window::query(&opts, clusters, uid, win);
+        // Slurm removes federated duplicates only in the federation view.
+        q.federation = local.is_some();
         stream(&conf, q, &opts, &columns, local.as_deref(), &cx, out, err).await
     })
 }

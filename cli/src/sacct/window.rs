@@ -76,6 +76,8 @@ pub fn query(o: &SacctOpts, clusters: Vec<String>, uid: u32, w: Window) -> JobQu
         names: o.names.clone(),
         partitions: o.partitions.clone(),
         nodelist: o.nodelist.clone().unwrap_or_default(),
+        // Set by the caller once it knows the view is a federation's.
+        federation: false,
     }
 }
 

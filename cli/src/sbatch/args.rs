@@ -82,6 +82,11 @@ pub const ENV: &[EnvOpt<Opt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SBATCH_EXCLUSIVE",
+        id: Opt::Exclusive,
+        flag: false,
+    },
+    EnvOpt {
         var: "SBATCH_EXPORT",
         id: Opt::Export,
         flag: false,
@@ -220,6 +225,7 @@ Parallel run options:
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=directory       set working directory for batch script
   -e, --error=err             file for batch script's standard error
+      --exclusive             allocate nodes in exclusive mode
       --export[=names]        specify environment variables to export
   -H, --hold                  submit job in held state
   -J, --job-name=jobname      name of job
@@ -235,6 +241,7 @@ Parallel run options:
                               separated by semicolon, only on successful submission.
   -Q, --quiet                 quiet mode (suppress informational messages)
       --requeue               if set, permit the job to be requeued
+  -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit
       --test-only             validate job and show when it would start
   -v, --verbose               verbose mode (multiple -v's increase verbosity)

@@ -186,3 +186,51 @@ fn export_array_and_flags_reach_the_request() {
 fn help_is_printed_not_submitted() {
     assert!(matches!(plan_stdin("--help", &[], ""), Ok(Plan::Print(t)) if t.contains("--wrap")));
 }
+
+#[test]
+fn sharing_options_reach_the_request_the_last_one_winning() {
+    use sluice_schema::proto::JobShare;
+    let share = |args: &str, environ: &[(String, String)], script: &str| {
+        submission(plan_stdin(args, environ, script))
+            .request
+            .share()
+    };
+    let plain = "#!/bin/sh\n";
+    assert_eq!(share("", &[], plain), JobShare::Unset);
+    assert_eq!(share("-s", &[], plain), JobShare::Oversubscribe);
+    assert_eq!(
+        share("--oversubscribe", &[], plain),
+        JobShare::Oversubscribe
+    );
+    assert_eq!(share("--exclusive", &[], plain), JobShare::Exclusive);
+    assert_eq!(share("-s --exclusive", &[], plain), JobShare::Exclusive);
+    assert_eq!(share("--exclusive -s", &[], plain), JobShare::Oversubscribe);
+    assert_eq!(
+        share("--exclusive=OverSubscribe", &[], plain),
+        JobShare::Oversubscribe
+    );
+    let directive = "#!/bin/sh\n#SBATCH --exclusive\n";
+    assert_eq!(share("", &[], directive), JobShare::Exclusive);
+    assert_eq!(share("-s", &[], directive), JobShare::Oversubscribe);
+    let e = env(&[("SBATCH_EXCLUSIVE", "exclusive")]);
+    assert_eq!(share("", &e, plain), JobShare::Exclusive);
+    assert_eq!(share("--oversubscribe", &e, plain), JobShare::Oversubscribe);
+
+    let refused = |args: &str| {
+        let mut out = Vec::new();
+        plan_stdin(args, &[], plain).unwrap_err().print(&mut out);
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(
+        refused("--exclusive=bogus"),
+        "sbatch: error: Invalid --exclusive specification\n"
+    );
+    assert_eq!(
+        refused("--exclusive=user"),
+        "sbatch: error: --exclusive=user is not supported\n"
+    );
+    assert_eq!(
+        refused("-s=1"),
+        "sbatch: invalid option -- '='\nTry \"sbatch --help\" for more information\n"
+    );
+}

@@ -15,10 +15,10 @@ mod render_tests;
 
 use std::io::Write;
 
-use sluice_schema::client::CtldClient;
+use sluice_schema::client::{CtldAdminClient, CtldClient};
 use sluice_schema::proto::{
     ControlJobRequest, GetConfigRequest, JobAction, JobError, ListJobsRequest, ListNodesRequest,
-    ListPartitionsRequest,
+    ListPartitionsRequest, ReconfigureRequest,
 };
 
 use crate::cmdutil::{self, ArgKind, OptSpec, getopt};
@@ -30,7 +30,7 @@ use update::Update;
 
 const USAGE: &str = "Usage: scontrol [<OPTION>] [<COMMAND>]\n\
     Valid <COMMAND> values are: show job|node|partition|config|hostnames, update, hold, uhold,\n\
-    release, requeue, requeuehold, suspend, resume, quit\n";
+    release, requeue, requeuehold, suspend, resume, reconfigure, quit\n";
 
 const fn spec(short: Option<char>, long: &'static str, id: &'static str) -> OptSpec {
     OptSpec {
@@ -60,6 +60,7 @@ struct Session<'a> {
     out: &'a mut dyn Write,
     err: &'a mut dyn Write,
     client: Option<CtldClient>,
+    admin: Option<CtldAdminClient>,
 }
 
 impl Session<'_> {
@@ -82,6 +83,23 @@ impl Session<'_> {
             self.client = Some(c);
         }
         self.client
+            .as_mut()
+            .ok_or_else(|| "Unable to contact slurm controller (connect failure)".to_string())
+    }
+
+    /// The controller's administration service (`reconfigure`, `update SuspendExc*`).
+    async fn admin(&mut self) -> Result<&mut CtldAdminClient, String> {
+        if self.admin.is_none() {
+            let conf = SlurmConf::from_env().map_err(|e| format!("scontrol: error: {e}"))?;
+            let c = conf.connect_ctld_admin().await.map_err(|e| match e {
+                CliError::Connect { .. } => {
+                    "Unable to contact slurm controller (connect failure)".to_string()
+                }
+                other => format!("scontrol: error: {other}"),
+            })?;
+            self.admin = Some(c);
+        }
+        self.admin
             .as_mut()
             .ok_or_else(|| "Unable to contact slurm controller (connect failure)".to_string())
     }
@@ -115,6 +133,7 @@ pub fn run(args: &[String], mut input: Input, out: &mut dyn Write, err: &mut dyn
         out,
         err,
         client: None,
+        admin: None,
     };
     for (id, _) in &parsed.opts {
         match *id {
@@ -178,6 +197,12 @@ async fn execute(s: &mut Session<'_>, words: &[String]) -> Option<i32> {
             Ok(u) => update_cmd(s, u).await,
             Err(text) => s.fail(&text),
         });
+    }
+    if is_keyword(first, "reconfigure", 3) {
+        if !rest.is_empty() {
+            return Some(s.fail(&format!("too many arguments for keyword:{first}")));
+        }
+        return Some(reconfigure_cmd(s).await);
     }
     if let Some(action) = update::job_action(first) {
         if rest.is_empty() {
@@ -326,7 +351,35 @@ fn job_errors(s: &mut Session<'_>, errors: &[JobError]) -> i32 {
     code
 }
 
+/// `scontrol reconfigure`: prints nothing on success, as Slurm's does.
+async fn reconfigure_cmd(s: &mut Session<'_>) -> i32 {
+    let admin = match s.admin().await {
+        Ok(c) => c,
+        Err(text) => return s.fail(&format!("slurm_reconfigure error: {text}")),
+    };
+    match admin.reconfigure(ReconfigureRequest {}).await {
+        Ok(_) => 0,
+        Err(st) => s.fail(&format!(
+            "slurm_reconfigure error: {}",
+            cmdutil::status_text(&st)
+        )),
+    }
+}
+
 async fn update_cmd(s: &mut Session<'_>, u: Update) -> i32 {
+    if let Update::SuspendExc(req) = u {
+        let admin = match s.admin().await {
+            Ok(c) => c,
+            Err(text) => return s.fail(&format!("slurm_update error: {text}")),
+        };
+        return match admin.update_suspend_exc(req).await {
+            Ok(_) => 0,
+            Err(st) => s.fail(&format!(
+                "slurm_update error: {}",
+                cmdutil::status_text(&st)
+            )),
+        };
+    }
     let client = match s.client().await {
         Ok(c) => c,
         Err(text) => return s.fail(&format!("slurm_update error: {text}")),
@@ -346,6 +399,7 @@ async fn update_cmd(s: &mut Session<'_>, u: Update) -> i32 {
                 cmdutil::status_text(&st)
             )),
         },
+        Update::SuspendExc(_) => 0,
     }
 }
 

@@ -191,3 +191,18 @@ ClusterName             = c1\n\
 SlurmctldPort           = 6817\n"
     );
 }
+
+#[test]
+fn show_job_prints_what_the_job_may_share() {
+    for (given, shown) in [("YES", "YES"), ("NO", "NO"), ("", "OK")] {
+        let job = JobInfo {
+            oversubscribe: given.into(),
+            ..running_job()
+        };
+        let text = show::job(&job, true, Zone::Utc);
+        assert!(
+            text.contains(&format!(" OverSubscribe={shown} Contiguous=0 ")),
+            "{text}"
+        );
+    }
+}

@@ -133,7 +133,15 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         lines.push(format!("ClusterFeatures={}", j.cluster_features));
     }
     lines.extend([
-        "OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)".to_string(),
+        format!(
+            "OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)",
+            // A controller that does not say: the partition decides.
+            if j.oversubscribe.is_empty() {
+                "OK"
+            } else {
+                &j.oversubscribe
+            }
+        ),
         format!("Command={}", or_null(&j.command)),
         format!("WorkDir={}", j.workdir),
     ]);

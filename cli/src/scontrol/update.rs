@@ -1,7 +1,10 @@
 //! `scontrol update` and the job actions (`hold`, `release`, `requeue`, ...): turning words
 //! into requests, with Slurm's messages for what is refused before anything is sent.
 
-use sluice_schema::proto::{EnvVar, JobAction, UpdateJobRequest, UpdateNodeRequest};
+use sluice_schema::proto::{
+    EnvVar, JobAction, SuspendExcKey, UpdateJobRequest, UpdateMode, UpdateNodeRequest,
+    UpdateSuspendExcRequest,
+};
 
 use crate::sacctmgr::args::is_keyword;
 
@@ -12,6 +15,8 @@ pub enum Update {
     Job(UpdateJobRequest),
     /// `update nodename=X state=... reason=...`.
     Node(UpdateNodeRequest),
+    /// `update SuspendExcNodes|SuspendExcParts|SuspendExcStates[+-]=value` (Slurm 23.02+).
+    SuspendExc(UpdateSuspendExcRequest),
 }
 
 /// The node states `scontrol update` takes.
@@ -118,7 +123,71 @@ pub fn parse_update(words: &[String]) -> Result<Update, String> {
         }
         return Ok(Update::Node(req));
     }
+    if let Some(req) = suspend_exc(words)? {
+        return Ok(Update::SuspendExc(req));
+    }
     Err("No valid entity in update command\nInput line must include \"NodeName\", \"PartitionName\", \"Reservation=<reservation_name>\", or \"JobId\"".into())
+}
+
+/// The exclusion a key names: Slurm takes any spelling from 11 characters on
+/// (`SuspendExcN...`), case-insensitively.
+fn suspend_exc_key(key: &str) -> Option<SuspendExcKey> {
+    [
+        ("SuspendExcNodes", SuspendExcKey::Nodes),
+        ("SuspendExcParts", SuspendExcKey::Parts),
+        ("SuspendExcStates", SuspendExcKey::States),
+    ]
+    .into_iter()
+    .find(|(name, _)| is_keyword(key, name, 11))
+    .map(|(_, k)| k)
+}
+
+/// A word's key without its `+`/`-` and the update mode that sign asks for.
+fn key_and_mode(word: &str) -> (&str, UpdateMode) {
+    let key = word.split_once('=').map_or(word, |(k, _)| k);
+    match (key.strip_suffix('+'), key.strip_suffix('-')) {
+        (Some(k), _) => (k, UpdateMode::Add),
+        (None, Some(k)) => (k, UpdateMode::Remove),
+        (None, None) => (key, UpdateMode::Set),
+    }
+}
+
+/// `SuspendExcNodes=v`, `SuspendExcParts+=v`, `SuspendExcStates-=v`: one such word per line;
+/// `None` when the line names no exclusion.
+fn suspend_exc(words: &[String]) -> Result<Option<UpdateSuspendExcRequest>, String> {
+    if !words
+        .iter()
+        .any(|w| suspend_exc_key(key_and_mode(w).0).is_some())
+    {
+        return Ok(None);
+    }
+    let [word] = words else {
+        let other = words
+            .iter()
+            .find(|w| suspend_exc_key(key_and_mode(w).0).is_none())
+            .unwrap_or(&words[0]);
+        return Err(format!(
+            "Update of this parameter is not supported: {other}\nRequest aborted"
+        ));
+    };
+    let (name, mode) = key_and_mode(word);
+    let (Some(key), Some((_, value))) = (suspend_exc_key(name), word.split_once('=')) else {
+        return Err(format!("Invalid input: {word}\nRequest aborted"));
+    };
+    if key == SuspendExcKey::Nodes && mode != UpdateMode::Set && value.contains(':') {
+        // Slurm's client refuses this before sending anything.
+        return Err(
+            "scontrol: error: Append and remove from SuspendExcNodes with ':' is not \
+                    supported. Please use direct assignment instead.\n\
+                    slurm_update error: Invalid node name specified"
+                .into(),
+        );
+    }
+    Ok(Some(UpdateSuspendExcRequest {
+        key: key as i32,
+        mode: mode as i32,
+        value: value.to_string(),
+    }))
 }
 
 /// The job action a command word names (`hold`, `uhold`, `release`, ...), Slurm's prefixes.
@@ -229,6 +298,53 @@ mod tests {
         );
         assert!(
             parse_update(&words("foo=bar"))
+                .unwrap_err()
+                .starts_with("No valid entity")
+        );
+    }
+
+    fn exc(line: &str) -> UpdateSuspendExcRequest {
+        match parse_update(&words(line)) {
+            Ok(Update::SuspendExc(r)) => r,
+            other => panic!("{line}: not an exclusion update: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn suspend_exc_updates_take_slurms_keys_and_signs() {
+        let r = exc("SuspendExcNodes=n[1-4]:2,n9");
+        assert_eq!(
+            (r.key, r.mode, r.value.as_str()),
+            (
+                SuspendExcKey::Nodes as i32,
+                UpdateMode::Set as i32,
+                "n[1-4]:2,n9"
+            )
+        );
+        let r = exc("suspendexcparts+=debug");
+        assert_eq!(
+            (r.key, r.mode),
+            (SuspendExcKey::Parts as i32, UpdateMode::Add as i32)
+        );
+        // Any spelling from 11 characters on, as Slurm matches it.
+        let r = exc("SuspendExcS-=down");
+        assert_eq!(
+            (r.key, r.mode),
+            (SuspendExcKey::States as i32, UpdateMode::Remove as i32)
+        );
+        assert_eq!(exc("SuspendExcNodes=").value, "");
+        assert!(
+            parse_update(&words("SuspendExcNodes+=n[1-4]:2"))
+                .unwrap_err()
+                .contains("Append and remove from SuspendExcNodes with ':' is not supported")
+        );
+        assert!(
+            parse_update(&words("SuspendExcNodes=n1 Weight=2"))
+                .unwrap_err()
+                .starts_with("Update of this parameter is not supported: Weight=2")
+        );
+        assert!(
+            parse_update(&words("SuspendExc=n1"))
                 .unwrap_err()
                 .starts_with("No valid entity")
         );

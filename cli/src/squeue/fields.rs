@@ -116,6 +116,15 @@ fn or_null(s: &str) -> String {
 /// Bits above the local part of a federated job id hold the origin's federation id.
 const FED_ID_SHIFT: u32 = 26;
 
+/// A job's `OverSubscribe` (`YES`, `NO`, `OK`); a controller that does not say shows `OK`.
+fn over_subscribe(s: &str) -> String {
+    if s.is_empty() {
+        "OK".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
 fn na(s: &str) -> String {
     if s.is_empty() {
         "NA".to_string()
@@ -231,6 +240,13 @@ pub const FIELDS: &[Field] = &[
             id => id.to_string(),
         }
     }),
+    f(
+        Some('h'),
+        "OverSubscribe",
+        "OVER_SUBSCRIBE",
+        true,
+        |l, _| over_subscribe(&l.job.oversubscribe),
+    ),
     f(Some('P'), "Partition", "PARTITION", true, |l, _| {
         l.job.partition.clone()
     }),

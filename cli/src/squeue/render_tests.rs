@@ -228,3 +228,26 @@ fn json_uses_slurm_field_names() {
     assert_eq!(j["exit_code"]["status"][0], "SUCCESS");
     assert_eq!(v["errors"].as_array().map(Vec::len), Some(0));
 }
+
+#[test]
+fn over_subscribe_by_letter_and_name() {
+    let jobs = vec![
+        JobInfo {
+            oversubscribe: "YES".into(),
+            ..running(3, "shared", "n1", 5)
+        },
+        JobInfo {
+            oversubscribe: "NO".into(),
+            ..pending(4, "excl", "Resources")
+        },
+        pending(5, "older", "Priority"),
+    ];
+    assert_eq!(
+        show(&jobs, &["-S", "i", "-o", "%i %h"]),
+        "JOBID OVER_SUBSCRIBE\n3 YES\n4 NO\n5 OK\n"
+    );
+    assert_eq!(
+        show(&jobs, &["-h", "-S", "i", "-O", "JobId:4,oversubscribe:5"]),
+        "3   YES  \n4   NO   \n5   OK   \n"
+    );
+}

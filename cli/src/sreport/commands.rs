@@ -61,6 +61,14 @@ fn usage_query(scope: &Scope, win: &Window, s: &Session<'_>, c: &Conds) -> Usage
     }
 }
 
+/// The uids of `Users=` names (or numbers), as Slurm's `_addto_uid_char_list` resolves them.
+fn user_ids(users: &[String]) -> Result<Vec<u32>, SreportError> {
+    users
+        .iter()
+        .map(|u| crate::cmdutil::uid_of(u).ok_or_else(|| SreportError::InvalidUser(u.clone())))
+        .collect()
+}
+
 /// Runs a report and prints it, or the error that stopped it.
 async fn finish(s: &mut Session<'_>, run: Result<String, SreportError>) {
     match run {
@@ -151,12 +159,17 @@ pub async fn job_sizes(s: &mut Session<'_>, words: &[String]) {
     let Some(c) = conditions(s, Kind::JobSizes, words) else {
         return;
     };
-    if c.individual {
-        s.fail(
-            &SreportError::UnsupportedCondition("Grouping=individual, Grouping".into()).to_string(),
-        );
+    if c.individual && !c.grouping.is_empty() {
+        s.fail(&SreportError::IndividualWithList.to_string());
         return;
     }
+    let uids = match user_ids(&c.users) {
+        Ok(u) => u,
+        Err(e) => {
+            s.fail(&e.to_string());
+            return;
+        }
+    };
     if s.opts.tres.names().len() > 1 {
         s.fail(&SreportError::SingleTres.to_string());
         return;
@@ -165,15 +178,17 @@ pub async fn job_sizes(s: &mut Session<'_>, words: &[String]) {
     let fields = chosen(s, Family::Job, &c, sizes::DEFAULT_FORMAT);
     let win = report_window(c.start, c.end, s.now, s.zone);
     let mut grouping = c.grouping.clone();
-    if grouping.is_empty() {
+    if grouping.is_empty() && !c.individual {
         add_to_list(&mut grouping, sizes::DEFAULT_GROUPING);
     }
-    let opts = SizesOpts {
+    let mut opts = SizesOpts {
         grouping,
         print_job_count: c.print_job_count,
         flat_view: c.flat_view,
         acct_as_parent: c.acct_as_parent,
         accounts: c.accounts.clone(),
+        individual: c.individual,
+        sizes: Vec::new(),
     };
     let run = async {
         let scope = s.scope(&c).await?;
@@ -185,8 +200,14 @@ pub async fn job_sizes(s: &mut Session<'_>, words: &[String]) {
             tres: s.opts.tres.names().first().cloned().unwrap_or_default(),
             // The dbd keeps these accounts' sub-trees (and their ancestors, empty).
             accounts: opts.accounts.clone(),
+            uids,
+            individual: opts.individual,
         };
-        let mut rows = s.job_sizes(q).await?;
+        let (mut rows, found) = s.job_sizes(q).await?;
+        if opts.individual && found.is_empty() {
+            return Err(SreportError::NoGrouping);
+        }
+        opts.sizes = found;
         if let Some(fed) = &scope.federation {
             rows = data::merge_sizes(rows, &fed_label(fed));
         }

@@ -100,7 +100,7 @@ pub fn parse(
             None if job && kw("AcctAsParent", 2) => c.acct_as_parent = true,
             None if assoc || kind == Kind::TopUsage => add_to_list(&mut c.users, key),
             None => add_to_list(&mut c.clusters, key),
-            Some(v) if (assoc || kind == Kind::TopUsage) && kw("Users", 1) => {
+            Some(v) if (assoc || job || kind == Kind::TopUsage) && kw("Users", 1) => {
                 add_to_list(&mut c.users, v)
             }
             Some(v) if kind != Kind::Utilization && (kw("Accounts", 2) || kw("Acct", 4)) => {
@@ -144,7 +144,6 @@ fn unsupported(kind: Kind, key: &str) -> bool {
                 || kw("Jobs", 1)
                 || kw("Nodes", 1)
                 || kw("Partitions", 2)
-                || kw("Users", 1)
                 || kw("Wckeys", 2)
         }
         Kind::Utilization | Kind::TopUsage => false,
@@ -234,9 +233,12 @@ mod tests {
             ]
         );
         assert!(matches!(
-            run(Kind::JobSizes, &["users=alice"]),
+            run(Kind::JobSizes, &["partitions=debug"]),
             Err(SreportError::UnsupportedCondition(_))
         ));
+        let (j, warn) = run(Kind::JobSizes, &["users=alice,bob", "u=carol"]).unwrap();
+        assert!(warn.is_empty());
+        assert_eq!(j.users, ["alice", "bob", "carol"]);
         assert!(matches!(
             run(Kind::Utilization, &["start=yesterday"]),
             Err(SreportError::BadTime(_))

@@ -57,4 +57,13 @@ pub enum SreportError {
     /// `TopCount=` that is no number.
     #[error("sreport: error: Invalid value for TopCount ({0})")]
     BadTopCount(String),
+    /// `Users=` naming no user (Slurm's `_string_to_uid`).
+    #[error("Invalid user id: {0}")]
+    InvalidUser(String),
+    /// A job report without size groups: `Grouping=individual` and no job ran.
+    #[error(" We need a grouping list to set up the print.")]
+    NoGrouping,
+    /// `Grouping=individual` together with a list of groups.
+    #[error("sreport: error: Grouping=individual cannot be combined with a grouping list")]
+    IndividualWithList,
 }

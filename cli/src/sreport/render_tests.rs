@@ -479,3 +479,55 @@ fn job_sizes_counts_flat_view_and_percent() {
          c1|phys|4.76%|95.24%|0.00%|3|17.07%\n"
     );
 }
+
+#[test]
+fn job_sizes_individual_has_a_column_per_size() {
+    let r = |acct: &str, parent: &str, secs: [u64; 3], jobs: [u64; 3]| SizeRow {
+        cluster: "c1".into(),
+        account: acct.into(),
+        parent: parent.into(),
+        secs: secs.to_vec(),
+        jobs: jobs.to_vec(),
+    };
+    let rows = vec![
+        r("phys", "root", [3600, 72_000, 0], [2, 1, 0]),
+        r("astro", "phys", [0, 0, 360_000], [0, 0, 1]),
+        r("chem", "root", [7200, 0, 0], [1, 0, 0]),
+        r("root", "", [0; 3], [0; 3]),
+    ];
+    let opts = SizesOpts {
+        individual: true,
+        sizes: vec![1, 4, 64],
+        ..SizesOpts::default()
+    };
+    let st = style(TimeFormat::Minutes);
+    let f = fields(Family::Job, sizes::DEFAULT_FORMAT, false, st.time);
+    let out = sizes::render(&st, &DAY, &f, &opts, &rows);
+    assert_eq!(
+        out.lines().skip(4).collect::<Vec<_>>(),
+        [
+            "  Cluster   Account        1 CPUs        4 CPUs       64 CPUs   Total Count % of cluster ",
+            "--------- --------- ------------- ------------- ------------- ------------- ------------ ",
+            "       c1      chem           120             0             0             1        1.63% ",
+            "       c1      phys            60          1200          6000             4       98.37% ",
+        ]
+    );
+    let mut st = style(TimeFormat::MinPer);
+    st.mode = OutputMode::Parsable2;
+    let counts = SizesOpts {
+        print_job_count: true,
+        flat_view: true,
+        ..opts
+    };
+    let f = fields(Family::Job, sizes::DEFAULT_FORMAT, false, st.time);
+    let out = sizes::render(&st, &DAY, &f, &counts, &rows);
+    assert_eq!(
+        out.lines().skip(4).collect::<Vec<_>>(),
+        [
+            "Cluster|Account|1 CPUs|4 CPUs|64 CPUs|Total Count|% of cluster",
+            "c1|astro|0|0|1|1|20.00%",
+            "c1|chem|1|0|0|1|20.00%",
+            "c1|phys|2|1|0|3|60.00%",
+        ]
+    );
+}

@@ -196,10 +196,14 @@ impl<'io> Session<'io> {
     }
 
     /// `Reports.JobSizes`.
-    pub async fn job_sizes(&mut self, q: JobSizesQuery) -> Result<Vec<SizeRow>, SreportError> {
+    pub async fn job_sizes(
+        &mut self,
+        q: JobSizesQuery,
+    ) -> Result<(Vec<SizeRow>, Vec<u64>), SreportError> {
         let reply = self.reports().await?.job_sizes(q).await;
-        let rows = reply.map_err(query_error)?.into_inner().rows;
-        Ok(rows.into_iter().map(SizeRow::from).collect())
+        let reply = reply.map_err(query_error)?.into_inner();
+        let rows = reply.rows.into_iter().map(SizeRow::from).collect();
+        Ok((rows, reply.sizes))
     }
 }
 

@@ -1,7 +1,9 @@
 //! `job SizesByAccount`: time (or, with `PrintJobCount`, jobs) per account and job-size
 //! bucket (Slurm's `job_sizes_grouped_by_top_acct`).
 //!
-//! Buckets come from `Grouping=` (default `50,250,500,1000`): `0-49 CPUs`, ..., `>= 1000 CPUs`.
+//! Buckets come from `Grouping=` (default `50,250,500,1000`): `0-49 CPUs`, ..., `>= 1000 CPUs`;
+//! with `Grouping=individual`, one column per CPU count the jobs had (`4 CPUs`), as the dbd
+//! found them.
 //! Without `FlatView` accounts are rolled up to the level below `root` (or, with
 //! `AcctAsParent`, below the `Accounts=` given; with `Accounts=` alone, to those accounts);
 //! jobs charged to a parent itself show under the parent's name. Bucket values are shares of
@@ -36,6 +38,10 @@ pub struct SizesOpts {
     pub acct_as_parent: bool,
     /// `Accounts=`.
     pub accounts: Vec<String>,
+    /// `Grouping=individual`: one bucket per size in `sizes`.
+    pub individual: bool,
+    /// With `individual`, each bucket's TRES count, ascending (from the dbd).
+    pub sizes: Vec<u64>,
 }
 
 impl SizesOpts {
@@ -48,10 +54,18 @@ impl SizesOpts {
     }
 }
 
-/// The bucket columns: `<lo>-<hi> CPUs` per group, then `>= <last> CPUs`.
+/// The bucket columns: `<lo>-<hi> CPUs` per group, then `>= <last> CPUs`; with
+/// `individual`, `<size> CPUs` per size.
 pub fn bucket_columns(style: &Style, opts: &SizesOpts) -> Vec<Column> {
     let word = style.tres.size_word();
     let width = if style.time.is_per() { 20 } else { 13 };
+    if opts.individual {
+        return opts
+            .sizes
+            .iter()
+            .map(|size| Column::new(format!("{size} {word}"), width))
+            .collect();
+    }
     let with_width = |item: &str| match item.split_once('%').map(|(_, w)| atoi(w)) {
         Some(w) if w != 0 => w,
         _ => width,

@@ -82,6 +82,11 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         flag: true,
     },
     EnvOpt {
+        var: "SLURM_EXCLUSIVE",
+        id: SrOpt::Job(Opt::Exclusive),
+        flag: false,
+    },
+    EnvOpt {
         var: "SLURM_EXPORT_ENV",
         id: SrOpt::Job(Opt::Export),
         flag: false,
@@ -231,6 +236,7 @@ Parallel run options:
   -C, --constraint=list       specify a list of constraints
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=path            change remote current working directory
+      --exclusive             allocate nodes in exclusive mode
       --export=env_vars|NONE  environment passed to the tasks
   -H, --hold                  submit job in held state
   -J, --job-name=jobname      name of job
@@ -242,6 +248,7 @@ Parallel run options:
   -p, --partition=partition   partition requested
   -q, --quit-on-interrupt     quit on single Ctrl-C
   -Q, --quiet                 quiet mode (suppress informational messages)
+  -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
   -X, --disable-status        Disable Ctrl-C status feature
@@ -294,6 +301,27 @@ mod tests {
         assert!(o.label);
         let o = run("--jobid=5 -n1 true", &env).unwrap();
         assert_eq!((o.job_id, o.job.ntasks), (Some(5), Some(1)));
+    }
+
+    #[test]
+    fn sharing_options_and_slurm_exclusive() {
+        use sluice_schema::proto::JobShare;
+        assert_eq!(run("true", &[]).unwrap().job.share, None);
+        let o = run("-s -N1 true", &[]).unwrap();
+        assert_eq!(o.job.share, Some(JobShare::Oversubscribe));
+        let env = [("SLURM_EXCLUSIVE", "exclusive")];
+        assert_eq!(
+            run("true", &env).unwrap().job.share,
+            Some(JobShare::Exclusive)
+        );
+        assert_eq!(
+            run("--oversubscribe true", &env).unwrap().job.share,
+            Some(JobShare::Oversubscribe)
+        );
+        assert_eq!(
+            run("--exclusive=mcs true", &[]).unwrap_err().to_string(),
+            "--exclusive=mcs is not supported"
+        );
     }
 
     #[test]

@@ -95,6 +95,7 @@ impl Reports for Fake {
         Ok(Response::new(JobSizesReply {
             rows,
             clusters: Vec::new(),
+            sizes: Vec::new(),
         }))
     }
 }

@@ -151,6 +151,7 @@ pub(crate) fn end_run(
         exit_code,
         signal,
         reason,
+        requester_uid: job.requester_uid.filter(|_| state == JobState::Cancelled),
     });
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, id, now);

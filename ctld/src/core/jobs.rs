@@ -150,6 +150,8 @@ pub struct JobRequest {
     pub constraint: Option<String>,
     /// Time limit (the partition's `MaxTime` when not asked).
     pub time_limit: TimeLimit,
+    /// `-s/--oversubscribe` or `--exclusive`, as asked.
+    pub share: super::request::JobShare,
 }
 
 /// One job (or one array task).
@@ -203,6 +205,8 @@ pub struct Job {
     pub kill_at: Option<SimTime>,
     /// How many times it was requeued.
     pub restarts: u32,
+    /// Who cancelled the current run (Slurm's `requid`; sacct's `CANCELLED by <uid>`).
+    pub requester_uid: Option<u32>,
     /// The next step id.
     pub next_step: u32,
     /// What it runs.

@@ -75,8 +75,10 @@ fn requeue_run(
         exit_code,
         signal,
         reason: JobReason::None,
+        requester_uid: None,
     });
     job.restarts += 1;
+    job.requester_uid = None;
     job.state = JobState::Pending;
     job.reason = JobReason::None;
     let part = &core.parts[job.partition.get()].name;
@@ -165,6 +167,7 @@ pub(crate) fn requeue_finished(core: &mut Core, out: &mut impl Outbox, now: SimT
     job.state = JobState::Pending;
     job.reason = JobReason::None;
     job.restarts += 1;
+    job.requester_uid = None;
     job.start_time = None;
     job.end_time = None;
     core.jobs.queue.insert(JobTable::queue_key(job));

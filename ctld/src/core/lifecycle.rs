@@ -46,6 +46,7 @@ pub fn on_cancel(
             (s, _, _) if s.is_finished() => Err(CtldError::AlreadyDone),
             (JobState::Pending, _, Some(_)) => Err(CtldError::JobPending),
             (JobState::Pending, _, None) => {
+                set_requester(core, id, caller);
                 completion::cancel_pending(core, out, now, id);
                 Ok(())
             }
@@ -58,11 +59,19 @@ pub fn on_cancel(
                 Ok(())
             }
             (_, _, None) => {
+                set_requester(core, id, caller);
                 kill::kill_job(core, out, now, id, JobState::Cancelled, JobReason::None);
                 Ok(())
             }
         }
     })
+}
+
+/// Remembers who cancels `id`, for its accounting record (`CANCELLED by <uid>`).
+fn set_requester(core: &mut Core, id: FedJobId, caller: Caller) {
+    if let Some(job) = core.jobs.map.get_mut(&id) {
+        job.requester_uid = Some(caller.uid);
+    }
 }
 
 /// Runs `f` on each job after checking the caller may act on it; succeeds when at least one

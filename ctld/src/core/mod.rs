@@ -16,15 +16,16 @@
 //!   [`alloc`]: what each job holds on its nodes (whole nodes, CPUs or cores, memory) so
 //!   jobs can share nodes; [`gang`]: timesliced gang scheduling of jobs sharing resources;
 //! - [`power`]: power save and cloud nodes (suspend, resume, their timers and programs);
+//! - [`reconfig`]: `scontrol reconfigure`, a new `slurm.conf` applied to the running core;
 //! - [`fed`]: the federation: view, per-job sibling state, the start lock, the dbd's events;
 //! - [`timers`]: the periodic tick (node timeouts, time limits, KillWait, MinJobAge);
 //! - [`outbox`] and [`ids`]: the ports to the world;
 //! - [`snapshot`] and [`restore`]: what the controller store saves, and the core rebuilt from it.
 //!
 //! Without `SelectType`, allocation follows `select/linear`: a job gets whole nodes, so a node
-//! runs at most one job unless its partition has `OverSubscribe=FORCE`; CPU counts decide how
-//! many nodes a job needs (`ntasks * cpus_per_task` task slots, `cpus / cpus_per_task` per
-//! node) and `--mem` is per node. `select/cons_tres` hands out CPUs or cores (see [`alloc`]).
+//! runs at most one job unless jobs share it (`OverSubscribe=FORCE`, or `YES` and the jobs ask
+//! with `--oversubscribe`); CPU counts decide how many nodes a job needs (`ntasks *
+//! cpus_per_task` task slots, `cpus / cpus_per_task` per node) and `--mem` is per node. `select/cons_tres` hands out CPUs or cores (see [`alloc`]).
 
 pub mod alloc;
 pub mod arrays;
@@ -43,6 +44,7 @@ pub mod nodes;
 pub mod outbox;
 pub mod partitions;
 pub mod power;
+pub mod reconfig;
 pub mod registration;
 pub mod request;
 pub mod restore;
@@ -67,13 +69,14 @@ pub use nodes::{Node, NodeBase};
 pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};
 pub use partitions::{PartIdx, Partition};
 pub use power::{
-    NodePower, PowerCommand, PowerRequest, PowerStatus, ResumeFile, ResumeJob, on_node_comm,
-    on_node_power, on_power_tick,
+    NodePower, PowerCommand, PowerRequest, PowerStatus, ResumeFile, ResumeJob, SuspendExcKey,
+    UpdateMode, on_node_comm, on_node_power, on_power_tick, on_suspend_exc_update,
 };
+pub use reconfig::on_reconfigure;
 pub use registration::{
     NodeRegistration, NodeUpdate, on_node_heartbeat, on_node_registered, on_node_update,
 };
-pub use request::{SubmitReply, SubmitRequest};
+pub use request::{JobShare, SubmitReply, SubmitRequest};
 pub use sched::{PassStats, schedule};
 pub use signal::{JobPart, on_signal_part};
 pub use submit::on_submit;
@@ -208,6 +211,9 @@ pub struct Core {
     pub(crate) power: power::PowerState,
     /// The federation view and event cursor.
     pub(crate) fed: fed::FedCore,
+    /// The configuration in force: as read at start, then as `scontrol reconfigure` and
+    /// runtime updates (`SuspendExc*`) left it.
+    pub(crate) conf: std::sync::Arc<CtldConf>,
 }
 
 impl Core {
@@ -241,12 +247,18 @@ impl Core {
             gang,
             power,
             fed: fed::FedCore::default(),
+            conf: std::sync::Arc::new(conf.clone()),
         })
     }
 
     /// The tunables (tests may adjust them through [`Core::config_mut`]).
     pub fn config(&self) -> &CoreConfig {
         &self.cfg
+    }
+
+    /// The configuration in force (what `scontrol show config` prints).
+    pub fn conf(&self) -> &std::sync::Arc<CtldConf> {
+        &self.conf
     }
 
     /// Mutable tunables, e.g. to change backfill bounds.

@@ -72,6 +72,9 @@ pub struct Node {
     pub(crate) holders: u16,
     /// A job holds it exclusively: nobody joins.
     pub(crate) exclusive: bool,
+    /// How many of its holders may not share their resources: jobs that may share do not
+    /// join it then (Slurm's `NODE_CR_ONE_ROW` node state).
+    pub(crate) solo: u16,
     /// Per core, how many jobs hold it (`CR_Core`; sized on first use).
     pub(crate) core_use: Vec<u8>,
     /// Power save and cloud state (`~ # % !`, LastBusyTime, NodeHostName).
@@ -212,6 +215,7 @@ fn node_from_conf(c: &NodeConf, now: SimTime) -> Node {
         alloc_mem_mb: 0,
         holders: 0,
         exclusive: false,
+        solo: 0,
         core_use: Vec::new(),
         power: NodePower::configured(c.state == NodeConfState::Cloud),
     }

@@ -126,6 +126,8 @@ pub enum AcctRecord {
         exit_code: i32,
         signal: i32,
         reason: JobReason,
+        /// Who cancelled it (`CANCELLED` runs cancelled by a user or an administrator).
+        requester_uid: Option<u32>,
     },
     /// A step of a job started (`end` is `None`) or ended. `step` is the step id, or Slurm's
     /// -4 for the batch step and -5 for the extern step.

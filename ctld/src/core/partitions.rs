@@ -4,7 +4,7 @@
 
 use super::features::Constraint;
 use super::nodes::NodeTable;
-use crate::conf::{CtldConf, OverSubscribe, PartState, TimeLimit};
+use crate::conf::{CtldConf, OverSubscribe, PartState, PartitionConf, TimeLimit};
 use crate::error::CtldError;
 use fixedbitset::FixedBitSet;
 use sluice_schema::conf::ConfError;
@@ -117,40 +117,8 @@ pub(crate) fn build(
             let i = nodes.lookup(name)?;
             bits.insert(i.get() as usize);
         }
-        let allow_gids = match &pc.allow_groups {
-            None => None,
-            Some(names) => Some(
-                names
-                    .iter()
-                    .map(|g| {
-                        group_id(g).ok_or_else(|| ConfError::BadValue {
-                            path: conf.path.clone(),
-                            line: 0,
-                            key: "AllowGroups".into(),
-                            value: g.clone(),
-                            reason: format!("unknown group in partition {}", pc.name),
-                        })
-                    })
-                    .collect::<Result<Vec<u32>, ConfError>>()?,
-            ),
-        };
-        let mut shapes: Vec<NodeShape> = Vec::new();
-        for i in bits.ones() {
-            let n = &nodes.nodes[i];
-            let mut feats = n.features.clone();
-            feats.sort();
-            match shapes.iter_mut().find(|s| {
-                s.cpus == n.cpus && s.real_memory_mb == n.real_memory_mb && s.features == feats
-            }) {
-                Some(s) => s.count += 1,
-                None => shapes.push(NodeShape {
-                    cpus: n.cpus,
-                    real_memory_mb: n.real_memory_mb,
-                    features: feats,
-                    count: 1,
-                }),
-            }
-        }
+        let allow_gids = allow_gids(conf, pc, group_id)?;
+        let shapes = shapes(&bits, nodes);
         parts.push(Partition {
             name: pc.name.clone(),
             node_count: u32::try_from(bits.count_ones(..)).unwrap_or(u32::MAX),
@@ -170,6 +138,53 @@ pub(crate) fn build(
         });
     }
     Ok(parts)
+}
+
+/// The group ids of partition `pc`'s `AllowGroups` (`None`: everyone); an unknown group is
+/// an error naming the key.
+pub(crate) fn allow_gids(
+    conf: &CtldConf,
+    pc: &PartitionConf,
+    group_id: &dyn Fn(&str) -> Option<u32>,
+) -> Result<Option<Vec<u32>>, ConfError> {
+    let Some(names) = &pc.allow_groups else {
+        return Ok(None);
+    };
+    names
+        .iter()
+        .map(|g| {
+            group_id(g).ok_or_else(|| ConfError::BadValue {
+                path: conf.path.clone(),
+                line: 0,
+                key: "AllowGroups".into(),
+                value: g.clone(),
+                reason: format!("unknown group in partition {}", pc.name),
+            })
+        })
+        .collect::<Result<Vec<u32>, ConfError>>()
+        .map(Some)
+}
+
+/// The distinct node shapes of the nodes in `bits`.
+pub(crate) fn shapes(bits: &FixedBitSet, nodes: &NodeTable) -> Vec<NodeShape> {
+    let mut shapes: Vec<NodeShape> = Vec::new();
+    for i in bits.ones() {
+        let n = &nodes.nodes[i];
+        let mut feats = n.features.clone();
+        feats.sort();
+        match shapes.iter_mut().find(|s| {
+            s.cpus == n.cpus && s.real_memory_mb == n.real_memory_mb && s.features == feats
+        }) {
+            Some(s) => s.count += 1,
+            None => shapes.push(NodeShape {
+                cpus: n.cpus,
+                real_memory_mb: n.real_memory_mb,
+                features: feats,
+                count: 1,
+            }),
+        }
+    }
+    shapes
 }
 
 /// The partition a job goes to: `name`, or the default one.

@@ -2,7 +2,29 @@
 
 use super::jobs::LaunchSpec;
 use crate::conf::TimeLimit;
+use serde::{Deserialize, Serialize};
 use sluice_schema::FedJobId;
+
+/// What a job asked about sharing its resources (Slurm's `shared` job option). The partition's
+/// `OverSubscribe` decides what it gets (see [`super::alloc::Share::of`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobShare {
+    /// Neither option: the partition decides.
+    #[default]
+    Unset,
+    /// `-s/--oversubscribe` (or `--exclusive=oversubscribe`): it may share its resources.
+    OverSubscribe,
+    /// `--exclusive`: whole nodes nobody joins.
+    Exclusive,
+}
+
+impl JobShare {
+    /// Whether neither option was given (the saved form omits it then).
+    pub fn is_unset(&self) -> bool {
+        *self == JobShare::Unset
+    }
+}
 
 /// A job submission (`sbatch`), as the service decodes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,6 +61,8 @@ pub struct SubmitRequest {
     pub hold: bool,
     /// `--no-requeue` sets `Some(false)`; requeue is allowed by default.
     pub requeue: Option<bool>,
+    /// `-s/--oversubscribe` or `--exclusive`.
+    pub share: JobShare,
     /// What to run.
     pub launch: LaunchSpec,
 }
@@ -118,6 +142,18 @@ impl SubmitRequest {
     /// Sets `--no-requeue`.
     pub fn no_requeue(mut self) -> Self {
         self.requeue = Some(false);
+        self
+    }
+
+    /// Sets `-s/--oversubscribe`.
+    pub fn oversubscribe(mut self) -> Self {
+        self.share = JobShare::OverSubscribe;
+        self
+    }
+
+    /// Sets `--exclusive`.
+    pub fn exclusive(mut self) -> Self {
+        self.share = JobShare::Exclusive;
         self
     }
 }

@@ -144,6 +144,7 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
             exit_code: s.exit_code,
             signal: s.exit_signal,
             reason,
+            requester_uid: None,
         })),
     };
     let partition = partitions::resolve(&core.parts, Some(&s.partition)).map_err(|_| {
@@ -217,6 +218,7 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
             time_limit: s
                 .time_limit_min
                 .map_or(TimeLimit::Unlimited, TimeLimit::Minutes),
+            share: s.share,
         },
         feature_nodes,
         state,
@@ -239,6 +241,7 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
         kill_at: t(s.kill_at),
         restarts: s.restarts,
         next_step: s.next_step,
+        requester_uid: s.requester_uid,
         launch: s.launch.clone(),
         fed: s.fed.clone().map(Box::new),
     })
@@ -289,7 +292,7 @@ fn restore_alloc(core: &mut Core, id: FedJobId, s: &JobSnap) {
     }
     let alloc = super::alloc::restored(
         core,
-        &job.nodes,
+        job,
         &s.alloc_cpus,
         &s.alloc_mem_mb,
         &s.alloc_cores,

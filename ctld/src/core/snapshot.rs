@@ -11,6 +11,7 @@ use super::deps::{Dep, DepKind, DepStatus, Dependencies};
 use super::ids::IdLease;
 use super::jobs::{HoldKind, Job, JobReason, LaunchSpec};
 use super::nodes::{Node, NodeBase};
+use super::request::JobShare;
 use super::{Core, SimTime};
 use serde::{Deserialize, Serialize};
 use sluice_schema::ClusterId;
@@ -103,6 +104,9 @@ pub struct JobSnap {
     pub constraint: Option<String>,
     /// Minutes; `None` is UNLIMITED.
     pub time_limit_min: Option<u32>,
+    /// `--oversubscribe`/`--exclusive` (absent: neither, as in saves that predate them).
+    #[serde(default, skip_serializing_if = "JobShare::is_unset")]
+    pub share: JobShare,
     /// The [`sluice_schema::JobState`] stored value.
     pub state: u32,
     /// [`JobReason::as_str`].
@@ -136,6 +140,9 @@ pub struct JobSnap {
     pub restarts: u32,
     #[serde(default)]
     pub next_step: u32,
+    /// Who cancelled it (absent in saves older than this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requester_uid: Option<u32>,
     /// CPUs held on each of `nodes` (empty: whole nodes, as saved before CPU allocation).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alloc_cpus: Vec<u32>,
@@ -189,6 +196,7 @@ impl JobSnap {
                 crate::conf::TimeLimit::Minutes(m) => Some(m),
                 crate::conf::TimeLimit::Unlimited => None,
             },
+            share: job.req.share,
             state: job.state.stored(),
             reason: job.reason.as_str().to_string(),
             hold: job.hold.map(|h| match h {
@@ -213,6 +221,7 @@ impl JobSnap {
             kill_at: job.kill_at.map(SimTime::secs),
             restarts: job.restarts,
             next_step: job.next_step,
+            requester_uid: job.requester_uid,
             alloc_cpus: alloc.map(|a| a.cpus.clone()).unwrap_or_default(),
             alloc_mem_mb: alloc.map(|a| a.mem_mb.clone()).unwrap_or_default(),
             alloc_cores: alloc.map(|a| a.cores.clone()).unwrap_or_default(),

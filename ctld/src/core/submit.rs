@@ -148,6 +148,7 @@ pub(crate) fn submit_as(
             mem_per_node_mb: mem,
             constraint: req.constraint.clone(),
             time_limit,
+            share: req.share,
         },
         feature_nodes,
         state: JobState::Pending,
@@ -171,6 +172,7 @@ pub(crate) fn submit_as(
         kill_at: None,
         restarts: 0,
         next_step: 0,
+        requester_uid: None,
         launch: Arc::new(req.launch),
         fed: None,
     };

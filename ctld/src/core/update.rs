@@ -96,6 +96,10 @@ fn apply(
                 }
             }
             job.req.time_limit = *limit;
+            // Now asked for: a federated job's siblings get it in their description.
+            if let Some(f) = job.fed.as_deref_mut() {
+                f.asked.time_limit = true;
+            }
         }
         JobChange::Name(name) => job.name = name.clone(),
         JobChange::Partition(name) => {
@@ -140,6 +144,9 @@ fn apply(
             }
             job.partition = idx;
             job.req.max_nodes = max_nodes;
+            if let Some(f) = job.fed.as_deref_mut() {
+                f.asked.partition = true;
+            }
         }
         JobChange::Dependency(spec) => {
             if !job.is_queued() {

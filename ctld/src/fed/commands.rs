@@ -1,12 +1,14 @@
 //! The federated part of `scancel`, `scontrol hold|uhold|release|requeue|requeuehold|suspend|
 //! resume` and `scontrol update job`: each request is split; the jobs that are federated are
 //! handled here (through the dbd, or forwarded to the cluster that must act, signed as the
-//! caller) and taken out of the request, which then goes on to the usual handlers.
+//! caller) and taken out of the request, which then goes on to the usual handlers. A hold or
+//! a new dependency of an origin job stays for the usual handler, but the job is withdrawn at
+//! the dbd first ([`route::withdraw_first`]), so no sibling starts it meanwhile.
 
 use super::FedHandle;
 use super::route::{self, authorize};
 use crate::core::Caller;
-use crate::core::fed::Route;
+use crate::core::fed::{FedInfo, Route};
 use crate::error::CtldError;
 use crate::runtime::CoreHandle;
 use sluice_schema::FedJobId;
@@ -56,6 +58,8 @@ pub async fn cancel(
     let mut reply = CancelReply::default();
     let sibling = std::mem::take(&mut r.sibling);
     let signal = r.signal.filter(|s| *s != SIGKILL);
+    // A signal, or `-b` (the batch shell alone), goes to the cluster running the job.
+    let signalled = signal.is_some() || r.batch_only;
     let mut keep = Vec::new();
     for raw in std::mem::take(&mut r.job_ids) {
         let text = raw.to_string();
@@ -74,18 +78,18 @@ pub async fn cancel(
             keep.push(raw);
             continue;
         }
-        let done = match (&route, signal) {
+        let done = match (&route, signalled) {
             (Route::Local, _) => Err(CtldError::JobNotFederated.into()),
             _ if authorize(caller, uid).is_err() => Err(CtldError::AccessDenied.into()),
             _ if !sibling.is_empty() => route::remove_sibling(fed, core, id, &sibling).await,
-            // A signal goes to the cluster running the job (here: the usual path).
-            (_, Some(sig)) => match running_on(fed, &route, id).await {
+            // Signalled where it runs (here: the usual path).
+            (_, true) => match running_on(fed, &route, id).await {
                 Ok(c) if c == fed.cluster => {
                     keep.push(raw);
                     continue;
                 }
                 Ok(c) if c.is_empty() => Err(CtldError::JobPending.into()),
-                Ok(c) => forward_signal(fed, core, caller, &c, raw, sig).await,
+                Ok(c) => forward_signal(fed, core, caller, &c, raw, r).await,
                 Err(s) => Err(s),
             },
             (
@@ -93,13 +97,13 @@ pub async fn cancel(
                     running_on: Some(c),
                     ..
                 },
-                None,
+                false,
             ) if *c == fed.cluster => {
                 // Runs here: killed here, its end reaches the dbd.
                 keep.push(raw);
                 continue;
             }
-            (_, None) => route::cancel(fed, core, id).await,
+            (_, false) => route::cancel(fed, core, id).await,
         };
         match done {
             Ok(()) => reply.cancelled.push(raw),
@@ -110,18 +114,20 @@ pub async fn cancel(
     Ok(reply)
 }
 
+/// Forwards `r`'s signal (or `-b`) for job `id` to `cluster`, which runs it.
 async fn forward_signal(
     fed: &FedHandle,
     core: &CoreHandle,
     caller: Caller,
     cluster: &str,
     id: u32,
-    signal: i32,
+    r: &CancelRequest,
 ) -> Result<(), Status> {
     let mut client = route::member_client(fed, core, cluster, caller).await?;
     let req = CancelRequest {
         job_ids: vec![id],
-        signal: Some(signal),
+        signal: r.signal,
+        batch_only: r.batch_only,
         ..CancelRequest::default()
     };
     let reply = client.cancel(req).await?.into_inner();
@@ -131,16 +137,27 @@ async fn forward_signal(
     }
 }
 
+/// What [`control`] leaves for the usual path.
+#[derive(Debug, Default)]
+pub struct ControlSplit {
+    /// Errors of the jobs handled here.
+    pub errors: Vec<JobError>,
+    /// Origin jobs withdrawn at the dbd before their hold: apply each record to the core in
+    /// the same call as the hold ([`crate::core::fed::on_fed_info`]).
+    pub withdrawn: Vec<FedInfo>,
+}
+
 /// `scontrol hold|uhold|release|requeue|requeuehold|suspend|resume` of federated jobs. The
-/// jobs handled leave `r.jobs`; returns their errors.
+/// jobs handled leave `r.jobs`; an origin job to hold stays, withdrawn from its siblings first.
 pub async fn control(
     fed: &FedHandle,
     core: &CoreHandle,
     caller: Caller,
     action: JobAction,
     r: &mut ControlJobRequest,
-) -> Vec<JobError> {
-    let mut errors = Vec::new();
+) -> ControlSplit {
+    let mut split = ControlSplit::default();
+    let errors = &mut split.errors;
     let mut keep = Vec::new();
     for text in std::mem::take(&mut r.jobs) {
         let Some(id) = plain(&text) else {
@@ -174,7 +191,16 @@ pub async fn control(
             JobAction::Hold | JobAction::Uhold | JobAction::Release => match &route {
                 Route::Copy {
                     origin_here: true, ..
-                } => None,
+                } if action == JobAction::Release => None,
+                Route::Copy {
+                    origin_here: true, ..
+                } => match route::withdraw_first(fed, core, id).await {
+                    Ok(info) => {
+                        split.withdrawn.extend(info);
+                        None
+                    }
+                    Err(s) => Some(Err(s)),
+                },
                 Route::Copy { origin, .. } => Some(Ok(origin.clone())),
                 _ => Some(origin_of(fed, id).await),
             },
@@ -209,7 +235,7 @@ pub async fn control(
         }
     }
     r.jobs = keep;
-    errors
+    split
 }
 
 async fn origin_of(fed: &FedHandle, id: FedJobId) -> Result<String, Status> {
@@ -228,11 +254,21 @@ pub struct UpdateSplit {
     pub errors: Vec<JobError>,
     /// Origin jobs updated here whose siblings get the new description afterwards.
     pub push: Vec<FedJobId>,
+    /// Origin jobs withdrawn at the dbd before a new dependency: apply each record to the
+    /// core in the same call as the update ([`crate::core::fed::on_fed_info`]).
+    pub withdrawn: Vec<FedInfo>,
+}
+
+/// Whether `settings` give a job a dependency (not clear it).
+fn adds_dependency(settings: &[EnvVar]) -> bool {
+    settings
+        .iter()
+        .any(|s| s.name.eq_ignore_ascii_case("dependency") && !s.value.trim().is_empty())
 }
 
 /// `scontrol update job` of federated jobs: `Clusters=` / `ClusterFeatures=` through the dbd;
-/// other settings of another cluster's job forwarded to its origin. Handled jobs (and the
-/// federation settings) leave `r`.
+/// other settings forwarded to the cluster running the job, or to the origin of a pending
+/// one. Handled jobs (and the federation settings) leave `r`.
 pub async fn update(
     fed: &FedHandle,
     core: &CoreHandle,
@@ -300,12 +336,29 @@ pub async fn update(
             split.errors.push(error(id.get(), &text, s.message()));
             continue;
         }
-        if let Some(origin) = origin {
+        // A running job's settings are the running cluster's (Slurm's origin passes them
+        // there); a pending job's are its origin's, which sends them on to the siblings.
+        let running = match others {
+            true => match running_on(fed, &route, id).await {
+                Ok(c) => c,
+                Err(s) => {
+                    split.errors.push(error(id.get(), &text, s.message()));
+                    continue;
+                }
+            },
+            false => String::new(),
+        };
+        let target = match running.as_str() {
+            "" => origin,
+            c if c == fed.cluster => None,
+            c => Some(c.to_string()),
+        };
+        if let Some(target) = target {
             let req = UpdateJobRequest {
                 jobs: vec![text.clone()],
                 settings: original.clone(),
             };
-            match route::member_client(fed, core, &origin, caller).await {
+            match route::member_client(fed, core, &target, caller).await {
                 Ok(mut c) => match c.update_job(req).await {
                     Ok(reply) => split.errors.extend(reply.into_inner().errors),
                     Err(s) => split.errors.push(error(id.get(), &text, s.message())),
@@ -320,6 +373,15 @@ pub async fn update(
         {
             split.errors.push(error(id.get(), &text, s.message()));
             continue;
+        }
+        if others && adds_dependency(&r.settings) {
+            match route::withdraw_first(fed, core, id).await {
+                Ok(info) => split.withdrawn.extend(info),
+                Err(s) => {
+                    split.errors.push(error(id.get(), &text, s.message()));
+                    continue;
+                }
+            }
         }
         if others {
             keep.push(text);

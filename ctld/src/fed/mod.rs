@@ -11,6 +11,7 @@
 //! - [`route`]: the `Controller` service's federated paths (submission, cancel, sibling
 //!   removal, updates, requeue, forwarding to the cluster that runs a job); [`commands`]
 //!   splits scancel/scontrol requests between those paths and the usual handlers;
+//! - [`filter`]: `scancel` by filters resolved to the matching federated jobs of every member;
 //! - [`convert`]: wire ↔ core.
 //!
 //! Nothing here waits on the origin controller: everything goes through the dbd, so a job's
@@ -19,6 +20,7 @@
 pub mod commands;
 pub mod convert;
 pub mod events;
+pub mod filter;
 pub mod register;
 pub mod requests;
 pub mod route;
@@ -61,6 +63,9 @@ pub struct FedHandle {
     pub(crate) client: FedArbiterClient,
     pub(crate) cluster: String,
     pub(crate) key: Key,
+    /// Bumped whenever the dbd answered an offer or a withdrawal (a submitter waits for its
+    /// job's offer).
+    pub(crate) offers: std::sync::Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl FedHandle {
@@ -94,6 +99,7 @@ pub fn spawn(
         client: setup.client.clone(),
         cluster: setup.cluster.clone(),
         key: setup.key.clone(),
+        offers: std::sync::Arc::new(tokio::sync::watch::Sender::new(0)),
     };
     let (sender, executor) = requests::Executor::new(handle.clone(), core.clone());
     let tasks = vec![

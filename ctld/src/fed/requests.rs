@@ -9,19 +9,21 @@
 //! job is no longer pending, for a job the dbd says this cluster started, is a commit whose
 //! answer a restart lost: the job is launched now (it never was: launches follow commits).
 //!
-//! Run ends, offers and withdrawals are retried until the dbd answers; the core keeps them in
-//! the job's saved state until then, so a restart sends them again ([`Sender::recover`]).
+//! Run ends, offers, withdrawals and the withdrawal of a submission the dbd never answered are
+//! retried until the dbd answers; the core keeps them in the job's saved state until then, so
+//! a restart sends them again ([`Sender::recover`]).
 
+use super::route::NotRecorded;
 use super::{Backoff, FedHandle, LEASE_SECS, convert};
 use crate::core::fed::{
-    self, CommitOutcome, EndReport, FedRequest, on_end_reported, on_offer_synced,
-    on_start_committed, on_start_refused,
+    self, CommitOutcome, EndReport, FedRecord, FedRequest, on_end_reported, on_offer_synced,
+    on_start_committed, on_start_refused, on_submission_withdrawn,
 };
 use crate::runtime::CoreHandle;
 use sluice_schema::FedJobId;
 use sluice_schema::proto::{
-    CommitStartRequest, FedJobEndedRequest, FedJobRequest, FedOfferRequest, LockRefusal,
-    StartLockRequest,
+    CommitStartRequest, FedJobEndedRequest, FedJobRequest, FedOfferRequest, FedSubmitRequest,
+    LockRefusal, StartLockRequest,
 };
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
@@ -34,11 +36,16 @@ pub struct Sender {
 }
 
 impl Sender {
-    /// Resends what a restart left owed: submissions to record, run ends, offers.
+    /// Resends what a restart left owed: submissions to record (until the dbd answers:
+    /// nobody waits on them), withdrawals, run ends, offers.
     pub async fn recover(&self) {
         let Ok((records, owed)) = self
             .core
-            .query(|cx| (fed::resubmissions(cx.core), fed::unsynced(cx.core)))
+            .query(|cx| {
+                let mut owed = fed::withdrawals(cx.core);
+                owed.extend(fed::unsynced(cx.core));
+                (fed::resubmissions(cx.core), owed)
+            })
             .await
         else {
             return;
@@ -50,7 +57,7 @@ impl Sender {
             let (fed, core) = (self.fed.clone(), self.core.clone());
             tokio::spawn(async move {
                 let jobs = rec.reply.jobs.clone();
-                match super::route::record(&fed, &rec).await {
+                match super::route::record(&fed, &rec, None).await {
                     Ok(info) => {
                         let _ = core
                             .call(move |cx| {
@@ -58,14 +65,7 @@ impl Sender {
                             })
                             .await;
                     }
-                    Err(status) if convert::retryable(&status) => {
-                        tracing::warn!(
-                            "federated job {} not recorded yet: {}",
-                            rec.reply.job_id,
-                            status.message()
-                        );
-                    }
-                    Err(status) => {
+                    Err(NotRecorded::Refused(status)) => {
                         tracing::warn!(
                             "federated job {} refused: {}",
                             rec.reply.job_id,
@@ -75,6 +75,7 @@ impl Sender {
                             .call(move |cx| fed::on_fed_submit_failed(cx.core, cx.out, &jobs))
                             .await;
                     }
+                    Err(NotRecorded::Unanswered(_)) => {}
                 }
             });
         }
@@ -122,6 +123,7 @@ async fn execute(fed: FedHandle, core: CoreHandle, req: FedRequest) {
         FedRequest::Ended { job, report } => ended(&fed, &core, job, report).await,
         FedRequest::Offer { job, desc } => offer(&fed, &core, job, Some(desc)).await,
         FedRequest::Withdraw { job } => offer(&fed, &core, job, None).await,
+        FedRequest::WithdrawSubmission { record } => withdraw_submission(&fed, &core, record).await,
         FedRequest::Reject { job } => {
             let mut client = fed.client.clone();
             let req = FedJobRequest {
@@ -221,12 +223,19 @@ async fn refused(core: &CoreHandle, job: FedJobId, retry_secs: u64) {
         .await;
 }
 
-/// `FedJobEnded`, until the dbd has it.
+/// `FedJobEnded`, until the dbd has it. An array task's report is its array's, whose record
+/// is under the array's id.
 async fn ended(fed: &FedHandle, core: &CoreHandle, job: FedJobId, report: EndReport) {
     let mut client = fed.client.clone();
+    let record = core
+        .query(move |cx| cx.core.job(job).and_then(|j| j.array).map(|a| a.job))
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(job);
     let req = FedJobEndedRequest {
         cluster: fed.cluster.clone(),
-        job_id: job.get(),
+        job_id: record.get(),
         state: report.state,
         exit_code: report.exit_code,
         requeue: convert::wire_requeue(report.requeue),
@@ -287,5 +296,38 @@ async fn offer(fed: &FedHandle, core: &CoreHandle, job: FedJobId, desc: Option<V
                 fed::on_fed_info(cx.core, cx.out, cx.now, info);
             }
         })
+        .await;
+    fed.offers.send_modify(|n| *n = n.wrapping_add(1));
+}
+
+/// `WithdrawFedSubmission` of a submission the dbd never answered, until the dbd answers; then
+/// the origin drops the job ([`on_submission_withdrawn`]).
+async fn withdraw_submission(fed: &FedHandle, core: &CoreHandle, record: FedRecord) {
+    let mut client = fed.client.clone();
+    let req = FedSubmitRequest {
+        cluster: fed.cluster.clone(),
+        job_id: record.reply.job_id.get(),
+        desc: record.desc.clone(),
+        clusters: record.clusters.clone(),
+        cluster_features: record.features.clone(),
+        held: true,
+        array: record.array,
+    };
+    let mut backoff = Backoff::new();
+    loop {
+        match client.withdraw_fed_submission(req.clone()).await {
+            Ok(_) => break,
+            Err(status) if convert::retryable(&status) => backoff.wait().await,
+            // Not ours to withdraw, or started: recorded before this origin held every
+            // submission until answered (it never offered this one).
+            Err(status) => {
+                tracing::warn!(job = %record.reply.job_id, "submission withdrawal: {}", status.message());
+                break;
+            }
+        }
+    }
+    let jobs = record.reply.jobs;
+    let _ = core
+        .call(move |cx| on_submission_withdrawn(cx.core, cx.out, &jobs))
         .await;
 }

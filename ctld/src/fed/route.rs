@@ -2,12 +2,14 @@
 //! what concerns federated jobs is done through the dbd (which records it and tells the other
 //! clusters) and applied to the local copy, the rest goes on to the usual handlers.
 //!
-//! - submission: validated here, recorded at the dbd, then schedulable ([`submit`]);
+//! - submission: validated here, recorded at the dbd (again while no answer comes, for a few
+//!   seconds, then withdrawn), then schedulable ([`submit`]);
 //! - cancel: `CancelFedJob` (pending: every copy; running: the cluster running it);
 //!   `scancel --sibling=C`: `RemoveSibling`; a signal to a run elsewhere is forwarded;
 //! - `scontrol requeue[hold]`: `RequeueFedJob` (the running cluster kills and reports);
-//! - hold/release/update of another cluster's job: forwarded to its origin; suspend/resume:
-//!   to the cluster running it (addresses from the federation view), signed as the caller;
+//! - hold/release of another cluster's job, and updates of a pending one: forwarded to its
+//!   origin; suspend/resume and updates of a running job: to the cluster running it
+//!   (addresses from the federation view), signed as the caller;
 //! - `scontrol update clusters=|clusterfeatures=`: `UpdateFedJob`.
 
 use super::{FedHandle, convert};
@@ -22,10 +24,34 @@ use sluice_schema::proto::controller_client::ControllerClient;
 use sluice_schema::proto::{
     FedJobRequest, FedRequeueRequest, FedSubmitRequest, FedUpdateRequest, RemoveSiblingRequest,
 };
+use std::time::Duration;
 use tonic::Status;
 
-/// Records `rec` at the dbd (a repeat returns the job recorded before).
-pub async fn record(fed: &FedHandle, rec: &FedRecord) -> Result<FedInfo, Status> {
+/// How long `sbatch` waits for the dbd to record a federated submission before it is told
+/// the submission failed (and the origin withdraws it).
+const RECORD_FOR: Duration = Duration::from_secs(5);
+/// The longest wait for one answer (a dbd that took the request and went silent).
+const ANSWER_FOR: Duration = Duration::from_secs(2);
+/// Slurm's `ESLURM_DB_CONNECTION`: what the submitter reads when the dbd never answered.
+const DB_CONNECTION: &str = "Unable to connect to database";
+
+/// Why a submission was not recorded.
+#[derive(Debug)]
+pub enum NotRecorded {
+    /// The dbd answered no (nothing of it recorded).
+    Refused(Status),
+    /// No answer in time: it may or may not have been recorded.
+    Unanswered(Status),
+}
+
+/// Records `rec` at the dbd (always held: the origin offers it once it has the answer). The
+/// same submission is sent again while no answer comes (the dbd answers a repeat with its
+/// record), until `within` has passed (`None`: until the dbd answers).
+pub async fn record(
+    fed: &FedHandle,
+    rec: &FedRecord,
+    within: Option<Duration>,
+) -> Result<FedInfo, NotRecorded> {
     let mut client = fed.client.clone();
     let req = FedSubmitRequest {
         cluster: fed.cluster.clone(),
@@ -33,28 +59,40 @@ pub async fn record(fed: &FedHandle, rec: &FedRecord) -> Result<FedInfo, Status>
         desc: rec.desc.clone(),
         clusters: rec.clusters.clone(),
         cluster_features: rec.features.clone(),
-        held: rec.held,
+        held: true,
         array: rec.array,
     };
+    let deadline = within.map(|d| tokio::time::Instant::now() + d);
     let mut backoff = super::Backoff::new();
-    let mut tries = 0;
     loop {
-        match client.submit_fed_job(req.clone()).await {
-            Ok(info) => {
-                return convert::info(info.into_inner())
-                    .ok_or_else(|| Status::internal("Invalid job id specified"));
+        let answer = tokio::time::timeout(ANSWER_FOR, client.submit_fed_job(req.clone())).await;
+        let status = match answer {
+            Ok(Ok(info)) => {
+                return convert::info(info.into_inner()).ok_or_else(|| {
+                    NotRecorded::Refused(Status::internal("Invalid job id specified"))
+                });
             }
-            Err(status) if convert::retryable(&status) && tries < 4 => {
-                tries += 1;
-                backoff.wait().await;
+            Ok(Err(status)) if !convert::retryable(&status) => {
+                return Err(NotRecorded::Refused(status));
             }
-            Err(status) => return Err(status),
+            Ok(Err(status)) => status,
+            Err(_) => Status::deadline_exceeded("no answer from the dbd"),
+        };
+        tracing::debug!(job = %rec.reply.job_id, "no answer recording it: {}", status.message());
+        match deadline {
+            Some(at) => {
+                if tokio::time::timeout_at(at, backoff.wait()).await.is_err() {
+                    return Err(NotRecorded::Unanswered(status));
+                }
+            }
+            None => backoff.wait().await,
         }
     }
 }
 
 /// `sbatch` in a federation: validated here, recorded at the dbd, then queued. Returns the
-/// job id (an array's id for an array).
+/// job id (an array's id for an array). Without an answer from the dbd in time the submitter
+/// gets "Unable to connect to database" and the job is withdrawn (see `core::fed::submit`).
 pub async fn submit(
     fed: Option<&FedHandle>,
     core: &CoreHandle,
@@ -70,21 +108,68 @@ pub async fn submit(
     };
     let jobs = rec.reply.jobs.clone();
     let recorded = match fed {
-        Some(fed) => record(fed, &rec).await,
-        None => Err(Status::unavailable(
+        Some(fed) => record(fed, &rec, Some(RECORD_FOR)).await,
+        None => Err(NotRecorded::Refused(Status::unavailable(
             "Unable to contact slurm controller (connect failure)",
-        )),
+        ))),
     };
     match recorded {
         Ok(info) => {
+            let mut offers = fed.map(|f| f.offers.subscribe());
             core.call(move |cx| fed::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info))
                 .await?;
+            if let Some(offers) = &mut offers {
+                offered(core, rec.reply.job_id, offers).await?;
+            }
             Ok(rec.reply.job_id)
         }
-        Err(status) => {
+        Err(NotRecorded::Refused(status)) => {
             core.call(move |cx| fed::on_fed_submit_failed(cx.core, cx.out, &jobs))
                 .await?;
             Err(Status::new(status.code(), status.message().to_string()))
+        }
+        Err(NotRecorded::Unanswered(status)) => {
+            tracing::warn!(
+                job = %rec.reply.job_id,
+                "federated submission not recorded in time, withdrawn: {}",
+                status.message()
+            );
+            let withdrawn = core
+                .call(move |cx| fed::on_fed_submit_abandoned(cx.core, cx.out, &jobs))
+                .await?;
+            if withdrawn {
+                // Not `Unavailable`: the commands read that as the controller being away.
+                Err(Status::aborted(DB_CONNECTION))
+            } else {
+                Ok(rec.reply.job_id)
+            }
+        }
+    }
+}
+
+/// Waits (for a while) until the offer of the just recorded job `id` reached the dbd, so the
+/// submitter is answered once the siblings are offered the job, as when the dbd offered it
+/// with the submission. A slow dbd gets it later: the offer is owed until then.
+async fn offered(
+    core: &CoreHandle,
+    id: FedJobId,
+    offers: &mut tokio::sync::watch::Receiver<u64>,
+) -> Result<(), Status> {
+    let deadline = tokio::time::Instant::now() + RECORD_FOR;
+    loop {
+        let owed = core
+            .query(move |cx| {
+                cx.core
+                    .fed_job(id)
+                    .is_some_and(|f| f.offered && !f.offer_synced)
+            })
+            .await?;
+        if !owed {
+            return Ok(());
+        }
+        match tokio::time::timeout_at(deadline, offers.changed()).await {
+            Ok(Ok(())) => {}
+            _ => return Ok(()),
         }
     }
 }
@@ -162,6 +247,43 @@ pub async fn remove_sibling(
     };
     let info = client.remove_sibling(req).await?.into_inner();
     apply(core, info).await
+}
+
+/// Before a hold or a new dependency takes effect on origin job `id`: a job offered to its
+/// siblings is withdrawn at the dbd first (every other sibling revoked, a start lock in flight
+/// dropped so its commit is refused), so no sibling starts a job its origin has just held.
+/// `Ok(None)`: nothing to withdraw, or the dbd is out of reach (the scheduling pass withdraws
+/// it once the dbd answers). An error is the dbd's refusal ("Job is no longer pending
+/// execution": it started meanwhile). The caller applies the returned record to the core
+/// together with the hold or the update.
+pub async fn withdraw_first(
+    fed: &FedHandle,
+    core: &CoreHandle,
+    id: FedJobId,
+) -> Result<Option<FedInfo>, Status> {
+    let offered = core
+        .query(move |cx| {
+            cx.core.job(id).is_some_and(|j| {
+                j.is_queued()
+                    && j.fed.as_deref().is_some_and(|f| {
+                        f.origin_here && f.offered && f.phase == fed::FedPhase::Recorded
+                    })
+            })
+        })
+        .await?;
+    if !offered {
+        return Ok(None);
+    }
+    let mut client = fed.client.clone();
+    let req = FedJobRequest {
+        cluster: fed.cluster.clone(),
+        job_id: id.get(),
+    };
+    match client.withdraw_fed_job(req).await {
+        Ok(info) => Ok(convert::info(info.into_inner())),
+        Err(status) if convert::retryable(&status) => Ok(None),
+        Err(status) => Err(status),
+    }
 }
 
 /// `scontrol requeue[hold] id` of a federated job: the cluster running it requeues it.

@@ -79,7 +79,7 @@ fn wall_now() -> SimTime {
 }
 
 /// The group ids of `AllowGroups` names, from the system's group database.
-fn group_id(name: &str) -> Option<u32> {
+pub(super) fn group_id(name: &str) -> Option<u32> {
     nix::unistd::Group::from_name(name)
         .ok()
         .flatten()
@@ -216,6 +216,7 @@ pub fn start_with(
         .map(|dbd| admins::spawn_refresh(dbd, admins.clone(), admins::REFRESH));
     let state = Loop {
         programs: Programs::new(&conf.power, &conf.state_save_location),
+        conf_seen: core.conf().clone(),
         dispatcher: Dispatcher::new(
             signer,
             addrs.clone(),
@@ -262,6 +263,8 @@ fn split_addr(addr: &str) -> (String, u32) {
 
 struct Loop {
     core: Core,
+    /// The configuration the programs were set up from (a reconfiguration replaces the core's).
+    conf_seen: Arc<CtldConf>,
     sink: Box<dyn StateSink>,
     batch: Batch,
     waiters: Waiters,
@@ -385,6 +388,10 @@ impl Loop {
         }
         for cmd in cmds {
             self.dispatcher.dispatch(&self.core, cmd);
+        }
+        if !Arc::ptr_eq(&self.conf_seen, self.core.conf()) {
+            self.conf_seen = self.core.conf().clone();
+            self.programs.reconfigure(&self.conf_seen.power);
         }
         for cmd in self.batch.release_power() {
             self.programs.run(cmd);

@@ -14,7 +14,8 @@
 //! - [`waiters`]: `srun` allocations waiting for their job to start;
 //! - [`persist`]: the store behind the group commit;
 //! - [`admins`]: the accounting daemon's administrators, fetched periodically;
-//! - [`programs`]: power save programs (Resume/Suspend/ResumeFailProgram), run asynchronously.
+//! - [`programs`]: power save programs (Resume/Suspend/ResumeFailProgram), run asynchronously;
+//! - [`reconfigure`]: `scontrol reconfigure`, slurm.conf read again and applied to the core.
 
 pub mod admins;
 pub mod batch;
@@ -23,6 +24,7 @@ pub mod dispatch;
 pub mod leases;
 pub mod persist;
 pub mod programs;
+pub mod reconfigure;
 pub mod waiters;
 
 use crate::conf::CtldConf;

@@ -39,6 +39,21 @@ struct Run {
 impl Programs {
     /// The programs of `conf`; resume files are written under `dir`.
     pub fn new(conf: &PowerConf, dir: &Path) -> Self {
+        let mut programs = Self {
+            resume: None,
+            suspend: None,
+            resume_fail: None,
+            dir: dir.to_path_buf(),
+            limit: Duration::ZERO,
+            seq: AtomicU64::new(0),
+        };
+        programs.reconfigure(conf);
+        programs
+    }
+
+    /// Takes the programs and time limit of `conf` (after `scontrol reconfigure`); programs
+    /// already running go on.
+    pub fn reconfigure(&mut self, conf: &PowerConf) {
         for p in [
             &conf.suspend_program,
             &conf.resume_program,
@@ -51,14 +66,10 @@ impl Programs {
                 tracing::error!("power_save program {} not absolute pathname", p.display());
             }
         }
-        Self {
-            resume: conf.resume_program.clone(),
-            suspend: conf.suspend_program.clone(),
-            resume_fail: conf.resume_fail_program.clone(),
-            dir: dir.to_path_buf(),
-            limit: Duration::from_secs(u64::from(conf.suspend_timeout.max(conf.resume_timeout))),
-            seq: AtomicU64::new(0),
-        }
+        self.resume = conf.resume_program.clone();
+        self.suspend = conf.suspend_program.clone();
+        self.resume_fail = conf.resume_fail_program.clone();
+        self.limit = Duration::from_secs(u64::from(conf.suspend_timeout.max(conf.resume_timeout)));
     }
 
     /// Starts the program `cmd` asks for and returns at once (call inside a tokio runtime).

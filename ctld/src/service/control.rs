@@ -49,8 +49,26 @@ pub async fn cancel(
         !(r.job_ids.is_empty() && r.job_tasks.is_empty() && r.job_steps.is_empty())
     };
     let had_targets = named(&r);
+    // Filters alone in a federation: the federated jobs that match on any member are
+    // cancelled by id (the federation's way, as Slurm's scancel does); the rest stays local.
+    let fed_filtered = !had_targets && r.sibling.is_empty() && svc.fed.is_some();
+    let mut remote_tasks = Vec::new();
+    if fed_filtered && let Some(fed) = &svc.fed {
+        let filter = crate::fed::filter::JobFilter {
+            uids: if r.uids.is_empty() && !caller.admin {
+                vec![caller.uid]
+            } else {
+                r.uids.clone()
+            },
+            names: r.names.clone(),
+            states: r.states.clone(),
+            partitions: r.partitions.clone(),
+        };
+        let found = crate::fed::filter::matching(fed, &svc.core, caller, &filter).await;
+        (r.job_ids, remote_tasks) = (found.ids, found.tasks);
+    }
     // Federated jobs (and `--sibling`) take the federation's way first.
-    let fed_reply = match &svc.fed {
+    let mut fed_reply = match &svc.fed {
         Some(fed) => crate::fed::commands::cancel(fed, &svc.core, caller, &mut r).await?,
         None if !r.sibling.is_empty() => CancelReply {
             errors: r
@@ -66,6 +84,12 @@ pub async fn cancel(
         },
         None => CancelReply::default(),
     };
+    if let Some(fed) = svc.fed.as_ref().filter(|_| !remote_tasks.is_empty()) {
+        let done =
+            crate::fed::filter::forward_tasks(fed, &svc.core, caller, &r, remote_tasks).await;
+        fed_reply.cancelled.extend(done.cancelled);
+        fed_reply.errors.extend(done.errors);
+    }
     if had_targets && !named(&r) {
         return Ok(fed_reply);
     }
@@ -79,7 +103,7 @@ pub async fn cancel(
             for t in &r.job_tasks {
                 targets.push((t.clone(), job_ref(t).ok()));
             }
-            let by_filter = targets.is_empty() && r.job_steps.is_empty();
+            let by_filter = !had_targets;
             // Without ids, a user's filters reach only the user's own jobs.
             let uids = if by_filter && r.uids.is_empty() && !caller.admin {
                 vec![caller.uid]
@@ -98,15 +122,20 @@ pub async fn cancel(
                             .is_some_and(|p| r.partitions.contains(&p.name)))
             };
             if by_filter {
+                // Federated copies were resolved above; those running here are in `targets`.
+                let resolved = |j: &core::Job| fed_filtered && j.fed.is_some() && j.array.is_none();
                 let mut jobs: Vec<&core::Job> = cx
                     .core
                     .jobs()
                     .filter(|j| !j.state.is_finished() && !j.completing && matches(j))
+                    .filter(|j| !resolved(j))
                     .collect();
                 jobs.sort_by_key(|j| j.id);
+                let running_here = std::mem::take(&mut targets);
                 targets = jobs
                     .into_iter()
                     .map(|j| (j.display_id(), Some(own_ref(j))))
+                    .chain(running_here)
                     .collect();
             } else if !(uids.is_empty()
                 && r.names.is_empty()
@@ -183,16 +212,19 @@ pub async fn control_job(
     if action == JobAction::Unspecified {
         return Err(Status::invalid_argument("Invalid job action"));
     }
-    let fed_errors = match &svc.fed {
+    let split = match &svc.fed {
         Some(fed) => crate::fed::commands::control(fed, &svc.core, caller, action, &mut r).await,
-        None => Vec::new(),
+        None => crate::fed::commands::ControlSplit::default(),
     };
+    let (fed_errors, withdrawn) = (split.errors, split.withdrawn);
     if r.jobs.is_empty() {
         return Ok(ControlJobReply { errors: fed_errors });
     }
     let mut errors = svc
         .core
         .call(move |cx| {
+            // Withdrawn from their siblings just now: the copies follow in the same batch.
+            apply_withdrawn(cx, &withdrawn);
             each_job(cx, &r.jobs, |cx, job| {
                 let (core, out, now) = (&mut *cx.core, &mut *cx.out, cx.now);
                 match action {
@@ -229,6 +261,44 @@ pub async fn update_job(
             errors: split.errors,
         });
     }
+    let changes = match job_changes(&r) {
+        Ok(c) => c,
+        Err(status) => {
+            let withdrawn = split.withdrawn;
+            svc.core
+                .call(move |cx| apply_withdrawn(cx, &withdrawn))
+                .await?;
+            return Err(status);
+        }
+    };
+    let withdrawn = split.withdrawn;
+    let mut errors = svc
+        .core
+        .call(move |cx| {
+            apply_withdrawn(cx, &withdrawn);
+            each_job(cx, &r.jobs, |cx, job| {
+                on_update_job(cx.core, cx.out, cx.now, caller, job, &changes, &groups)
+            })
+        })
+        .await?;
+    if let Some(fed) = &svc.fed {
+        for id in split.push {
+            crate::fed::route::push_description(fed, &svc.core, id).await;
+        }
+    }
+    errors.extend(split.errors);
+    Ok(ControlJobReply { errors })
+}
+
+/// Applies the dbd's records of jobs withdrawn before a hold or an update.
+fn apply_withdrawn(cx: &mut Ctx<'_>, withdrawn: &[crate::core::fed::FedInfo]) {
+    for info in withdrawn {
+        crate::core::fed::on_fed_info(cx.core, cx.out, cx.now, info);
+    }
+}
+
+/// The settings of `scontrol update job` the usual path applies.
+fn job_changes(r: &UpdateJobRequest) -> Result<Vec<JobChange>, Status> {
     let mut changes = Vec::new();
     for s in &r.settings {
         let change = match s.name.to_ascii_lowercase().as_str() {
@@ -247,21 +317,7 @@ pub async fn update_job(
         };
         changes.push(change);
     }
-    let mut errors = svc
-        .core
-        .call(move |cx| {
-            each_job(cx, &r.jobs, |cx, job| {
-                on_update_job(cx.core, cx.out, cx.now, caller, job, &changes, &groups)
-            })
-        })
-        .await?;
-    if let Some(fed) = &svc.fed {
-        for id in split.push {
-            crate::fed::route::push_description(fed, &svc.core, id).await;
-        }
-    }
-    errors.extend(split.errors);
-    Ok(ControlJobReply { errors })
+    Ok(changes)
 }
 
 /// Runs `f` on each job as written; returns the errors.

@@ -5,7 +5,7 @@ use crate::conf::{OverSubscribe, PartState, TimeLimit, parse_time_limit};
 use crate::core::nodes::NodeBase;
 use crate::core::{Caller, Core, Job, JobRef, LaunchSpec, Node, Partition, SimTime, SubmitRequest};
 use crate::error::CtldError;
-use sluice_schema::proto::{JobInfo, NodeInfo, PartitionInfo, SubmitJobRequest};
+use sluice_schema::proto::{self, JobInfo, NodeInfo, PartitionInfo, SubmitJobRequest};
 use sluice_schema::{FedJobId, JobState};
 
 /// `-t`: Slurm's time format; `None` when not given.
@@ -22,6 +22,17 @@ pub fn minutes(t: TimeLimit) -> i64 {
 
 fn secs(t: Option<SimTime>) -> i64 {
     t.map_or(0, |t| i64::try_from(t.secs()).unwrap_or(0))
+}
+
+/// `-s/--oversubscribe` or `--exclusive` as the wire carries them.
+pub fn job_share(value: i32) -> Result<crate::core::JobShare, CtldError> {
+    use crate::core::JobShare;
+    match proto::JobShare::try_from(value) {
+        Ok(proto::JobShare::Unset) => Ok(JobShare::Unset),
+        Ok(proto::JobShare::Oversubscribe) => Ok(JobShare::OverSubscribe),
+        Ok(proto::JobShare::Exclusive) => Ok(JobShare::Exclusive),
+        Err(_) => Err(CtldError::InvalidShare { value }),
+    }
 }
 
 /// A submission from `caller`, whose groups were looked up on this host. The primary group is
@@ -59,6 +70,7 @@ pub fn submit_request(
         },
         hold: r.hold,
         requeue: r.requeue,
+        share: job_share(r.share)?,
         launch: LaunchSpec {
             script: r.script.clone(),
             workdir: r.workdir.clone(),
@@ -200,6 +212,7 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
             .array
             .and_then(|a| core.array_throttle(a.job))
             .unwrap_or(0),
+        oversubscribe: core.oversubscribe_shown(job).to_string(),
         ..fed_fields(core, job)
     }
 }

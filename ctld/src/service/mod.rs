@@ -4,14 +4,17 @@
 //!
 //! - [`submit`]: Submit (and `--test-only`), Allocate (srun), CreateStep, StepDone;
 //! - [`control`]: Cancel, ControlJob, UpdateJob;
-//! - [`query`]: ListJobs, ListNodes, ListPartitions, GetConfig;
+//! - [`query`]: ListJobs, ListNodes, ListPartitions; [`config`]: GetConfig;
 //! - [`nodes`]: RegisterNode, Heartbeat, JobExited (node daemons), UpdateNode (admins);
 //! - [`convert`]: protobuf ↔ core; [`users`]: users and groups as this host knows them;
 //! - [`server`]: the runtime and this service on a listener, until shutdown;
-//! - [`federation`]: `ControllerFederation` (`scontrol show federation`).
+//! - [`federation`]: `ControllerFederation` (`scontrol show federation`);
+//! - [`admin`]: `ControllerAdmin` (`scontrol reconfigure`, `scontrol update SuspendExc*`).
 //!
 //! Requests about federated jobs take their way through [`crate::fed::route`] first.
 
+pub mod admin;
+pub mod config;
 pub mod control;
 pub mod convert;
 pub mod federation;
@@ -77,6 +80,21 @@ impl ControllerService {
     /// The tonic server for this service (wrap it with the `Verifier` interceptor).
     pub fn into_server(self) -> ControllerServer<Self> {
         ControllerServer::new(self)
+    }
+
+    /// The tonic servers of `Controller` and `ControllerAdmin`, sharing this service (wrap
+    /// each with the `Verifier` interceptor).
+    pub fn into_servers(
+        self,
+    ) -> (
+        ControllerServer<Self>,
+        sluice_schema::proto::controller_admin_server::ControllerAdminServer<Self>,
+    ) {
+        let shared = Arc::new(self);
+        (
+            ControllerServer::from_arc(shared.clone()),
+            sluice_schema::proto::controller_admin_server::ControllerAdminServer::from_arc(shared),
+        )
     }
 
     /// Who sent `req`.
@@ -176,7 +194,7 @@ impl Controller for ControllerService {
     }
 
     async fn get_config(&self, req: Request<GetConfigRequest>) -> Res<ConfigReply> {
-        query::get_config(self, req).map(Response::new)
+        config::get_config(self, req).await.map(Response::new)
     }
 
     async fn cancel(&self, req: Request<CancelRequest>) -> Res<CancelReply> {

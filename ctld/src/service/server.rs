@@ -76,9 +76,12 @@ pub async fn serve_runtime(
     let verifier = Verifier::new(key);
     let federation = super::federation::FederationInfoService::new(rt.handle()).into_server();
     let federation = InterceptedService::new(federation, verifier.clone());
-    let service = InterceptedService::new(service.into_server(), verifier);
+    let (service, admin) = service.into_servers();
+    let admin = InterceptedService::new(admin, verifier.clone());
+    let service = InterceptedService::new(service, verifier);
     let result = tonic::transport::Server::builder()
         .add_service(service)
+        .add_service(admin)
         .add_service(federation)
         .serve_with_incoming_shutdown(
             TcpIncoming::from(listener).with_nodelay(Some(true)),

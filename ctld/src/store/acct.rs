@@ -86,6 +86,7 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             exit_code,
             signal,
             reason,
+            requester_uid,
         } => Kind::JobEnded(proto::JobEndedRecord {
             job_id: job.get(),
             run: *run,
@@ -94,7 +95,7 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             exit_code: *exit_code,
             signal: *signal,
             reason: reason.as_str().to_string(),
-            requester_uid: None,
+            requester_uid: *requester_uid,
         }),
         AcctRecord::Step {
             job,
@@ -228,12 +229,14 @@ mod tests {
             exit_code: 0,
             signal: 15,
             reason: JobReason::TimeLimit,
+            requester_uid: Some(1000),
         };
         let Some(Kind::JobEnded(e)) = to_proto(&rec, 1).kind else {
             panic!("wrong kind");
         };
         assert_eq!((e.state, e.run, e.signal), (1024, 1, 15));
         assert_eq!(e.reason, "TimeLimit");
+        assert_eq!(e.requester_uid, Some(1000));
     }
 
     #[test]

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod lossy;
+
 use super::runtime_support::{self as rs, Ctld, NodeEvent, WAIT};
 use sluice_ctld::core::LaunchSpec;
 use sluice_ctld::core::fed::FedDesc;
@@ -49,6 +51,11 @@ impl Dbd {
     /// A dbd on a new SQLite file in `dir` with clusters `names` in federation `fed` (fed ids
     /// in the order given).
     pub async fn start(dir: &Path, names: &[&str]) -> Dbd {
+        Self::start_losing(dir, names, lossy::Loss::default()).await
+    }
+
+    /// Like [`Dbd::start`], with the federation service losing the answers `loss` names.
+    pub async fn start_losing(dir: &Path, names: &[&str], loss: lossy::Loss) -> Dbd {
         let url = format!("sqlite://{}", dir.join("acct.db").display());
         let now = unix_now();
         let store = Arc::new(Store::connect_at(&url, now).unwrap());
@@ -70,7 +77,8 @@ impl Dbd {
         let verifier = Verifier::new(rs::key());
         let federation = FederationService::new(Arc::clone(&store), admins.clone());
         let settler = federation.spawn_settler(Duration::from_millis(300));
-        let federation = InterceptedService::new(federation.into_server(), verifier.clone());
+        let federation = lossy::LoseAnswers::new(federation.into_server(), loss);
+        let federation = InterceptedService::new(federation, verifier.clone());
         let records = RecordsService::new(Arc::clone(&store), admins.clone());
         let records = InterceptedService::new(records.into_server(), verifier.clone());
         let accounting = AccountingService::new(Arc::clone(&store), admins).into_server();

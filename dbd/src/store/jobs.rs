@@ -14,7 +14,8 @@
 //!   state = ended inside it in that state; with no window at all (0/0), simply the runs in
 //!   those states;
 //! * `nodes` keeps the runs whose node list names one of them;
-//! * without `duplicates` only each job's newest run is shown, and never REVOKED copies;
+//! * without `duplicates` only each job's newest run is shown, and never REVOKED copies; with
+//!   `federation` also no run whose job id the result shows again, submitted over a day later;
 //! * rows come ordered by cluster, submit time, job id, run; each carries its steps (batch step
 //!   first, then extern, then numbered steps). How each page stays an index range is in
 //!   [`job_query`](super::job_query).
@@ -24,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 use super::models::{node_events, steps};
 use super::records::{self, JobRun, NodeEventInfo, Record, Step};
 use super::{AnyConnection, Apply, Store, StoreError};
-use super::{job_query, job_window};
+use super::{job_fed_dups, job_query, job_window};
 
 /// sacct's selection of job runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,6 +48,10 @@ pub struct JobQuery {
     pub end: i64,
     /// Every run of every job, not only the newest.
     pub duplicates: bool,
+    /// sacct `--federation`: without `duplicates`, a run is left out when the result holds a
+    /// run with the same job id submitted more than a day later (see
+    /// [`job_fed_dups`](super::job_fed_dups)).
+    pub federation: bool,
 }
 
 /// Where the next page of a query starts: just after this run in the result order.
@@ -131,10 +136,13 @@ fn page(
             run: r.run,
         });
     let nodes: HashSet<String> = query.nodes.iter().cloned().collect();
-    let mut runs: Vec<JobRun> = scan
+    let kept: Vec<_> = scan
         .rows
         .into_iter()
         .filter(|r| job_window::keep(r, query, &nodes))
+        .collect();
+    let mut runs: Vec<JobRun> = job_fed_dups::drop_superseded(conn, query, &nodes, kept)?
+        .into_iter()
         .map(JobRun::from)
         .collect();
     attach_steps(conn, &mut runs)?;

@@ -18,6 +18,7 @@ pub mod conn;
 mod error;
 pub mod fed;
 mod federations;
+mod job_fed_dups;
 mod job_query;
 mod job_window;
 mod jobs;

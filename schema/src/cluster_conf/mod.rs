@@ -7,6 +7,7 @@
 //! naming file, line and key. `NodeName=` and `PartitionName=` lines are read by [`nodes`] and
 //! [`partitions`]; every other pair is a top-level key and the last one given wins.
 
+pub mod exclusions;
 pub mod nodes;
 pub mod partitions;
 pub mod power;
@@ -104,17 +105,17 @@ pub struct ConfWarning {
     pub line: usize,
     /// The key as written.
     pub key: String,
+    /// Why a known key is ignored; `None` for a key Sluice does not know.
+    pub note: Option<&'static str>,
 }
 
 impl fmt::Display for ConfWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}: unknown key {}, ignored",
-            self.path.display(),
-            self.line,
-            self.key
-        )
+        let (path, line, key) = (self.path.display(), self.line, &self.key);
+        match self.note {
+            Some(note) => write!(f, "{path}:{line}: {key} ignored: {note}"),
+            None => write!(f, "{path}:{line}: unknown key {key}, ignored"),
+        }
     }
 }
 
@@ -247,6 +248,7 @@ pub(crate) fn warning(file: &ConfFile, pair: &Pair) -> ConfWarning {
         path: file.path.clone(),
         line: pair.line,
         key: pair.key.clone(),
+        note: None,
     }
 }
 

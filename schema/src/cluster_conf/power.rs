@@ -6,9 +6,9 @@
 //! Names in `SuspendExcNodes` and `SuspendExcParts` are checked once nodes and partitions are
 //! read ([`PowerConf::check`]), so an unknown one is an error naming file, line and key.
 
+use super::exclusions::{comma_list as list, parse_exc_nodes, parse_exc_states};
 use super::{ConfWarning, NodeConf, PartitionConf, non_empty, warning};
 use crate::conf::{ConfError, ConfFile, Pair};
-use crate::hostlist::Hostlist;
 use std::path::PathBuf;
 
 /// A `SuspendTime`: seconds of idleness before a node is powered down, or never.
@@ -56,21 +56,6 @@ pub enum ExcState {
     Planned,
     Reserved,
 }
-
-const EXC_STATES: &[(&str, ExcState)] = &[
-    ("CLOUD", ExcState::Cloud),
-    ("DOWN", ExcState::Down),
-    ("DRAIN", ExcState::Drain),
-    ("DYNAMIC_FUTURE", ExcState::DynamicFuture),
-    ("DYNAMIC_NORM", ExcState::DynamicNorm),
-    ("FAIL", ExcState::Fail),
-    ("INVALID_REG", ExcState::InvalidReg),
-    ("MAINTENANCE", ExcState::Maintenance),
-    ("NOT_RESPONDING", ExcState::NotResponding),
-    ("PERFCTRS", ExcState::Perfctrs),
-    ("PLANNED", ExcState::Planned),
-    ("RESERVED", ExcState::Reserved),
-];
 
 /// The cluster-wide power save settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,7 +170,17 @@ impl PowerConf {
                 for flag in list(&p.value) {
                     match flag.to_ascii_lowercase().as_str() {
                         "keeppowersavesettings" => self.keep_power_save_settings = true,
-                        "keeppartinfo" | "keeppartstate" | "keepnodestatefuture" => {}
+                        // These keep runtime partition and FUTURE-node changes across a
+                        // reconfigure; Sluice has no runtime updates of either to keep.
+                        "keeppartinfo" | "keeppartstate" | "keepnodestatefuture" => {
+                            warnings.push(ConfWarning {
+                                key: format!("{}={flag}", p.key),
+                                note: Some(
+                                    "Sluice has no runtime partition or FUTURE node updates to keep",
+                                ),
+                                ..warning(file, p)
+                            })
+                        }
                         _ => {
                             return Err(file.bad_value(
                                 p,
@@ -275,10 +270,6 @@ impl PartPower {
     }
 }
 
-fn list(value: &str) -> impl Iterator<Item = &str> {
-    value.split(',').map(str::trim).filter(|s| !s.is_empty())
-}
-
 fn suspend_time(file: &ConfFile, p: &Pair) -> Result<SuspendTime, ConfError> {
     let v = p.value.trim();
     if v.eq_ignore_ascii_case("INFINITE") || v.eq_ignore_ascii_case("UNLIMITED") || v == "-1" {
@@ -289,60 +280,13 @@ fn suspend_time(file: &ConfFile, p: &Pair) -> Result<SuspendTime, ConfError> {
         .map_err(|_| file.bad_value(p, "expected seconds, INFINITE or -1"))
 }
 
-/// Splits `nid[10-20]:4,nid[80-90]:2,x1` at the commas outside brackets, each element with
-/// its optional count.
+/// `SuspendExcNodes`: see [`parse_exc_nodes`].
 fn exc_nodes(file: &ConfFile, p: &Pair) -> Result<Vec<ExcNodes>, ConfError> {
-    let mut out = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    let v = p.value.trim();
-    let mut pieces = Vec::new();
-    for (i, c) in v.char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                pieces.push(&v[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    pieces.push(&v[start..]);
-    for piece in pieces.into_iter().map(str::trim).filter(|s| !s.is_empty()) {
-        let (expr, count) = match piece.rsplit_once(':') {
-            Some((expr, n)) => {
-                let n: u32 = n
-                    .trim()
-                    .parse()
-                    .map_err(|_| file.bad_value(p, format!("bad node count in {piece}")))?;
-                (expr, Some(n))
-            }
-            None => (piece, None),
-        };
-        let nodes: Vec<String> = Hostlist::parse(expr)
-            .map_err(|e| file.bad_value(p, e))?
-            .iter()
-            .collect();
-        out.push(ExcNodes { nodes, count });
-    }
-    Ok(out)
+    parse_exc_nodes(&p.value).map_err(|e| file.bad_value(p, e))
 }
 
 fn exc_states(file: &ConfFile, p: &Pair) -> Result<Vec<ExcState>, ConfError> {
-    let mut out = Vec::new();
-    for word in list(&p.value) {
-        let Some(&(_, s)) = EXC_STATES
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(word))
-        else {
-            return Err(file.bad_value(p, format!("invalid SuspendExcStates state {word}")));
-        };
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    Ok(out)
+    parse_exc_states(&p.value).map_err(|e| file.bad_value(p, e))
 }
 
 #[cfg(test)]
@@ -458,6 +402,19 @@ mod tests {
         assert!(c.power.idle_on_node_suspend && !c.power.cloud_reg_addrs);
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].key, "SlurmctldParameters=cloud_dns");
+    }
+
+    #[test]
+    fn reconfig_flags_without_effect_are_warned_about_with_the_reason() {
+        let text = format!("{BASE}ReconfigFlags=KeepPowerSaveSettings,KeepPartInfo\n");
+        let (c, w) = CtldConf::parse(Path::new("slurm.conf"), &text).unwrap();
+        assert!(c.power.keep_power_save_settings);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].key, "ReconfigFlags=KeepPartInfo");
+        assert!(
+            w[0].to_string()
+                .contains("KeepPartInfo ignored: Sluice has no runtime")
+        );
     }
 
     #[test]

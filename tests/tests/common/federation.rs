@@ -124,6 +124,25 @@ impl Federation {
         self.ok(0, "sacctmgr", &all)
     }
 
+    /// The federation as cluster `i`'s controller holds it (its `GetFederation` RPC; `scontrol
+    /// show federation` asks the dbd instead).
+    pub fn controller_view(&self, i: usize) -> sluice_schema::proto::FederationView {
+        let conf = sluice_cli::slurm_conf::SlurmConf::read(&self.conf(i))
+            .unwrap_or_else(|e| panic!("reading {}: {e}", self.conf(i).display()));
+        let key = sluice_schema::auth::Key::load(&conf.key_path()).expect("load slurm.key");
+        super::block_on(async {
+            let signer = sluice_schema::auth::Signer::for_current_user(key);
+            let channel = sluice_schema::client::connect(&conf.ctld_host, conf.ctld_port, signer)
+                .await
+                .unwrap_or_else(|e| panic!("connecting to {}'s controller: {e}", self.names[i]));
+            sluice_schema::client::CtldFedClient::new(channel)
+                .get_federation(sluice_schema::proto::GetFederationRequest {})
+                .await
+                .unwrap_or_else(|s| panic!("GetFederation of {}: {s}", self.names[i]))
+                .into_inner()
+        })
+    }
+
     /// Polls until `check` holds (bounded by `timeout`); panics naming `what`.
     pub fn wait_within(&self, timeout: Duration, what: &str, mut check: impl FnMut() -> bool) {
         let deadline = Instant::now() + timeout;

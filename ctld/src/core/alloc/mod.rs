@@ -1,24 +1,39 @@
 //! What each job holds on each of its nodes (CPUs, memory, cores) and the per-node sums, so
-//! jobs can share nodes where the partition's `OverSubscribe` and the selection type allow.
+//! jobs can share nodes where the partition's `OverSubscribe`, the job's own
+//! `--oversubscribe`/`--exclusive` and the selection type allow.
 //!
+//! How a job may share ([`Share::of`], Slurm's `_resolve_shared_status`):
+//! - `OverSubscribe=EXCLUSIVE`, or `--exclusive` in a `NO` or `YES` partition: whole, empty
+//!   nodes that nobody joins.
+//! - `OverSubscribe=FORCE[:n]` (n > 1): every job shares each resource with up to `n` jobs;
+//!   `--exclusive` is ignored, as the partition's setting takes precedence in Slurm.
+//! - `OverSubscribe=YES[:n]`: a job that asked (`-s/--oversubscribe`) shares each resource
+//!   with up to `n` jobs that may share too; a job that did not ask uses its resources alone.
+//! - `OverSubscribe=NO`: nobody shares a resource (`--oversubscribe` is ignored).
+//!
+//! A job that may not share takes only resources nobody holds, and a node holding such a job
+//! takes no job that shares (Slurm's `NODE_CR_ONE_ROW`), so it really is alone on them.
+//!
+//! What sharing a resource means depends on the selection type:
 //! - `select/linear` (and `CR_Socket`, a node being one socket here) gives a job whole nodes;
-//!   a node takes up to `max_share` jobs (`OverSubscribe=FORCE[:n]`, else one).
+//!   a node takes up to `n` sharing jobs, else one job.
 //! - `CR_CPU` counts CPUs: a node takes jobs while the CPUs handed out stay within
-//!   `cpus * max_share`, a job never getting more CPUs than the node has.
-//! - `CR_Core` hands out specific cores, each to at most `max_share` jobs, least-used first.
+//!   `cpus * n`, a job never getting more CPUs than the node has.
+//! - `CR_Core` hands out specific cores, each to at most `n` jobs, least-used first.
 //! - With memory consumable (`_Memory`, `CR_Memory`), jobs share a node only when their
 //!   memory fits together (memory is never oversubscribed).
-//! - `OverSubscribe=EXCLUSIVE` gives whole, empty nodes that nobody joins.
 //!
-//! `max_share` counts every job on the node (Slurm counts per partition with cons_tres).
-//! `OverSubscribe=YES` lets jobs share only when they ask to; no request asks, so it acts as
-//! `NO`. A manually suspended job gives its resources back while keeping its nodes
+//! `n` counts every job on the node (Slurm counts per partition with cons_tres). Gang
+//! scheduling timeslices whatever ended up co-allocated, in `YES` and `FORCE` partitions
+//! alike. A manually suspended job gives its resources back while keeping its nodes
 //! ([`release`]); resuming it takes them again even if that oversubscribes ([`retake`]).
 
 pub(crate) mod pick;
 
+use super::jobs::Job;
 use super::nodes::NodeTable;
 use super::partitions::Partition;
+use super::request::JobShare;
 use super::{Core, SimTime};
 use crate::conf::{CrUnit, OverSubscribe, SelectConf, SelectType};
 use sluice_schema::{FedJobId, NodeIdx};
@@ -78,23 +93,48 @@ impl Policy {
     }
 }
 
-/// How many jobs a partition lets share a resource.
+/// How a job may share what it is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Share {
     /// Whole, empty nodes that nobody joins.
     Exclusive,
-    /// Up to this many jobs per resource.
-    Max(u16),
+    /// Only resources nobody holds; jobs that share do not join its nodes.
+    Alone,
+    /// Each resource with up to this many jobs (itself included) that may share too.
+    Shared(u16),
 }
 
 impl Share {
-    /// The rule of `part`.
-    pub fn of(part: &Partition) -> Self {
-        match part.oversubscribe {
-            OverSubscribe::Exclusive => Share::Exclusive,
-            OverSubscribe::No | OverSubscribe::Yes(_) => Share::Max(1),
-            OverSubscribe::Force(n) => Share::Max(n.max(1)),
+    /// The rule for a job asking `asked` in `part`.
+    pub fn of(part: &Partition, asked: JobShare) -> Self {
+        match (part.oversubscribe, asked) {
+            (OverSubscribe::Exclusive, _) => Share::Exclusive,
+            (OverSubscribe::Force(n), _) if n > 1 => Share::Shared(n),
+            (_, JobShare::Exclusive) => Share::Exclusive,
+            (OverSubscribe::Force(_), _) => Share::Shared(1),
+            (OverSubscribe::Yes(n), JobShare::OverSubscribe) => Share::Shared(n.max(1)),
+            (OverSubscribe::No | OverSubscribe::Yes(_), _) => Share::Alone,
         }
+    }
+
+    /// Whether jobs holding resources this way may share them.
+    pub fn shares(self) -> bool {
+        matches!(self, Share::Shared(_))
+    }
+}
+
+/// What `scontrol show job` (`OverSubscribe=`), squeue's `%h` and the `SLURM_RESUME_FILE`
+/// show for a job asking `asked` in a partition with `part`: Slurm's `job_share_string` of the
+/// value its controller reports once the partition's rule is applied. `YES` when the job may
+/// share (`FORCE` with more than one job per resource, or it asked), `NO` when it may not (an
+/// `EXCLUSIVE` partition, or `--exclusive`), else `OK`: the partition decides.
+pub fn shown(part: OverSubscribe, asked: JobShare) -> &'static str {
+    match (part, asked) {
+        (OverSubscribe::Exclusive, _) => "NO",
+        (OverSubscribe::Force(n), _) if n > 1 => "YES",
+        (_, JobShare::OverSubscribe) => "YES",
+        (_, JobShare::Exclusive) => "NO",
+        (_, JobShare::Unset) => "OK",
     }
 }
 
@@ -112,16 +152,18 @@ pub struct JobAlloc {
     pub cores: Vec<Vec<u16>>,
     /// Nobody else may join its nodes.
     pub exclusive: bool,
+    /// It may share its resources with jobs that may too (else no sharing job joins its nodes).
+    pub shared: bool,
     /// Whether its resources are counted on its nodes (not while manually suspended).
     pub held: bool,
 }
 
 impl JobAlloc {
-    /// Whole nodes: each node's CPUs, `mem_mb(node)` memory.
+    /// Whole nodes: each node's CPUs, `mem_mb(node)` memory, held as `share` allows.
     pub(crate) fn whole(
         nodes: &NodeTable,
         list: Vec<NodeIdx>,
-        exclusive: bool,
+        share: Share,
         mem_mb: impl Fn(u32, u64) -> u64,
     ) -> Self {
         let cpus: Vec<u32> = list.iter().map(|&n| nodes.get(n).cpus).collect();
@@ -135,7 +177,8 @@ impl JobAlloc {
             cpus,
             mem_mb: mem,
             cores: Vec::new(),
-            exclusive,
+            exclusive: share == Share::Exclusive,
+            shared: share.shares(),
             held: true,
         }
     }
@@ -206,12 +249,18 @@ fn count(core: &mut Core, id: FedJobId, hold: bool) {
             node.alloc_cpus = node.alloc_cpus.saturating_add(cpus);
             node.alloc_mem_mb = node.alloc_mem_mb.saturating_add(mem);
             node.exclusive |= a.exclusive;
+            if !a.shared {
+                node.solo = node.solo.saturating_add(1);
+            }
         } else {
             node.holders = node.holders.saturating_sub(1);
             node.alloc_cpus = node.alloc_cpus.saturating_sub(cpus);
             node.alloc_mem_mb = node.alloc_mem_mb.saturating_sub(mem);
             if a.exclusive {
                 node.exclusive = false;
+            }
+            if !a.shared {
+                node.solo = node.solo.saturating_sub(1);
             }
         }
         if let Some(cores) = a.cores.get(k) {
@@ -232,26 +281,34 @@ fn count(core: &mut Core, id: FedJobId, hold: bool) {
     }
 }
 
-/// Builds the allocation of a restored job on `nodes` from what was saved (`cpus`, `mem_mb`,
-/// `cores` per node; whole nodes when the saved lists do not match the nodes).
+/// Builds the allocation of restored job `job` from what was saved (`cpus`, `mem_mb`, `cores`
+/// per node; whole nodes when the saved lists do not match its nodes). Whether it holds them
+/// exclusively was saved; whether it shares follows from its request and partition.
 pub(crate) fn restored(
     core: &Core,
-    nodes: &[NodeIdx],
+    job: &Job,
     cpus: &[u32],
     mem_mb: &[u64],
     cores: &[Vec<u16>],
     exclusive: bool,
 ) -> JobAlloc {
+    let nodes = &job.nodes;
+    let share = match core.parts.get(job.partition.get()) {
+        _ if exclusive => Share::Exclusive,
+        Some(part) => Share::of(part, job.req.share),
+        None => Share::Alone,
+    };
     let n = nodes.len();
     if cpus.len() != n || mem_mb.len() != n || !(cores.is_empty() || cores.len() == n) {
-        return JobAlloc::whole(&core.nodes, nodes.to_vec(), exclusive, |_, _| 0);
+        return JobAlloc::whole(&core.nodes, nodes.clone(), share, |_, _| 0);
     }
     JobAlloc {
-        nodes: nodes.to_vec(),
+        nodes: nodes.clone(),
         cpus: cpus.to_vec(),
         mem_mb: mem_mb.to_vec(),
         cores: cores.to_vec(),
         exclusive,
+        shared: share.shares(),
         held: true,
     }
 }
@@ -260,6 +317,13 @@ impl Core {
     /// The selection rules in force.
     pub fn policy(&self) -> Policy {
         self.policy
+    }
+
+    /// What job `job` shows as `OverSubscribe` ([`shown`]).
+    pub fn oversubscribe_shown(&self, job: &Job) -> &'static str {
+        self.parts
+            .get(job.partition.get())
+            .map_or("OK", |p| shown(p.oversubscribe, job.req.share))
     }
 
     /// What job `id` holds, while it holds nodes.

@@ -1,9 +1,11 @@
-//! Choosing what a job gets. Whole empty nodes (one job per node, or an exclusive partition)
-//! are a word-wise AND of bitmaps with the idle map; sharing looks at each candidate node's
-//! room: how many of the job's tasks it can take given what its jobs already hold.
+//! Choosing what a job gets. Whole empty nodes (an exclusive job, or one job per node) are a
+//! word-wise AND of bitmaps with the idle map; otherwise each candidate node's room decides:
+//! how many of the job's tasks it can take given what its jobs already hold.
 //!
 //! When sharing, resources held by fewer jobs are preferred: the job is placed on free
-//! resources if it can be, else on resources held by one job, and so on up to `max_share`.
+//! resources if it can be, else on resources held by one job, and so on up to its limit. A
+//! job that may not share takes free resources only; a job that may never joins a node held
+//! by one that may not.
 //!
 //! Nodes are taken in table order (lowest `Weight` first) until there are `min_nodes` of them
 //! with room for `ntasks` tasks; tasks are then dealt to the chosen nodes one at a time in
@@ -25,14 +27,14 @@ pub(crate) fn pick(
     mut allow: impl FnMut(usize) -> bool,
 ) -> Option<JobAlloc> {
     let policy = core.policy;
-    let share = Share::of(&core.parts[job.partition.get()]);
+    let share = Share::of(&core.parts[job.partition.get()], job.req.share);
     let req_mem = job.req.mem_per_node_mb;
     let whole = match share {
-        Share::Exclusive => Some(true),
-        Share::Max(1) if policy.unit == Unit::Node => Some(false),
-        Share::Max(_) => None,
+        Share::Exclusive => true,
+        Share::Alone => policy.unit == Unit::Node,
+        Share::Shared(_) => false,
     };
-    if let Some(exclusive) = whole {
+    if whole {
         let mut with_idle = maps.to_vec();
         with_idle.push(&core.nodes.idle);
         let list = pick_whole(&core.nodes, job, &with_idle, |i| {
@@ -44,26 +46,28 @@ pub(crate) fn pick(
                     core.nodes.nodes[i].cpus,
                 )
         })?;
-        return Some(JobAlloc::whole(&core.nodes, list, exclusive, |c, m| {
+        return Some(JobAlloc::whole(&core.nodes, list, share, |c, m| {
             policy.mem_on(req_mem, c, m)
         }));
     }
-    let max = match share {
-        Share::Max(n) => u32::from(n),
-        Share::Exclusive => 1,
+    let (max, shares) = match share {
+        Share::Shared(n) => (u32::from(n), true),
+        Share::Exclusive | Share::Alone => (1, false),
     };
     // Least shared first: resources nobody holds, then held by one job, ... (Slurm's linear
     // sharing levels and cons_tres rows), so a job overlaps others only when it must.
-    (1..=max).find_map(|level| pick_at(core, job, maps, &mut allow, level))
+    (1..=max).find_map(|level| pick_at(core, job, maps, &mut allow, level, shares))
 }
 
-/// Places `job` on resources each held by fewer than `level` jobs.
+/// Places `job` on resources each held by fewer than `max` jobs; `shares`: the job may share
+/// (so nodes held by a job that may not are out).
 fn pick_at(
     core: &Core,
     job: &Job,
     maps: &[&FixedBitSet],
     allow: &mut impl FnMut(usize) -> bool,
     max: u32,
+    shares: bool,
 ) -> Option<JobAlloc> {
     let policy = core.policy;
     let req_mem = job.req.mem_per_node_mb;
@@ -75,7 +79,11 @@ fn pick_at(
         if !node_fits(&core.nodes, i, job) || !allow(i) {
             return true;
         }
-        let cap = capacity(&policy, &core.nodes.nodes[i], max, cpt, req_mem);
+        let node = &core.nodes.nodes[i];
+        if shares && node.solo > 0 {
+            return true;
+        }
+        let cap = capacity(&policy, node, max, cpt, req_mem);
         if cap == 0 {
             return true;
         }
@@ -93,6 +101,7 @@ fn pick_at(
     }
     let tasks = deal(&chosen, job.req.ntasks);
     let mut alloc = JobAlloc {
+        shared: shares,
         held: true,
         ..JobAlloc::default()
     };

@@ -101,6 +101,7 @@ pub(crate) fn drop_copy(core: &mut Core, out: &mut impl Outbox, now: SimTime, id
             exit_code: 0,
             signal: 0,
             reason: JobReason::None,
+            requester_uid: None,
         });
     }
     if job.completing {
@@ -181,8 +182,21 @@ pub(crate) fn untrack(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
 }
 
 /// Cancels this cluster's copy of `id` (the job was cancelled at the dbd): a pending copy or
-/// tracker ends CANCELLED; a run here is killed (its end then goes to the dbd).
+/// tracker ends CANCELLED; a run here is killed (its end then goes to the dbd). For an array
+/// (its origin holds it whole), every task.
 pub(crate) fn cancel_local(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
+    match core.jobs.arrays.get(&id) {
+        Some(meta) => {
+            let tasks: Vec<FedJobId> = meta.tasks.iter().map(|t| t.1).collect();
+            for task in tasks {
+                cancel_one(core, out, now, task);
+            }
+        }
+        None => cancel_one(core, out, now, id),
+    }
+}
+
+fn cancel_one(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
     release_reservation(core, id);
     let Some(job) = core.jobs.map.get(&id) else {
         return;
@@ -225,6 +239,7 @@ pub(crate) fn end_tracker(
         exit_code,
         signal: 0,
         reason: JobReason::None,
+        requester_uid: None,
     });
     job.state = JobState::from_stored(state)
         .filter(|s| s.is_finished())

@@ -7,7 +7,7 @@
 //! Dependencies and holds stay on the origin: a sibling copy has neither.
 
 use super::super::jobs::{Job, LaunchSpec};
-use super::super::request::SubmitRequest;
+use super::super::request::{JobShare, SubmitRequest};
 use crate::conf::TimeLimit;
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +53,9 @@ pub struct FedDesc {
     /// Minutes asked for (`Some(0)`: no limit; `None`: the sibling partition's MaxTime).
     pub time_limit_min: Option<u32>,
     pub requeue: bool,
+    /// `--oversubscribe`/`--exclusive` (absent from descriptions sent before them: neither).
+    #[serde(skip_serializing_if = "JobShare::is_unset")]
+    pub share: JobShare,
     /// The origin's submission time (seconds), kept by every copy.
     pub submit_time: u64,
     pub launch: LaunchSpec,
@@ -78,6 +81,7 @@ impl FedDesc {
                 TimeLimit::Unlimited => 0,
             }),
             requeue: job.requeue,
+            share: job.req.share,
             submit_time: job.submit_time.secs(),
             launch: (*job.launch).clone(),
         }
@@ -112,6 +116,7 @@ impl FedDesc {
             array: None,
             hold: false,
             requeue: Some(self.requeue),
+            share: self.share,
             launch: self.launch.clone(),
         }
     }
@@ -137,6 +142,7 @@ mod tests {
             constraint: Some("gpu".into()),
             time_limit_min: Some(0),
             requeue: false,
+            share: JobShare::Exclusive,
             submit_time: 1_700_000_000,
             launch: LaunchSpec {
                 script: "#!/bin/sh\necho hi\n".into(),
@@ -150,6 +156,9 @@ mod tests {
         assert_eq!((req.partition, req.mem_per_node_mb), (None, None));
         assert_eq!((req.dependency, req.array, req.hold), (None, None, false));
         assert_eq!(req.requeue, Some(false));
+        assert_eq!(req.share, JobShare::Exclusive);
         assert!(FedDesc::decode(b"not json").is_none());
+        let older = FedDesc::decode(br#"{"uid":5,"name":"old"}"#).unwrap();
+        assert_eq!(older.to_request().share, JobShare::Unset);
     }
 }

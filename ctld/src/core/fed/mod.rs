@@ -30,8 +30,8 @@ pub use events::{FedEvent, FedEventKind, on_fed_event};
 pub use report::{on_end_reported, on_offer_synced, unsynced};
 pub use start::{CommitOutcome, on_start_committed, on_start_refused};
 pub use submit::{
-    FedRecord, FedSubmit, OriginSubmit, on_fed_recorded, on_fed_submit, on_fed_submit_failed,
-    resubmissions,
+    FedRecord, FedSubmit, OriginSubmit, on_fed_recorded, on_fed_submit, on_fed_submit_abandoned,
+    on_fed_submit_failed, on_submission_withdrawn, resubmissions, withdrawals,
 };
 pub use view::on_fed_view;
 
@@ -147,6 +147,10 @@ pub struct EndReport {
 pub enum FedPhase {
     /// Created and validated here; the dbd has not recorded it yet (never scheduled).
     Registering,
+    /// The dbd never answered its recording and the submitter was told it failed: a
+    /// [`FedRequest::WithdrawSubmission`] is owed until the dbd answers, then the job is
+    /// dropped (never scheduled meanwhile).
+    Withdrawing,
     /// Recorded by the dbd.
     #[default]
     Recorded,
@@ -210,6 +214,9 @@ pub enum FedRequest {
     Withdraw { job: FedJobId },
     /// This cluster cannot hold the offered copy of `job` (its own checks failed).
     Reject { job: FedJobId },
+    /// Origin: end whatever the dbd recorded of a submission it never answered
+    /// (`WithdrawFedSubmission`), then [`on_submission_withdrawn`].
+    WithdrawSubmission { record: FedRecord },
 }
 
 /// The federation part of the core.

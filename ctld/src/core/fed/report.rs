@@ -1,6 +1,10 @@
 //! What a federated job owes the dbd, kept in its saved state until the dbd acknowledges it so
 //! a restart resends it: the end of a run here (`FedJobEnded`, with its requeue), and the
 //! origin's offer or withdrawal following holds and dependencies.
+//!
+//! A job array runs on its origin only, without the start lock; its one federated record
+//! (under the array's id) ends when its last task ends: that task carries the report, and the
+//! runtime sends it under the array's id.
 
 use super::super::jobs::Job;
 use super::super::outbox::{Outbox, SaveHint};
@@ -25,7 +29,8 @@ pub(crate) fn desc_of(core: &Core, job: &Job) -> Vec<u8> {
 }
 
 /// Called where a run ends (`state`) or is requeued (`requeue`): a federated job that ran
-/// here under the start lock reports its end to the dbd.
+/// here under the start lock reports its end to the dbd; an origin's array task may end its
+/// array.
 pub(crate) fn run_ended(
     core: &mut Core,
     out: &mut impl Outbox,
@@ -37,6 +42,12 @@ pub(crate) fn run_ended(
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };
+    if let Some(task) = job.array {
+        if !requeue {
+            array_check(core, out, id, task.job, state);
+        }
+        return;
+    }
     let exit_code = job.exit_code;
     let Some(fed) = job.fed.as_deref_mut() else {
         return;
@@ -62,14 +73,86 @@ pub(crate) fn run_ended(
     flush(core, out, id);
 }
 
+/// Task `id` of origin array `array` ended in `state`: if every task is over, processes
+/// gone, the array's record at the dbd ends with the array's state (COMPLETED when every task
+/// completed, else CANCELLED if any task was, else the first other end) and the highest exit
+/// code; this task carries the report. Tasks already purged ended long ago. Checked again
+/// where a killed task's processes are gone ([`flush`]).
+fn array_check(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    id: FedJobId,
+    array: FedJobId,
+    state: JobState,
+) {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return;
+    };
+    let recorded = job.fed.as_deref().is_some_and(|f| {
+        f.origin_here && f.phase == super::FedPhase::Recorded && f.end_report.is_none()
+    });
+    let Some(meta) = core.jobs.arrays.get(&array).filter(|_| recorded) else {
+        return;
+    };
+    if job.completing {
+        return;
+    }
+    let mut states = vec![state];
+    let mut exit_code = job.exit_code;
+    for &(_, task) in &meta.tasks {
+        let Some(j) = core.jobs.map.get(&task).filter(|_| task != id) else {
+            continue;
+        };
+        if !j.state.is_finished() || j.completing {
+            return;
+        }
+        states.push(j.state);
+        exit_code = exit_code.max(j.exit_code);
+    }
+    let end = if states.iter().all(|s| *s == JobState::Completed) {
+        JobState::Completed
+    } else if states.contains(&JobState::Cancelled) {
+        JobState::Cancelled
+    } else {
+        states
+            .into_iter()
+            .find(|s| *s != JobState::Completed)
+            .unwrap_or(state)
+    };
+    let report = EndReport {
+        state: end.stored(),
+        exit_code,
+        requeue: FedRequeue::None,
+    };
+    if let Some(fed) = core
+        .jobs
+        .map
+        .get_mut(&id)
+        .and_then(|j| j.fed.as_deref_mut())
+    {
+        fed.end_report = Some(report);
+        fed.end_sent = true;
+        out.save(SaveHint::Job(id));
+        out.fed(FedRequest::Ended { job: id, report });
+    }
+}
+
 /// Sends `id`'s run-end report once its processes are gone: a killed run (cancel, requeue)
 /// is reported when its node confirms the end, so a requeued job never starts elsewhere while
-/// its last run still has processes here. Called where a completing job finishes.
+/// its last run still has processes here. Called where a completing job finishes. An array
+/// task checks instead whether its array is now over ([`array_check`]).
 pub(crate) fn flush(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };
     if job.completing {
+        return;
+    }
+    if let Some(task) = job.array {
+        let state = job.state;
+        if state.is_finished() {
+            array_check(core, out, id, task.job, state);
+        }
         return;
     }
     let Some(fed) = job.fed.as_deref_mut() else {

@@ -6,9 +6,11 @@
 //! runtime to acquire the dbd's lock and commit the start. Only when the commit is durable at
 //! the dbd does [`on_start_committed`] launch the job; a refusal ([`on_start_refused`]) gives
 //! the reservation back and the job waits (reason `FedJobLock`) or is revoked by the event
-//! that follows. A reservation is not saved: after a restart the job is pending again, and the
-//! dbd's lease lapses on its own (a start committed just before a crash is found again through
-//! the lock refusal, see `crate::fed`).
+//! that follows. A job its origin held or made dependent while the lock was in flight is not
+//! launched even when the commit went through: the start goes back to the dbd as a held
+//! requeue ([`CommitOutcome::Withheld`]). A reservation is not saved: after a restart the job
+//! is pending again, and the dbd's lease lapses on its own (a start committed just before a
+//! crash is found again through the lock refusal, see `crate::fed`).
 
 use super::super::alloc::{self, JobAlloc};
 use super::super::jobs::{JobReason, JobTable};
@@ -45,7 +47,7 @@ pub(crate) fn gate(
     let in_federation = core.fed.view.in_federation();
     let job = core.jobs.map.get(&id)?;
     let fed = job.fed.as_deref()?;
-    if fed.phase == FedPhase::Registering {
+    if fed.phase != FedPhase::Recorded {
         return Some(job.reason);
     }
     let want_offer = job.hold.is_none()
@@ -54,8 +56,13 @@ pub(crate) fn gate(
     let desc = (fed.origin_here && in_federation && fed.offered != want_offer && want_offer)
         .then(|| super::report::desc_of(core, job));
     let change = fed.origin_here && in_federation && fed.offered != want_offer;
-    let blocked =
-        fed.end_report.is_some() || scheduling_disabled || fed.retry_at.is_some_and(|t| t > now);
+    // The dbd refuses the lock of a job held there: the origin waits for its offer to arrive.
+    let offering = fed.origin_here && fed.offered && !fed.offer_synced;
+    let blocked = fed.end_report.is_some()
+        || scheduling_disabled
+        || fed.retry_at.is_some_and(|t| t > now)
+        || offering
+        || (change && want_offer);
     let reason = job.reason;
     if change
         && let Some(fed) = core
@@ -124,6 +131,9 @@ pub enum CommitOutcome {
     Unknown,
     /// Nothing fits it now (a reservation lost to a restart): it waits for the next pass.
     Retry,
+    /// Its origin held it (or gave it a dependency) while the lock was in flight: not launched;
+    /// the start goes back to the dbd as a held requeue.
+    Withheld,
 }
 
 /// The dbd committed "started here" for `id`: launch it on its reservation. A job pending
@@ -159,6 +169,12 @@ pub fn on_start_committed(
         }
         return CommitOutcome::Ended;
     }
+    let withheld = job.fed.as_deref().is_some_and(|f| f.origin_here)
+        && (job.hold.is_some() || deps::blocking_reason(&core.jobs, job, now).is_some());
+    if withheld {
+        withhold(core, out, id);
+        return CommitOutcome::Withheld;
+    }
     let alloc = match release_reservation(core, id) {
         Some(a) => a,
         None => match pick_now(core, id) {
@@ -185,6 +201,35 @@ pub fn on_start_committed(
     completion::start_job(core, out, now, id, alloc);
     gang::job_started(core, out, now, id);
     CommitOutcome::Launched
+}
+
+/// The origin held `id` (or gave it a dependency) while its own start lock was in flight, and
+/// the dbd committed the start before it heard of the withdrawal: the job is not launched. The
+/// start goes back to the dbd as a held requeue (pending there again, held on its origin,
+/// offered to nobody: the commit revoked the siblings); the job waits here until released.
+fn withhold(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
+    let was_locking = release_reservation(core, id).is_some();
+    let Some(job) = core.jobs.map.get_mut(&id) else {
+        return;
+    };
+    let report = super::EndReport {
+        state: JobState::Pending.stored(),
+        exit_code: 0,
+        requeue: super::FedRequeue::Hold,
+    };
+    if let Some(fed) = job.fed.as_deref_mut() {
+        fed.end_report = Some(report);
+        fed.end_sent = true;
+        // The held requeue leaves the dbd's record held: nothing to withdraw.
+        fed.offered = false;
+        fed.offer_synced = true;
+        fed.retry_at = None;
+    }
+    if was_locking && job.is_queued() {
+        core.jobs.queue.insert(JobTable::queue_key(job));
+    }
+    out.fed(FedRequest::Ended { job: id, report });
+    out.save(SaveHint::Job(id));
 }
 
 /// An allocation for `id` from what is free now (any node of its partition).

@@ -7,19 +7,29 @@
 //!    record and lets it be scheduled (or makes it the REVOKED tracker when the origin is not
 //!    viable); if the dbd refused it, [`on_fed_submit_failed`] removes it without a trace.
 //!
-//! Jobs left `Registering` by a restart are submitted again ([`resubmissions`]): the dbd
-//! answers a repeated submission with the job it recorded.
+//! The dbd records every submission held, and the origin offers the job to its siblings
+//! (`FedRequest::Offer`, owed until answered; `sbatch` waits for it) only once it has the
+//! answer. So whatever fails,
+//! no sibling can start a job its origin did not learn was recorded: if the dbd never answers
+//! (the answer lost, the dbd away), the origin tells the submitter the submission failed and
+//! [`on_fed_submit_abandoned`] keeps the job `Withdrawing` with a
+//! [`FedRequest::WithdrawSubmission`] owed, in its saved state, until the dbd ended whatever it
+//! recorded; then [`on_submission_withdrawn`] drops it.
+//!
+//! After a restart, jobs left `Registering` are submitted again ([`resubmissions`]: the dbd
+//! answers a repeated submission with the job it recorded) and withdrawals still owed are sent
+//! again ([`withdrawals`]).
 
 use super::super::jobs::Job;
 use super::super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::super::power::PowerCommand;
 use super::super::request::{SubmitReply, SubmitRequest};
-use super::super::{Core, SimTime, on_submit};
-use super::copies::{FedInfo, apply_info, remove_job};
+use super::super::{Core, SimTime, deps, on_submit};
+use super::copies::{FedInfo, InfoPhase, apply_info, remove_job};
 use super::desc::Asked;
 use super::{FedJob, FedPhase, FedRequest, sorted};
 use crate::error::CtldError;
-use sluice_schema::FedJobId;
+use sluice_schema::{FedJobId, JobState};
 
 /// The federation options of a submission.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -30,7 +40,7 @@ pub struct FedSubmit {
     pub features: String,
 }
 
-/// What the dbd must record of a federated submission.
+/// What the dbd must record of a federated submission (always held: see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FedRecord {
     /// The ids given (the array's tasks too); the first is the one the dbd records.
@@ -41,8 +51,6 @@ pub struct FedRecord {
     pub clusters: String,
     /// `--cluster-constraint` as given.
     pub features: String,
-    /// Held or dependent: stays on the origin for now.
-    pub held: bool,
     /// A job array (runs on the origin only).
     pub array: bool,
 }
@@ -73,8 +81,6 @@ pub fn on_fed_submit(
     }
     let asked = Asked::of(&req);
     let groups = req.groups.clone();
-    let held = req.hold || req.dependency.is_some();
-    let array = req.array.is_some();
     let reply = on_submit(core, &mut Unrecorded(out), now, req)?;
     let me = core.me().to_string();
     for id in &reply.jobs {
@@ -87,29 +93,25 @@ pub fn on_fed_submit(
                 asked: asked.clone(),
                 groups: groups.clone(),
                 phase: FedPhase::Registering,
-                offered: !held && !array,
+                // Recorded held: offered once the dbd answered (`offer_recorded`).
+                offered: false,
                 offer_synced: true,
                 ..FedJob::default()
             }));
         }
     }
-    let desc = core
+    let rec = core
         .jobs
         .map
         .get(&reply.job_id)
-        .map(|j| super::report::desc_of(core, j))
-        .unwrap_or_default();
-    Ok(OriginSubmit::Federated(FedRecord {
-        reply,
-        desc,
-        clusters: fed.clusters,
-        features: fed.features,
-        held,
-        array,
-    }))
+        .and_then(|j| record_of(core, j))
+        .ok_or(CtldError::InvalidJobId)?;
+    Ok(OriginSubmit::Federated(FedRecord { reply, ..rec }))
 }
 
-/// Step 2: the dbd recorded the submission of `jobs` (`info`: its record of the first).
+/// Step 2: the dbd recorded the submission of `jobs` (`info`: its record of the first). A job
+/// that may go to its siblings is offered now ([`FedRequest::Offer`], owed in its saved state
+/// until the dbd has it).
 pub fn on_fed_recorded(
     core: &mut Core,
     out: &mut impl Outbox,
@@ -138,26 +140,119 @@ pub fn on_fed_recorded(
         out.accounting(AcctRecord::submitted(job, &part, job.submit_time));
         out.save(SaveHint::Job(id));
         apply_info(core, out, now, id, info);
+        if info.phase == InfoPhase::Pending {
+            offer_recorded(core, out, now, id);
+        }
+    }
+}
+
+/// The origin, now that the dbd recorded `id` held, offers it to its siblings unless it is
+/// held, dependent or an array task (the scheduling pass offers those once they may run).
+fn offer_recorded(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return;
+    };
+    let offer = job
+        .fed
+        .as_deref()
+        .is_some_and(|f| f.origin_here && !f.offered)
+        && matches!(job.state, JobState::Pending | JobState::Revoked)
+        && job.hold.is_none()
+        && job.array.is_none()
+        && deps::blocking_reason(&core.jobs, job, now).is_none();
+    if !offer {
+        return;
+    }
+    let desc = super::report::desc_of(core, job);
+    if let Some(fed) = core
+        .jobs
+        .map
+        .get_mut(&id)
+        .and_then(|j| j.fed.as_deref_mut())
+    {
+        fed.offered = true;
+        fed.offer_synced = false;
+        out.save(SaveHint::Job(id));
+        out.fed(FedRequest::Offer { job: id, desc });
     }
 }
 
 /// Step 2, refused: the dbd did not record `jobs`; they leave without a trace.
 pub fn on_fed_submit_failed(core: &mut Core, out: &mut impl Outbox, jobs: &[FedJobId]) {
+    drop_unrecorded(core, out, jobs, FedPhase::Registering);
+}
+
+/// Step 2, unanswered: the dbd did not answer in time, and the submitter is told the
+/// submission failed. `jobs` wait `Withdrawing` (saved) with a withdrawal owed to the dbd.
+/// Returns `false` when the dbd's answer arrived meanwhile (a resubmission after a restart got
+/// it): the job is recorded and stays.
+pub fn on_fed_submit_abandoned(core: &mut Core, out: &mut impl Outbox, jobs: &[FedJobId]) -> bool {
+    let Some(&first) = jobs.first() else {
+        return true;
+    };
+    match core.fed_job(first).map(|f| f.phase) {
+        Some(FedPhase::Registering) => {}
+        Some(FedPhase::Recorded) => return false,
+        Some(FedPhase::Withdrawing) | None => return true,
+    }
+    let record = core.jobs.map.get(&first).and_then(|j| record_of(core, j));
     for &id in jobs {
-        let registering = core
-            .fed_job(id)
-            .is_some_and(|f| f.phase == FedPhase::Registering);
-        if registering {
-            remove_job(core, out, id);
+        if let Some(fed) = core
+            .jobs
+            .map
+            .get_mut(&id)
+            .and_then(|j| j.fed.as_deref_mut())
+            .filter(|f| f.phase == FedPhase::Registering)
+        {
+            fed.phase = FedPhase::Withdrawing;
+            out.save(SaveHint::Job(id));
         }
     }
-    for &id in jobs.iter().take(1) {
-        core.jobs.arrays.remove(&id);
+    if let Some(record) = record {
+        out.fed(FedRequest::WithdrawSubmission { record });
+    }
+    true
+}
+
+/// The dbd ended whatever it recorded of the withdrawn submission of `jobs`: they leave
+/// without a trace.
+pub fn on_submission_withdrawn(core: &mut Core, out: &mut impl Outbox, jobs: &[FedJobId]) {
+    drop_unrecorded(core, out, jobs, FedPhase::Withdrawing);
+}
+
+/// Removes the jobs of `jobs` still in `phase` (and the array they form).
+fn drop_unrecorded(core: &mut Core, out: &mut impl Outbox, jobs: &[FedJobId], phase: FedPhase) {
+    let mut dropped = false;
+    for &id in jobs {
+        if core.fed_job(id).is_some_and(|f| f.phase == phase) {
+            remove_job(core, out, id);
+            dropped = true;
+        }
+    }
+    if let Some(first) = jobs.first().filter(|_| dropped) {
+        core.jobs.arrays.remove(first);
     }
 }
 
 /// The submissions a restart left `Registering`, to record again.
 pub fn resubmissions(core: &Core) -> Vec<FedRecord> {
+    firsts_in(core, FedPhase::Registering)
+        .into_iter()
+        .filter_map(|j| record_of(core, j))
+        .collect()
+}
+
+/// The withdrawals a restart left owed.
+pub fn withdrawals(core: &Core) -> Vec<FedRequest> {
+    firsts_in(core, FedPhase::Withdrawing)
+        .into_iter()
+        .filter_map(|j| record_of(core, j))
+        .map(|record| FedRequest::WithdrawSubmission { record })
+        .collect()
+}
+
+/// The origin's submissions in `phase` (an array once, by its first job), by id.
+fn firsts_in(core: &Core, phase: FedPhase) -> Vec<&Job> {
     let mut firsts: Vec<&Job> = core
         .jobs
         .map
@@ -165,29 +260,31 @@ pub fn resubmissions(core: &Core) -> Vec<FedRecord> {
         .filter(|j| {
             j.fed
                 .as_deref()
-                .is_some_and(|f| f.origin_here && f.phase == FedPhase::Registering)
+                .is_some_and(|f| f.origin_here && f.phase == phase)
         })
         .filter(|j| j.array.is_none_or(|a| a.job == j.id))
         .collect();
     firsts.sort_by_key(|j| j.id);
     firsts
-        .into_iter()
-        .filter_map(|j| {
-            let fed = j.fed.as_deref()?;
-            let jobs = match j.array {
-                Some(_) => core.array_task_ids(j.id),
-                None => vec![j.id],
-            };
-            Some(FedRecord {
-                reply: SubmitReply { job_id: j.id, jobs },
-                desc: super::report::desc_of(core, j),
-                clusters: fed.clusters.clone(),
-                features: fed.features.clone(),
-                held: !fed.offered,
-                array: j.array.is_some(),
-            })
-        })
-        .collect()
+}
+
+/// What the dbd records of the origin's submission `first` (an array's first job).
+fn record_of(core: &Core, first: &Job) -> Option<FedRecord> {
+    let fed = first.fed.as_deref()?;
+    let jobs = match first.array {
+        Some(_) => core.array_task_ids(first.id),
+        None => vec![first.id],
+    };
+    Some(FedRecord {
+        reply: SubmitReply {
+            job_id: first.id,
+            jobs,
+        },
+        desc: super::report::desc_of(core, first),
+        clusters: fed.clusters.clone(),
+        features: fed.features.clone(),
+        array: first.array.is_some(),
+    })
 }
 
 impl Core {

@@ -8,7 +8,9 @@
 //! front, the longest-suspended job first, taking every job that fits ("local backfilling");
 //! running jobs left out are suspended, then suspended jobs let in are resumed. When a job
 //! ends, the row is rebuilt keeping the running jobs and letting in suspended jobs that now
-//! fit. Partitions are independent, as in Slurm.
+//! fit. Partitions are independent, as in Slurm. Every partition takes part: jobs share
+//! resources under `OverSubscribe=FORCE`, or `YES` when they asked to (see [`super::alloc`]),
+//! and are timesliced alike.
 //!
 //! The timeslicer runs from the core's tick ([`on_tick`]), on simulated time. Jobs an
 //! administrator suspended are not the timeslicer's (see [`switch`]).
@@ -86,6 +88,17 @@ impl Gang {
     /// Whether gang scheduling is on in `core`.
     pub fn enabled(core: &Core) -> bool {
         core.gang.on
+    }
+
+    /// A new `SchedulerTimeSlice` (`scontrol reconfigure`): the slice under way ends as
+    /// planned, the next ones take the new length.
+    pub fn set_slice_secs(&mut self, secs: u64) {
+        self.slice_secs = secs.max(1);
+    }
+
+    /// The `SchedulerTimeSlice` in force, in seconds.
+    pub fn slice_secs(&self) -> u64 {
+        self.slice_secs
     }
 }
 

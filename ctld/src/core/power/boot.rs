@@ -8,7 +8,6 @@ use super::super::nodes::NodeBase;
 use super::super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::super::{Core, SimTime};
 use super::{Configuring, PowerStatus};
-use crate::conf::OverSubscribe;
 use serde::Serialize;
 use sluice_schema::{FedJobId, JobState, NodeIdx};
 
@@ -35,7 +34,8 @@ pub struct ResumeJob {
     pub nodes_alloc: String,
     /// Its nodes resumed by this run.
     pub nodes_resume: String,
-    /// squeue's OVER_SUBSCRIBE value: `NO` (exclusive), `YES` (forced sharing) or `OK`.
+    /// squeue's OVER_SUBSCRIBE value: `NO` (it may not share), `YES` (it may) or `OK` (see
+    /// [`crate::core::alloc::shown`]).
     pub oversubscribe: String,
     /// Its partition.
     pub partition: String,
@@ -217,12 +217,7 @@ pub(crate) fn resume_job(core: &Core, id: FedJobId, resumed: &[NodeIdx]) -> Opti
         job_id: id.get(),
         nodes_alloc: core.nodes.hostlist(&job.nodes),
         nodes_resume: core.nodes.hostlist(resumed),
-        oversubscribe: match part.oversubscribe {
-            OverSubscribe::Exclusive => "NO",
-            OverSubscribe::Force(_) => "YES",
-            OverSubscribe::No | OverSubscribe::Yes(_) => "OK",
-        }
-        .to_string(),
+        oversubscribe: core.oversubscribe_shown(job).to_string(),
         partition: part.name.clone(),
         reservation: None,
     })

@@ -15,15 +15,18 @@
 //! - [`pass`]: the periodic power pass (timers, resumes, suspends, rate limits);
 //! - [`boot`]: jobs on nodes that must boot (held launches, the `SLURM_RESUME_FILE` JSON);
 //! - [`snap`]: the saved power state and CONFIGURING jobs after a restart;
-//! - [`manual`]: `scontrol update nodename=... state=power_*|resume`, `nodeaddr=`.
+//! - [`manual`]: `scontrol update nodename=... state=power_*|resume`, `nodeaddr=`;
+//! - [`exclusions`]: `scontrol update SuspendExcNodes|SuspendExcParts|SuspendExcStates`.
 
 pub mod boot;
+pub mod exclusions;
 pub mod manual;
 pub mod pass;
 pub mod settings;
 pub mod snap;
 
 pub use boot::{ResumeFile, ResumeJob};
+pub use exclusions::{SuspendExcKey, UpdateMode, on_suspend_exc_update};
 pub use manual::{PowerRequest, on_node_comm, on_node_power};
 pub use pass::on_power_tick;
 pub use settings::PowerSettings;

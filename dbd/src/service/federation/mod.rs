@@ -186,6 +186,16 @@ impl FedArbiter for FederationService {
         job_reply(job)
     }
 
+    async fn withdraw_fed_submission(&self, req: Request<proto::FedSubmitRequest>) -> JobReply {
+        let job = self
+            .admin_call(req, |s, m, now| {
+                s.fed_withdraw_submission(&convert::submit(m), now)
+            })
+            .await?;
+        tracing::info!(job = job.job_id, origin = %job.origin, "federated submission withdrawn");
+        job_reply(job)
+    }
+
     async fn offer_fed_job(&self, req: Request<proto::FedOfferRequest>) -> JobReply {
         job_reply(
             self.admin_call(req, |s, m, now| {

@@ -161,6 +161,7 @@ pub fn job_query(q: proto::JobQuery) -> Result<JobQuery, Status> {
         start: q.start,
         end: q.end,
         duplicates: q.duplicates,
+        federation: q.federation,
         nodes,
     })
 }

@@ -50,6 +50,8 @@ pub fn job_sizes_query(q: proto::JobSizesQuery) -> Result<JobSizesQuery, Status>
             tres(&q.tres)?
         },
         accounts: q.accounts,
+        uids: q.uids,
+        individual: q.individual,
     })
 }
 

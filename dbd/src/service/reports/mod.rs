@@ -114,6 +114,7 @@ impl Reports for ReportsService {
     ) -> Result<Response<proto::JobSizesReply>, Status> {
         auth::identity(&req)?;
         let q = convert::job_sizes_query(req.into_inner())?;
+        let individual = q.individual;
         let (store, cal, now) = (Arc::clone(&self.store), self.cal, (self.clock)());
         let report = blocking(move || {
             catch_up(&store, &cal, now)?;
@@ -131,6 +132,11 @@ impl Reports for ReportsService {
                 .into_iter()
                 .map(convert::cluster_usage)
                 .collect(),
+            sizes: if individual {
+                report.bounds
+            } else {
+                Vec::new()
+            },
         }))
     }
 }

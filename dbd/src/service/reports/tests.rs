@@ -209,6 +209,34 @@ async fn job_sizes_bucket_by_cpus() {
             ("root", vec![0, 0, 0], vec![0, 0, 0]),
         ]
     );
+    assert!(reply.sizes.is_empty(), "sizes only come with individual");
+}
+
+#[tokio::test]
+async fn job_sizes_individual_and_by_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir);
+    let q = |uids: Vec<u32>| proto::JobSizesQuery {
+        start: DAY0,
+        end: DAY0 + 24 * HOUR,
+        individual: true,
+        uids,
+        ..Default::default()
+    };
+    // The job was submitted with uid 0 (the record's default).
+    let reply = svc
+        .job_sizes(as_uid(STRANGER, q(vec![0])))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(reply.sizes, vec![4]);
+    assert_eq!(reply.rows[0].bucket_jobs, vec![1]);
+    let none = svc
+        .job_sizes(as_uid(STRANGER, q(vec![1_000])))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(none.sizes.is_empty() && none.rows.is_empty());
 }
 
 #[tokio::test]

@@ -7,7 +7,8 @@
 //! * [`start`], [`pending`], [`removal`]: the job transitions (pure, clock passed in).
 //! * [`log`]: the per-cluster event log; [`settle`]: membership and draining; [`view`]: a
 //!   controller's federation view and registration.
-//! * `ops`: the job requests as store methods, each one transaction.
+//! * `ops`, `submission`: the job requests as store methods, each one transaction;
+//!   `submission` holds the origin's (idempotent) submission and its withdrawal.
 //!
 //! Concurrency: every job request first bumps the job row's version, which takes the row's lock
 //! (MariaDB, PostgreSQL) or the write lock (SQLite) until commit, so requests on one job run one
@@ -21,6 +22,7 @@ pub mod pending;
 pub mod removal;
 pub(crate) mod settle;
 pub mod start;
+mod submission;
 pub mod types;
 pub mod viable;
 pub mod view;

@@ -1,22 +1,17 @@
-//! The federated-job requests as store methods. Each runs in one transaction: find the caller's
-//! federation, take the job row's lock, apply a pure transition from [`super::start`] or
-//! [`super::pending`], save the job, append the events, and finish draining clusters the job no
-//! longer involves.
+//! The federated-job requests as store methods (the origin's submission is in
+//! `super::submission`). Each runs in one transaction: find the caller's federation, take the
+//! job row's lock, apply a pure transition from [`super::start`] or [`super::pending`], save
+//! the job, append the events, and finish draining clusters the job no longer involves.
 
 use std::collections::BTreeSet;
-
-use sluice_schema::ids::LOCAL_ID_BITS;
 
 use crate::store::Store;
 use crate::store::conn::AnyConnection;
 use crate::store::models::fed_jobs::{self as job_rows, FedJobRow};
-use crate::store::models::to_u32;
 
 use super::error::{FedError, MAX_LEASE_SECS};
 use super::start::{self, Emitted};
-use super::types::{
-    CancelOutcome, FedJob, LockOutcome, LockRefusal, RequeueMode, SubmitFedJob, UpdateFedJob,
-};
+use super::types::{CancelOutcome, FedJob, LockOutcome, LockRefusal, RequeueMode, UpdateFedJob};
 use super::viable::{self, Candidate, takes_new_jobs};
 use super::{log, pending, settle, view};
 
@@ -97,60 +92,6 @@ impl Store {
             self.fed.federation_changed();
         }
         Ok((value, job))
-    }
-
-    /// Records a federated job the origin validated: computes its viable siblings, and offers
-    /// it to them unless it is held. Sending the same submission again returns the recorded job.
-    pub fn fed_submit(&self, req: &SubmitFedJob, now: i64) -> Result<FedJob, FedError> {
-        let (job, appended) = self.fed_tx(|c| {
-            let origin = view::federated_cluster(c, &req.origin)?;
-            if req.job_id >> LOCAL_ID_BITS != to_u32(origin.fed_id)
-                || req.job_id & ((1 << LOCAL_ID_BITS) - 1) == 0
-            {
-                return Err(FedError::ForeignJobId {
-                    job_id: req.job_id,
-                    origin: req.origin.clone(),
-                });
-            }
-            if !takes_new_jobs(to_u32(origin.fed_state)) {
-                return Err(FedError::SubmissionsDisabled {
-                    cluster: req.origin.clone(),
-                });
-            }
-            let members = view::candidates(c, &origin.federation)?;
-            let viable = viable::viable_siblings(
-                &members,
-                &req.origin,
-                &req.req_clusters,
-                &req.cluster_features,
-                req.is_array,
-            )?;
-            let existing =
-                job_rows::get(c, &origin.federation, req.job_id)?.map(FedJobRow::into_job);
-            if let Some(old) = &existing {
-                if old.phase.is_terminal() {
-                    // Ids wrap: a finished job's id may be issued again.
-                } else if old.origin == req.origin && old.desc == req.desc {
-                    return Ok((old.clone(), 0));
-                } else {
-                    return Err(FedError::DuplicateJobId { job_id: req.job_id });
-                }
-            }
-            let (mut job, events) = start::submit(req, &origin.federation, viable, now);
-            if let Some(old) = existing {
-                job.version = old.version + 1;
-                job_rows::update(c, &FedJobRow::from_job(&job, now))?;
-            } else {
-                job_rows::insert(c, &FedJobRow::from_job(&job, now))?;
-            }
-            let names = members.iter().map(|m| m.name.clone()).collect();
-            let appended = log::append(c, &origin.federation, &names, events, now)?;
-            Ok((job, appended))
-        })?;
-        if appended > 0 {
-            self.fed.events_appended();
-        }
-        Ok(job)
     }
 
     /// Asks for the start lock of `job_id` for `cluster`, for `lease_secs` from `now`.

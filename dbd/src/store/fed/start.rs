@@ -250,7 +250,8 @@ pub fn request_requeue(
 /// The run on `cluster` ended in `state`. Without a requeue the job ends and the origin is
 /// told; with one (asked now or earlier) it is pending again: held on the origin, or offered to
 /// every cluster of `viable_now` (the reporter included: it dropped its copy). A repeated report
-/// of the same end changes nothing.
+/// of the same end changes nothing. An array's origin reports the end of the whole array
+/// ([`array_ended`]).
 pub fn ended(
     job: &mut FedJob,
     cluster: &str,
@@ -260,6 +261,9 @@ pub fn ended(
     viable_now: BTreeSet<String>,
     now: i64,
 ) -> Result<Emitted, FedError> {
+    if job.is_array {
+        return array_ended(job, cluster, state, exit_code, requeue, now);
+    }
     let mine = job.winner.as_deref() == Some(cluster);
     if job.phase == FedPhase::Ended && mine && job.final_state == state {
         return Ok(Vec::new());
@@ -320,4 +324,37 @@ pub fn ended(
         out.extend(offer_to_siblings(job));
     }
     Ok(out)
+}
+
+/// A job array runs on its origin only, without the start lock: its record ends when the
+/// origin reports its last task's end (`state`: the array's). Nobody else holds a copy, so no
+/// cluster is told. A report for an array already over (cancelled here meanwhile, or the same
+/// report again) changes nothing.
+fn array_ended(
+    job: &mut FedJob,
+    cluster: &str,
+    state: u32,
+    exit_code: i32,
+    requeue: RequeueMode,
+    now: i64,
+) -> Result<Emitted, FedError> {
+    if cluster != job.origin || requeue != RequeueMode::None {
+        return Err(FedError::NotRunningHere {
+            job_id: job.job_id,
+            cluster: cluster.to_string(),
+        });
+    }
+    if job.phase.is_terminal() {
+        return Ok(Vec::new());
+    }
+    if !JobState::from_stored(state).is_some_and(JobState::is_finished) {
+        return Err(FedError::NotFinalState { state });
+    }
+    job.phase = FedPhase::Ended;
+    job.winner = Some(cluster.to_string());
+    job.lock = None;
+    job.final_state = state;
+    job.exit_code = exit_code;
+    job.end_time = now;
+    Ok(Vec::new())
 }

@@ -3,11 +3,11 @@
 use diesel::prelude::*;
 use sluice_schema::db::schema::job_runs;
 
+use super::bulk::insert_all;
 use crate::store::conn::AnyConnection;
 use crate::store::records::JobRun;
 
-/// Rows per multi-row INSERT: well below every backend's bind-parameter limit.
-pub const INSERT_CHUNK: usize = 200;
+pub use super::bulk::INSERT_CHUNK;
 /// Ids per `IN (...)` list.
 pub const IN_CHUNK: usize = 500;
 
@@ -26,8 +26,9 @@ macro_rules! insert_rows {
 pub(crate) use insert_rows;
 
 /// One row of `job_runs`. Unsigned wire values are stored widened to BIGINT.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = job_runs, primary_key(cluster, job_id, run))]
+#[diesel(treat_none_as_default_value = false)]
 pub struct JobRunRow {
     pub cluster: String,
     pub job_id: i64,
@@ -153,31 +154,35 @@ impl From<JobRunRow> for JobRun {
     }
 }
 
-/// Every run of the jobs `job_ids` of `cluster`.
+/// Every run of the jobs `job_ids` of `cluster` (see [`keyed`](super::keyed)).
 pub fn runs_of(
     conn: &mut AnyConnection,
     cluster: &str,
     job_ids: &[i64],
 ) -> QueryResult<Vec<JobRunRow>> {
-    let mut rows = Vec::new();
-    for ids in job_ids.chunks(IN_CHUNK) {
-        rows.extend(
-            job_runs::table
-                .filter(job_runs::cluster.eq(cluster))
-                .filter(job_runs::job_id.eq_any(ids))
-                .select(JobRunRow::as_select())
-                .load(conn)?,
-        );
-    }
-    Ok(rows)
+    let of_cluster = || {
+        job_runs::table
+            .filter(job_runs::cluster.eq(cluster))
+            .select(JobRunRow::as_select())
+    };
+    super::keyed::rows_of_jobs(
+        conn,
+        "job_runs",
+        cluster,
+        job_ids,
+        |r: &JobRunRow| r.job_id,
+        |c, lo, hi| {
+            of_cluster()
+                .filter(job_runs::job_id.between(lo, hi))
+                .load(c)
+        },
+        |c, ids| of_cluster().filter(job_runs::job_id.eq_any(ids)).load(c),
+    )
 }
 
-/// Inserts new rows, several per statement.
+/// Inserts new rows (see [`bulk`](super::bulk)).
 pub fn insert_many(conn: &mut AnyConnection, rows: &[JobRunRow]) -> QueryResult<()> {
-    for chunk in rows.chunks(INSERT_CHUNK) {
-        insert_rows!(conn, job_runs::table, chunk)?;
-    }
-    Ok(())
+    insert_all!(conn, job_runs::table, rows)
 }
 
 /// Deletes every run of the jobs `job_ids` of `cluster` (to write them again).

@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod associations;
+pub mod bulk;
 pub mod clusters;
 pub mod cursors;
 pub mod fed_events;
@@ -10,6 +11,7 @@ pub mod fed_jobs;
 pub mod federations;
 pub mod job_spans;
 pub mod jobs;
+pub mod keyed;
 pub mod node_events;
 pub mod record_cursors;
 pub mod steps;

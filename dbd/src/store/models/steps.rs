@@ -3,13 +3,15 @@
 use diesel::prelude::*;
 use sluice_schema::db::schema::job_steps;
 
-use super::jobs::{IN_CHUNK, INSERT_CHUNK, insert_rows, u32_of};
+use super::bulk::insert_all;
+use super::jobs::{IN_CHUNK, u32_of};
 use crate::store::conn::AnyConnection;
 use crate::store::records::Step;
 
 /// One row of `job_steps`.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = job_steps, primary_key(cluster, job_id, run, step_id))]
+#[diesel(treat_none_as_default_value = false)]
 pub struct StepRow {
     pub cluster: String,
     pub job_id: i64,
@@ -77,31 +79,35 @@ impl From<StepRow> for Step {
     }
 }
 
-/// Every step of the jobs `job_ids` of `cluster`.
+/// Every step of the jobs `job_ids` of `cluster` (see [`keyed`](super::keyed)).
 pub fn steps_of(
     conn: &mut AnyConnection,
     cluster: &str,
     job_ids: &[i64],
 ) -> QueryResult<Vec<StepRow>> {
-    let mut rows = Vec::new();
-    for ids in job_ids.chunks(IN_CHUNK) {
-        rows.extend(
-            job_steps::table
-                .filter(job_steps::cluster.eq(cluster))
-                .filter(job_steps::job_id.eq_any(ids))
-                .select(StepRow::as_select())
-                .load(conn)?,
-        );
-    }
-    Ok(rows)
+    let of_cluster = || {
+        job_steps::table
+            .filter(job_steps::cluster.eq(cluster))
+            .select(StepRow::as_select())
+    };
+    super::keyed::rows_of_jobs(
+        conn,
+        "job_steps",
+        cluster,
+        job_ids,
+        |s: &StepRow| s.job_id,
+        |c, lo, hi| {
+            of_cluster()
+                .filter(job_steps::job_id.between(lo, hi))
+                .load(c)
+        },
+        |c, ids| of_cluster().filter(job_steps::job_id.eq_any(ids)).load(c),
+    )
 }
 
-/// Inserts new rows, several per statement.
+/// Inserts new rows (see [`bulk`](super::bulk)).
 pub fn insert_many(conn: &mut AnyConnection, rows: &[StepRow]) -> QueryResult<()> {
-    for chunk in rows.chunks(INSERT_CHUNK) {
-        insert_rows!(conn, job_steps::table, chunk)?;
-    }
-    Ok(())
+    insert_all!(conn, job_steps::table, rows)
 }
 
 /// Deletes every step of the jobs `job_ids` of `cluster` (to write them again).

@@ -5,7 +5,8 @@ use diesel::prelude::*;
 use sluice_schema::db::schema::{job_suspends, node_events};
 
 use crate::store::conn::AnyConnection;
-use crate::store::models::jobs::{IN_CHUNK, INSERT_CHUNK, insert_rows};
+use crate::store::models::bulk::insert_all;
+use crate::store::models::jobs::IN_CHUNK;
 
 /// The `kind` of a capacity event (a `node_events` row with an empty node name).
 pub const CAPACITY_KIND: &str = "cluster";
@@ -15,6 +16,7 @@ pub const CAPACITY_REASON: &str = "Cluster Registered TRES";
 /// One suspension of a run (`time_end` 0 while suspended).
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = job_suspends)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct SuspendRow {
     pub cluster: String,
     pub job_id: i64,
@@ -46,10 +48,7 @@ pub fn suspends_of(
 
 /// Inserts suspensions.
 pub fn insert_suspends(conn: &mut AnyConnection, rows: &[SuspendRow]) -> QueryResult<()> {
-    for chunk in rows.chunks(INSERT_CHUNK) {
-        insert_rows!(conn, job_suspends::table, chunk)?;
-    }
-    Ok(())
+    insert_all!(conn, job_suspends::table, rows)
 }
 
 /// Ends the suspension of a run that began at `start`.

@@ -100,6 +100,11 @@ pub struct JobSizesQuery {
     pub tres: Tres,
     /// Only these accounts and those below them (empty = all).
     pub accounts: Vec<String>,
+    /// `Users=`: only the jobs of these uids (empty = everyone's).
+    pub uids: Vec<u32>,
+    /// `Grouping=individual`: one bucket per TRES count found among the jobs (`grouping`
+    /// unused).
+    pub individual: bool,
 }
 
 /// One account's jobs that ran in the window, by size.
@@ -119,7 +124,7 @@ pub struct JobSizesRow {
 pub struct JobSizesReport {
     /// The table the cluster totals come from.
     pub period: Period,
-    /// The bucket bounds used.
+    /// The bucket bounds used: lower bounds after 0, or with `individual` each bucket's size.
     pub bounds: Vec<u64>,
     /// By cluster, then account; ancestors of accounts with jobs have (empty) rows too.
     pub rows: Vec<JobSizesRow>,

@@ -1,13 +1,13 @@
 //! The report reads: cluster utilization and association usage from the rollup table Slurm's
 //! rule picks for the window, job sizes from the job runs themselves.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use diesel::prelude::*;
 use sluice_reports::period::sum;
 use sluice_reports::tree::{lineage, subtree_totals};
 use sluice_reports::{Calendar, Period, Span, Tres, UsageSecs, sizes};
-use sluice_schema::db::schema::{associations, clusters};
+use sluice_schema::db::schema::{associations, clusters, job_runs};
 
 use super::load;
 use super::rows::{self, narrow};
@@ -17,6 +17,7 @@ use super::{
 };
 use crate::store::conn::AnyConnection;
 use crate::store::error::StoreError;
+use crate::store::models::jobs::IN_CHUNK;
 
 /// The root of every account tree; accounts the tree does not know hang under it.
 const ROOT: &str = "root";
@@ -235,8 +236,6 @@ pub fn job_sizes(
 ) -> Result<JobSizesReport, StoreError> {
     let period = Period::pick(cal, q.start, q.end, now);
     let window = Span::new(q.start, q.end);
-    let bounds = sizes::normalize(&q.grouping);
-    let buckets = sizes::bucket_count(&bounds);
     let names: Vec<String> = if q.clusters.is_empty() {
         clusters::table
             .filter(clusters::deleted.eq(false))
@@ -247,20 +246,43 @@ pub fn job_sizes(
         q.clusters.clone()
     };
     let parents = parents(c, &names)?;
-    let mut out = Vec::new();
+    // Every cluster's jobs first: with `individual` the buckets are the sizes they have.
+    let mut jobs_of = Vec::with_capacity(names.len());
     for cluster in &names {
         let runs = load::runs_running_in(c, cluster, window.start, window.end)?;
-        let uses = load::job_uses(c, cluster, &runs, |r| r.account.clone())?;
+        let runs = runs_of_users(c, cluster, runs, &q.uids)?;
+        let mut uses = load::job_uses(c, cluster, &runs, |r| r.account.clone())?;
+        uses.retain(|u| window.overlap(u.start, u.end) > 0);
+        jobs_of.push(uses);
+    }
+    let buckets = if q.individual {
+        Buckets::Sizes(
+            jobs_of
+                .iter()
+                .flatten()
+                .map(|u| u.alloc.get(q.tres))
+                .collect::<BTreeSet<u64>>()
+                .into_iter()
+                .collect(),
+        )
+    } else {
+        Buckets::Ranges(sizes::normalize(&q.grouping))
+    };
+    let count = buckets.count();
+    let mut out = Vec::new();
+    for (cluster, uses) in names.iter().zip(jobs_of) {
         let tree = tree_with(parents.get(cluster), uses.iter().map(|u| &u.key));
         let mut by_account: BTreeMap<String, (Vec<u64>, Vec<u64>)> = BTreeMap::new();
         for u in &uses {
-            if window.overlap(u.start, u.end) == 0 || !selected(&u.key, &tree, &q.accounts) {
+            if !selected(&u.key, &tree, &q.accounts) {
                 continue;
             }
-            let bucket = sizes::bucket_of(u.alloc.get(q.tres), &bounds);
+            let Some(bucket) = buckets.of(u.alloc.get(q.tres)) else {
+                continue;
+            };
             let (secs, jobs) = by_account
                 .entry(u.key.clone())
-                .or_insert_with(|| (vec![0; buckets], vec![0; buckets]));
+                .or_insert_with(|| (vec![0; count], vec![0; count]));
             secs[bucket] = secs[bucket].saturating_add(u.alloc_in(window).get(q.tres));
             jobs[bucket] += 1;
         }
@@ -278,7 +300,7 @@ pub fn job_sizes(
         for a in ancestors {
             by_account
                 .entry(a)
-                .or_insert_with(|| (vec![0; buckets], vec![0; buckets]));
+                .or_insert_with(|| (vec![0; count], vec![0; count]));
         }
         for (account, (bucket_secs, bucket_jobs)) in by_account {
             out.push(JobSizesRow {
@@ -293,8 +315,69 @@ pub fn job_sizes(
     let clusters = cluster_usage(c, &names, period, window, &[q.tres])?;
     Ok(JobSizesReport {
         period,
-        bounds,
+        bounds: buckets.into_bounds(),
         rows: out,
         clusters,
     })
+}
+
+/// The job-size buckets of a report.
+enum Buckets {
+    /// Ranges from 0 and from each of these lower bounds on.
+    Ranges(Vec<u64>),
+    /// One bucket per size, ascending (`Grouping=individual`).
+    Sizes(Vec<u64>),
+}
+
+impl Buckets {
+    fn count(&self) -> usize {
+        match self {
+            Self::Ranges(bounds) => sizes::bucket_count(bounds),
+            Self::Sizes(s) => s.len(),
+        }
+    }
+
+    /// The bucket of a job of `size` (`None`: a size the buckets do not have).
+    fn of(&self, size: u64) -> Option<usize> {
+        match self {
+            Self::Ranges(bounds) => Some(sizes::bucket_of(size, bounds)),
+            Self::Sizes(s) => s.binary_search(&size).ok(),
+        }
+    }
+
+    fn into_bounds(self) -> Vec<u64> {
+        match self {
+            Self::Ranges(b) | Self::Sizes(b) => b,
+        }
+    }
+}
+
+/// The runs of `runs` (of `cluster`) by one of `uids`; all of them when `uids` is empty.
+fn runs_of_users(
+    c: &mut AnyConnection,
+    cluster: &str,
+    runs: Vec<load::RunRow>,
+    uids: &[u32],
+) -> Result<Vec<load::RunRow>, StoreError> {
+    if uids.is_empty() {
+        return Ok(runs);
+    }
+    let uids: Vec<i64> = uids.iter().map(|&u| i64::from(u)).collect();
+    let mut ids: Vec<i64> = runs.iter().map(|r| r.job_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut theirs: HashSet<(i64, i32)> = HashSet::new();
+    for chunk in ids.chunks(IN_CHUNK) {
+        let keys: Vec<(i64, i32)> = job_runs::table
+            .filter(job_runs::cluster.eq(cluster))
+            .filter(job_runs::job_id.eq_any(chunk))
+            .filter(job_runs::uid.eq_any(&uids))
+            .select((job_runs::job_id, job_runs::run))
+            .load(c)?;
+        theirs.extend(keys);
+    }
+    Ok(runs
+        .into_iter()
+        .filter(|r| theirs.contains(&r.key()))
+        .collect())
 }
