@@ -134,6 +134,9 @@ pub enum OptError {
     /// `--exclusive=user|mcs|topo`: Slurm's, but not Sluice's.
     #[error("--exclusive={0} is not supported")]
     ExclusiveUnsupported(String),
+    /// `-w/--nodelist` is not a hostlist.
+    #[error("Invalid --nodelist specification")]
+    NodeList,
 }
 
 /// The shared job options as the user gave them (directives, environment, command line).

@@ -55,6 +55,12 @@ pub enum CtldError {
     /// `EAGAIN` when the leased job ids are used up (sbatch retries on it).
     #[error("Resource temporarily unavailable")]
     JobIdsExhausted,
+    /// `ESLURM_NODES_BUSY`: a step's CPUs are held by the job's other steps (srun retries).
+    #[error("Requested nodes are busy")]
+    NodesBusy,
+    /// `ESLURM_TOO_MANY_REQUESTED_CPUS`: a step larger than its job's allocation.
+    #[error("More processors requested than permitted")]
+    TooManyProcessors,
     /// `ESLURM_INVALID_JOB_ID`.
     #[error("Invalid job id specified")]
     InvalidJobId,

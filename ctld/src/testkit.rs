@@ -162,6 +162,7 @@ impl CoreFixture {
                 job: id,
                 exit_code: code,
                 signal: 0,
+                usage: None,
             },
         )
     }

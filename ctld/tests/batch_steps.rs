@@ -77,6 +77,7 @@ fn exit(fx: &mut CoreFixture, id: FedJobId, code: i32, signal: i32) {
         job: id,
         exit_code: code,
         signal,
+        usage: None,
     };
     on_job_exited(&mut fx.core, &mut fx.out, fx.now, exit).unwrap();
 }
@@ -160,4 +161,46 @@ fn a_requeued_runs_batch_step_keeps_the_runs_number() {
     fx.exit(id, 0).unwrap();
     let steps = batch_steps(&fx.out.take().acct);
     assert_eq!((steps[0].0, steps[0].1), (1, JobState::Completed));
+}
+
+#[test]
+fn the_scripts_usage_goes_with_its_batch_step() {
+    use sluice_schema::jobacct::{StepUsage, TaskUsage};
+    let mut fx = cluster();
+    let id = started(&mut fx, 1);
+    fx.advance(5);
+    let used = StepUsage::from_tasks(&[TaskUsage {
+        user_ms: 1_500,
+        rss: 1 << 20,
+        ..Default::default()
+    }]);
+    let exit = JobExit {
+        job: id,
+        exit_code: 0,
+        signal: 0,
+        usage: used.clone(),
+    };
+    on_job_exited(&mut fx.core, &mut fx.out, fx.now, exit).unwrap();
+    let out = fx.out.take();
+    let usage = out.acct.iter().find_map(|r| match r {
+        AcctRecord::Step { step, usage, .. } if *step == BATCH_STEP => {
+            Some(usage.as_deref().cloned())
+        }
+        _ => None,
+    });
+    assert_eq!(usage, Some(used.clone()));
+    let steps: Vec<_> = out
+        .acct
+        .iter()
+        .map(|r| sluice_ctld::store::acct::to_proto(r, 1))
+        .filter_map(|p| match p.kind {
+            Some(sluice_schema::proto::acct_record::Kind::Step(s)) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        steps[0].usage.as_ref().and_then(StepUsage::from_proto),
+        used,
+        "on the wire to the dbd"
+    );
 }

@@ -421,6 +421,7 @@ fn a_requeue_asked_by_the_dbd_kills_the_run_and_reports_it_requeued() {
     let requeue = FedEventKind::SiblingCancelled {
         job: id,
         requeue: FedRequeue::Requeue,
+        requester_uid: None,
     };
     fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, requeue));
     // Reported only once the killed run's processes are gone (no second run meanwhile).

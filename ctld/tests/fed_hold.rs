@@ -382,6 +382,7 @@ fn an_array_cancelled_from_a_sibling_cancels_every_task() {
     let cancel = FedEventKind::SiblingCancelled {
         job: id,
         requeue: FedRequeue::None,
+        requester_uid: None,
     };
     fed::on_fed_event(
         &mut fx.core,

@@ -166,9 +166,10 @@ async fn a_restarted_controller_resumes_its_event_log_without_loss_or_repeat() {
         arbiter.submit_fed_job(offer(local)).await.unwrap();
     }
     arbiter
-        .cancel_fed_job(sluice_schema::proto::FedJobRequest {
+        .cancel_fed_job(sluice_schema::proto::FedCancelRequest {
             cluster: "a".into(),
             job_id: id(2),
+            requester_uid: None,
         })
         .await
         .unwrap();

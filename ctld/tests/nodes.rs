@@ -2,8 +2,8 @@
 //! fate, admin updates, and job steps.
 
 use sluice_ctld::core::{
-    AcctRecord, Caller, JobReason, LaunchSpec, NodeCommand, NodeEventKind, NodeRegistration,
-    NodeUpdate, StepRequest, SubmitRequest, on_node_heartbeat, on_node_registered, on_node_update,
+    AcctRecord, Caller, JobReason, NodeCommand, NodeEventKind, NodeRegistration, NodeUpdate,
+    StepRequest, SubmitRequest, on_node_heartbeat, on_node_registered, on_node_update,
     on_step_create,
 };
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
@@ -237,11 +237,12 @@ fn steps_launch_on_the_jobs_nodes() {
             &mut fx.out,
             Caller::user(1),
             StepRequest {
-                job,
-                ntasks: 2,
-                launch: LaunchSpec::default(),
+                ntasks: Some(2),
+                min_nodes: Some(2),
+                ..StepRequest::new(job)
             },
         )
+        .map(|grant| grant.step)
     };
     assert_eq!(step(&mut fx, id).unwrap(), 0);
     assert_eq!(step(&mut fx, id).unwrap(), 1);

@@ -144,12 +144,16 @@ async fn batch_and_srun_steps_are_shipped_and_the_launch_carries_the_jobs_view()
         ("hostname", 0, 2)
     );
     assert_eq!(running.state, JobState::Running.stored());
+    // srun reports what the step's tasks used; it goes to the dbd with the step's end.
+    let used =
+        sluice_schema::jobacct::StepUsage::from_tasks(&[Default::default()]).map(|u| u.to_proto());
     user.step_done(StepDoneRequest {
         job_id: alloc.job_id,
         step_id: step.step_id,
         exit_code: 0,
         signal: 0,
         end_job: true,
+        usage: used.clone(),
     })
     .await
     .unwrap();
@@ -167,6 +171,7 @@ async fn batch_and_srun_steps_are_shipped_and_the_launch_carries_the_jobs_view()
             running.start
         )
     );
+    assert_eq!(done.usage, used);
     assert!(
         steps(&dbd)
             .iter()

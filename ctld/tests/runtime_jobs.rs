@@ -249,6 +249,7 @@ async fn srun_allocations_stream_queued_then_granted_and_end_with_their_step() {
         exit_code: 0,
         signal: 0,
         end_job: true,
+        usage: None,
     })
     .await
     .unwrap();

@@ -27,11 +27,12 @@ mod cases {
         let j = submit(&store, request("a", 1, 1)).job_id;
         flush(&store);
         assert_eq!(
-            store.fed_cancel(j, "b", NOW + 5).unwrap(),
+            store.fed_cancel(j, "b", Some(1000), NOW + 5).unwrap(),
             CancelOutcome::Cancelled
         );
-        assert_eq!(take(&store, "a"), vec![cancelled(j)]);
-        assert_eq!(take(&store, "c"), vec![cancelled(j)]);
+        // Every copy is told who cancelled it (for its `CANCELLED by 1000` record).
+        assert_eq!(take(&store, "a"), vec![cancelled_by(j, Some(1000))]);
+        assert_eq!(take(&store, "c"), vec![cancelled_by(j, Some(1000))]);
         assert!(
             take(&store, "b").is_empty(),
             "the caller cancels its own copy"
@@ -41,7 +42,7 @@ mod cases {
             (job.phase, job.final_state, job.end_time),
             (FedPhase::Cancelled, JobState::Cancelled.stored(), NOW + 5)
         );
-        let again = store.fed_cancel(j, "a", NOW + 6).unwrap_err();
+        let again = store.fed_cancel(j, "a", None, NOW + 6).unwrap_err();
         assert_eq!(
             again.to_string(),
             "Job/step already completing or completed"
@@ -65,11 +66,11 @@ mod cases {
         let running = CancelOutcome::Running {
             cluster: "c".into(),
         };
-        assert_eq!(store.fed_cancel(j, "a", NOW + 1).unwrap(), running);
-        assert_eq!(take(&store, "c"), vec![cancelled(j)]);
+        assert_eq!(store.fed_cancel(j, "a", Some(0), NOW + 1).unwrap(), running);
+        assert_eq!(take(&store, "c"), vec![cancelled_by(j, Some(0))]);
         // Still running until c reports the end.
         assert_eq!(store.fed_job(j, "a").unwrap().phase, FedPhase::Started);
-        assert_eq!(store.fed_cancel(j, "c", NOW + 2).unwrap(), running);
+        assert_eq!(store.fed_cancel(j, "c", None, NOW + 2).unwrap(), running);
         assert!(
             take(&store, "c").is_empty(),
             "the running cluster cancels itself"
@@ -203,7 +204,8 @@ mod cases {
             take(&store, "b"),
             vec![FedEventKind::SiblingCancelled {
                 job_id: j,
-                requeue: RequeueMode::Requeue
+                requeue: RequeueMode::Requeue,
+                requester_uid: None,
             }]
         );
         // b kills the run and reports its end; the asked-for requeue applies.

@@ -217,7 +217,7 @@ mod cases {
         let j = array(&store);
         flush(&store);
         assert_eq!(
-            store.fed_cancel(j, "a", NOW).unwrap(),
+            store.fed_cancel(j, "a", None, NOW).unwrap(),
             CancelOutcome::Cancelled
         );
         assert_eq!(take(&store, "b"), [cancelled(j)]);

@@ -181,7 +181,7 @@ mod cases {
         let e = store.fed_submit(&other, NOW).unwrap_err();
         assert_eq!(e.to_string(), "Duplicate job id");
         // Once the job is over its id may come back (ids wrap).
-        store.fed_cancel(first.job_id, "a", NOW).unwrap();
+        store.fed_cancel(first.job_id, "a", None, NOW).unwrap();
         let reused = store.fed_submit(&other, NOW + 1).unwrap();
         assert_eq!(
             (reused.phase, reused.desc.as_slice()),

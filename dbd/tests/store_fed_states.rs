@@ -75,7 +75,7 @@ mod cases {
             fed_state(&store, "c"),
             ("fed".into(), FedState::DrainRemove.stored())
         );
-        store.fed_cancel(j, "a", NOW + 1).unwrap();
+        store.fed_cancel(j, "a", None, NOW + 1).unwrap();
         assert_eq!(
             fed_state(&store, "c"),
             (String::new(), FedState::Na.stored())

@@ -52,7 +52,7 @@ mod cases {
         assert_eq!(e.to_string(), "System submissions disabled");
         // Once the job is over a repeat still gets its record; nothing is offered again.
         set_fed_state(&store, "a", FedState::Active.stored());
-        store.fed_cancel(first.job_id, "a", NOW).unwrap();
+        store.fed_cancel(first.job_id, "a", None, NOW).unwrap();
         flush(&store);
         let late = submit(&store, request("a", 1, 1));
         assert_eq!(late.phase, FedPhase::Cancelled);

@@ -1,7 +1,8 @@
 //! The ingest's bulk paths, on every backend: the runs and steps a batch touches are found
-//! whether their ids are dense (read as ranges, rows in the gaps left alone) or scattered
-//! (looked up id by id), and batches of any size are written whole (multi-row INSERTs of
-//! several sizes on SQLite and MariaDB, `COPY` on PostgreSQL).
+//! and rewritten whether their ids are dense (read and deleted as ranges, rows in the gaps
+//! left alone) or scattered (looked up and deleted id by id), and batches of any size are
+//! written whole (multi-row INSERTs of several sizes on SQLite and MariaDB, `COPY` on
+//! PostgreSQL).
 
 mod common;
 

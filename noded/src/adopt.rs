@@ -101,6 +101,8 @@ async fn ended(node: &Node, job: u32, restart: u32) {
         exit_code: UNKNOWN_EXIT_CODE,
         signal: 0,
         at: unix_now(),
+        // Its processes were not sampled by this daemon: usage unknown.
+        usage: None,
     };
     match node.outbox.push(report).await {
         Ok(()) => forget_launch(node, job).await,

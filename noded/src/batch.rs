@@ -3,16 +3,20 @@
 //!
 //! The launch answers once the script runs; a waiter task then reaps it (without blocking the
 //! runtime), kills what the script left running in its process group (as Slurm's step daemon
-//! does when a step ends), queues the exit report and removes the job's spool directory.
+//! does when a step ends), queues the exit report and removes the job's spool directory. While
+//! the script runs its process group is sampled (see [`crate::acct`]); the batch step's usage
+//! goes with the exit report.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
+use sluice_schema::jobacct::StepUsage;
 use sluice_schema::proto::LaunchBatchRequest;
 use tokio::io::AsyncReadExt;
 use tokio::process::Child;
 
+use crate::acct::{self, Tracker};
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
 use crate::node::{Node, unix_now};
@@ -42,8 +46,9 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
     match start(node, &req).await {
         Ok(child) => {
             let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+            let tracker = Tracker::start(&node.config.jobacct, pgid, 0, 0);
             adopt::record_launch(node, job, restart, pgid).await;
-            tokio::spawn(wait(Arc::clone(node), job, restart, child));
+            tokio::spawn(wait(Arc::clone(node), job, restart, child, tracker));
             Ok(())
         }
         Err(e) => {
@@ -112,7 +117,7 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Child, NodedErro
     Ok(child)
 }
 
-async fn wait(node: Arc<Node>, job: u32, restart: u32, mut child: Child) {
+async fn wait(node: Arc<Node>, job: u32, restart: u32, mut child: Child, tracker: Option<Tracker>) {
     let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
     let wrapper_err = child.stderr.take();
     let read_err = async {
@@ -122,7 +127,13 @@ async fn wait(node: Arc<Node>, job: u32, restart: u32, mut child: Child) {
         }
         text
     };
-    let (status, wrapper_text) = tokio::join!(child.wait(), read_err);
+    let ended = async {
+        // The last sample sees the exited script before it is reaped.
+        acct::exited(pid).await;
+        let usage = tracker.map(Tracker::finish);
+        (child.wait().await, usage)
+    };
+    let ((status, usage), wrapper_text) = tokio::join!(ended, read_err);
     if !wrapper_text.trim().is_empty() {
         tracing::warn!(job, "{}", wrapper_text.trim());
     }
@@ -143,6 +154,7 @@ async fn wait(node: Arc<Node>, job: u32, restart: u32, mut child: Child) {
         exit_code,
         signal,
         at: unix_now(),
+        usage: usage.and_then(|u| StepUsage::from_tasks(&[u])),
     };
     match node.outbox.push(report).await {
         Ok(()) => adopt::forget_launch(&node, job).await,

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_schema::cluster_conf::{ConfWarning, CtldConf};
+use sluice_schema::cluster_conf::{ConfWarning, CtldConf, JobAcctGather};
 use sluice_schema::conf::ConfFile;
 use sluice_schema::hostlist::Hostlist;
 
@@ -49,6 +49,8 @@ pub struct NodedConfig {
     pub log_file: Option<PathBuf>,
     /// `SlurmdPidFile` (with `%n`/`%h` expanded).
     pub pid_file: Option<PathBuf>,
+    /// `JobAcctGatherType`/`JobAcctGatherFrequency`: whether and how often job usage is sampled.
+    pub jobacct: JobAcctGather,
     /// Keys of the file nobody reads, to log once started.
     pub warnings: Vec<ConfWarning>,
 }
@@ -107,6 +109,7 @@ impl NodedConfig {
             spool_dir,
             ctld_host,
             ctld_port: conf.ctld_port,
+            jobacct: conf.jobacct,
             admin_uids: admin_uids(file)?,
             log_file: file.get("SlurmdLogFile").map(|p| expand(p.value.trim())),
             pid_file: file.get("SlurmdPidFile").map(|p| expand(p.value.trim())),

@@ -9,6 +9,7 @@
 //! controller and [`outbox`] keeps exit reports in the [`spool`] until acknowledged; [`adopt`]
 //! takes back the jobs that outlived a restart of the daemon.
 
+pub mod acct;
 pub mod adopt;
 pub mod batch;
 pub mod config;

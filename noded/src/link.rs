@@ -16,6 +16,7 @@ use tonic::Code;
 use crate::node::Node;
 use crate::outbox::ExitReport;
 use crate::resources;
+use sluice_schema::jobacct::StepUsage;
 
 /// How long one RPC to the controller may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(10);
@@ -168,6 +169,7 @@ async fn send(node: &Node, client: &mut CtldClient, r: &ExitReport) -> Sent {
         exit_code: r.exit_code,
         signal: r.signal,
         at: r.at,
+        usage: r.usage.as_ref().map(StepUsage::to_proto),
     };
     match client.job_exited(request(req)).await {
         Ok(_) => Sent::Acknowledged,

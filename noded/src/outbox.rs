@@ -2,18 +2,22 @@
 //! `exits/` directory, written (through a rename) before the job is forgotten and removed only
 //! after the controller's `Ack`, so neither a controller outage nor a restart of this daemon
 //! loses one. The controller must treat a repeated report as already applied.
+//!
+//! A report is one line `job restart exit_code signal at`, followed by a `usage` line with the
+//! batch step's usage when it was measured (see [`crate::acct`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use sluice_schema::jobacct::{StepUsage, TresMap, UsageSide};
 use tokio::sync::Notify;
 
 use crate::error::NodedError;
 
 /// How a batch job ended on this node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExitReport {
     /// The job.
     pub job_id: u32,
@@ -25,27 +29,95 @@ pub struct ExitReport {
     pub signal: i32,
     /// When it ended, unix seconds.
     pub at: i64,
+    /// What the batch step used, when measured.
+    pub usage: Option<StepUsage>,
 }
 
 impl ExitReport {
     fn encode(&self) -> String {
-        format!(
+        let mut text = format!(
             "{} {} {} {} {}\n",
             self.job_id, self.restart, self.exit_code, self.signal, self.at
-        )
+        );
+        if let Some(u) = &self.usage {
+            text.push_str(&encode_usage(u));
+        }
+        text
     }
 
     fn decode(text: &str) -> Option<Self> {
-        let mut f = text.split_whitespace();
-        let report = Self {
+        let mut lines = text.lines();
+        let mut f = lines.next()?.split_whitespace();
+        let mut report = Self {
             job_id: f.next()?.parse().ok()?,
             restart: f.next()?.parse().ok()?,
             exit_code: f.next()?.parse().ok()?,
             signal: f.next()?.parse().ok()?,
             at: f.next()?.parse().ok()?,
+            usage: None,
         };
-        f.next().is_none().then_some(report)
+        if f.next().is_some() {
+            return None;
+        }
+        if let Some(line) = lines.next() {
+            report.usage = Some(decode_usage(line)?);
+        }
+        lines.next().is_none().then_some(report)
     }
+}
+
+/// `usage tasks user_ms sys_ms` and the twelve TRES maps (in, then out: tot max max_task
+/// max_node min ave), `-` for an empty one.
+fn encode_usage(u: &StepUsage) -> String {
+    let mut text = format!("usage {} {} {}", u.tasks, u.user_cpu_ms, u.sys_cpu_ms);
+    for side in [&u.usage_in, &u.usage_out] {
+        for map in [
+            &side.tot,
+            &side.max,
+            &side.max_task,
+            &side.max_node,
+            &side.min,
+            &side.ave,
+        ] {
+            let m = map.to_string();
+            text.push(' ');
+            text.push_str(if m.is_empty() { "-" } else { &m });
+        }
+    }
+    text.push('\n');
+    text
+}
+
+fn decode_usage(line: &str) -> Option<StepUsage> {
+    let mut f = line.split_whitespace();
+    (f.next()? == "usage").then_some(())?;
+    let (tasks, user_cpu_ms, sys_cpu_ms) = (
+        f.next()?.parse().ok()?,
+        f.next()?.parse().ok()?,
+        f.next()?.parse().ok()?,
+    );
+    let mut map = || match f.next()? {
+        "-" => Some(TresMap::default()),
+        m => TresMap::parse(m),
+    };
+    let mut side = || {
+        Some(UsageSide {
+            tot: map()?,
+            max: map()?,
+            max_task: map()?,
+            max_node: map()?,
+            min: map()?,
+            ave: map()?,
+        })
+    };
+    let (usage_in, usage_out) = (side()?, side()?);
+    f.next().is_none().then_some(StepUsage {
+        tasks,
+        user_cpu_ms,
+        sys_cpu_ms,
+        usage_in,
+        usage_out,
+    })
 }
 
 /// The persisted queue of unacknowledged exit reports, oldest first.
@@ -114,7 +186,7 @@ impl ExitOutbox {
 
     /// The queued reports with their keys, oldest first.
     pub fn pending(&self) -> Vec<(String, ExitReport)> {
-        self.with(|p| p.iter().map(|(k, r)| (k.clone(), *r)).collect())
+        self.with(|p| p.iter().map(|(k, r)| (k.clone(), r.clone())).collect())
     }
 
     /// Whether a report for this launch of `job` waits.
@@ -160,6 +232,7 @@ mod tests {
             exit_code,
             signal: 0,
             at: 1_700_000_000,
+            usage: None,
         }
     }
 
@@ -191,11 +264,32 @@ mod tests {
                 restart: 0,
                 exit_code: 2,
                 signal: 0,
-                at: 5
+                at: 5,
+                usage: None,
             })
         );
         assert_eq!(ExitReport::decode("1 0 2 0"), None);
         assert_eq!(ExitReport::decode("1 0 2 0 5 6"), None);
         assert_eq!(ExitReport::decode("x 0 2 0 5"), None);
+        assert_eq!(ExitReport::decode("1 0 2 0 5\nusage 1 2"), None);
+    }
+
+    #[tokio::test]
+    async fn the_batch_steps_usage_is_kept_with_the_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let outbox = ExitOutbox::open(dir.path()).unwrap();
+        let task = sluice_schema::jobacct::TaskUsage {
+            user_ms: 1234,
+            sys_ms: 5,
+            rss: 4096,
+            ..Default::default()
+        };
+        let with_usage = ExitReport {
+            usage: StepUsage::from_tasks(&[task]),
+            ..report(5, 0)
+        };
+        outbox.push(with_usage.clone()).await.unwrap();
+        let outbox = ExitOutbox::open(dir.path()).unwrap();
+        assert_eq!(outbox.pending()[0].1, with_usage);
     }
 }

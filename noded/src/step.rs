@@ -1,16 +1,19 @@
 //! `RunStep`: this node's tasks of an srun step. Each task's stdout and stderr stream back as
-//! chunks the moment they are read; the last message carries every task's exit. When srun
-//! goes away (the response stream is dropped) the tasks are killed.
+//! chunks the moment they are read; the last message carries every task's exit and what the
+//! tasks used here (see [`crate::acct`]). When srun goes away (the response stream is dropped)
+//! the tasks are killed.
 
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
+use sluice_schema::jobacct::{StepUsage, TaskUsage};
 use sluice_schema::proto::{RunStepRequest, StepOutput, TaskExit};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::acct::{self, Tracker};
 use crate::env;
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
@@ -68,7 +71,13 @@ pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedE
         if let Some(err) = child.stderr.take() {
             readers.spawn(forward(err, rank, true, tx.clone()));
         }
-        waits.spawn(async move { (rank, child.wait().await) });
+        let tracker = Tracker::start(&node.config.jobacct, pgid, rank, req.node_index);
+        waits.spawn(async move {
+            // The last sample sees the exited task before it is reaped.
+            acct::exited(pgid).await;
+            let usage = tracker.map(Tracker::finish);
+            (rank, child.wait().await, usage)
+        });
     }
     tracing::info!(job, step, tasks = req.tasks_here, "step tasks started");
     tokio::spawn(supervise(
@@ -83,7 +92,11 @@ pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedE
     Ok(ReceiverStream::new(rx))
 }
 
-type Waits = JoinSet<(u32, std::io::Result<std::process::ExitStatus>)>;
+type Waits = JoinSet<(
+    u32,
+    std::io::Result<std::process::ExitStatus>,
+    Option<TaskUsage>,
+)>;
 
 async fn supervise(
     node: Arc<Node>,
@@ -95,12 +108,16 @@ async fn supervise(
     tx: mpsc::Sender<Result<StepOutput, tonic::Status>>,
 ) {
     let mut exits = Vec::new();
+    let mut usages = Vec::new();
     let mut cancelled = false;
     loop {
         tokio::select! {
             done = waits.join_next() => match done {
                 None => break,
-                Some(Ok((rank, status))) => exits.push(task_exit(rank, status)),
+                Some(Ok((rank, status, usage))) => {
+                    exits.push(task_exit(rank, status));
+                    usages.extend(usage);
+                }
                 Some(Err(e)) => tracing::error!(job, step, "task waiter failed: {e}"),
             },
             _ = tx.closed(), if !cancelled => {
@@ -120,8 +137,10 @@ async fn supervise(
     node.jobs.remove_part(job, Part::Step(step));
     exits.sort_by_key(|e| e.task);
     tracing::info!(job, step, "step tasks ended");
+    usages.sort_by_key(|u| u.task);
     let last = StepOutput {
         exits,
+        usage: StepUsage::from_tasks(&usages).map(|u| u.to_proto()),
         ..Default::default()
     };
     let _ = tx.send(Ok(last)).await;
@@ -155,6 +174,7 @@ async fn forward(
                     data: buf[..n].to_vec(),
                     stderr,
                     exits: Vec::new(),
+                    usage: None,
                 };
                 if tx.send(Ok(msg)).await.is_err() {
                     // srun is gone; keep draining so no task blocks on a full pipe.

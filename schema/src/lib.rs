@@ -12,6 +12,7 @@ pub mod conf;
 pub mod db;
 pub mod hostlist;
 pub mod ids;
+pub mod jobacct;
 pub mod node_states;
 pub mod proto;
 pub mod states;

@@ -2,7 +2,7 @@
 //! cluster cancels the user's pending and running federated jobs of every origin on every
 //! cluster (one of another origin runs on a third cluster), and a cancelled job array leaves
 //! nothing pending at the accounting daemon, whether cancelled at its origin or from another
-//! cluster.
+//! cluster. A pending job cancelled from another cluster is recorded `CANCELLED by <uid>`.
 
 mod common;
 
@@ -130,4 +130,39 @@ fn a_cancelled_array_leaves_nothing_pending_at_the_dbd() {
             .collect();
         tasks.len() == 5 && tasks.iter().all(|l| l.contains("|CANCELLED"))
     });
+}
+
+#[test]
+fn a_pending_job_cancelled_from_another_cluster_is_recorded_cancelled_by_its_canceller() {
+    let fed = Federation::start(2);
+    // Held: pending on its origin (cluster1), with no copy on cluster2, so cluster2's scancel
+    // goes through the dbd alone.
+    let id = fed.sbatch(0, &["-H", "--wrap", "sleep 600"]);
+    fed.wait_for("the job pending", || {
+        federation_queue(&fed, 1).contains(&(id.to_string(), "PENDING".to_string()))
+    });
+    let out = fed.cmd(1, "scancel", &[&id.to_string()]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let by = format!("CANCELLED by {}", nix::unistd::getuid().as_raw());
+    let mut last = String::new();
+    fed.wait_for(&format!("sacct to show {by}"), || {
+        last = fed.ok(
+            1,
+            "sacct",
+            &[
+                "--federation",
+                "-X",
+                "-n",
+                "-j",
+                &id.to_string(),
+                "-o",
+                "state%20",
+            ],
+        );
+        last.lines().map(str::trim).any(|l| l == by)
+    });
+    assert!(
+        last.lines().map(str::trim).all(|l| l == by),
+        "every record of the job: {last:?}"
+    );
 }

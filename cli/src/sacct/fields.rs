@@ -1,8 +1,9 @@
 //! sacct's `--format` fields: Slurm's name, default width (negative = left-justified) and the
 //! value for job and step lines, per Slurm's `print.c`. A field is matched as Slurm does: the
 //! first name in Slurm's table that starts with what was typed (`-o jobn` is JobName); a name
-//! of Slurm's that sluice does not account (MaxRSS, TotalCPU, ...) is refused like an unknown
-//! one, except in `-l`, which prints the long list's accounted fields.
+//! of Slurm's that sluice does not account (ConsumedEnergy, ReqGRES, ...) is refused like an
+//! unknown one, except in `-l`, which prints the long list's accounted fields. The usage fields
+//! (MaxRSS, TotalCPU, ...) are in [`super::usage`].
 
 use super::values::{self as v, Line};
 use crate::cmdutil::user_name;

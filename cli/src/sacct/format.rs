@@ -2,10 +2,11 @@
 //! prefix against Slurm's whole field table, so an abbreviation picks the field Slurm would.
 
 use super::fields::{FIELDS, Field};
+use super::usage::USAGE_FIELDS;
 use crate::output::Column;
 
 /// Slurm's sacct field table, in its order (`sacct.c`); the ones sluice accounts are in
-/// [`FIELDS`].
+/// [`FIELDS`] and [`USAGE_FIELDS`].
 const SLURM_FIELDS: &[&str] = &[
     "Account",
     "AdminComment",
@@ -132,7 +133,7 @@ pub type Chosen = (&'static Field, Column);
 
 /// The accounted field Slurm's name `name` denotes.
 fn accounted(name: &str) -> Option<&'static Field> {
-    FIELDS.iter().find(|f| f.name == name)
+    FIELDS.iter().chain(USAGE_FIELDS).find(|f| f.name == name)
 }
 
 /// Slurm's `atoi`: an optional sign and leading digits, 0 when there are none.
@@ -163,7 +164,7 @@ pub fn parse_format(spec: &str, skip_unaccounted: bool) -> Result<Vec<Chosen>, S
                 .get(..name.len())
                 .is_some_and(|a| a.eq_ignore_ascii_case(name))
         {
-            out.extend(FIELDS.iter().map(column));
+            out.extend(SLURM_FIELDS.iter().filter_map(|n| accounted(n)).map(column));
             continue;
         }
         let slurm = SLURM_FIELDS.iter().find(|f| {
@@ -208,10 +209,11 @@ mod tests {
 
     #[test]
     fn every_accounted_field_is_in_slurms_table() {
-        for f in FIELDS {
+        for f in FIELDS.iter().chain(USAGE_FIELDS) {
             assert!(SLURM_FIELDS.contains(&f.name), "{}", f.name);
         }
-        assert_eq!(parse_format("all", false).unwrap().len(), FIELDS.len());
+        let all = FIELDS.len() + USAGE_FIELDS.len();
+        assert_eq!(parse_format("all", false).unwrap().len(), all);
     }
 
     #[test]
@@ -221,9 +223,10 @@ mod tests {
             Some("sacct: error: Invalid field requested: \"xyz\"".into())
         );
         assert_eq!(
-            parse_format("maxrss", false).err(),
-            Some("sacct: error: Invalid field requested: \"maxrss\"".into())
+            parse_format("consumedenergy", false).err(),
+            Some("sacct: error: Invalid field requested: \"consumedenergy\"".into())
         );
-        assert_eq!(parse_format("jobid,maxrss", true).unwrap().len(), 1);
+        assert_eq!(parse_format("jobid,consumedenergy", true).unwrap().len(), 1);
+        assert_eq!(parse_format("maxrss,totalcpu", false).unwrap().len(), 2);
     }
 }

@@ -11,6 +11,7 @@ pub mod format;
 pub mod jobsel;
 pub mod json;
 pub mod render;
+pub mod usage;
 pub mod values;
 pub mod window;
 

@@ -130,8 +130,15 @@ fn parsable_layouts_delimiters_and_widths() {
 fn long_prints_the_accounted_part_of_slurms_list() {
     assert_eq!(
         show(&["-l", "-X", "-P"]),
-        "JobID|JobIDRaw|JobName|Partition|NTasks|AllocCPUS|Elapsed|State|ExitCode|ReqMem|AllocTRES\n\
-         7|7|analysis-long-name|debug||2|00:01:30|FAILED|3:0|0M|billing=2,cpu=2,node=1\n"
+        "JobID|JobIDRaw|JobName|Partition|MaxVMSize|MaxVMSizeNode|MaxVMSizeTask|AveVMSize|MaxRSS|\
+         MaxRSSNode|MaxRSSTask|AveRSS|MaxPages|MaxPagesNode|MaxPagesTask|AvePages|MinCPU|AveCPU|\
+         NTasks|AllocCPUS|Elapsed|State|ExitCode|ReqMem|MaxDiskRead|MaxDiskReadNode|\
+         MaxDiskReadTask|AveDiskRead|MaxDiskWrite|MaxDiskWriteNode|MaxDiskWriteTask|AveDiskWrite|\
+         AllocTRES|TRESUsageInAve|TRESUsageInMax|TRESUsageInMaxNode|TRESUsageInMaxTask|\
+         TRESUsageInMin|TRESUsageInTot|TRESUsageOutMax|TRESUsageOutMaxNode|TRESUsageOutMaxTask|\
+         TRESUsageOutAve|TRESUsageOutTot\n\
+         7|7|analysis-long-name|debug||||||||||||||||2|00:01:30|FAILED|3:0|0M|||||||||\
+         billing=2,cpu=2,node=1|||||||||||\n"
     );
 }
 
@@ -218,4 +225,32 @@ fn json_streams_a_jobs_document() {
     JsonOut::default().finish(&mut empty).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&empty).unwrap();
     assert_eq!(v["jobs"], serde_json::json!([]));
+}
+
+#[test]
+fn usage_fields_on_step_lines_and_cpu_sums_on_the_job_line() {
+    use sluice_schema::jobacct::{StepUsage, TaskUsage};
+    let mut r = row();
+    let task = TaskUsage {
+        user_ms: 1_234,
+        sys_ms: 100,
+        rss: 1180 * 1024,
+        ..Default::default()
+    };
+    r.steps[1].usage = StepUsage::from_tasks(&[task]).map(|u| u.to_proto());
+    assert_eq!(
+        show_rows(
+            &["-P", "-o", "jobid,totalcpu,maxrss,usercpu"],
+            &[r.clone()],
+            None
+        ),
+        "JobID|TotalCPU|MaxRSS|UserCPU\n7|00:01.334||00:01.234\n7.batch|00:01.334|1180K|00:01.234\n\
+         7.0|00:00:00||00:00:00\n"
+    );
+    assert_eq!(
+        show_rows(&["-o", "jobid,maxrss,totalcpu"], &[r], None),
+        "JobID            MaxRSS   TotalCPU \n------------ ---------- ---------- \n\
+         7                        00:01.334 \n7.batch           1180K  00:01.334 \n\
+         7.0                       00:00:00 \n"
+    );
 }

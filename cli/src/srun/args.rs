@@ -1,5 +1,6 @@
 //! srun's options: the shared job options plus `-l`, `-X`, `--quit-on-interrupt`, `--jobid`,
-//! and the `SLURM_*` input environment variables srun honours.
+//! the step options `--overlap` and `-w/--nodelist`, and the `SLURM_*` input environment
+//! variables srun honours.
 
 use crate::jobspec::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
 use crate::jobspec::{COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table, values};
@@ -13,6 +14,8 @@ pub enum SrOpt {
     DisableStatus,
     QuitOnInterrupt,
     JobId,
+    Overlap,
+    NodeList,
     Help,
     Usage,
     Version,
@@ -42,6 +45,8 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
             SrOpt::QuitOnInterrupt,
         ),
         own("jobid", None, HasArg::Required, SrOpt::JobId),
+        own("overlap", None, HasArg::No, SrOpt::Overlap),
+        own("nodelist", Some('w'), HasArg::Required, SrOpt::NodeList),
         own("help", Some('h'), HasArg::No, SrOpt::Help),
         own("usage", None, HasArg::No, SrOpt::Usage),
         own("version", Some('V'), HasArg::No, SrOpt::Version),
@@ -122,6 +127,11 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SLURM_OVERLAP",
+        id: SrOpt::Overlap,
+        flag: true,
+    },
+    EnvOpt {
         var: "SLURM_PARTITION",
         id: SrOpt::Job(Opt::Partition),
         flag: false,
@@ -151,6 +161,10 @@ pub struct SrunOpts {
     pub quit_on_interrupt: bool,
     /// `--jobid`, else `SLURM_JOB_ID`: run as a step of this job.
     pub job_id: Option<u32>,
+    /// `--overlap`: the step shares its CPUs with every other step of the job.
+    pub overlap: bool,
+    /// `-w/--nodelist`, expanded: nodes of the allocation the step must use.
+    pub nodelist: Vec<String>,
     /// The command and its arguments.
     pub command: Vec<String>,
 }
@@ -185,6 +199,11 @@ impl SrunOpts {
             SrOpt::QuitOnInterrupt => self.quit_on_interrupt = true,
             SrOpt::JobId => {
                 self.job_id = Some(values::positive(&value.unwrap_or_default(), "--jobid")?);
+            }
+            SrOpt::Overlap => self.overlap = true,
+            SrOpt::NodeList => {
+                self.nodelist = sluice_schema::hostlist::expand(&value.unwrap_or_default())
+                    .map_err(|_| OptError::NodeList)?;
             }
             SrOpt::Help | SrOpt::Usage | SrOpt::Version => {}
         }
@@ -223,7 +242,8 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
 /// srun's usage line.
 pub const USAGE: &str = "Usage: srun [-N nnodes] [-n ntasks] [-c ncpus] [-p partition] [-t minutes]
             [-J jobname] [-D path] [--mem=MB] [-C list] [-l] [-X]
-            [--export[=names]] [--jobid=id] executable [args...]
+            [--export[=names]] [--jobid=id] [--overlap] [-w hosts...]
+            executable [args...]
 ";
 
 /// srun's help text.
@@ -245,12 +265,14 @@ Parallel run options:
       --mem=MB                minimum amount of real memory
   -n, --ntasks=ntasks         number of tasks to run
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
+      --overlap               Allow other steps to overlap this step
   -p, --partition=partition   partition requested
   -q, --quit-on-interrupt     quit on single Ctrl-C
   -Q, --quiet                 quiet mode (suppress informational messages)
   -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
+  -w, --nodelist=hosts...     request a specific list of hosts
   -X, --disable-status        Disable Ctrl-C status feature
 
 Help options:
@@ -321,6 +343,19 @@ mod tests {
         assert_eq!(
             run("--exclusive=mcs true", &[]).unwrap_err().to_string(),
             "--exclusive=mcs is not supported"
+        );
+    }
+
+    #[test]
+    fn step_options() {
+        let o = run("--overlap -w n[1-2],n4 -c2 true", &[]).unwrap();
+        assert!(o.overlap);
+        assert_eq!(o.nodelist, vec!["n1", "n2", "n4"]);
+        assert_eq!(o.job.cpus_per_task, Some(2));
+        assert!(run("true", &[("SLURM_OVERLAP", "1")]).unwrap().overlap);
+        assert_eq!(
+            run("-w n[1- true", &[]).unwrap_err().to_string(),
+            "Invalid --nodelist specification"
         );
     }
 

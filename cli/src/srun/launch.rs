@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use sluice_schema::auth::Signer;
 use sluice_schema::client::{NodedClient, connect_lazy};
+use sluice_schema::jobacct::StepUsage;
 use sluice_schema::proto::{NodeAddr, RunStepRequest, SignalJobRequest, SignalKind, TaskExit};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -42,6 +43,7 @@ enum Event {
     Exits {
         node: usize,
         exits: Vec<TaskExit>,
+        usage: Option<Box<StepUsage>>,
     },
     Failed {
         node: usize,
@@ -52,14 +54,15 @@ enum Event {
     },
 }
 
-/// Runs the step to its end; returns how its tasks ended.
+/// Runs the step to its end; returns how its tasks ended and what they used (the nodes'
+/// usage merged, when measured).
 pub async fn run(
     step: Step,
     signer: &Signer,
     out: &mut dyn Write,
     err: &mut dyn Write,
     interrupts: &mut mpsc::UnboundedReceiver<Interrupt>,
-) -> Outcome {
+) -> (Outcome, Option<StepUsage>) {
     let Step {
         template,
         nodes,
@@ -72,6 +75,7 @@ pub async fn run(
     let mut clients: Vec<Option<NodedClient>> = Vec::new();
     let mut handles: Vec<JoinHandle<()>> = Vec::new();
     let mut outcome = Outcome::default();
+    let mut usage: Option<StepUsage> = None;
     for place in &layout {
         let node = &nodes[place.node];
         let host = if node.addr.is_empty() {
@@ -108,7 +112,12 @@ pub async fn run(
                 Some(Event::Output { task, stderr, data }) => {
                     let _ = output.write(task, stderr, &data);
                 }
-                Some(Event::Exits { node, exits }) => {
+                Some(Event::Exits { node, exits, usage: here }) => {
+                    match (&mut usage, here) {
+                        (Some(u), Some(here)) => u.merge(&here),
+                        (u @ None, here) => *u = here.map(|h| *h),
+                        (Some(_), None) => {}
+                    }
                     for e in &exits {
                         outcome.add(e);
                     }
@@ -177,7 +186,7 @@ pub async fn run(
         }
     }
     let _ = output.finish();
-    outcome
+    (outcome, usage)
 }
 
 /// Signal numbers srun sends (Linux values).
@@ -230,6 +239,11 @@ async fn stream_node(
                     let _ = tx.send(Event::Exits {
                         node,
                         exits: msg.exits,
+                        usage: msg
+                            .usage
+                            .as_ref()
+                            .and_then(StepUsage::from_proto)
+                            .map(Box::new),
                     });
                 }
             }

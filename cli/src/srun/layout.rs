@@ -1,5 +1,5 @@
-//! Where tasks run and how their ends add up: block distribution over the step's nodes,
-//! Slurm's task lists (`tasks 0-2,5`), and srun's exit code.
+//! Where tasks run and how their ends add up: block distribution over the step's nodes (or
+//! the controller's per-node counts), Slurm's task lists (`tasks 0-2,5`), and srun's exit code.
 
 use sluice_schema::proto::TaskExit;
 
@@ -39,6 +39,20 @@ pub fn block(ntasks: u32, nodes: usize) -> Vec<NodeTasks> {
             count,
         });
         first += count;
+    }
+    out
+}
+
+/// The controller's layout: `counts[k]` consecutive ranks on node `k`; nodes without a task
+/// are left out.
+pub fn from_counts(counts: &[u32]) -> Vec<NodeTasks> {
+    let mut first = 0;
+    let mut out = Vec::new();
+    for (node, &count) in counts.iter().enumerate() {
+        if count > 0 {
+            out.push(NodeTasks { node, first, count });
+            first += count;
+        }
     }
     out
 }
@@ -145,6 +159,15 @@ mod tests {
         assert_eq!(even, vec![(0, 1), (1, 1), (2, 1), (3, 1)]);
         assert_eq!(block(1, 3).len(), 1, "no node without a task");
         assert!(block(3, 0).is_empty());
+    }
+
+    #[test]
+    fn controller_counts_give_consecutive_ranks() {
+        let places: Vec<(usize, u32, u32)> = from_counts(&[1, 3, 0, 2])
+            .iter()
+            .map(|t| (t.node, t.first, t.count))
+            .collect();
+        assert_eq!(places, vec![(0, 0, 1), (1, 1, 3), (3, 4, 2)]);
     }
 
     #[test]

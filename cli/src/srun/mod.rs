@@ -3,33 +3,33 @@
 //! Outside an allocation srun asks the controller for one (`Allocate`, printing Slurm's
 //! `queued and waiting` / `has been allocated` lines when the job had to wait); inside one
 //! (`SLURM_JOB_ID` or `--jobid`) it uses that job. Either way it then creates a step
-//! (`CreateStep`), runs the tasks on the step's node daemons (`RunStep`, block distribution),
+//! (`CreateStep`, waiting while the job's other steps hold the CPUs it needs), runs the tasks
+//! on the step's node daemons (`RunStep`, block distribution),
 //! exits with Slurm's rule (the highest exit code; `128 + signal` when a signal ended a task)
 //! and reports the step's end (`StepDone`, ending the job when srun created it).
 //!
 //! * [`args`]: options and input environment; [`layout`]: task placement and exit codes;
-//!   [`launch`]: the node streams; [`output`]: `-l` labels; [`interrupt`]: Ctrl-C.
+//!   [`launch`]: the node streams; [`output`]: `-l` labels; [`interrupt`]: Ctrl-C;
+//!   [`step`]: creating the step (and waiting for its CPUs).
 
 pub mod args;
 pub mod interrupt;
 pub mod launch;
 pub mod layout;
 pub mod output;
+pub mod step;
 
 use std::io::Write;
 
 use sluice_schema::auth::{Key, Signer};
 use sluice_schema::client::CtldClient;
-use sluice_schema::proto::{
-    CancelRequest, CreateStepReply, CreateStepRequest, RunStepRequest, StepDoneRequest,
-    allocation_event,
-};
+use sluice_schema::proto::{CancelRequest, RunStepRequest, StepDoneRequest, allocation_event};
 use tokio::sync::mpsc;
 
 use crate::jobspec::{self, Submitter, request::workdir};
 use crate::sbatch::submit::{CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
-use args::{ArgsError, Invocation, SrunOpts};
+use args::{ArgsError, Invocation};
 
 /// A signal srun received and acts on while it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +167,12 @@ pub async fn run_async(
         .unwrap_or_else(|| command_name(&opts.command));
     let (job_id, allocated_here) = match opts.job_id {
         Some(id) => (id, false),
+        None if !opts.nodelist.is_empty() => {
+            return fail(
+                err,
+                "--nodelist is only supported inside an existing allocation",
+            );
+        }
         None => {
             let req = opts.job.to_request(&name, String::new(), who, environ);
             match allocate(&mut ctld, req, opts.job.quiet, err, &mut interrupts).await {
@@ -175,9 +181,11 @@ pub async fn run_async(
             }
         }
     };
-    let step = match create_step(&mut ctld, &opts, job_id, &name).await {
+    let step_req = step::request(&opts, job_id, &name, !allocated_here);
+    let created = step::create(&mut ctld, step_req, opts.job.quiet, err, &mut interrupts).await;
+    let step = match created {
         Ok(s) => s,
-        Err(text) => {
+        Err(failure) => {
             if allocated_here {
                 let _ = ctld
                     .cancel(CancelRequest {
@@ -186,10 +194,13 @@ pub async fn run_async(
                     })
                     .await;
             }
-            return fail(
-                err,
-                &format!("Unable to create step for job {job_id}: {text}"),
-            );
+            return match failure {
+                step::StepFailure::Refused(text) => fail(
+                    err,
+                    &format!("Unable to create step for job {job_id}: {text}"),
+                ),
+                step::StepFailure::Interrupted(_) => 1,
+            };
         }
     };
     let alloc = step.allocation.unwrap_or_default();
@@ -215,12 +226,16 @@ pub async fn run_async(
     };
     let launch = launch::Step {
         template,
-        layout: layout::block(ntasks, alloc.nodes.len()),
+        layout: if alloc.tasks_per_node.len() == alloc.nodes.len() && !alloc.nodes.is_empty() {
+            layout::from_counts(&alloc.tasks_per_node)
+        } else {
+            layout::block(ntasks, alloc.nodes.len())
+        },
         nodes: alloc.nodes,
         label: opts.label,
         interrupts: interrupt::Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
     };
-    let outcome = launch::run(launch, &signer, out, err, &mut interrupts).await;
+    let (outcome, usage) = launch::run(launch, &signer, out, err, &mut interrupts).await;
     let _ = ctld
         .step_done(StepDoneRequest {
             job_id,
@@ -228,6 +243,7 @@ pub async fn run_async(
             exit_code: outcome.exit_code,
             signal: outcome.signal,
             end_job: allocated_here,
+            usage: usage.map(|u| u.to_proto()),
         })
         .await;
     outcome.exit_status()
@@ -303,22 +319,4 @@ async fn allocate(
             }
         }
     }
-}
-
-/// Creates the step srun runs; `Err` carries the controller's text.
-async fn create_step(
-    ctld: &mut CtldClient,
-    opts: &SrunOpts,
-    job_id: u32,
-    name: &str,
-) -> Result<CreateStepReply, String> {
-    ctld.create_step(CreateStepRequest {
-        job_id,
-        min_nodes: opts.job.nodes.map(|n| n.min),
-        ntasks: opts.job.ntasks,
-        name: name.to_string(),
-    })
-    .await
-    .map(tonic::Response::into_inner)
-    .map_err(|s| status_text(&s))
 }

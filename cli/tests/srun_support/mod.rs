@@ -82,6 +82,7 @@ impl NodeDaemon for FakeNode {
                         data: data.as_bytes().to_vec(),
                         stderr,
                         exits: Vec::new(),
+                        usage: None,
                     },
                     Play::Wait(gate) => {
                         gate.notified().await;
@@ -285,6 +286,7 @@ pub fn allocation(job_id: u32, ports: &[u16], ntasks: u32) -> Allocation {
         ntasks,
         cpus_per_task: 1,
         cpus_per_node: vec![1; ports.len()],
+        tasks_per_node: Vec::new(),
     }
 }
 

@@ -10,6 +10,7 @@ use super::jobs::{JobReason, JobTable};
 use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::{Core, SimTime, deps, kill};
 use crate::error::CtldError;
+use sluice_schema::jobacct::StepUsage;
 use sluice_schema::{FedJobId, JobState};
 
 /// SIGTERM, sent first when a job is cancelled, times out or is requeued.
@@ -20,7 +21,7 @@ pub const SIGKILL: i32 = 9;
 pub const BATCH_STEP: i32 = -4;
 
 /// A batch script's end, as its batch host reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobExit {
     /// The job.
     pub job: FedJobId,
@@ -28,6 +29,8 @@ pub struct JobExit {
     pub exit_code: i32,
     /// The signal that ended it (0 if none).
     pub signal: i32,
+    /// What the batch step used, when the node measured it.
+    pub usage: Option<StepUsage>,
 }
 
 /// Starts `id` with `alloc`: puts it on its nodes and asks the batch host to launch it.
@@ -193,7 +196,7 @@ pub fn on_job_exited(
     if completing {
         // Killed (cancel, time limit, requeue): the run's end is recorded already; its script
         // ended only now, with the signal that killed it.
-        batch_step_ended(core, out, now, exit.job, JobState::Cancelled);
+        batch_step_ended(core, out, now, exit.job, JobState::Cancelled, exit.usage);
         release_nodes(core, exit.job);
         kill::finish_completing(core, exit.job, now);
         super::fed::report::flush(core, out, exit.job);
@@ -205,7 +208,7 @@ pub fn on_job_exited(
     } else {
         (JobState::Failed, JobReason::NonZeroExitCode)
     };
-    batch_step_ended(core, out, now, exit.job, state);
+    batch_step_ended(core, out, now, exit.job, state, exit.usage);
     release_nodes(core, exit.job);
     leave_running(&mut core.jobs, exit.job);
     super::gang::job_stopped(core, out, now, exit.job);
@@ -217,13 +220,15 @@ pub fn on_job_exited(
 /// Records the end of `id`'s batch step (step -4, `batch`) in `state`, in the same commit as the
 /// change that ended it: the script ran on the batch host from the run's start until `now`, and
 /// ended with the job's exit code and signal. The run is the one that started last, also for a
-/// job already queued again by a requeue. An `srun` allocation has no batch step.
+/// job already queued again by a requeue. An `srun` allocation has no batch step. `usage` is
+/// what the script used, when its node measured it (not when the node failed).
 pub(crate) fn batch_step_ended(
     core: &Core,
     out: &mut impl Outbox,
     now: SimTime,
     id: FedJobId,
     state: JobState,
+    usage: Option<StepUsage>,
 ) {
     let Some(job) = core.jobs.map.get(&id) else {
         return;
@@ -254,5 +259,6 @@ pub(crate) fn batch_step_ended(
         node_count: 1,
         ntasks: 1,
         cpus: core.cpus_held(id, &[host]).iter().sum(),
+        usage: usage.map(Box::new),
     });
 }

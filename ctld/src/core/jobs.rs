@@ -266,6 +266,12 @@ impl JobTable {
         (job.submit_time, job.id)
     }
 
+    /// Whether commands may name job `id`: held, and not a federated submission being
+    /// withdrawn (`sbatch` said it failed).
+    fn known(&self, id: FedJobId) -> bool {
+        self.map.get(&id).is_some_and(|j| !j.is_withdrawing())
+    }
+
     /// Resolves a reference to job ids.
     pub fn resolve(&self, r: JobRef) -> Result<Vec<FedJobId>, crate::error::CtldError> {
         use crate::error::CtldError;
@@ -276,7 +282,7 @@ impl JobTable {
                         .tasks
                         .iter()
                         .map(|t| t.1)
-                        .filter(|t| self.map.contains_key(t))
+                        .filter(|t| self.known(*t))
                         .collect();
                     if ids.is_empty() {
                         Err(CtldError::InvalidJobId)
@@ -284,7 +290,7 @@ impl JobTable {
                         Ok(ids)
                     }
                 }
-                None if self.map.contains_key(&id) => Ok(vec![id]),
+                None if self.known(id) => Ok(vec![id]),
                 None => Err(CtldError::InvalidJobId),
             },
             JobRef::Task(array, task) => self
@@ -292,7 +298,7 @@ impl JobTable {
                 .get(&array)
                 .and_then(|m| m.tasks.iter().find(|t| t.0 == task))
                 .map(|t| t.1)
-                .filter(|id| self.map.contains_key(id))
+                .filter(|id| self.known(*id))
                 .map(|id| vec![id])
                 .ok_or(CtldError::InvalidJobId),
         }

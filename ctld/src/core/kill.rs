@@ -124,6 +124,7 @@ pub(crate) fn node_failed_job(
         } else {
             JobState::NodeFail
         },
+        None,
     );
     release_nodes(core, id);
     if was_completing {

@@ -1,16 +1,15 @@
 //! User and admin actions on jobs: cancel (optionally with a signal), hold and release,
-//! requeue, suspend and resume, and job steps. Users act on their own jobs; administrators on
-//! any. A request naming an array job id acts on every task still in the core.
+//! requeue, suspend and resume (steps are in [`super::steps`]). Users act on their own jobs;
+//! administrators on any. A request naming an array job id acts on every task still in the core.
 
 use super::completion::{self, SIGKILL};
 use super::gang::switch;
-use super::jobs::{HoldKind, Job, JobReason, JobRef, LaunchSpec};
+use super::jobs::{HoldKind, Job, JobReason, JobRef};
 use super::kill;
 use super::outbox::{NodeCommand, Outbox, SaveHint};
 use super::{Caller, Core, SimTime};
 use crate::error::CtldError;
 use sluice_schema::{FedJobId, JobState};
-use std::sync::Arc;
 
 /// `scancel [-s signal] job`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,54 +219,4 @@ pub fn on_resume(
     each(core, caller, &ids, |core, id| {
         switch::admin_resume(core, out, now, id)
     })
-}
-
-/// `srun` inside a running job's allocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepRequest {
-    /// The job.
-    pub job: FedJobId,
-    /// Tasks of the step (spread over the job's nodes).
-    pub ntasks: u32,
-    /// What the step runs.
-    pub launch: LaunchSpec,
-}
-
-/// Creates a step in a running job and asks its nodes to launch it; returns the step id.
-pub fn on_step_create(
-    core: &mut Core,
-    out: &mut impl Outbox,
-    caller: Caller,
-    req: StepRequest,
-) -> Result<u32, CtldError> {
-    let node_list = {
-        let job = core.jobs.map.get(&req.job).ok_or(CtldError::InvalidJobId)?;
-        authorize(caller, job)?;
-        core.nodes.hostlist(&job.nodes)
-    };
-    let job = core
-        .jobs
-        .map
-        .get_mut(&req.job)
-        .ok_or(CtldError::InvalidJobId)?;
-    match (job.state, job.completing) {
-        (JobState::Running, false) => {}
-        (JobState::Pending, _) => return Err(CtldError::JobPending),
-        (s, c) if c || s.is_finished() => return Err(CtldError::AlreadyDone),
-        _ => return Err(CtldError::JobNotRunning),
-    }
-    if req.ntasks == 0 {
-        return Err(CtldError::InvalidTaskCount);
-    }
-    let step = job.next_step;
-    job.next_step += 1;
-    out.node(NodeCommand::LaunchStep {
-        job: req.job,
-        step,
-        nodes: job.nodes.clone(),
-        node_list,
-        ntasks: req.ntasks,
-        launch: Arc::new(req.launch),
-    });
-    Ok(step)
 }

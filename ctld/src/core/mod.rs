@@ -10,7 +10,8 @@
 //!   heartbeats, admin updates, DOWN);
 //! - [`partitions`]: the partition manager (node bitmaps, limits, access);
 //! - [`jobs`], [`request`], [`submit`], [`lifecycle`], [`completion`], [`kill`], [`update`],
-//!   [`launch`], [`will_run`], [`signal`]: the job manager;
+//!   [`launch`], [`will_run`], [`signal`]: the job manager; [`steps`]: steps' CPUs within
+//!   their job's allocation;
 //! - [`deps`], [`arrays`], [`features`]: dependency, job-array and `--constraint` rules;
 //! - [`sched`] and [`backfill`]: one scheduling pass; [`select`]: node selection on bitmaps;
 //!   [`alloc`]: what each job holds on its nodes (whole nodes, CPUs or cores, memory) so
@@ -52,6 +53,7 @@ pub mod sched;
 pub mod select;
 pub mod signal;
 pub mod snapshot;
+pub mod steps;
 pub mod submit;
 pub mod timers;
 pub mod update;
@@ -62,8 +64,7 @@ pub use ids::{IdLease, JobIdSource};
 pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
 pub use launch::{on_allocation_done, on_launch_failed};
 pub use lifecycle::{
-    CancelRequest, StepRequest, on_cancel, on_hold, on_release, on_requeue, on_resume,
-    on_step_create, on_suspend,
+    CancelRequest, on_cancel, on_hold, on_release, on_requeue, on_resume, on_suspend,
 };
 pub use nodes::{Node, NodeBase};
 pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};
@@ -79,6 +80,7 @@ pub use registration::{
 pub use request::{JobShare, SubmitReply, SubmitRequest};
 pub use sched::{PassStats, schedule};
 pub use signal::{JobPart, on_signal_part};
+pub use steps::{StepGrant, StepRequest, on_step_create, on_step_done};
 pub use submit::on_submit;
 pub use timers::on_tick;
 pub use update::{JobChange, on_requeue_hold, on_update_job};
@@ -205,6 +207,8 @@ pub struct Core {
     pub(crate) policy: alloc::Policy,
     /// What each job holding nodes holds on them.
     pub(crate) allocs: std::collections::HashMap<FedJobId, alloc::JobAlloc>,
+    /// The CPUs each running job's steps hold within its allocation.
+    pub(crate) steps: std::collections::HashMap<FedJobId, steps::JobSteps>,
     /// Gang scheduling (timeslices) and administrator suspensions.
     pub(crate) gang: gang::Gang,
     /// Power save: settings, rate counters, jobs waiting for nodes to boot.
@@ -244,6 +248,7 @@ impl Core {
             ids,
             policy,
             allocs: std::collections::HashMap::new(),
+            steps: std::collections::HashMap::new(),
             gang,
             power,
             fed: fed::FedCore::default(),

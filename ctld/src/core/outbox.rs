@@ -6,6 +6,7 @@ use super::SimTime;
 use super::jobs::{ArrayTask, Job, JobReason, LaunchSpec};
 use super::signal::JobPart;
 use crate::conf::TimeLimit;
+use sluice_schema::jobacct::StepUsage;
 use sluice_schema::{FedJobId, JobState, NodeIdx};
 use std::sync::Arc;
 
@@ -145,6 +146,8 @@ pub enum AcctRecord {
         node_count: u32,
         ntasks: u32,
         cpus: u32,
+        /// What the step's tasks used, when the node daemons measured it.
+        usage: Option<Box<StepUsage>>,
     },
     /// A node changed state.
     NodeEvent {

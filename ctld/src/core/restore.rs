@@ -299,6 +299,7 @@ fn restore_alloc(core: &mut Core, id: FedJobId, s: &JobSnap) {
         s.alloc_exclusive,
     );
     super::alloc::attach(core, id, alloc);
+    super::steps::restore(core, id, &s.steps);
     if s.admin_suspended && job_suspended(core, id) {
         core.gang.manual.insert(id);
         super::alloc::release(core, id);

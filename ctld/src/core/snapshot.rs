@@ -12,6 +12,7 @@ use super::ids::IdLease;
 use super::jobs::{HoldKind, Job, JobReason, LaunchSpec};
 use super::nodes::{Node, NodeBase};
 use super::request::JobShare;
+use super::steps::StepSnap;
 use super::{Core, SimTime};
 use serde::{Deserialize, Serialize};
 use sluice_schema::ClusterId;
@@ -158,6 +159,9 @@ pub struct JobSnap {
     /// Suspended by an administrator (its resources given back; not the timeslicer's).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub admin_suspended: bool,
+    /// CPUs its steps hold (absent in saves older than step CPU accounting: none held).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepSnap>,
     /// What it runs; saved once per [`JobSnap::launch_owner`], not in the job record.
     #[serde(skip)]
     pub launch: Arc<LaunchSpec>,
@@ -227,6 +231,7 @@ impl JobSnap {
             alloc_cores: alloc.map(|a| a.cores.clone()).unwrap_or_default(),
             alloc_exclusive: alloc.is_some_and(|a| a.exclusive),
             admin_suspended: core.is_manually_suspended(job.id),
+            steps: StepSnap::of_job(core, job.id),
             launch: job.launch.clone(),
             fed: job.fed.as_deref().cloned(),
         }

@@ -103,7 +103,7 @@ pub async fn cancel(
                 keep.push(raw);
                 continue;
             }
-            (_, false) => route::cancel(fed, core, id).await,
+            (_, false) => route::cancel(fed, core, caller, id).await,
         };
         match done {
             Ok(()) => reply.cancelled.push(raw),

@@ -126,6 +126,7 @@ fn kind(k: proto::fed_event::Kind) -> Option<FedEventKind> {
         Kind::SiblingCancelled(m) => FedEventKind::SiblingCancelled {
             job: id(m.job_id)?,
             requeue: requeue(m.requeue),
+            requester_uid: m.requester_uid,
         },
         Kind::SiblingUpdated(m) => FedEventKind::SiblingUpdated {
             job: id(m.job_id)?,

@@ -48,6 +48,7 @@ impl JobFilter {
             .get(job.partition.get())
             .map_or("", |p| p.name.as_str());
         job.fed.is_some()
+            && !job.is_withdrawing()
             && job.array.is_none()
             && live(job.state.stored())
             && !job.completing

@@ -22,7 +22,8 @@ use sluice_schema::auth::Signer;
 use sluice_schema::client::{CtldClient, connect};
 use sluice_schema::proto::controller_client::ControllerClient;
 use sluice_schema::proto::{
-    FedJobRequest, FedRequeueRequest, FedSubmitRequest, FedUpdateRequest, RemoveSiblingRequest,
+    FedCancelRequest, FedJobRequest, FedRequeueRequest, FedSubmitRequest, FedUpdateRequest,
+    RemoveSiblingRequest,
 };
 use std::time::Duration;
 use tonic::Status;
@@ -214,12 +215,20 @@ pub fn authorize(caller: Caller, uid: u32) -> Result<(), Status> {
     }
 }
 
-/// Cancels federated job `id` everywhere (a pending job), or where it runs.
-pub async fn cancel(fed: &FedHandle, core: &CoreHandle, id: FedJobId) -> Result<(), Status> {
+/// Cancels federated job `id` everywhere (a pending job), or where it runs, on behalf of
+/// `caller` (its records say `CANCELLED by <uid>`).
+pub async fn cancel(
+    fed: &FedHandle,
+    core: &CoreHandle,
+    caller: Caller,
+    id: FedJobId,
+) -> Result<(), Status> {
     let mut client = fed.client.clone();
-    let req = FedJobRequest {
+    let requester_uid = Some(caller.uid);
+    let req = FedCancelRequest {
         cluster: fed.cluster.clone(),
         job_id: id.get(),
+        requester_uid,
     };
     let reply = client.cancel_fed_job(req).await?.into_inner();
     let running_on = if reply.cancelled {
@@ -227,8 +236,10 @@ pub async fn cancel(fed: &FedHandle, core: &CoreHandle, id: FedJobId) -> Result<
     } else {
         reply.running_on
     };
-    core.call(move |cx| fed::on_fed_cancelled(cx.core, cx.out, cx.now, id, &running_on))
-        .await?;
+    core.call(move |cx| {
+        fed::on_fed_cancelled(cx.core, cx.out, cx.now, id, &running_on, requester_uid);
+    })
+    .await?;
     Ok(())
 }
 

@@ -76,6 +76,7 @@ impl Waiters {
                         ntasks: job.req.ntasks,
                         cpus_per_task: job.req.cpus_per_task,
                         cpus_per_node,
+                        tasks_per_node: Vec::new(),
                     }))
                 }
                 Some(job) if job.state == JobState::Pending && !job.completing => {

@@ -128,6 +128,7 @@ pub async fn cancel(
                     .core
                     .jobs()
                     .filter(|j| !j.state.is_finished() && !j.completing && matches(j))
+                    .filter(|j| !j.is_withdrawing())
                     .filter(|j| !resolved(j))
                     .collect();
                 jobs.sort_by_key(|j| j.id);

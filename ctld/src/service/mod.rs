@@ -131,7 +131,7 @@ impl From<CtldError> for Status {
             // EAGAIN: the controller is up but cannot take the job now. Not `Unavailable`,
             // which the commands read as "Unable to contact slurm controller"; sbatch retries
             // on the text, as Slurm's does on EAGAIN.
-            CtldError::MaxJobCount { .. } | CtldError::JobIdsExhausted => {
+            CtldError::MaxJobCount { .. } | CtldError::JobIdsExhausted | CtldError::NodesBusy => {
                 Status::resource_exhausted(msg)
             }
             CtldError::InvalidJobId | CtldError::InvalidNodeName { .. } => Status::not_found(msg),

@@ -8,6 +8,7 @@ use crate::core::{
 };
 use crate::error::CtldError;
 use sluice_schema::FedJobId;
+use sluice_schema::jobacct::StepUsage;
 use sluice_schema::proto::{
     Ack, HeartbeatRequest, JobExitedRequest, RegisterNodeReply, RegisterNodeRequest,
     UpdateNodeRequest,
@@ -100,6 +101,8 @@ pub async fn job_exited(
         job,
         exit_code: r.exit_code,
         signal: r.signal,
+        // A malformed usage is dropped, not the exit.
+        usage: r.usage.as_ref().and_then(StepUsage::from_proto),
     };
     let result = svc
         .core

@@ -31,6 +31,9 @@ pub async fn list_jobs(
             let top = rank.len() as u64;
             let mut out: Vec<_> = core
                 .jobs()
+                // A submission given up (sbatch said it failed) is not listed while it is
+                // withdrawn at the dbd.
+                .filter(|j| !j.is_withdrawing())
                 // The origin's REVOKED tracker of a federated job shows too (squeue on the
                 // origin lists it while the job waits or runs elsewhere).
                 .filter(|j| {

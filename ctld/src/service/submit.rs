@@ -6,10 +6,11 @@ use super::ControllerService;
 use super::convert::submit_request;
 use crate::core::{
     AcctRecord, JobExit, LaunchSpec, SimTime, StepRequest, on_allocation_done, on_step_create,
-    on_submit, on_will_run,
+    on_step_done, on_submit, on_will_run,
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
+use sluice_schema::jobacct::StepUsage;
 use sluice_schema::proto::{
     Ack, Allocation, CreateStepReply, CreateStepRequest, NodeAddr, StepDoneRequest, SubmitJobReply,
     SubmitJobRequest,
@@ -98,6 +99,7 @@ pub async fn allocate(
 }
 
 /// A step in a running job: its id and where its tasks run (srun then runs them itself).
+/// Refused busy while the job's other steps hold the CPUs it needs (srun asks again).
 pub async fn create_step(
     svc: &ControllerService,
     req: Request<CreateStepRequest>,
@@ -108,38 +110,41 @@ pub async fn create_step(
     let (step_id, alloc, start) = svc
         .core
         .call(move |cx| {
-            let (ntasks, nodes) = {
-                let j = cx.core.job(job).ok_or(CtldError::InvalidJobId)?;
-                let want = r.min_nodes.unwrap_or(j.nodes.len() as u32).max(1) as usize;
-                if want > j.nodes.len() {
-                    return Err(CtldError::NodeConfigUnavailable);
-                }
-                let nodes = j.nodes[..want].to_vec();
-                (r.ntasks.unwrap_or(j.req.ntasks.max(want as u32)), nodes)
+            let sreq = StepRequest {
+                job,
+                ntasks: r.ntasks,
+                min_nodes: r.min_nodes,
+                max_nodes: r.max_nodes,
+                cpus_per_task: r.cpus_per_task,
+                nodelist: r.nodelist.clone(),
+                overlap: r.overlap,
+                launch: LaunchSpec::default(),
             };
-            let launch = LaunchSpec::default();
-            let step = on_step_create(
-                cx.core,
-                cx.out,
-                caller,
-                StepRequest {
-                    job,
-                    ntasks,
-                    launch,
-                },
-            )?;
-            let alloc = allocation(cx, job, &nodes, ntasks);
-            let cpus: u32 = alloc.cpus_per_node.iter().sum();
+            let grant = on_step_create(cx.core, cx.out, caller, sreq)?;
+            let mut alloc = allocation(cx, job, &grant.nodes, grant.ntasks());
+            alloc.cpus_per_task = grant.cpus_per_task;
+            alloc.cpus_per_node = grant.cpus.clone();
+            alloc.tasks_per_node = grant.tasks.clone();
             let start = StepStart {
                 name: r.name.clone(),
                 start: cx.now,
                 node_list: alloc.node_list.clone(),
-                node_count: nodes.len() as u32,
-                ntasks,
-                cpus,
+                node_count: grant.nodes.len() as u32,
+                ntasks: grant.ntasks(),
+                cpus: grant.cpus.iter().sum(),
             };
-            record_step(cx, job, step, &start, None, JobState::Running, 0, 0);
-            Ok::<_, CtldError>((step, alloc, start))
+            record_step(
+                cx,
+                job,
+                grant.step,
+                &start,
+                None,
+                JobState::Running,
+                0,
+                0,
+                None,
+            );
+            Ok::<_, CtldError>((grant.step, alloc, start))
         })
         .await??;
     if let Ok(mut open) = svc.steps.open.lock() {
@@ -186,6 +191,7 @@ pub async fn step_done(
             } else {
                 JobState::Failed
             };
+            on_step_done(cx.core, cx.out, job, r.step_id);
             let end = Some(cx.now);
             record_step(
                 cx,
@@ -196,12 +202,15 @@ pub async fn step_done(
                 state,
                 r.exit_code,
                 r.signal,
+                r.usage.as_ref().and_then(StepUsage::from_proto),
             );
             if r.end_job {
                 let exit = JobExit {
                     job,
                     exit_code: r.exit_code,
                     signal: r.signal,
+                    // The step's usage is on its step record; an allocation has no batch step.
+                    usage: None,
                 };
                 on_allocation_done(cx.core, cx.out, cx.now, exit)?;
             }
@@ -240,6 +249,7 @@ fn allocation(
         ntasks,
         cpus_per_task,
         cpus_per_node: cx.core.cpus_held(job, nodes),
+        tasks_per_node: Vec::new(),
     }
 }
 
@@ -253,6 +263,7 @@ fn record_step(
     state: JobState,
     exit_code: i32,
     signal: i32,
+    usage: Option<StepUsage>,
 ) {
     use crate::core::Outbox;
     let run = cx.core.job(job).map_or(0, |j| j.restarts);
@@ -270,5 +281,6 @@ fn record_step(
         node_count: start.node_count,
         ntasks: start.ntasks,
         cpus: start.cpus,
+        usage: usage.map(Box::new),
     });
 }

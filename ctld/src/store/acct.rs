@@ -3,6 +3,7 @@
 
 use crate::conf::TimeLimit;
 use crate::core::{AcctRecord, NodeEventKind, SimTime};
+use sluice_schema::jobacct::StepUsage;
 use sluice_schema::proto;
 use sluice_schema::proto::acct_record::Kind;
 
@@ -111,6 +112,7 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             node_count,
             ntasks,
             cpus,
+            usage,
         } => Kind::Step(proto::StepRecord {
             job_id: job.get(),
             run: *run,
@@ -125,6 +127,7 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             node_count: *node_count,
             ntasks: *ntasks,
             cpus: *cpus,
+            usage: usage.as_deref().map(StepUsage::to_proto),
         }),
         AcctRecord::NodeEvent {
             node,

@@ -21,6 +21,8 @@ pub struct Loss {
     pub path: &'static str,
     left: Arc<AtomicUsize>,
     calls: Arc<AtomicUsize>,
+    /// Losses of other methods, applied too.
+    also: Vec<Loss>,
 }
 
 impl Loss {
@@ -30,7 +32,14 @@ impl Loss {
             path,
             left: Arc::new(AtomicUsize::new(count)),
             calls: Arc::new(AtomicUsize::new(0)),
+            also: Vec::new(),
         }
+    }
+
+    /// Loses the answers `other` names too (another method's; keep a clone to count them).
+    pub fn and(mut self, other: Loss) -> Self {
+        self.also.push(other);
+        self
     }
 
     /// Calls of the method so far.
@@ -46,7 +55,7 @@ impl Loss {
     /// Whether this call's answer is lost (counts the call).
     fn take(&self, path: &str) -> bool {
         if path != self.path {
-            return false;
+            return self.also.iter().any(|l| l.take(path));
         }
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.left

@@ -231,6 +231,7 @@ pub async fn exited(c: &mut CtldClient, node: &str, id: u32, code: i32) {
         exit_code: code,
         signal: 0,
         at: 0,
+        usage: None,
     })
     .await
     .unwrap();

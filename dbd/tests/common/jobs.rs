@@ -104,6 +104,7 @@ pub fn step(job_id: u32, step_id: i32, start: i64, end: i64, state: JobState) ->
         node_count: 1,
         ntasks: 1,
         cpus: 2,
+        usage: None,
     })
 }
 

@@ -125,11 +125,18 @@ pub fn revoked(job_id: u32, winner: Option<&str>) -> FedEventKind {
     }
 }
 
-pub fn cancelled(job_id: u32) -> FedEventKind {
+/// The cancel of `job_id` by `requester_uid` (unknown: a cancel by the dbd itself).
+pub fn cancelled_by(job_id: u32, requester_uid: Option<u32>) -> FedEventKind {
     FedEventKind::SiblingCancelled {
         job_id,
         requeue: RequeueMode::None,
+        requester_uid,
     }
+}
+
+/// The cancel of `job_id` with no requester named.
+pub fn cancelled(job_id: u32) -> FedEventKind {
+    cancelled_by(job_id, None)
 }
 
 /// Whether `kind` offers `job_id`.

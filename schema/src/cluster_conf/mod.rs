@@ -8,12 +8,14 @@
 //! [`partitions`]; every other pair is a top-level key and the last one given wins.
 
 pub mod exclusions;
+pub mod jobacct;
 pub mod nodes;
 pub mod partitions;
 pub mod power;
 pub mod select;
 pub mod timefmt;
 
+pub use jobacct::JobAcctGather;
 pub use nodes::{NodeConf, NodeConfState};
 pub use partitions::{OverSubscribe, PartState, PartitionConf};
 pub use power::{ExcNodes, ExcState, PartPower, PowerConf, SuspendTime};
@@ -94,6 +96,8 @@ pub struct CtldConf {
     pub partitions: Vec<PartitionConf>,
     /// Power save and cloud settings.
     pub power: PowerConf,
+    /// `JobAcctGatherType` and `JobAcctGatherFrequency` (read by the node daemons).
+    pub jobacct: JobAcctGather,
 }
 
 /// A key Sluice does not know, ignored.
@@ -189,6 +193,7 @@ impl CtldConf {
             nodes: Vec::new(),
             partitions: Vec::new(),
             power: PowerConf::default(),
+            jobacct: JobAcctGather::default(),
         }
     }
 
@@ -232,6 +237,7 @@ impl CtldConf {
             // accounting plugin (AccountingStorageHost decides): known, so not warned about.
             "accountingstoragetype" | "slurmdlogfile" | "slurmdpidfile" => {}
             _ if self.select.apply(file, p)? => {}
+            _ if self.jobacct.apply(file, p)? => {}
             _ => return Ok(false),
         }
         Ok(true)

@@ -211,6 +211,21 @@ diesel::table! {
         node_count -> BigInt,
         ntasks -> BigInt,
         cpus -> BigInt,
+        usage_tasks -> Nullable<BigInt>,
+        user_cpu_ms -> Nullable<BigInt>,
+        sys_cpu_ms -> Nullable<BigInt>,
+        tres_usage_in_tot -> Nullable<Text>,
+        tres_usage_in_max -> Nullable<Text>,
+        tres_usage_in_max_taskid -> Nullable<Text>,
+        tres_usage_in_max_nodeid -> Nullable<Text>,
+        tres_usage_in_min -> Nullable<Text>,
+        tres_usage_in_ave -> Nullable<Text>,
+        tres_usage_out_tot -> Nullable<Text>,
+        tres_usage_out_max -> Nullable<Text>,
+        tres_usage_out_max_taskid -> Nullable<Text>,
+        tres_usage_out_max_nodeid -> Nullable<Text>,
+        tres_usage_out_min -> Nullable<Text>,
+        tres_usage_out_ave -> Nullable<Text>,
     }
 }
 

@@ -206,6 +206,7 @@ pub(crate) fn attach(core: &mut Core, id: FedJobId, mut alloc: JobAlloc) {
 /// Takes `id`'s nodes off it and forgets its allocation.
 pub(crate) fn detach(core: &mut Core, id: FedJobId) {
     release(core, id);
+    core.steps.remove(&id);
     let nodes = match core.allocs.remove(&id) {
         Some(a) => a.nodes,
         None => core

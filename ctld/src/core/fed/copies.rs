@@ -181,26 +181,47 @@ pub(crate) fn untrack(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
     out.save(SaveHint::Job(id));
 }
 
-/// Cancels this cluster's copy of `id` (the job was cancelled at the dbd): a pending copy or
-/// tracker ends CANCELLED; a run here is killed (its end then goes to the dbd). For an array
-/// (its origin holds it whole), every task.
-pub(crate) fn cancel_local(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
+/// Cancels this cluster's copy of `id` (the job was cancelled at the dbd by user
+/// `requester_uid`, when known): a pending copy or tracker ends CANCELLED (by that user); a run
+/// here is killed (its end then goes to the dbd). For an array (its origin holds it whole),
+/// every task.
+pub(crate) fn cancel_local(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    requester_uid: Option<u32>,
+) {
     match core.jobs.arrays.get(&id) {
         Some(meta) => {
             let tasks: Vec<FedJobId> = meta.tasks.iter().map(|t| t.1).collect();
             for task in tasks {
-                cancel_one(core, out, now, task);
+                cancel_one(core, out, now, task, requester_uid);
             }
         }
-        None => cancel_one(core, out, now, id),
+        None => cancel_one(core, out, now, id, requester_uid),
     }
 }
 
-fn cancel_one(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
+fn cancel_one(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    requester_uid: Option<u32>,
+) {
     release_reservation(core, id);
-    let Some(job) = core.jobs.map.get(&id) else {
+    let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };
+    let cancels = !job.completing
+        && matches!(
+            job.state,
+            JobState::Pending | JobState::Revoked | JobState::Running | JobState::Suspended
+        );
+    if cancels && requester_uid.is_some() {
+        job.requester_uid = requester_uid;
+    }
     match (job.state, job.completing) {
         (_, true) => {}
         (JobState::Pending, _) => completion::cancel_pending(core, out, now, id),
@@ -292,7 +313,7 @@ pub(crate) fn apply_info(
             winner if origin_here => make_tracker(core, out, id, winner.clone()),
             _ => drop_copy(core, out, now, id),
         },
-        InfoPhase::Cancelled => cancel_local(core, out, now, id),
+        InfoPhase::Cancelled => cancel_local(core, out, now, id, None),
         InfoPhase::Ended if tracker => {
             end_tracker(core, out, now, id, info.final_state, info.exit_code);
         }
@@ -311,18 +332,20 @@ pub fn on_fed_info(core: &mut Core, out: &mut impl Outbox, now: SimTime, info: &
     apply_info(core, out, now, info.job, info);
 }
 
-/// The dbd cancelled `id` at this cluster's request; `running_on` is the cluster running it
-/// ("" when it was pending). The local copy is cancelled unless the run is elsewhere (whose
-/// end reaches the origin as an event).
+/// The dbd cancelled `id` at this cluster's request, made by user `requester_uid`;
+/// `running_on` is the cluster running it ("" when it was pending). The local copy is
+/// cancelled (by that user) unless the run is elsewhere (whose end reaches the origin as an
+/// event).
 pub fn on_fed_cancelled(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
     id: FedJobId,
     running_on: &str,
+    requester_uid: Option<u32>,
 ) {
     if running_on.is_empty() || running_on == core.me() {
-        cancel_local(core, out, now, id);
+        cancel_local(core, out, now, id, requester_uid);
     }
 }
 

@@ -37,8 +37,12 @@ pub enum FedEventKind {
         job: FedJobId,
         winner: Option<String>,
     },
-    /// Cancel the job, or requeue its run here.
-    SiblingCancelled { job: FedJobId, requeue: FedRequeue },
+    /// Cancel the job (by user `requester_uid`, when known), or requeue its run here.
+    SiblingCancelled {
+        job: FedJobId,
+        requeue: FedRequeue,
+        requester_uid: Option<u32>,
+    },
     /// A new description of a pending job.
     SiblingUpdated { job: FedJobId, desc: Vec<u8> },
     /// To the origin: the job started on `cluster`.
@@ -87,9 +91,11 @@ fn apply(core: &mut Core, out: &mut impl Outbox, now: SimTime, kind: FedEventKin
             Some(false) => drop_copy(core, out, now, job),
             None => {}
         },
-        FedEventKind::SiblingCancelled { job, requeue } => {
-            cancelled(core, out, now, job, requeue);
-        }
+        FedEventKind::SiblingCancelled {
+            job,
+            requeue,
+            requester_uid,
+        } => cancelled(core, out, now, job, requeue, requester_uid),
         FedEventKind::SiblingUpdated { job, desc } => updated(core, out, job, &desc),
         FedEventKind::JobStartedElsewhere { job, cluster } => {
             if is_origin(core, job) == Some(true) {
@@ -155,9 +161,10 @@ fn cancelled(
     now: SimTime,
     id: FedJobId,
     requeue: FedRequeue,
+    requester_uid: Option<u32>,
 ) {
     if requeue == FedRequeue::None {
-        cancel_local(core, out, now, id);
+        cancel_local(core, out, now, id, requester_uid);
     } else {
         requeue_here(core, out, now, id, requeue);
     }

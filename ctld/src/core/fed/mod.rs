@@ -284,6 +284,8 @@ impl Core {
             return Route::Local;
         }
         match self.jobs.map.get(&id) {
+            // A withdrawing submission is unknown to commands (the usual path says so).
+            Some(job) if job.is_withdrawing() => Route::Local,
             Some(job) => match job.fed.as_deref() {
                 Some(f) if job.array.is_none() => Route::Copy {
                     uid: job.uid,
@@ -302,6 +304,17 @@ impl Core {
                 if member { Route::Foreign } else { Route::Local }
             }
         }
+    }
+}
+
+impl super::Job {
+    /// Whether this is an origin's submission given up while the dbd has not answered
+    /// ([`FedPhase::Withdrawing`]): `sbatch` said it failed, so no command shows it or acts
+    /// on it; it only waits for the dbd to end what it recorded.
+    pub fn is_withdrawing(&self) -> bool {
+        self.fed
+            .as_deref()
+            .is_some_and(|f| f.phase == FedPhase::Withdrawing)
     }
 }
 

@@ -233,12 +233,15 @@ pub fn event(e: FedEvent) -> proto::FedEvent {
                 winner: winner.unwrap_or_default(),
             })
         }
-        FedEventKind::SiblingCancelled { job_id, requeue } => {
-            Kind::SiblingCancelled(proto::SiblingCancelled {
-                job_id,
-                requeue: wire_requeue(requeue).into(),
-            })
-        }
+        FedEventKind::SiblingCancelled {
+            job_id,
+            requeue,
+            requester_uid,
+        } => Kind::SiblingCancelled(proto::SiblingCancelled {
+            job_id,
+            requeue: wire_requeue(requeue).into(),
+            requester_uid,
+        }),
         FedEventKind::SiblingUpdated { job_id, desc } => {
             Kind::SiblingUpdated(proto::SiblingUpdated { job_id, desc })
         }

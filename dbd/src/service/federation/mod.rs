@@ -250,10 +250,12 @@ impl FedArbiter for FederationService {
 
     async fn cancel_fed_job(
         &self,
-        req: Request<proto::FedJobRequest>,
+        req: Request<proto::FedCancelRequest>,
     ) -> Result<Response<proto::FedCancelReply>, Status> {
         let outcome = self
-            .admin_call(req, |s, m, now| s.fed_cancel(m.job_id, &m.cluster, now))
+            .admin_call(req, |s, m, now| {
+                s.fed_cancel(m.job_id, &m.cluster, m.requester_uid, now)
+            })
             .await?;
         Ok(Response::new(convert::cancel_reply(outcome)))
     }

@@ -117,9 +117,10 @@ async fn job_requests_need_an_admin_and_views_do_not() {
             "Invalid cluster feature specification"
         )
     );
-    let unknown = proto::FedJobRequest {
+    let unknown = proto::FedCancelRequest {
         cluster: "a".into(),
         job_id: JOB + 7,
+        requester_uid: Some(1000),
     };
     let e = svc.cancel_fed_job(as_uid(0, unknown)).await.unwrap_err();
     assert_eq!(

@@ -1,5 +1,6 @@
 //! Wire ↔ domain conversions of the `AccountingRecords` service.
 
+use sluice_schema::jobacct::StepUsage;
 use sluice_schema::proto::{self, acct_record::Kind};
 use tonic::Status;
 
@@ -121,6 +122,8 @@ fn step_from(s: proto::StepRecord) -> Step {
         node_count: s.node_count,
         ntasks: s.ntasks,
         cpus: s.cpus,
+        // A malformed usage is dropped, not the step.
+        usage: s.usage.as_ref().and_then(StepUsage::from_proto),
     }
 }
 
@@ -139,6 +142,7 @@ fn step_to(s: Step) -> proto::StepRecord {
         node_count: s.node_count,
         ntasks: s.ntasks,
         cpus: s.cpus,
+        usage: s.usage.as_ref().map(StepUsage::to_proto),
     }
 }
 

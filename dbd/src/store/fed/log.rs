@@ -29,6 +29,9 @@ const FEDERATION_CHANGED: i32 = 9;
 const FLAG_HELD: i32 = 1;
 const FLAG_ORIGIN_VIABLE: i32 = 2;
 
+// A cancelled event keeps its requeue mode in `flags` and its requester's uid plus one in
+// `state` (0: not known, as in rows written before requesters were recorded).
+
 fn row(cluster: &str, federation: &str, kind: &FedEventKind, now: i64) -> FedEventRow {
     let mut r = FedEventRow {
         cluster: cluster.to_string(),
@@ -60,9 +63,14 @@ fn row(cluster: &str, federation: &str, kind: &FedEventKind, now: i64) -> FedEve
             r.kind = REVOKED;
             r.other_cluster = winner.clone().unwrap_or_default();
         }
-        FedEventKind::SiblingCancelled { requeue, .. } => {
+        FedEventKind::SiblingCancelled {
+            requeue,
+            requester_uid,
+            ..
+        } => {
             r.kind = CANCELLED;
             r.flags = requeue.stored();
+            r.state = requester_uid.map_or(0, |uid| i64::from(uid) + 1);
         }
         FedEventKind::SiblingUpdated { desc, .. } => {
             r.kind = UPDATED;
@@ -120,6 +128,10 @@ fn event(r: FedEventRow) -> Option<FedEvent> {
         CANCELLED => FedEventKind::SiblingCancelled {
             job_id,
             requeue: RequeueMode::from_stored(r.flags),
+            requester_uid: r
+                .state
+                .checked_sub(1)
+                .and_then(|uid| u32::try_from(uid).ok()),
         },
         UPDATED => FedEventKind::SiblingUpdated {
             job_id,
@@ -228,6 +240,17 @@ mod tests {
             FedEventKind::SiblingCancelled {
                 job_id: 7,
                 requeue: RequeueMode::RequeueHold,
+                requester_uid: None,
+            },
+            FedEventKind::SiblingCancelled {
+                job_id: 7,
+                requeue: RequeueMode::None,
+                requester_uid: Some(0),
+            },
+            FedEventKind::SiblingCancelled {
+                job_id: 7,
+                requeue: RequeueMode::None,
+                requester_uid: Some(u32::MAX),
             },
             FedEventKind::SiblingUpdated {
                 job_id: 7,

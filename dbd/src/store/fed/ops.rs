@@ -144,15 +144,16 @@ impl Store {
         Ok(released)
     }
 
-    /// Cancels the job from `caller` (see [`start::cancel`]).
+    /// Cancels the job from `caller` on behalf of user `requester_uid` (see [`start::cancel`]).
     pub fn fed_cancel(
         &self,
         job_id: u32,
         caller: &str,
+        requester_uid: Option<u32>,
         now: i64,
     ) -> Result<CancelOutcome, FedError> {
         let (outcome, _) = self.with_job(caller, job_id, now, |job, _| {
-            let (outcome, events) = start::cancel(job, caller, now)?;
+            let (outcome, events) = start::cancel(job, caller, requester_uid, now)?;
             done(outcome, events)
         })?;
         Ok(outcome)

@@ -178,10 +178,12 @@ pub fn release(job: &mut FedJob, cluster: &str, token: u64) -> bool {
 }
 
 /// Cancels the job from `caller`: a pending job is cancelled everywhere (a lock holder's
-/// commit will then be refused); a running one is killed by the cluster that runs it.
+/// commit will then be refused); a running one is killed by the cluster that runs it. The
+/// events name `requester_uid`, the user who cancelled it, for the `CANCELLED by` records.
 pub fn cancel(
     job: &mut FedJob,
     caller: &str,
+    requester_uid: Option<u32>,
     now: i64,
 ) -> Result<(CancelOutcome, Emitted), FedError> {
     match job.phase {
@@ -199,6 +201,7 @@ pub fn cancel(
                     let ev = FedEventKind::SiblingCancelled {
                         job_id: job.job_id,
                         requeue: RequeueMode::None,
+                        requester_uid,
                     };
                     (c, ev)
                 })
@@ -212,6 +215,7 @@ pub fn cancel(
                 let ev = FedEventKind::SiblingCancelled {
                     job_id: job.job_id,
                     requeue: RequeueMode::None,
+                    requester_uid,
                 };
                 events.push((winner.clone(), ev));
             }
@@ -238,6 +242,7 @@ pub fn request_requeue(
                 let ev = FedEventKind::SiblingCancelled {
                     job_id: job.job_id,
                     requeue: mode,
+                    requester_uid: None,
                 };
                 events.push((winner.clone(), ev));
             }

@@ -132,7 +132,7 @@ impl Store {
             }
             let mut involved = job.active.clone();
             involved.extend(job.lock.as_ref().map(|l| l.cluster.clone()));
-            let (outcome, events) = start::cancel(&mut job, &req.origin, now)?;
+            let (outcome, events) = start::cancel(&mut job, &req.origin, None, now)?;
             if let CancelOutcome::Running { .. } = outcome {
                 return Err(FedError::NotPending { job_id: job.job_id });
             }

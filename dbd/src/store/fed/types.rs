@@ -152,7 +152,12 @@ pub enum FedEventKind {
     /// Drop the sibling copy: it started on `winner`, or was withdrawn (`winner` `None`).
     SiblingRevoked { job_id: u32, winner: Option<String> },
     /// The job was cancelled (the running cluster kills it; with a requeue mode it requeues it).
-    SiblingCancelled { job_id: u32, requeue: RequeueMode },
+    /// `requester_uid`: the user who cancelled it (a cancel, not a requeue), when known.
+    SiblingCancelled {
+        job_id: u32,
+        requeue: RequeueMode,
+        requester_uid: Option<u32>,
+    },
     /// The pending job's description changed.
     SiblingUpdated { job_id: u32, desc: Vec<u8> },
     /// To the origin: the job started on `cluster` (the origin keeps a revoked tracker).

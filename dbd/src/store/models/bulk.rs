@@ -32,17 +32,17 @@ macro_rules! insert_all {
                     .from_insertable(rows)
                     .execute(c)
                     .map(|_| ()),
-                AnyConnection::Sqlite(c) => $crate::store::models::bulk::insert_chunks!(
+                AnyConnection::Sqlite(c) => $crate::store::models::bulk::in_chunks!(
                     c,
-                    $table,
                     rows,
-                    [$crate::store::models::bulk::INSERT_CHUNK, 50, 10, 1]
+                    [$crate::store::models::bulk::INSERT_CHUNK, 50, 10, 1],
+                    |chunk| diesel::insert_into($table).values(chunk)
                 ),
-                AnyConnection::Mysql(c) => $crate::store::models::bulk::insert_chunks!(
+                AnyConnection::Mysql(c) => $crate::store::models::bulk::in_chunks!(
                     c,
-                    $table,
                     rows,
-                    [$crate::store::models::bulk::INSERT_CHUNK]
+                    [$crate::store::models::bulk::INSERT_CHUNK],
+                    |chunk| diesel::insert_into($table).values(chunk)
                 ),
             }
         };
@@ -51,18 +51,19 @@ macro_rules! insert_all {
 }
 pub(crate) use insert_all;
 
-/// Multi-row INSERTs of `$rows` through cached statements of the sizes listed, largest first:
-/// as many of the first size as fit, then of the next, and so on; rows left after the last
-/// size go in one uncached INSERT (none when the last size is 1).
-macro_rules! insert_chunks {
-    ($c:expr, $table:expr, $rows:expr, [$($n:expr),+]) => {{
+/// Runs the statement `$stmt` (built from `$chunk`, a `&[T; N]` or the rest `&[T]`) over
+/// `$rows` in chunks of the sizes listed, largest first: as many of the first size as fit,
+/// then of the next, and so on, each size a statement prepared once and cached; rows left
+/// after the last size go in one uncached statement (none when the last size is 1).
+macro_rules! in_chunks {
+    ($c:expr, $rows:expr, [$($n:expr),+], |$chunk:ident| $stmt:expr) => {{
         let mut rest = $rows;
         let mut result: diesel::QueryResult<()> = Ok(());
         $(
             if result.is_ok() {
                 let (full, tail) = rest.as_chunks::<{ $n }>();
-                for chunk in full {
-                    if let Err(e) = diesel::insert_into($table).values(chunk).execute($c) {
+                for $chunk in full {
+                    if let Err(e) = $stmt.execute($c) {
                         result = Err(e);
                         break;
                     }
@@ -71,9 +72,10 @@ macro_rules! insert_chunks {
             }
         )+
         if result.is_ok() && !rest.is_empty() {
-            result = diesel::insert_into($table).values(rest).execute($c).map(|_| ());
+            let $chunk = rest;
+            result = $stmt.execute($c).map(|_| ());
         }
         result
     }};
 }
-pub(crate) use insert_chunks;
+pub(crate) use in_chunks;

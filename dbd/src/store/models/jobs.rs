@@ -185,15 +185,16 @@ pub fn insert_many(conn: &mut AnyConnection, rows: &[JobRunRow]) -> QueryResult<
     insert_all!(conn, job_runs::table, rows)
 }
 
-/// Deletes every run of the jobs `job_ids` of `cluster` (to write them again).
+/// Deletes every run of the jobs `job_ids` of `cluster` (to write them again; see
+/// [`keyed`](super::keyed)).
 pub fn delete_jobs(conn: &mut AnyConnection, cluster: &str, job_ids: &[i64]) -> QueryResult<()> {
-    for ids in job_ids.chunks(IN_CHUNK) {
-        diesel::delete(
-            job_runs::table
-                .filter(job_runs::cluster.eq(cluster))
-                .filter(job_runs::job_id.eq_any(ids)),
-        )
-        .execute(conn)?;
-    }
-    Ok(())
+    let of_cluster = job_runs::table.filter(job_runs::cluster.eq(cluster));
+    super::keyed::delete_jobs(
+        conn,
+        "job_runs",
+        cluster,
+        job_ids,
+        |c, lo, hi| diesel::delete(of_cluster.filter(job_runs::job_id.between(lo, hi))).execute(c),
+        |c, ids| diesel::delete(of_cluster.filter(job_runs::job_id.eq_any(ids))).execute(c),
+    )
 }

@@ -260,6 +260,7 @@ impl Batch {
             if row.cpus == 0 {
                 row.cpus = old.cpus;
             }
+            row.keep_usage_of(old);
         }
         self.steps.insert(
             key,

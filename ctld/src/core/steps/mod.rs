@@ -1,0 +1,343 @@
+//! Job steps inside a running job (`srun` in an allocation), as Slurm gives them out since
+//! 20.11: each step takes CPUs of the job's allocation that no other step holds, unless it
+//! overlaps (`--overlap`, sharing with every step). A step whose CPUs are taken is refused
+//! busy (srun waits and asks again); one larger than the whole allocation is refused at
+//! once. A step's CPUs come back when it is done or when the job leaves its nodes. The batch
+//! step (the script itself) holds nothing: Slurm's batch step overlaps.
+
+use super::jobs::LaunchSpec;
+use super::outbox::{NodeCommand, Outbox, SaveHint};
+use super::{Caller, Core};
+use crate::error::CtldError;
+use sluice_schema::{FedJobId, JobState, NodeIdx};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+mod snap;
+pub use snap::StepSnap;
+pub(crate) use snap::restore;
+
+/// `srun` inside a running job's allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepRequest {
+    /// The job.
+    pub job: FedJobId,
+    /// Tasks of the step (`-n`; default: the job's tasks, at least one per node asked).
+    pub ntasks: Option<u32>,
+    /// Fewest nodes (`-N min`; default 1, at most one node per task).
+    pub min_nodes: Option<u32>,
+    /// Most nodes (`-N min-max`; default every node of the job).
+    pub max_nodes: Option<u32>,
+    /// CPUs per task (`-c`, default 1).
+    pub cpus_per_task: Option<u32>,
+    /// Nodes the step must use (`-w`), by name.
+    pub nodelist: Vec<String>,
+    /// `--overlap`: share CPUs with every other step (it holds none of its own).
+    pub overlap: bool,
+    /// What the step runs.
+    pub launch: LaunchSpec,
+}
+
+impl StepRequest {
+    /// A step of `job` with every option left to its default.
+    pub fn new(job: FedJobId) -> Self {
+        Self {
+            job,
+            ntasks: None,
+            min_nodes: None,
+            max_nodes: None,
+            cpus_per_task: None,
+            nodelist: Vec::new(),
+            overlap: false,
+            launch: LaunchSpec::default(),
+        }
+    }
+}
+
+/// A step given out: where its tasks run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepGrant {
+    /// Its step id.
+    pub step: u32,
+    /// Its nodes, in the job's node order.
+    pub nodes: Vec<NodeIdx>,
+    /// CPUs it uses on each of `nodes`.
+    pub cpus: Vec<u32>,
+    /// Tasks on each of `nodes` (block: consecutive ranks per node).
+    pub tasks: Vec<u32>,
+    /// CPUs per task.
+    pub cpus_per_task: u32,
+}
+
+impl StepGrant {
+    /// Tasks of the whole step.
+    pub fn ntasks(&self) -> u32 {
+        self.tasks.iter().sum()
+    }
+}
+
+/// What one step holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepHold {
+    /// Shares with every step: its CPUs are not counted.
+    pub overlap: bool,
+    /// Its nodes.
+    pub nodes: Vec<NodeIdx>,
+    /// CPUs on each of `nodes`.
+    pub cpus: Vec<u32>,
+}
+
+/// The steps of one job that hold CPUs, by step id.
+pub type JobSteps = BTreeMap<u32, StepHold>;
+
+impl Core {
+    /// The steps of `job` holding CPUs (none: no step holds any).
+    pub fn job_steps(&self, job: FedJobId) -> Option<&JobSteps> {
+        self.steps.get(&job)
+    }
+}
+
+/// Creates a step in a running job: picks its nodes and CPUs from what the job's other steps
+/// leave free, and asks its nodes to launch it.
+pub fn on_step_create(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    caller: Caller,
+    req: StepRequest,
+) -> Result<StepGrant, CtldError> {
+    let job = core.jobs.map.get(&req.job).ok_or(CtldError::InvalidJobId)?;
+    if !caller.admin && caller.uid != job.uid {
+        return Err(CtldError::AccessDenied);
+    }
+    match (job.state, job.completing) {
+        (JobState::Running, false) => {}
+        (JobState::Pending, _) => return Err(CtldError::JobPending),
+        (s, c) if c || s.is_finished() => return Err(CtldError::AlreadyDone),
+        _ => return Err(CtldError::JobNotRunning),
+    }
+    let (alloc_nodes, alloc_cpus) = match core.allocs.get(&req.job) {
+        Some(a) => (a.nodes.clone(), a.cpus.clone()),
+        None => (job.nodes.clone(), core.cpus_held(req.job, &job.nodes)),
+    };
+    let ask = Ask::of(&req, job.req.ntasks, &alloc_nodes, core)?;
+    let held = held_cpus(core.steps.get(&req.job), &alloc_nodes);
+    let free: Vec<u32> = if req.overlap {
+        alloc_cpus.clone()
+    } else {
+        alloc_cpus
+            .iter()
+            .zip(&held)
+            .map(|(c, h)| c.saturating_sub(*h))
+            .collect()
+    };
+    let tasks = match ask.fit(&free) {
+        Some(t) => t,
+        None if ask.fit(&alloc_cpus).is_some() => return Err(CtldError::NodesBusy),
+        None => return Err(CtldError::TooManyProcessors),
+    };
+    let job = core
+        .jobs
+        .map
+        .get_mut(&req.job)
+        .ok_or(CtldError::InvalidJobId)?;
+    let step = job.next_step;
+    job.next_step += 1;
+    let mut grant = StepGrant {
+        step,
+        nodes: Vec::new(),
+        cpus: Vec::new(),
+        tasks: Vec::new(),
+        cpus_per_task: ask.cpus_per_task,
+    };
+    for (k, &n) in tasks.iter().enumerate() {
+        if n > 0 {
+            grant.nodes.push(alloc_nodes[k]);
+            grant.tasks.push(n);
+            grant.cpus.push(n * ask.cpus_per_task);
+        }
+    }
+    core.steps.entry(req.job).or_default().insert(
+        step,
+        StepHold {
+            overlap: req.overlap,
+            nodes: grant.nodes.clone(),
+            cpus: grant.cpus.clone(),
+        },
+    );
+    out.save(SaveHint::Job(req.job));
+    out.node(NodeCommand::LaunchStep {
+        job: req.job,
+        step,
+        nodes: grant.nodes.clone(),
+        node_list: core.nodes.hostlist(&grant.nodes),
+        ntasks: grant.ntasks(),
+        launch: Arc::new(req.launch),
+    });
+    Ok(grant)
+}
+
+/// A step's tasks ended: its CPUs are free for the job's other steps.
+pub fn on_step_done(core: &mut Core, out: &mut impl Outbox, job: FedJobId, step: u32) {
+    let Some(steps) = core.steps.get_mut(&job) else {
+        return;
+    };
+    if steps.remove(&step).is_some() {
+        out.save(SaveHint::Job(job));
+    }
+    if steps.is_empty() {
+        core.steps.remove(&job);
+    }
+}
+
+/// CPUs the job's non-overlapping steps hold on each of `nodes`.
+fn held_cpus(steps: Option<&JobSteps>, nodes: &[NodeIdx]) -> Vec<u32> {
+    let mut held = vec![0; nodes.len()];
+    for hold in steps.into_iter().flat_map(|s| s.values()) {
+        if hold.overlap {
+            continue;
+        }
+        for (n, c) in hold.nodes.iter().zip(&hold.cpus) {
+            if let Some(k) = nodes.iter().position(|x| x == n) {
+                held[k] += c;
+            }
+        }
+    }
+    held
+}
+
+/// A step request checked against the job's nodes.
+#[derive(Debug)]
+struct Ask {
+    ntasks: u32,
+    cpus_per_task: u32,
+    min_nodes: usize,
+    max_nodes: usize,
+    /// Indexes (in the job's node order) of the nodes it must use.
+    required: Vec<usize>,
+}
+
+impl Ask {
+    fn of(
+        req: &StepRequest,
+        job_ntasks: u32,
+        alloc: &[NodeIdx],
+        core: &Core,
+    ) -> Result<Self, CtldError> {
+        let cpus_per_task = req.cpus_per_task.unwrap_or(1);
+        if cpus_per_task == 0 {
+            return Err(CtldError::InvalidCpuCount);
+        }
+        let mut required = Vec::new();
+        for name in &req.nodelist {
+            let idx = core
+                .nodes
+                .by_name
+                .get(name.as_str())
+                .ok_or_else(|| CtldError::InvalidNodeName { name: name.clone() })?;
+            let k = alloc
+                .iter()
+                .position(|n| n == idx)
+                .ok_or(CtldError::NodeConfigUnavailable)?;
+            if !required.contains(&k) {
+                required.push(k);
+            }
+        }
+        let asked_min = req.min_nodes.unwrap_or(1).max(1) as usize;
+        let ntasks = req
+            .ntasks
+            .unwrap_or_else(|| job_ntasks.max(asked_min.max(required.len()) as u32));
+        if ntasks == 0 {
+            return Err(CtldError::InvalidTaskCount);
+        }
+        // Slurm runs fewer nodes than asked rather than nodes without a task.
+        let min_nodes = asked_min.min(ntasks as usize).max(required.len());
+        let max_nodes = req
+            .max_nodes
+            .map_or(alloc.len(), |m| (m as usize).max(min_nodes));
+        if min_nodes > alloc.len() || required.len() > ntasks as usize {
+            return Err(CtldError::NodeConfigUnavailable);
+        }
+        Ok(Self {
+            ntasks,
+            cpus_per_task,
+            min_nodes,
+            max_nodes: max_nodes.min(alloc.len()),
+            required,
+        })
+    }
+
+    /// Tasks per node of the job (0 = not in the step) when `free` CPUs per node can run the
+    /// step: the nodes it must use, then the first nodes with room, as few as the tasks need
+    /// and at least `min_nodes`; one task on each, then filled in node order.
+    fn fit(&self, free: &[u32]) -> Option<Vec<u32>> {
+        let room: Vec<u32> = free.iter().map(|f| f / self.cpus_per_task).collect();
+        let mut chosen = self.required.clone();
+        if chosen.iter().any(|&k| room[k] == 0) {
+            return None;
+        }
+        let capacity = |chosen: &[usize]| chosen.iter().map(|&k| room[k]).sum::<u32>();
+        for (k, &r) in room.iter().enumerate() {
+            let enough = chosen.len() >= self.min_nodes && capacity(&chosen) >= self.ntasks;
+            if enough || chosen.len() >= self.max_nodes {
+                break;
+            }
+            if r > 0 && !chosen.contains(&k) {
+                chosen.push(k);
+            }
+        }
+        if chosen.len() < self.min_nodes || capacity(&chosen) < self.ntasks {
+            return None;
+        }
+        chosen.sort_unstable();
+        let mut tasks = vec![0; room.len()];
+        for &k in &chosen {
+            tasks[k] = 1;
+        }
+        let mut left = self.ntasks - chosen.len() as u32;
+        for &k in &chosen {
+            let more = left.min(room[k] - 1);
+            tasks[k] += more;
+            left -= more;
+        }
+        Some(tasks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(ntasks: u32, min: usize, max: usize, required: Vec<usize>) -> Ask {
+        Ask {
+            ntasks,
+            cpus_per_task: 1,
+            min_nodes: min,
+            max_nodes: max,
+            required,
+        }
+    }
+
+    #[test]
+    fn fewest_nodes_first_fill_in_order() {
+        assert_eq!(ask(3, 1, 2, vec![]).fit(&[4, 4]), Some(vec![3, 0]));
+        assert_eq!(ask(3, 2, 2, vec![]).fit(&[2, 2]), Some(vec![2, 1]));
+        assert_eq!(ask(4, 1, 2, vec![]).fit(&[1, 3]), Some(vec![1, 3]));
+        assert_eq!(ask(2, 1, 2, vec![]).fit(&[0, 2]), Some(vec![0, 2]));
+        assert_eq!(ask(3, 1, 1, vec![]).fit(&[2, 2]), None);
+    }
+
+    #[test]
+    fn required_nodes_come_first() {
+        assert_eq!(ask(1, 1, 2, vec![1]).fit(&[2, 2]), Some(vec![0, 1]));
+        assert_eq!(ask(3, 1, 2, vec![1]).fit(&[2, 2]), Some(vec![2, 1]));
+        assert_eq!(ask(1, 1, 2, vec![1]).fit(&[2, 0]), None);
+    }
+
+    #[test]
+    fn cpus_per_task_divide_the_room() {
+        let mut a = ask(2, 1, 2, vec![]);
+        a.cpus_per_task = 2;
+        assert_eq!(a.fit(&[3, 2]), Some(vec![1, 1]));
+        assert_eq!(a.fit(&[3, 1]), None);
+    }
+}

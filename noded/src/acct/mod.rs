@@ -1,0 +1,114 @@
+//! Job accounting (Slurm's `jobacct_gather/linux`): while a batch script or an srun task runs,
+//! its process group is sampled from `/proc` every `JobAcctGatherFrequency` seconds, once at
+//! the start and once more when its top process has exited but is not yet reaped, so the CPU
+//! time of the script and of every child it waited for is counted.
+//!
+//! Limits: processes are found by process group (each task runs in a group of its own), so a
+//! process that leaves it (`setsid`, `setpgid`) is not measured; memory is the largest sum of
+//! resident and virtual sizes seen at a sample, so a peak between samples is missed; CPU time
+//! of a process that ended between samples without being waited for by a process of the task
+//! is lost (Slurm's gatherer has the same limits). A batch job adopted after a restart of this
+//! daemon was not sampled by it and is reported without usage.
+
+pub mod gather;
+pub mod proc;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::errno::Errno;
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use nix::unistd::Pid;
+use sluice_schema::cluster_conf::JobAcctGather;
+use sluice_schema::jobacct::TaskUsage;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::task::JoinHandle;
+
+use gather::{TaskGather, Units};
+
+/// Samples one task's process group until [`Tracker::finish`].
+#[derive(Debug)]
+pub struct Tracker {
+    gather: Arc<Mutex<TaskGather>>,
+    pgid: i32,
+    ticker: Option<JoinHandle<()>>,
+}
+
+impl Tracker {
+    /// Starts sampling process group `pgid`, task `task` on the step's node `node`; `None`
+    /// when gathering is off (`jobacct_gather/none`) or there is no group.
+    pub fn start(conf: &JobAcctGather, pgid: i32, task: u32, node: u32) -> Option<Self> {
+        if !conf.enabled || pgid <= 1 {
+            return None;
+        }
+        let gather = Arc::new(Mutex::new(TaskGather::new(task, node, Units::host())));
+        sample(&gather, pgid);
+        let ticker = (conf.frequency > 0).then(|| {
+            let gather = Arc::clone(&gather);
+            let every = Duration::from_secs(u64::from(conf.frequency));
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                loop {
+                    tick.tick().await;
+                    sample(&gather, pgid);
+                }
+            })
+        });
+        Some(Self {
+            gather,
+            pgid,
+            ticker,
+        })
+    }
+
+    /// Stops the periodic samples, takes the last one and returns the task's usage. Call it
+    /// after [`exited`] and before reaping the top process.
+    pub fn finish(self) -> TaskUsage {
+        if let Some(t) = &self.ticker {
+            t.abort();
+        }
+        sample(&self.gather, self.pgid);
+        lock(&self.gather).usage()
+    }
+}
+
+fn lock(g: &Mutex<TaskGather>) -> std::sync::MutexGuard<'_, TaskGather> {
+    g.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn sample(gather: &Mutex<TaskGather>, pgid: i32) {
+    let procs = proc::scan(Path::new("/proc"), &HashSet::from([pgid]));
+    lock(gather).sample(&procs);
+}
+
+/// Completes once child `pid` has exited, without reaping it, so its final counters can
+/// still be read from `/proc` (a zombie keeps its CPU times). Returns at once for a pid that
+/// is not this daemon's waitable child. Woken by `SIGCHLD` (no thread blocks per task).
+pub async fn exited(pid: i32) {
+    if pid <= 1 {
+        return;
+    }
+    let mut sigchld = match signal(SignalKind::child()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(pid, "cannot watch SIGCHLD, final sample skipped: {e}");
+            return;
+        }
+    };
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG;
+    loop {
+        // Checked after subscribing, so an exit just before is not missed.
+        match waitid(Id::Pid(Pid::from_raw(pid)), flags) {
+            Ok(WaitStatus::StillAlive) | Err(Errno::EINTR) => {}
+            _ => return,
+        }
+        if sigchld.recv().await.is_none() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

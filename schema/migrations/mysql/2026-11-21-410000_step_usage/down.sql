@@ -1,0 +1,15 @@
+ALTER TABLE job_steps DROP COLUMN tres_usage_out_ave;
+ALTER TABLE job_steps DROP COLUMN tres_usage_out_min;
+ALTER TABLE job_steps DROP COLUMN tres_usage_out_max_nodeid;
+ALTER TABLE job_steps DROP COLUMN tres_usage_out_max_taskid;
+ALTER TABLE job_steps DROP COLUMN tres_usage_out_max;
+ALTER TABLE job_steps DROP COLUMN tres_usage_out_tot;
+ALTER TABLE job_steps DROP COLUMN tres_usage_in_ave;
+ALTER TABLE job_steps DROP COLUMN tres_usage_in_min;
+ALTER TABLE job_steps DROP COLUMN tres_usage_in_max_nodeid;
+ALTER TABLE job_steps DROP COLUMN tres_usage_in_max_taskid;
+ALTER TABLE job_steps DROP COLUMN tres_usage_in_max;
+ALTER TABLE job_steps DROP COLUMN tres_usage_in_tot;
+ALTER TABLE job_steps DROP COLUMN sys_cpu_ms;
+ALTER TABLE job_steps DROP COLUMN user_cpu_ms;
+ALTER TABLE job_steps DROP COLUMN usage_tasks;
