@@ -63,9 +63,6 @@ pub struct FedHandle {
     pub(crate) client: FedArbiterClient,
     pub(crate) cluster: String,
     pub(crate) key: Key,
-    /// Bumped whenever the dbd answered an offer or a withdrawal (a submitter waits for its
-    /// job's offer).
-    pub(crate) offers: std::sync::Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl FedHandle {
@@ -99,7 +96,6 @@ pub fn spawn(
         client: setup.client.clone(),
         cluster: setup.cluster.clone(),
         key: setup.key.clone(),
-        offers: std::sync::Arc::new(tokio::sync::watch::Sender::new(0)),
     };
     let (sender, executor) = requests::Executor::new(handle.clone(), core.clone());
     let tasks = vec![

@@ -297,7 +297,6 @@ async fn offer(fed: &FedHandle, core: &CoreHandle, job: FedJobId, desc: Option<V
             }
         })
         .await;
-    fed.offers.send_modify(|n| *n = n.wrapping_add(1));
 }
 
 /// `WithdrawFedSubmission` of a submission the dbd never answered, until the dbd answers; then

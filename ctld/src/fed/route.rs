@@ -116,12 +116,10 @@ pub async fn submit(
     };
     match recorded {
         Ok(info) => {
-            let mut offers = fed.map(|f| f.offers.subscribe());
+            // The offer to the siblings is owed from here on (sent and retried by the request
+            // executor); the submitter need not wait for it: the job is recorded.
             core.call(move |cx| fed::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info))
                 .await?;
-            if let Some(offers) = &mut offers {
-                offered(core, rec.reply.job_id, offers).await?;
-            }
             Ok(rec.reply.job_id)
         }
         Err(NotRecorded::Refused(status)) => {
@@ -144,33 +142,6 @@ pub async fn submit(
             } else {
                 Ok(rec.reply.job_id)
             }
-        }
-    }
-}
-
-/// Waits (for a while) until the offer of the just recorded job `id` reached the dbd, so the
-/// submitter is answered once the siblings are offered the job, as when the dbd offered it
-/// with the submission. A slow dbd gets it later: the offer is owed until then.
-async fn offered(
-    core: &CoreHandle,
-    id: FedJobId,
-    offers: &mut tokio::sync::watch::Receiver<u64>,
-) -> Result<(), Status> {
-    let deadline = tokio::time::Instant::now() + RECORD_FOR;
-    loop {
-        let owed = core
-            .query(move |cx| {
-                cx.core
-                    .fed_job(id)
-                    .is_some_and(|f| f.offered && !f.offer_synced)
-            })
-            .await?;
-        if !owed {
-            return Ok(());
-        }
-        match tokio::time::timeout_at(deadline, offers.changed()).await {
-            Ok(Ok(())) => {}
-            _ => return Ok(()),
         }
     }
 }
