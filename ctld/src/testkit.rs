@@ -13,8 +13,9 @@
 
 use crate::conf::CtldConf;
 use crate::core::{
-    Caller, Core, IdLease, JobExit, JobReason, NodeRegistration, PassStats, RecordingOutbox,
-    SimTime, SubmitRequest, on_job_exited, on_node_registered, on_submit, on_tick, schedule,
+    Caller, CancelRequest, Core, IdLease, JobExit, JobReason, JobRef, NodeRegistration, PassStats,
+    RecordingOutbox, SimTime, SubmitRequest, on_cancel, on_job_exited, on_node_registered,
+    on_submit, on_tick, schedule,
 };
 use crate::error::CtldError;
 use sluice_schema::{FedJobId, JobState, LocalJobId};
@@ -165,6 +166,20 @@ impl CoreFixture {
                 usage: None,
             },
         )
+    }
+
+    /// `scancel` of job `id` by `caller` (with `signal`: `scancel -s`).
+    pub fn cancel(
+        &mut self,
+        caller: Caller,
+        id: FedJobId,
+        signal: Option<i32>,
+    ) -> Result<(), CtldError> {
+        let req = CancelRequest {
+            job: JobRef::Job(id),
+            signal,
+        };
+        on_cancel(&mut self.core, &mut self.out, self.now, caller, req)
     }
 
     /// A job's state (`REVOKED` stands in for "not in the core").

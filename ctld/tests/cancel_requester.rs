@@ -4,19 +4,11 @@
 mod store_util;
 
 use sluice_ctld::core::snapshot::JobSnap;
-use sluice_ctld::core::{AcctRecord, Caller, CancelRequest, JobRef, on_cancel, on_requeue};
+use sluice_ctld::core::{AcctRecord, Caller, JobRef, on_requeue};
 use sluice_ctld::store::StateStore;
 use sluice_ctld::testkit::CoreFixture;
 use sluice_schema::{FedJobId, JobState};
 use store_util::{cluster, commit, job, restore};
-
-fn cancel(fx: &mut CoreFixture, caller: Caller, id: FedJobId, signal: Option<i32>) {
-    let req = CancelRequest {
-        job: JobRef::Job(id),
-        signal,
-    };
-    on_cancel(&mut fx.core, &mut fx.out, fx.now, caller, req).unwrap();
-}
 
 /// (state, requester) of every end record of `id`, in order.
 fn ends(fx: &CoreFixture, id: FedJobId) -> Vec<(JobState, Option<u32>)> {
@@ -50,14 +42,14 @@ fn the_end_record_names_the_canceller() {
     assert_eq!(fx.state(pending), JobState::Pending);
 
     // A user cancels a running job; an administrator (root) a pending one.
-    cancel(&mut fx, Caller::user(1000), running, None);
+    fx.cancel(Caller::user(1000), running, None).unwrap();
     assert_eq!(ends(&fx, running), [(JobState::Cancelled, Some(1000))]);
     assert_eq!(fx.core.job(running).unwrap().requester_uid, Some(1000));
-    cancel(&mut fx, Caller::admin(), pending, None);
+    fx.cancel(Caller::admin(), pending, None).unwrap();
     assert_eq!(ends(&fx, pending), [(JobState::Cancelled, Some(0))]);
 
     // A signal is no cancel: the job's own end names nobody.
-    cancel(&mut fx, Caller::user(1000), signalled, Some(10));
+    fx.cancel(Caller::user(1000), signalled, Some(10)).unwrap();
     fx.exit(signalled, 0).unwrap();
     assert_eq!(ends(&fx, signalled), [(JobState::Completed, None)]);
 
@@ -87,7 +79,7 @@ fn the_canceller_is_saved_with_the_job() {
     let mut fx = cluster();
     let id = fx.submit(job("a")).unwrap();
     fx.schedule();
-    cancel(&mut fx, Caller::user(1000), id, None);
+    fx.cancel(Caller::user(1000), id, None).unwrap();
     commit(&mut store, &mut fx);
     drop(store);
     let back = restore(dir.path(), fx.now);

@@ -1,47 +1,10 @@
 //! Dependency and job-array scenarios.
 
-use sluice_ctld::core::{Caller, CancelRequest, JobReason, JobRef, SubmitRequest, on_cancel};
-use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
+mod core_support;
+
+use core_support::{cluster, job};
+use sluice_ctld::core::{Caller, JobReason, SubmitRequest};
 use sluice_schema::{FedJobId, JobState};
-
-fn cluster(nodes: u32, extra: &str) -> CoreFixture {
-    let mut b = ClusterBuilder::new()
-        .nodes(&format!("n[1-{nodes}]"), "CPUs=4 RealMemory=1000 Feature=x")
-        .partition("debug", "Nodes=ALL Default=YES MaxTime=2:00:00 MaxNodes=3")
-        .partition("closed", "Nodes=ALL AllowGroups=g77")
-        .conf("KillWait=30")
-        .conf("MinJobAge=300")
-        .conf("SlurmdTimeout=0");
-    if !extra.is_empty() {
-        b = b.conf(extra);
-    }
-    let mut fx = b.build();
-    fx.register_all();
-    fx
-}
-
-fn job(name: &str) -> SubmitRequest {
-    SubmitRequest::new(1000, name)
-}
-
-fn cancel(
-    fx: &mut CoreFixture,
-    caller: Caller,
-    id: FedJobId,
-    signal: Option<i32>,
-) -> Result<(), String> {
-    on_cancel(
-        &mut fx.core,
-        &mut fx.out,
-        fx.now,
-        caller,
-        CancelRequest {
-            job: JobRef::Job(id),
-            signal,
-        },
-    )
-    .map_err(|e| e.to_string())
-}
 
 #[test]
 fn afterok_afternotok_afterany_follow_the_exit() {
@@ -205,7 +168,7 @@ fn arrays_expand_and_respect_the_throttle() {
     assert_eq!(fx.state(reply.jobs[2]), JobState::Running);
     assert_eq!(fx.state(reply.jobs[3]), JobState::Pending);
     // Cancelling the array job id cancels every task still there.
-    cancel(&mut fx, Caller::user(1000), a, None).unwrap();
+    fx.cancel(Caller::user(1000), a, None).unwrap();
     assert_eq!(fx.state(reply.jobs[3]), JobState::Cancelled);
     assert_eq!(fx.state(reply.jobs[2]), JobState::Cancelled);
 }

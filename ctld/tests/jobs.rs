@@ -1,51 +1,15 @@
 //! Job manager scenarios: validation, hold/release, cancel, requeue, suspend/resume, time
 //! limits, purge.
 
+mod core_support;
+
+use core_support::{cluster, job};
 use sluice_ctld::core::{
-    AcctRecord, Caller, CancelRequest, HoldKind, JobReason, JobRef, NodeCommand, SubmitRequest,
-    on_cancel, on_hold, on_release, on_requeue, on_resume, on_suspend,
+    AcctRecord, Caller, HoldKind, JobReason, JobRef, NodeCommand, on_hold, on_release, on_requeue,
+    on_resume, on_suspend,
 };
-use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
-use sluice_schema::{FedJobId, JobState};
-
-fn cluster(nodes: u32, extra: &str) -> CoreFixture {
-    let mut b = ClusterBuilder::new()
-        .nodes(&format!("n[1-{nodes}]"), "CPUs=4 RealMemory=1000 Feature=x")
-        .partition("debug", "Nodes=ALL Default=YES MaxTime=2:00:00 MaxNodes=3")
-        .partition("closed", "Nodes=ALL AllowGroups=g77")
-        .conf("KillWait=30")
-        .conf("MinJobAge=300")
-        .conf("SlurmdTimeout=0");
-    if !extra.is_empty() {
-        b = b.conf(extra);
-    }
-    let mut fx = b.build();
-    fx.register_all();
-    fx
-}
-
-fn job(name: &str) -> SubmitRequest {
-    SubmitRequest::new(1000, name)
-}
-
-fn cancel(
-    fx: &mut CoreFixture,
-    caller: Caller,
-    id: FedJobId,
-    signal: Option<i32>,
-) -> Result<(), String> {
-    on_cancel(
-        &mut fx.core,
-        &mut fx.out,
-        fx.now,
-        caller,
-        CancelRequest {
-            job: JobRef::Job(id),
-            signal,
-        },
-    )
-    .map_err(|e| e.to_string())
-}
+use sluice_ctld::testkit::ClusterBuilder;
+use sluice_schema::JobState;
 
 #[test]
 fn submission_errors_use_slurm_texts_and_change_nothing() {
@@ -169,25 +133,29 @@ fn cancel_pending_running_and_with_a_signal() {
     let pend = fx.submit(job("pend")).unwrap();
     fx.schedule();
     assert_eq!(
-        cancel(&mut fx, Caller::user(1), run, None).unwrap_err(),
+        fx.cancel(Caller::user(1), run, None)
+            .unwrap_err()
+            .to_string(),
         "Access/permission denied"
     );
-    cancel(&mut fx, Caller::user(1000), run, Some(10)).unwrap();
+    fx.cancel(Caller::user(1000), run, Some(10)).unwrap();
     assert!(matches!(
         fx.out.node_cmds.last(),
         Some(NodeCommand::Signal { signal: 10, .. })
     ));
     assert_eq!(fx.state(run), JobState::Running);
-    cancel(&mut fx, Caller::user(1000), pend, None).unwrap();
+    fx.cancel(Caller::user(1000), pend, None).unwrap();
     assert_eq!(fx.state(pend), JobState::Cancelled);
-    cancel(&mut fx, Caller::user(1000), run, None).unwrap();
+    fx.cancel(Caller::user(1000), run, None).unwrap();
     assert_eq!(fx.state(run), JobState::Cancelled);
     assert!(
         fx.core.job(run).unwrap().completing,
         "nodes stay until it exits"
     );
     assert_eq!(
-        cancel(&mut fx, Caller::user(1000), run, None).unwrap_err(),
+        fx.cancel(Caller::user(1000), run, None)
+            .unwrap_err()
+            .to_string(),
         "Job/step already completing or completed"
     );
     let next = fx.submit(job("next")).unwrap();
@@ -341,7 +309,9 @@ fn finished_jobs_are_purged_after_min_job_age() {
     fx.tick();
     assert!(fx.core.job(id).is_none());
     assert_eq!(
-        cancel(&mut fx, Caller::admin(), id, None).unwrap_err(),
+        fx.cancel(Caller::admin(), id, None)
+            .unwrap_err()
+            .to_string(),
         "Invalid job id specified"
     );
 }

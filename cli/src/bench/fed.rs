@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use sluice_schema::JobState;
-use sluice_schema::auth::{Key, Signer};
-use sluice_schema::client::{CtldClient, CtldFedClient, connect};
+use sluice_schema::auth::Key;
+use sluice_schema::client::CtldClient;
 use sluice_schema::proto::{GetFederationRequest, ListJobsRequest};
 
 use super::gauge::{self, Gauge};
@@ -119,17 +119,7 @@ async fn measure(args: &FedBenchArgs, up_args: &UpArgs) -> Result<Vec<Gauge>, Be
 
 /// Waits until the controller of `conf` sees `siblings` connected siblings.
 async fn wait_federated(conf: &SlurmConf, key: &Key, siblings: usize) -> Result<(), BenchError> {
-    let channel = connect(
-        &conf.ctld_host,
-        conf.ctld_port,
-        Signer::for_current_user(key.clone()),
-    )
-    .await
-    .map_err(|e| BenchError::Command {
-        command: format!("connecting to {}:{}", conf.ctld_host, conf.ctld_port),
-        detail: e.to_string(),
-    })?;
-    let mut client = CtldFedClient::new(channel);
+    let mut client = propagate::fed_client(conf, key).await?;
     let deadline = Instant::now() + JOB_TIMEOUT;
     loop {
         let view = rpc(

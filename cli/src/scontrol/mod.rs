@@ -367,39 +367,26 @@ async fn reconfigure_cmd(s: &mut Session<'_>) -> i32 {
 }
 
 async fn update_cmd(s: &mut Session<'_>, u: Update) -> i32 {
-    if let Update::SuspendExc(req) = u {
-        let admin = match s.admin().await {
-            Ok(c) => c,
+    let sent = match u {
+        Update::SuspendExc(req) => match s.admin().await {
+            Ok(admin) => admin.update_suspend_exc(req).await.map(|_| Vec::new()),
             Err(text) => return s.fail(&format!("slurm_update error: {text}")),
-        };
-        return match admin.update_suspend_exc(req).await {
-            Ok(_) => 0,
-            Err(st) => s.fail(&format!(
-                "slurm_update error: {}",
-                cmdutil::status_text(&st)
-            )),
-        };
-    }
-    let client = match s.client().await {
-        Ok(c) => c,
-        Err(text) => return s.fail(&format!("slurm_update error: {text}")),
+        },
+        Update::Job(req) => match s.client().await {
+            Ok(client) => client.update_job(req).await.map(|r| r.into_inner().errors),
+            Err(text) => return s.fail(&format!("slurm_update error: {text}")),
+        },
+        Update::Node(req) => match s.client().await {
+            Ok(client) => client.update_node(req).await.map(|_| Vec::new()),
+            Err(text) => return s.fail(&format!("slurm_update error: {text}")),
+        },
     };
-    match u {
-        Update::Job(req) => match client.update_job(req).await {
-            Ok(r) => job_errors(s, &r.into_inner().errors),
-            Err(st) => s.fail(&format!(
-                "slurm_update error: {}",
-                cmdutil::status_text(&st)
-            )),
-        },
-        Update::Node(req) => match client.update_node(req).await {
-            Ok(_) => 0,
-            Err(st) => s.fail(&format!(
-                "slurm_update error: {}",
-                cmdutil::status_text(&st)
-            )),
-        },
-        Update::SuspendExc(_) => 0,
+    match sent {
+        Ok(errors) => job_errors(s, &errors),
+        Err(st) => s.fail(&format!(
+            "slurm_update error: {}",
+            cmdutil::status_text(&st)
+        )),
     }
 }
 

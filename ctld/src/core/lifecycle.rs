@@ -20,7 +20,7 @@ pub struct CancelRequest {
     pub signal: Option<i32>,
 }
 
-fn authorize(caller: Caller, job: &Job) -> Result<(), CtldError> {
+pub(super) fn authorize(caller: Caller, job: &Job) -> Result<(), CtldError> {
     if caller.admin || caller.uid == job.uid {
         Ok(())
     } else {

@@ -77,11 +77,6 @@ impl ControllerService {
         self
     }
 
-    /// The tonic server for this service (wrap it with the `Verifier` interceptor).
-    pub fn into_server(self) -> ControllerServer<Self> {
-        ControllerServer::new(self)
-    }
-
     /// The tonic servers of `Controller` and `ControllerAdmin`, sharing this service (wrap
     /// each with the `Verifier` interceptor).
     pub fn into_servers(

@@ -85,7 +85,8 @@ pub async fn propagation(confs: &[SlurmConf], key: &Key, runs: usize) -> Result<
     Ok(Gauge::millis(name, worst, TARGET).with(detail))
 }
 
-async fn fed_client(conf: &SlurmConf, key: &Key) -> Result<CtldFedClient, BenchError> {
+/// A `ControllerFederation` client of the controller of `conf`, signed as the current user.
+pub(super) async fn fed_client(conf: &SlurmConf, key: &Key) -> Result<CtldFedClient, BenchError> {
     let channel = connect(
         &conf.ctld_host,
         conf.ctld_port,

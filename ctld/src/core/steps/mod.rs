@@ -106,9 +106,7 @@ pub fn on_step_create(
     req: StepRequest,
 ) -> Result<StepGrant, CtldError> {
     let job = core.jobs.map.get(&req.job).ok_or(CtldError::InvalidJobId)?;
-    if !caller.admin && caller.uid != job.uid {
-        return Err(CtldError::AccessDenied);
-    }
+    super::lifecycle::authorize(caller, job)?;
     match (job.state, job.completing) {
         (JobState::Running, false) => {}
         (JobState::Pending, _) => return Err(CtldError::JobPending),

@@ -12,8 +12,8 @@
 //!   a few more calls; MySQL sends it in one more INSERT, as each statement is a round trip.
 //!
 //! The rows' `Insertable` derive needs `#[diesel(treat_none_as_default_value = false)]`, which
-//! `COPY` requires (it has no DEFAULT); the row types written here have no optional columns, so
-//! nothing else changes.
+//! `COPY` requires (it has no DEFAULT): a `None` is written as NULL, which is also the default
+//! of every nullable column written here (the step usage columns), so nothing else changes.
 
 /// Rows per multi-row INSERT: well below every backend's bind-parameter limit (32 columns ×
 /// 200 rows = 6,400; MySQL allows 65,535, SQLite 32,766).
