@@ -17,7 +17,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use getopt::{HasArg, OptSpec};
-use sluice_schema::proto::JobShare;
+use sluice_wire::proto::JobShare;
 use values::NodeCount;
 
 pub use export::Export;

@@ -8,8 +8,8 @@
 
 use std::io::Write;
 
-use sluice_schema::client::CtldClient;
-use sluice_schema::proto::{Cluster, Federation, ListClustersRequest, ListFederationsRequest};
+use sluice_wire::client::CtldClient;
+use sluice_wire::proto::{Cluster, Federation, ListClustersRequest, ListFederationsRequest};
 
 use crate::slurm_conf::{CliError, SlurmConf};
 

@@ -6,14 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_schema::auth::{self, AuthError, Key, Signer};
-use sluice_schema::client::{
+use sluice_vocab::conf::{ConfError, ConfFile};
+use sluice_wire::auth::{self, AuthError, Key, Signer};
+use sluice_wire::client::{
     CtldAdminClient, CtldClient, DbdClient, RecordsClient, SignedChannel, connect, connect_dbd,
 };
-use sluice_schema::conf::{ConfError, ConfFile};
-use sluice_schema::proto::DEFAULT_DBD_PORT;
-use sluice_schema::proto::fed_arbiter_client::FedArbiterClient;
-use sluice_schema::proto::reports_client::ReportsClient;
+use sluice_wire::proto::DEFAULT_DBD_PORT;
+use sluice_wire::proto::fed_arbiter_client::FedArbiterClient;
+use sluice_wire::proto::reports_client::ReportsClient;
 
 /// Where the configuration lives when `SLURM_CONF` is not set.
 pub const DEFAULT_SLURM_CONF: &str = "/etc/slurm/slurm.conf";

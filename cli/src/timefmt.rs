@@ -1,5 +1,5 @@
 //! Slurm's display formats for durations and timestamps, shared by squeue, sinfo, scontrol
-//! and sacct. Parsing of time limits lives in `sluice_schema::cluster_conf::timefmt`.
+//! and sacct. Parsing of time limits lives in `sluice_vocab::cluster_conf::timefmt`.
 //!
 //! Slurm has three duration renderings, and each command uses a specific one:
 //! * [`elapsed`]: squeue's and sinfo's compact `M:SS`, `H:MM:SS`, `D-HH:MM:SS`;

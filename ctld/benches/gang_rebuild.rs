@@ -71,7 +71,7 @@ fn bench(label: &str, select: &[&str], tasks_per_node: Option<u32>) {
     let running = fx
         .core
         .jobs()
-        .filter(|j| j.state == sluice_schema::JobState::Running)
+        .filter(|j| j.state == sluice_vocab::JobState::Running)
         .count();
     println!(
         "gang timeslice, {NODES} nodes, {JOBS} jobs, {label}: median {:.2} ms over {RUNS} runs \

@@ -128,7 +128,7 @@ fn main() {
         let done: Vec<_> = fx
             .core
             .jobs()
-            .filter(|j| j.state == sluice_schema::JobState::Running)
+            .filter(|j| j.state == sluice_vocab::JobState::Running)
             .map(|j| j.id)
             .take(500)
             .collect();

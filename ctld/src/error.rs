@@ -1,7 +1,7 @@
 //! The controller's errors. Request errors carry Slurm's error texts (`slurm_strerror`), which
 //! the commands print as Slurm's do (`sbatch: error: Batch job submission failed: <text>`).
 
-use sluice_schema::conf::ConfError;
+use sluice_vocab::conf::ConfError;
 
 /// Everything a controller operation can fail with.
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! The Sluice cluster controller.
 //!
 //! - [`conf`]: the cluster's `slurm.conf` (nodes, partitions, controller keys, time formats),
-//!   read by `sluice_schema::cluster_conf` so node daemons and commands share it.
+//!   read by `sluice_vocab::cluster_conf` so node daemons and commands share it.
 //! - [`core`]: the pure controller core: node, partition and job managers and the scheduler,
 //!   driven by handler functions in simulated time, talking to the world through an
 //!   [`core::Outbox`]. No sockets, no clock, no locks.
@@ -13,7 +13,7 @@
 //!   [`service`]: the `Controller` gRPC service over it.
 //! - [`testkit`]: builders for scenario tests and benchmarks.
 
-pub use sluice_schema::cluster_conf as conf;
+pub use sluice_vocab::cluster_conf as conf;
 pub mod core;
 pub mod error;
 pub mod fed;

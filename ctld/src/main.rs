@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Parser;
 use sluice_ctld::conf::CtldConf;
 use sluice_ctld::service::server;
-use sluice_schema::auth::{KEY_FILE, Key};
+use sluice_wire::auth::{KEY_FILE, Key};
 use std::net::ToSocketAddrs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

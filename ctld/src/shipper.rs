@@ -13,8 +13,8 @@
 use crate::store::{StateStore, schema};
 use prost::Message;
 use rusqlite::Connection;
-use sluice_schema::client::RecordsClient;
-use sluice_schema::proto::{AcctRecord, RecordBatchRequest};
+use sluice_wire::client::RecordsClient;
+use sluice_wire::proto::{AcctRecord, RecordBatchRequest};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //! fx.register_all();
 //! let id = fx.submit(SubmitRequest::new(1000, "job")).unwrap();
 //! fx.schedule();
-//! assert_eq!(fx.state(id), sluice_schema::JobState::Running);
+//! assert_eq!(fx.state(id), sluice_vocab::JobState::Running);
 //! ```
 
 use crate::conf::CtldConf;
@@ -18,7 +18,7 @@ use crate::core::{
     on_submit, on_tick, schedule,
 };
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState, LocalJobId};
+use sluice_vocab::{FedJobId, JobState, LocalJobId};
 use std::path::Path;
 
 /// The simulated time fixtures start at.

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_reports::purge::PurgeAfter;
-use sluice_schema::conf::{ConfError, ConfFile, Pair};
+use sluice_vocab::conf::{ConfError, ConfFile, Pair};
 use tracing::level_filters::LevelFilter;
 
 use crate::store::usage::PurgePolicy;
@@ -285,7 +285,7 @@ impl DbdConfig {
         self.path
             .parent()
             .unwrap_or(Path::new("/"))
-            .join(sluice_schema::auth::KEY_FILE)
+            .join(sluice_wire::auth::KEY_FILE)
     }
 
     /// The uids allowed to administer the daemon: root and `SlurmUser`.

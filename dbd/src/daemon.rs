@@ -9,8 +9,8 @@ use std::net::ToSocketAddrs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sluice_schema::auth::{AuthError, Key, Verifier};
-use sluice_schema::conf::ConfError;
+use sluice_vocab::conf::ConfError;
+use sluice_wire::auth::{AuthError, Key, Verifier};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
@@ -229,7 +229,7 @@ mod tests {
     fn binding_a_taken_port_names_the_address() {
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = taken.local_addr().unwrap().port();
-        let file = sluice_schema::conf::ConfFile::parse(
+        let file = sluice_vocab::conf::ConfFile::parse(
             Path::new("/x/slurmdbd.conf"),
             &format!("DbdHost=127.0.0.1 DbdPort={port}\n"),
         )

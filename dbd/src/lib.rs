@@ -8,5 +8,6 @@
 
 pub mod config;
 pub mod daemon;
+pub mod db;
 pub mod service;
 pub mod store;

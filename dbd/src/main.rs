@@ -49,7 +49,7 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<(), DaemonError> {
     let config = DbdConfig::load(&args.conf)?;
     // Checked here for the terminal; the daemon loads it again when it prepares.
-    sluice_schema::auth::Key::load(&config.key_path())?;
+    sluice_wire::auth::Key::load(&config.key_path())?;
     let listener = daemon::bind(&config)?;
     if !args.foreground {
         nix::unistd::daemon(false, false)?;

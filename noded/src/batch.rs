@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
-use sluice_schema::jobacct::StepUsage;
-use sluice_schema::proto::LaunchBatchRequest;
+use sluice_vocab::jobacct::StepUsage;
+use sluice_wire::proto::LaunchBatchRequest;
 use tokio::io::AsyncReadExt;
 use tokio::process::Child;
 

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_schema::cluster_conf::{ConfWarning, CtldConf, JobAcctGather};
-use sluice_schema::conf::ConfFile;
-use sluice_schema::hostlist::Hostlist;
+use sluice_vocab::cluster_conf::{ConfWarning, CtldConf, JobAcctGather};
+use sluice_vocab::conf::ConfFile;
+use sluice_vocab::hostlist::Hostlist;
 
 use crate::error::NodedError;
 use crate::resources;
@@ -124,7 +124,7 @@ impl NodedConfig {
     /// The shared key, `slurm.key` next to `slurm.conf`.
     pub fn key_path(&self) -> PathBuf {
         let dir = self.conf_path.parent().unwrap_or(Path::new("."));
-        dir.join(sluice_schema::auth::KEY_FILE)
+        dir.join(sluice_wire::auth::KEY_FILE)
     }
 }
 

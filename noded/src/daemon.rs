@@ -10,9 +10,9 @@ use std::net::ToSocketAddrs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sluice_schema::auth::{Key, Signer, Verifier};
-use sluice_schema::client::connect_lazy;
-use sluice_schema::proto::controller_client::ControllerClient;
+use sluice_wire::auth::{Key, Signer, Verifier};
+use sluice_wire::client::connect_lazy;
+use sluice_wire::proto::controller_client::ControllerClient;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use sluice_schema::proto::{EnvVar, LaunchBatchRequest, RunStepRequest};
+use sluice_wire::proto::{EnvVar, LaunchBatchRequest, RunStepRequest};
 
 /// This node's facts that go into every job's environment.
 #[derive(Debug, Clone, Copy)]

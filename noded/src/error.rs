@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use sluice_schema::auth::AuthError;
-use sluice_schema::conf::ConfError;
+use sluice_vocab::conf::ConfError;
+use sluice_wire::auth::AuthError;
 
 /// Why the node daemon could not start, stopped, or refused a request.
 #[derive(Debug, thiserror::Error)]

@@ -6,17 +6,18 @@
 //! node kills nothing on re-registering but what the reply lists in `kill_jobs`. Exit reports are
 //! sent oldest first and dropped only once acknowledged.
 
+use sluice_wire::jobacct::StepUsageWire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_schema::client::CtldClient;
-use sluice_schema::proto::{HeartbeatRequest, JobExitedRequest, PingRequest, RegisterNodeRequest};
+use sluice_wire::client::CtldClient;
+use sluice_wire::proto::{HeartbeatRequest, JobExitedRequest, PingRequest, RegisterNodeRequest};
 use tonic::Code;
 
 use crate::node::Node;
 use crate::outbox::ExitReport;
 use crate::resources;
-use sluice_schema::jobacct::StepUsage;
+use sluice_vocab::jobacct::StepUsage;
 
 /// How long one RPC to the controller may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(10);

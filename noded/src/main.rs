@@ -49,7 +49,7 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), NodedError> {
     let config = NodedConfig::load(&args.conf, args.node_name.as_deref())?;
-    let key = sluice_schema::auth::Key::load(&config.key_path())?;
+    let key = sluice_wire::auth::Key::load(&config.key_path())?;
     let listener = daemon::bind(&config)?;
     if !args.foreground {
         nix::unistd::daemon(false, false)?;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sluice_schema::jobacct::{StepUsage, TresMap, UsageSide};
+use sluice_vocab::jobacct::{StepUsage, TresMap, UsageSide};
 use tokio::sync::Notify;
 
 use crate::error::NodedError;
@@ -278,7 +278,7 @@ mod tests {
     async fn the_batch_steps_usage_is_kept_with_the_report() {
         let dir = tempfile::tempdir().unwrap();
         let outbox = ExitOutbox::open(dir.path()).unwrap();
-        let task = sluice_schema::jobacct::TaskUsage {
+        let task = sluice_vocab::jobacct::TaskUsage {
             user_ms: 1234,
             sys_ms: 5,
             rss: 4096,

@@ -1,6 +1,6 @@
 //! The `NodeDaemon` gRPC service: decodes, checks who asks, calls into the node, encodes.
 //!
-//! Every request is signed (the server mounts a [`sluice_schema::auth::Verifier`]). Launching
+//! Every request is signed (the server mounts a [`sluice_wire::auth::Verifier`]). Launching
 //! and signalling jobs is for the controller: root, `SlurmUser` or the daemon's own uid.
 //! `RunStep` is srun's, signed by the step's user: it may start tasks as that user, with one of
 //! that user's groups, only.
@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
-use sluice_schema::auth;
-use sluice_schema::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
-use sluice_schema::proto::{
+use sluice_wire::auth;
+use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
+use sluice_wire::proto::{
     Ack, LaunchBatchRequest, NodePingReply, PingRequest, RunStepRequest, SignalJobRequest,
     SignalKind,
 };

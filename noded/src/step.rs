@@ -3,11 +3,12 @@
 //! tasks used here (see [`crate::acct`]). When srun goes away (the response stream is dropped)
 //! the tasks are killed.
 
+use sluice_wire::jobacct::StepUsageWire;
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
-use sluice_schema::jobacct::{StepUsage, TaskUsage};
-use sluice_schema::proto::{RunStepRequest, StepOutput, TaskExit};
+use sluice_vocab::jobacct::{StepUsage, TaskUsage};
+use sluice_wire::proto::{RunStepRequest, StepOutput, TaskExit};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use sluice_schema::JobState;
-use sluice_schema::client::CtldClient;
-use sluice_schema::proto::ListJobsRequest;
+use sluice_vocab::JobState;
+use sluice_wire::client::CtldClient;
+use sluice_wire::proto::ListJobsRequest;
 
 use super::gauge::{self, Gauge};
 use super::load::{edit_conf, job, list, sbatch_round_trip, submit_many, with_cpus};

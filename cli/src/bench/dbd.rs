@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use sluice_schema::client::DbdClient;
-use sluice_schema::proto::{
+use sluice_wire::client::DbdClient;
+use sluice_wire::proto::{
     AddAccountsRequest, AddClustersRequest, AddFederationsRequest, AddUsersRequest, ListEdit,
     ListOp, ModifyClustersRequest,
 };

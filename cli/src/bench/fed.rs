@@ -12,10 +12,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use sluice_schema::JobState;
-use sluice_schema::auth::Key;
-use sluice_schema::client::CtldClient;
-use sluice_schema::proto::{GetFederationRequest, ListJobsRequest};
+use sluice_vocab::JobState;
+use sluice_wire::auth::Key;
+use sluice_wire::client::CtldClient;
+use sluice_wire::proto::{GetFederationRequest, ListJobsRequest};
 
 use super::gauge::{self, Gauge};
 use super::load::{job, list, rpc, submit_many};

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use sluice_schema::client::CtldClient;
-use sluice_schema::proto::{JobInfo, ListJobsRequest, SubmitJobRequest};
+use sluice_wire::client::CtldClient;
+use sluice_wire::proto::{JobInfo, ListJobsRequest, SubmitJobRequest};
 
 use super::{BenchError, report};
 use crate::up::plan::current_user_name;

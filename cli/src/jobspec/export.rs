@@ -5,7 +5,7 @@
 //! * a list `A,B=val,...`: the `SLURM_*` variables, `A` with its current value (if set), `B`
 //!   set to `val`; with `ALL` in the list, every variable plus the listed settings.
 
-use sluice_schema::proto::EnvVar;
+use sluice_wire::proto::EnvVar;
 
 /// Which variables the job receives.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use nix::unistd::{Gid, User, getgid, getgroups, getuid};
-use sluice_schema::proto::{JobShare, SubmitJobRequest};
+use sluice_wire::proto::{JobShare, SubmitJobRequest};
 
 use super::JobOpts;
 

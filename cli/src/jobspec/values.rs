@@ -1,8 +1,8 @@
 //! Option values checked the way Slurm's commands check them before anything is sent:
 //! counts, node ranges, memory sizes, time limits and flag-like environment variables.
 
-use sluice_schema::cluster_conf::parse_time_limit;
-use sluice_schema::proto::JobShare;
+use sluice_vocab::cluster_conf::parse_time_limit;
+use sluice_wire::proto::JobShare;
 
 use super::OptError;
 

@@ -3,7 +3,7 @@
 //! texts. Times (`-S/-E`) are read here with [`timespec`](crate::timespec), so parsing takes
 //! `now` and the zone; the window defaults are applied in [`window`](super::window).
 
-use sluice_schema::JobState;
+use sluice_vocab::JobState;
 
 use super::jobsel::{JobSel, job_list};
 use crate::cmdutil::{ArgKind, OptSpec, getopt, uid_of};

@@ -32,7 +32,7 @@ const fn f(name: &'static str, width: i32, value: fn(&Line, &Cx) -> String) -> F
     Field { name, width, value }
 }
 
-fn job_only(l: &Line, value: impl FnOnce(&sluice_schema::proto::JobRow) -> String) -> String {
+fn job_only(l: &Line, value: impl FnOnce(&sluice_wire::proto::JobRow) -> String) -> String {
     match l {
         Line::Job(j) => value(j),
         Line::Step(..) => String::new(),

@@ -1,7 +1,7 @@
 //! Every accounted field's value on a job line and on a step line.
 
-use sluice_schema::JobState;
-use sluice_schema::proto::{JobRow, StepRecord};
+use sluice_vocab::JobState;
+use sluice_wire::proto::{JobRow, StepRecord};
 
 use super::*;
 

@@ -1,7 +1,7 @@
 //! sacct's `-j` items: `123`, an array task `123_4`, a step `123.0`, `123.batch`,
 //! `123.extern`, or a step of a task `123_4.batch`.
 
-use sluice_schema::proto::JobRow;
+use sluice_wire::proto::JobRow;
 
 /// Slurm's step id for the batch script.
 pub const BATCH_STEP: i32 = -4;

@@ -5,8 +5,8 @@
 use std::io::{self, Write};
 
 use serde_json::{Value, json};
-use sluice_schema::JobState;
-use sluice_schema::proto::{JobRow, StepRecord};
+use sluice_vocab::JobState;
+use sluice_wire::proto::{JobRow, StepRecord};
 
 use super::fields::Cx;
 use super::values::{self as v, Line};
@@ -42,7 +42,7 @@ fn tres(kind: &str, id: i64, count: u64) -> Value {
 
 fn step(j: &JobRow, s: &StepRecord, cx: &Cx) -> Value {
     let line = Line::Step(j, s);
-    let nodes = sluice_schema::hostlist::expand(&s.node_list).unwrap_or_default();
+    let nodes = sluice_vocab::hostlist::expand(&s.node_list).unwrap_or_default();
     json!({
         "step": {"id": v::line_id(&line, false), "name": s.name},
         "state": [state_name(s.state)],

@@ -20,7 +20,7 @@ mod render_tests;
 
 use std::io::Write;
 
-use sluice_schema::proto::{JobQuery, ListClustersRequest, ListFederationsRequest};
+use sluice_wire::proto::{JobQuery, ListClustersRequest, ListFederationsRequest};
 use tonic::Status;
 
 use crate::cmdutil;

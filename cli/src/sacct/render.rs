@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use sluice_schema::proto::JobRow;
+use sluice_wire::proto::JobRow;
 
 use super::args::SacctOpts;
 use super::fields::Cx;

@@ -1,8 +1,9 @@
 //! Golden outputs of sacct's lines over hand-built accounting rows: layouts, step selection,
 //! array ids, federation views and JSON.
 
-use sluice_schema::JobState;
-use sluice_schema::proto::{JobRow, StepRecord};
+use sluice_vocab::JobState;
+use sluice_wire::jobacct::StepUsageWire;
+use sluice_wire::proto::{JobRow, StepRecord};
 
 use super::args::{Context, Invocation, SacctOpts, parse};
 use super::fields::Cx;
@@ -229,7 +230,7 @@ fn json_streams_a_jobs_document() {
 
 #[test]
 fn usage_fields_on_step_lines_and_cpu_sums_on_the_job_line() {
-    use sluice_schema::jobacct::{StepUsage, TaskUsage};
+    use sluice_vocab::jobacct::{StepUsage, TaskUsage};
     let mut r = row();
     let task = TaskUsage {
         user_ms: 1_234,

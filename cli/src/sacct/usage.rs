@@ -3,10 +3,11 @@
 //! used; job lines only the CPU times, summed over the steps (Slurm's `tot_cpu_sec`). A step
 //! nothing was measured for shows empty values and CPU times of `00:00:00`.
 
-use sluice_schema::jobacct::{
+use sluice_vocab::jobacct::{
     StepUsage, TRES_CPU, TRES_FS_DISK, TRES_MEM, TRES_NAMES, TRES_PAGES, TRES_VMEM, TresMap,
     UsageSide,
 };
+use sluice_wire::jobacct::StepUsageWire;
 
 use super::fields::{Cx, Field};
 use super::values::{Line, convert_units};
@@ -59,7 +60,7 @@ fn tres_value(id: u32, v: u64) -> String {
 /// The node at `index` of the step's node list.
 fn node_name(l: &Line, index: u64) -> String {
     let list = l.step().map(|s| s.node_list.as_str()).unwrap_or_default();
-    sluice_schema::hostlist::expand(list)
+    sluice_vocab::hostlist::expand(list)
         .ok()
         .and_then(|nodes| nodes.into_iter().nth(usize::try_from(index).ok()?))
         .unwrap_or_default()

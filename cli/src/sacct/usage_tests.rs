@@ -1,7 +1,8 @@
 //! The usage fields on step and job lines, in Slurm's formats.
 
-use sluice_schema::jobacct::{StepUsage, TaskUsage};
-use sluice_schema::proto::{JobRow, StepRecord};
+use sluice_vocab::jobacct::{StepUsage, TaskUsage};
+use sluice_wire::jobacct::StepUsageWire;
+use sluice_wire::proto::{JobRow, StepRecord};
 
 use super::*;
 use crate::timefmt::Zone;
@@ -11,7 +12,7 @@ const CX: Cx = Cx {
     now: 0,
 };
 
-fn usage(tasks: &[TaskUsage]) -> Option<sluice_schema::proto::StepUsage> {
+fn usage(tasks: &[TaskUsage]) -> Option<sluice_wire::proto::StepUsage> {
     StepUsage::from_tasks(tasks).map(|u| u.to_proto())
 }
 

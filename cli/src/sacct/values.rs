@@ -1,8 +1,8 @@
 //! How sacct shows values: states with their canceller, exit codes, elapsed and CPU times,
 //! memory with Slurm's unit reduction, and TRES strings. Pure functions of a printed line.
 
-use sluice_schema::JobState;
-use sluice_schema::proto::{JobRow, StepRecord};
+use sluice_vocab::JobState;
+use sluice_wire::proto::{JobRow, StepRecord};
 
 use super::jobsel::{BATCH_STEP, step_suffix};
 

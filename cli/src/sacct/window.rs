@@ -6,7 +6,7 @@
 //! second on when it equals S or now; the dbd's end is inclusive, so E - 1 is sent. A start
 //! after the end is Slurm's error.
 
-use sluice_schema::proto::JobQuery;
+use sluice_wire::proto::JobQuery;
 
 use super::args::SacctOpts;
 use crate::timefmt::{self, Zone};

@@ -1,8 +1,6 @@
 //! `add|modify|delete|show account`.
 
-use sluice_schema::proto::{
-    self, AddAccountsRequest, DeleteAccountsRequest, ModifyAccountsRequest,
-};
+use sluice_wire::proto::{self, AddAccountsRequest, DeleteAccountsRequest, ModifyAccountsRequest};
 
 use super::Verb;
 use super::args::{Parts, Word, is_keyword, split_list};

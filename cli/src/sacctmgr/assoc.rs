@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use sluice_schema::proto::{self, ListAssociationsRequest};
+use sluice_wire::proto::{self, ListAssociationsRequest};
 
 use super::Verb;
 use super::args::{Parts, Word, is_keyword, split_list};

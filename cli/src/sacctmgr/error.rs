@@ -133,7 +133,7 @@ pub fn status_text(status: &tonic::Status) -> String {
     }
     match status.code() {
         tonic::Code::PermissionDenied => "Access/permission denied".to_string(),
-        tonic::Code::Unauthenticated => sluice_schema::auth::AUTH_ERROR.to_string(),
+        tonic::Code::Unauthenticated => sluice_wire::auth::AUTH_ERROR.to_string(),
         tonic::Code::Unavailable => "Connection refused".to_string(),
         other => other.description().to_string(),
     }

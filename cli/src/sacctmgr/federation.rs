@@ -1,7 +1,7 @@
 //! `add|modify|delete|show federation`.
 
-use sluice_schema::FedState;
-use sluice_schema::proto::{
+use sluice_vocab::FedState;
+use sluice_wire::proto::{
     self, AddFederationsRequest, DeleteFederationsRequest, ModifyFederationsRequest,
 };
 

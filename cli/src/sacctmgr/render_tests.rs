@@ -1,6 +1,6 @@
 //! Golden renderings of sacctmgr's tables and messages, without a daemon.
 
-use sluice_schema::proto;
+use sluice_wire::proto;
 
 use super::args::Op;
 use super::fields::parse_format;
@@ -112,7 +112,7 @@ fn settings_lines_match_slurm() {
         ..Default::default()
     };
     set.features.apply(Op::Add, "x,y").unwrap();
-    set.fed_state = sluice_schema::FedState::parse_settable("drain");
+    set.fed_state = sluice_vocab::FedState::parse_settable("drain");
     assert_eq!(
         set.lines(),
         "  Feature     += x\n  Feature     += y\n  Federation     = f1\n  FedState       = DRAIN\n"

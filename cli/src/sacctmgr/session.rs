@@ -7,8 +7,8 @@
 
 use std::io::Write;
 
-use sluice_schema::client::DbdClient;
-use sluice_schema::proto::{self, ChangeReply};
+use sluice_wire::client::DbdClient;
+use sluice_wire::proto::{self, ChangeReply};
 
 use crate::output::Printer;
 use crate::slurm_conf::SlurmConf;

@@ -1,6 +1,6 @@
 //! `add|modify|delete|show user`.
 
-use sluice_schema::proto::{self, AddUsersRequest, DeleteUsersRequest, ModifyUsersRequest};
+use sluice_wire::proto::{self, AddUsersRequest, DeleteUsersRequest, ModifyUsersRequest};
 
 use super::Verb;
 use super::args::{Parts, Word, is_keyword, split_list};

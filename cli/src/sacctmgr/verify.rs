@@ -1,7 +1,7 @@
 //! The checks sacctmgr makes before a federation change (Slurm does them client-side by
 //! listing first; the dbd still enforces every rule inside its transaction).
 
-use sluice_schema::proto::{ListClustersRequest, ListFederationsRequest};
+use sluice_wire::proto::{ListClustersRequest, ListFederationsRequest};
 
 use super::args::is_edit;
 use super::error::SacctmgrError;

@@ -4,7 +4,7 @@
 //! cluster, then to the first listed. The `-M` list still travels with the job, so a
 //! federation offers siblings only to those clusters.
 
-use sluice_schema::proto::SubmitJobRequest;
+use sluice_wire::proto::SubmitJobRequest;
 
 use super::SbatchError;
 use crate::multicluster::{self, Member, Selection};

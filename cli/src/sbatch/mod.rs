@@ -16,7 +16,7 @@ pub mod submit;
 use std::io::{Read, Write};
 use std::path::Path;
 
-use sluice_schema::proto::SubmitJobRequest;
+use sluice_wire::proto::SubmitJobRequest;
 
 use crate::jobspec::getopt::{self, GetoptError, Mode};
 use crate::jobspec::{self, OptError, Submitter};

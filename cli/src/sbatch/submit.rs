@@ -5,7 +5,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use chrono::{Local, TimeZone};
-use sluice_schema::proto::SubmitJobReply;
+use sluice_wire::proto::SubmitJobReply;
 use tonic::{Code, Status};
 
 use super::{SbatchError, Submission};
@@ -130,7 +130,7 @@ pub fn report(s: &Submission, reply: &SubmitJobReply, out: &mut dyn Write, err: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sluice_schema::proto::SubmitJobRequest;
+    use sluice_wire::proto::SubmitJobRequest;
 
     fn sub(parsable: bool, quiet: bool, clusters: bool, test_only: bool) -> Submission {
         Submission {

@@ -189,7 +189,7 @@ fn help_is_printed_not_submitted() {
 
 #[test]
 fn sharing_options_reach_the_request_the_last_one_winning() {
-    use sluice_schema::proto::JobShare;
+    use sluice_wire::proto::JobShare;
     let share = |args: &str, environ: &[(String, String)], script: &str| {
         submission(plan_stdin(args, environ, script))
             .request

@@ -1,8 +1,8 @@
 //! scancel's command line: job ids (`N`, `N_M`, `N_[1-3,5]`), filters and the signal.
 
 use nix::unistd::{User, getuid};
-use sluice_schema::JobState;
-use sluice_schema::proto::CancelRequest;
+use sluice_vocab::JobState;
+use sluice_wire::proto::CancelRequest;
 
 use super::ScancelError;
 use crate::jobspec::getopt::{self, HasArg, Mode, OptSpec};

@@ -1,7 +1,7 @@
 //! `scancel`: cancels or signals jobs by id (`N`, `N_M`, `N_[1-3]`) or by filters
 //! (`-u -n -t -p`), with Slurm's messages.
 //!
-//! * [`args`]: the command line into a [`CancelRequest`](sluice_schema::proto::CancelRequest).
+//! * [`args`]: the command line into a [`CancelRequest`](sluice_wire::proto::CancelRequest).
 //!
 //! `--sibling=C` withdraws a federated job's pending copy on cluster C instead of cancelling;
 //! `-M a,b|all` sends the request to each named cluster's controller.
@@ -10,7 +10,7 @@ pub mod args;
 
 use std::io::Write;
 
-use sluice_schema::proto::{CancelReply, CancelRequest};
+use sluice_wire::proto::{CancelReply, CancelRequest};
 
 use crate::jobspec::getopt::GetoptError;
 use crate::jobspec::{self, signals};

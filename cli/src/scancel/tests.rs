@@ -2,8 +2,8 @@
 
 use super::args::{Command, parse};
 use super::*;
-use sluice_schema::JobState;
-use sluice_schema::proto::JobError;
+use sluice_vocab::JobState;
+use sluice_wire::proto::JobError;
 
 fn words(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()

@@ -1,8 +1,8 @@
 //! Golden outputs of the federation lines of `scontrol show job` and of the federation
 //! settings `scontrol update job` passes on.
 
-use sluice_schema::JobState;
-use sluice_schema::proto::{EnvVar, JobInfo};
+use sluice_vocab::JobState;
+use sluice_wire::proto::{EnvVar, JobInfo};
 
 use super::show;
 use super::update::{Update, parse_update};

@@ -4,7 +4,7 @@
 //! Nothing is printed when the cluster is in no federation. The view comes from the
 //! accounting daemon, which arbitrates the federation.
 
-use sluice_schema::proto::{FedClusterRequest, FedMember, FederationView};
+use sluice_wire::proto::{FedClusterRequest, FedMember, FederationView};
 
 use crate::cmdutil;
 use crate::slurm_conf::{CliError, SlurmConf};

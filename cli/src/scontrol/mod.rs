@@ -15,8 +15,8 @@ mod render_tests;
 
 use std::io::Write;
 
-use sluice_schema::client::{CtldAdminClient, CtldClient};
-use sluice_schema::proto::{
+use sluice_wire::client::{CtldAdminClient, CtldClient};
+use sluice_wire::proto::{
     ControlJobRequest, GetConfigRequest, JobAction, JobError, ListJobsRequest, ListNodesRequest,
     ListPartitionsRequest, ReconfigureRequest,
 };
@@ -226,7 +226,7 @@ async fn show_cmd(s: &mut Session<'_>, words: &[String]) -> i32 {
         let Some(list) = list else {
             return s.fail("scontrol: error: host list is empty");
         };
-        return match sluice_schema::hostlist::expand(&list) {
+        return match sluice_vocab::hostlist::expand(&list) {
             Ok(hosts) => {
                 for host in hosts {
                     let _ = writeln!(s.out, "{host}");

@@ -1,8 +1,8 @@
 //! Golden outputs of `scontrol show` over hand-built records. The renderers are given UTC, so
 //! every timestamp in the expected text is exact.
 
-use sluice_schema::JobState;
-use sluice_schema::proto::{ConfigReply, EnvVar, JobInfo, NodeInfo, PartitionInfo};
+use sluice_vocab::JobState;
+use sluice_wire::proto::{ConfigReply, EnvVar, JobInfo, NodeInfo, PartitionInfo};
 
 use super::show;
 use crate::timefmt::Zone;

@@ -2,8 +2,8 @@
 //! block (lines after the first indented by three spaces, a blank line after each), or one
 //! line per record with `-o`.
 
-use sluice_schema::JobState;
-use sluice_schema::proto::{ConfigReply, JobInfo, NodeInfo, PartitionInfo};
+use sluice_vocab::JobState;
+use sluice_wire::proto::{ConfigReply, JobInfo, NodeInfo, PartitionInfo};
 
 use crate::cmdutil::{group_name, user_name};
 use crate::timefmt::{self, Zone};

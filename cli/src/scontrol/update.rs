@@ -1,7 +1,7 @@
 //! `scontrol update` and the job actions (`hold`, `release`, `requeue`, ...): turning words
 //! into requests, with Slurm's messages for what is refused before anything is sent.
 
-use sluice_schema::proto::{
+use sluice_wire::proto::{
     EnvVar, JobAction, SuspendExcKey, UpdateJobRequest, UpdateMode, UpdateNodeRequest,
     UpdateSuspendExcRequest,
 };

@@ -1,7 +1,7 @@
 //! sinfo's options, with Slurm's names, built-in formats and error texts.
 
-use sluice_schema::NodeState;
-use sluice_schema::hostlist::Hostlist;
+use sluice_vocab::NodeState;
+use sluice_vocab::hostlist::Hostlist;
 
 use crate::cmdutil::{ArgKind, OptSpec, getopt};
 

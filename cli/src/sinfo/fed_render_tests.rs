@@ -1,6 +1,6 @@
 //! Golden outputs of sinfo's federated view: every member in one table with a CLUSTER column.
 
-use sluice_schema::proto::{NodeInfo, PartitionInfo};
+use sluice_wire::proto::{NodeInfo, PartitionInfo};
 
 use super::args::{Invocation, View, parse};
 use super::{ClusterInfo, render_clusters};

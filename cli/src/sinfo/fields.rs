@@ -2,9 +2,9 @@
 //! one partition that look the same in every non-aggregate field of the format; aggregate
 //! fields (`%N %D %C %F %A`) sum over its nodes.
 
-use sluice_schema::hostlist::compress;
-use sluice_schema::proto::{NodeInfo, PartitionInfo};
-use sluice_schema::{NodeFlags, NodeState};
+use sluice_vocab::hostlist::compress;
+use sluice_vocab::{NodeFlags, NodeState};
+use sluice_wire::proto::{NodeInfo, PartitionInfo};
 
 use crate::cmdutil::user_name;
 use crate::timefmt::{self, Zone};

@@ -16,8 +16,8 @@ mod render_tests;
 
 use std::io::Write;
 
-use sluice_schema::NodeState;
-use sluice_schema::proto::{ListNodesRequest, ListPartitionsRequest, NodeInfo, PartitionInfo};
+use sluice_vocab::NodeState;
+use sluice_wire::proto::{ListNodesRequest, ListPartitionsRequest, NodeInfo, PartitionInfo};
 
 use crate::cmdutil;
 use crate::multicluster::{self, Selection};
@@ -157,7 +157,7 @@ async fn fetch_federation(conf: &SlurmConf) -> Result<Vec<ClusterInfo>, String> 
 }
 
 async fn fetch_from(
-    mut client: sluice_schema::client::CtldClient,
+    mut client: sluice_wire::client::CtldClient,
     name: String,
 ) -> Result<ClusterInfo, String> {
     let parts = client

@@ -1,6 +1,6 @@
 //! Golden outputs of sinfo's views over hand-built nodes and partitions.
 
-use sluice_schema::proto::{NodeInfo, PartitionInfo};
+use sluice_wire::proto::{NodeInfo, PartitionInfo};
 
 use super::args::{Invocation, parse};
 use super::render;

@@ -1,8 +1,8 @@
 //! squeue's options: which jobs (`-j -u -t -p -n -A -w`), how to show them (`-o -O -l -h
 //! --json -r -S`), with Slurm's option names, environment variables and error texts.
 
-use sluice_schema::JobState;
-use sluice_schema::hostlist::Hostlist;
+use sluice_vocab::JobState;
+use sluice_vocab::hostlist::Hostlist;
 
 use crate::cmdutil::{ArgKind, OptSpec, getopt, uid_of};
 

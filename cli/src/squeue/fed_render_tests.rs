@@ -1,7 +1,7 @@
 //! Golden outputs of squeue's federation fields (`-O cluster,origin,siblingsactive,...`).
 
-use sluice_schema::JobState;
-use sluice_schema::proto::JobInfo;
+use sluice_vocab::JobState;
+use sluice_wire::proto::JobInfo;
 
 use super::args::{Invocation, parse};
 use super::render;

@@ -6,8 +6,8 @@
 
 use std::collections::HashSet;
 
-use sluice_schema::JobState;
-use sluice_schema::proto::JobInfo;
+use sluice_vocab::JobState;
+use sluice_wire::proto::JobInfo;
 
 /// Whether `j` is the origin's tracker of a job that lives elsewhere: revoked, or (once the
 /// run elsewhere ended and the tracker took its final state) not among the active siblings.

@@ -1,7 +1,7 @@
 //! squeue's fields: the `-o` letter, the `-O` name, the header and how each value is shown.
 
-use sluice_schema::JobState;
-use sluice_schema::proto::JobInfo;
+use sluice_vocab::JobState;
+use sluice_wire::proto::JobInfo;
 
 use crate::cmdutil::{group_name, user_name};
 use crate::timefmt::{self, Zone};

@@ -18,7 +18,7 @@ fn num(value: Option<i64>) -> Value {
 
 fn exit_code(line: &JobLine) -> Value {
     let j = line.job;
-    let status = if line.state() == sluice_schema::JobState::Pending {
+    let status = if line.state() == sluice_vocab::JobState::Pending {
         "PENDING"
     } else if j.signal != 0 {
         "SIGNALED"

@@ -18,7 +18,7 @@ mod render_tests;
 
 use std::io::Write;
 
-use sluice_schema::proto::{JobInfo, ListJobsRequest};
+use sluice_wire::proto::{JobInfo, ListJobsRequest};
 
 use crate::cmdutil;
 use crate::multicluster::{self, Member, Selection};

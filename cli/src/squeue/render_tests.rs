@@ -1,7 +1,7 @@
 //! Golden outputs of squeue's renderers over hand-built jobs.
 
-use sluice_schema::JobState;
-use sluice_schema::proto::JobInfo;
+use sluice_vocab::JobState;
+use sluice_wire::proto::JobInfo;
 
 use super::args::{Invocation, SqueueOpts, parse};
 use super::render;

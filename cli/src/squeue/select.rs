@@ -3,9 +3,9 @@
 
 use std::cmp::Ordering;
 
-use sluice_schema::JobState;
-use sluice_schema::hostlist::Hostlist;
-use sluice_schema::proto::JobInfo;
+use sluice_vocab::JobState;
+use sluice_vocab::hostlist::Hostlist;
+use sluice_wire::proto::JobInfo;
 
 use super::args::SqueueOpts;
 use super::fields::JobLine;

@@ -2,7 +2,7 @@
 //! merge a federation, render. Messages Slurm prints and carries on after (unknown
 //! conditions or fields) go to stderr and make the exit code 1; errors stop the report.
 
-use sluice_schema::proto::{JobSizesQuery, UsageQuery};
+use sluice_wire::proto::{JobSizesQuery, UsageQuery};
 
 use super::assoc::{self, Order};
 use super::conds::{self, Conds, Kind};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use sluice_schema::proto;
+use sluice_wire::proto;
 
 /// One cluster's usage of one TRES over the window, in TRES-seconds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -6,9 +6,9 @@
 
 use std::io::Write;
 
-use sluice_schema::client::{DbdClient, SignedChannel};
-use sluice_schema::proto::reports_client::ReportsClient;
-use sluice_schema::proto::{self, JobSizesQuery, UsageQuery};
+use sluice_wire::client::{DbdClient, SignedChannel};
+use sluice_wire::proto::reports_client::ReportsClient;
+use sluice_wire::proto::{self, JobSizesQuery, UsageQuery};
 
 use crate::slurm_conf::SlurmConf;
 use crate::timefmt::Zone;

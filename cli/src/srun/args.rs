@@ -202,7 +202,7 @@ impl SrunOpts {
             }
             SrOpt::Overlap => self.overlap = true,
             SrOpt::NodeList => {
-                self.nodelist = sluice_schema::hostlist::expand(&value.unwrap_or_default())
+                self.nodelist = sluice_vocab::hostlist::expand(&value.unwrap_or_default())
                     .map_err(|_| OptError::NodeList)?;
             }
             SrOpt::Help | SrOpt::Usage | SrOpt::Version => {}
@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn sharing_options_and_slurm_exclusive() {
-        use sluice_schema::proto::JobShare;
+        use sluice_wire::proto::JobShare;
         assert_eq!(run("true", &[]).unwrap().job.share, None);
         let o = run("-s -N1 true", &[]).unwrap();
         assert_eq!(o.job.share, Some(JobShare::Oversubscribe));

@@ -1,13 +1,14 @@
 //! Running a step: `RunStep` on every node of the step at once, output printed as it arrives,
 //! task exits reported as srun reports them, Ctrl-C and SIGTERM forwarded to the tasks.
 
+use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
 use std::time::Instant;
 
-use sluice_schema::auth::Signer;
-use sluice_schema::client::{NodedClient, connect_lazy};
-use sluice_schema::jobacct::StepUsage;
-use sluice_schema::proto::{NodeAddr, RunStepRequest, SignalJobRequest, SignalKind, TaskExit};
+use sluice_vocab::jobacct::StepUsage;
+use sluice_wire::auth::Signer;
+use sluice_wire::client::{NodedClient, connect_lazy};
+use sluice_wire::proto::{NodeAddr, RunStepRequest, SignalJobRequest, SignalKind, TaskExit};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 

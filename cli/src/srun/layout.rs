@@ -1,7 +1,7 @@
 //! Where tasks run and how their ends add up: block distribution over the step's nodes (or
 //! the controller's per-node counts), Slurm's task lists (`tasks 0-2,5`), and srun's exit code.
 
-use sluice_schema::proto::TaskExit;
+use sluice_wire::proto::TaskExit;
 
 use crate::jobspec::signals;
 

@@ -19,11 +19,12 @@ pub mod layout;
 pub mod output;
 pub mod step;
 
+use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
 
-use sluice_schema::auth::{Key, Signer};
-use sluice_schema::client::CtldClient;
-use sluice_schema::proto::{CancelRequest, RunStepRequest, StepDoneRequest, allocation_event};
+use sluice_wire::auth::{Key, Signer};
+use sluice_wire::client::CtldClient;
+use sluice_wire::proto::{CancelRequest, RunStepRequest, StepDoneRequest, allocation_event};
 use tokio::sync::mpsc;
 
 use crate::jobspec::{self, Submitter, request::workdir};
@@ -271,7 +272,7 @@ fn command_name(command: &[String]) -> String {
 /// code after the error was printed.
 async fn allocate(
     ctld: &mut CtldClient,
-    req: sluice_schema::proto::SubmitJobRequest,
+    req: sluice_wire::proto::SubmitJobRequest,
     quiet: bool,
     err: &mut dyn Write,
     interrupts: &mut mpsc::UnboundedReceiver<Interrupt>,

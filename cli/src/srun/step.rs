@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::time::Duration;
 
-use sluice_schema::client::CtldClient;
-use sluice_schema::proto::{CreateStepReply, CreateStepRequest, JobShare};
+use sluice_wire::client::CtldClient;
+use sluice_wire::proto::{CreateStepReply, CreateStepRequest, JobShare};
 use tokio::sync::mpsc;
 use tonic::Code;
 

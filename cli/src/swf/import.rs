@@ -13,9 +13,9 @@
 use std::io::BufRead;
 use std::path::PathBuf;
 
-use sluice_schema::client::{DbdClient, RecordsClient};
-use sluice_schema::proto::acct_record::Kind;
-use sluice_schema::proto::{
+use sluice_wire::client::{DbdClient, RecordsClient};
+use sluice_wire::proto::acct_record::Kind;
+use sluice_wire::proto::{
     AcctRecord, ClusterCapacityRecord, ListClustersRequest, RecordBatchRequest,
 };
 use tokio::sync::mpsc;

@@ -19,9 +19,9 @@
 //!   archive's mark of a job cancelled while queued): a job that never ran has no start,
 //!   ends when it left the queue, and allocates nothing.
 
-use sluice_schema::proto::acct_record::Kind;
-use sluice_schema::proto::{JobEndedRecord, JobStartedRecord, JobSubmittedRecord};
-use sluice_schema::states::JobState;
+use sluice_vocab::states::JobState;
+use sluice_wire::proto::acct_record::Kind;
+use sluice_wire::proto::{JobEndedRecord, JobStartedRecord, JobSubmittedRecord};
 
 use super::format::{LineProblem, Status, SwfJob};
 

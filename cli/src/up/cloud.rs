@@ -68,7 +68,7 @@ impl CloudSpec {
         lines.extend([
             format!(
                 "PartitionName={PARTITION} Nodes={} MaxTime=INFINITE State=UP SuspendTime={}",
-                sluice_schema::hostlist::compress(&names),
+                sluice_vocab::hostlist::compress(&names),
                 self.suspend_time
             ),
             format!("ResumeProgram={}", resume_program(&self.dir).display()),

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_schema::cluster_conf::{CtldConf, NodeConfState};
+use sluice_vocab::cluster_conf::{CtldConf, NodeConfState};
 
 use super::UpError;
 use super::cloud::CloudSpec;
@@ -81,7 +81,7 @@ impl ClusterSpec {
             None => "ALL".to_string(),
             Some(_) => {
                 let names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
-                sluice_schema::hostlist::compress(&names)
+                sluice_vocab::hostlist::compress(&names)
             }
         };
         lines.push(format!(

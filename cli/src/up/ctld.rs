@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sluice_schema::auth::{Key, Signer};
-use sluice_schema::client::{CtldClient, connect};
-use sluice_schema::proto::{ListNodesRequest, NodeInfo, PingRequest};
+use sluice_wire::auth::{Key, Signer};
+use sluice_wire::client::{CtldClient, connect};
+use sluice_wire::proto::{ListNodesRequest, NodeInfo, PingRequest};
 
 use super::UpError;
 use super::cluster_conf::ClusterConf;

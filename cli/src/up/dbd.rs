@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use sluice_schema::auth::{Key, Signer};
-use sluice_schema::client::{DbdClient, connect_dbd};
-use sluice_schema::proto::{
+use sluice_wire::auth::{Key, Signer};
+use sluice_wire::client::{DbdClient, connect_dbd};
+use sluice_wire::proto::{
     AddClustersRequest, AddFederationsRequest, ListClustersRequest, ListFederationsRequest,
     ModifyFederationsRequest, PingRequest,
 };

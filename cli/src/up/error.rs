@@ -38,10 +38,10 @@ pub enum UpError {
     },
     /// An existing configuration file is invalid.
     #[error(transparent)]
-    Conf(#[from] sluice_schema::conf::ConfError),
+    Conf(#[from] sluice_vocab::conf::ConfError),
     /// The key cannot be created or is unsafe.
     #[error(transparent)]
-    Key(#[from] sluice_schema::auth::AuthError),
+    Key(#[from] sluice_wire::auth::AuthError),
     /// No free loopback port could be found.
     #[error("cannot find a free port on 127.0.0.1: {source}")]
     NoPort {

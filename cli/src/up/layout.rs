@@ -44,7 +44,7 @@ impl Layout {
     }
     /// The key shared by daemons and commands.
     pub fn key(&self) -> PathBuf {
-        self.dir.join(sluice_schema::auth::KEY_FILE)
+        self.dir.join(sluice_wire::auth::KEY_FILE)
     }
     /// The list of the federation's clusters, one per line, the first one `env.sh` points at.
     pub fn clusters_file(&self) -> PathBuf {
@@ -92,7 +92,7 @@ impl Layout {
     pub fn create_cluster_dir(&self, name: &str) -> Result<(), UpError> {
         let dir = self.cluster_dir(name);
         create_dir(&dir)?;
-        let key = dir.join(sluice_schema::auth::KEY_FILE);
+        let key = dir.join(sluice_wire::auth::KEY_FILE);
         if key.exists() {
             return Ok(());
         }
@@ -132,7 +132,7 @@ impl Layout {
         if !self.slurmdbd_conf().exists() {
             return Ok(None);
         }
-        let file = sluice_schema::conf::ConfFile::read(&self.slurmdbd_conf())?;
+        let file = sluice_vocab::conf::ConfFile::read(&self.slurmdbd_conf())?;
         match file.get("DbdPort") {
             Some(p) => Ok(Some(file.number::<u16>(p)?)),
             None => Ok(None),
@@ -218,7 +218,7 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sluice_schema::conf::ConfFile;
+    use sluice_vocab::conf::ConfFile;
 
     #[test]
     fn the_dbd_conf_and_the_cluster_list_are_written_once() {
@@ -256,10 +256,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let layout = Layout::new(tmp.path()).unwrap();
         layout.create_dirs().unwrap();
-        let key = sluice_schema::auth::Key::create_if_missing(&layout.key()).unwrap();
+        let key = sluice_wire::auth::Key::create_if_missing(&layout.key()).unwrap();
         layout.create_cluster_dir("c1").unwrap();
-        let copy = sluice_schema::auth::Key::load(
-            &layout.cluster_dir("c1").join(sluice_schema::auth::KEY_FILE),
+        let copy = sluice_wire::auth::Key::load(
+            &layout.cluster_dir("c1").join(sluice_wire::auth::KEY_FILE),
         )
         .unwrap();
         let token = key.sign(7, 1000);

@@ -2,7 +2,7 @@
 //! when the directory is first set up (from `--clusters`, `--nodes` and free loopback ports),
 //! then read back from the files every time, so an admin's edits count.
 
-use sluice_schema::auth::Key;
+use sluice_wire::auth::Key;
 
 use super::cloud::{self, CloudSpec};
 use super::cluster_conf::{ClusterConf, ClusterSpec, NodeSpec};
@@ -295,7 +295,7 @@ mod tests {
         for c in &plan.clusters {
             assert_eq!(c.dbd_port, dbd_port);
             ports.push(c.ctld_port);
-            let (conf, _) = sluice_schema::cluster_conf::CtldConf::load(&c.path).unwrap();
+            let (conf, _) = sluice_vocab::cluster_conf::CtldConf::load(&c.path).unwrap();
             ports.extend(conf.nodes.iter().map(|n| n.port));
         }
         let count = ports.len();

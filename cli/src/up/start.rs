@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use sluice_schema::node_states::NodeState;
-use sluice_schema::proto::NodeInfo;
+use sluice_vocab::node_states::NodeState;
+use sluice_wire::proto::NodeInfo;
 
 use super::daemons::Daemon;
 use super::plan::{self, Plan};

@@ -3,7 +3,7 @@
 //! so every task is scheduled, shown and accounted like any job. The `%N` throttle caps how
 //! many tasks run at once (reason `JobArrayTaskLimit`).
 
-use sluice_schema::FedJobId;
+use sluice_vocab::FedJobId;
 
 /// A parsed `--array` specification.
 #[derive(Debug, Clone, PartialEq, Eq)]

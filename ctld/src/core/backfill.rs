@@ -16,7 +16,7 @@ use super::sched::{ineligible, try_start};
 use super::select::{for_each_common, job_maps, node_fits, pick};
 use super::{Core, SimTime};
 use fixedbitset::FixedBitSet;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// Nodes held for a blocked job from its planned start on.
 #[derive(Debug, Clone)]

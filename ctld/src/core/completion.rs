@@ -10,8 +10,8 @@ use super::jobs::{JobReason, JobTable};
 use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::{Core, SimTime, deps, kill};
 use crate::error::CtldError;
-use sluice_schema::jobacct::StepUsage;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::jobacct::StepUsage;
+use sluice_vocab::{FedJobId, JobState};
 
 /// SIGTERM, sent first when a job is cancelled, times out or is requeued.
 pub const SIGTERM: i32 = 15;

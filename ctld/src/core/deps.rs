@@ -10,7 +10,7 @@ use super::jobs::{Job, JobReason, JobRef, JobTable};
 use super::snapshot::dep_kind_name;
 use super::{Core, SimTime};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// A dependency type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

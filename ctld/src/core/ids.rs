@@ -3,7 +3,7 @@
 //! for more when [`JobIdSource::remaining`] runs low. When it is empty, submissions fail with
 //! `EAGAIN` ("Resource temporarily unavailable"), on which sbatch retries.
 
-use sluice_schema::{ClusterId, FedJobId, LocalJobId};
+use sluice_vocab::{ClusterId, FedJobId, LocalJobId};
 use std::collections::VecDeque;
 
 /// A supply of job ids.
@@ -44,7 +44,7 @@ impl IdLease {
     /// Every local id from `first` up to the end of the id space: the plain counter of a
     /// controller without an accounting daemon (`FirstJobId` upward).
     pub fn counter(origin: Option<ClusterId>, first: LocalJobId) -> Self {
-        let count = sluice_schema::ids::MAX_LOCAL_ID
+        let count = sluice_vocab::ids::MAX_LOCAL_ID
             .saturating_sub(first.get())
             .saturating_add(1);
         Self::with_range(origin, first, count)
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn a_block_stops_at_the_end_of_the_id_space() {
-        let last = LocalJobId::new(sluice_schema::ids::MAX_LOCAL_ID).unwrap();
+        let last = LocalJobId::new(sluice_vocab::ids::MAX_LOCAL_ID).unwrap();
         let mut lease = IdLease::with_range(None, last, 5);
         assert_eq!(lease.next_id().map(|id| id.local()), Some(last));
         assert_eq!(lease.next_id(), None);

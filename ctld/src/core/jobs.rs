@@ -8,7 +8,7 @@ use super::deps::Dependencies;
 use super::partitions::PartIdx;
 use crate::conf::TimeLimit;
 use fixedbitset::FixedBitSet;
-use sluice_schema::{FedJobId, JobState, NodeIdx};
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;

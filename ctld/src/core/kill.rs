@@ -7,7 +7,7 @@ use super::completion::{SIGTERM, batch_step_ended, end_run, leave_running, relea
 use super::jobs::{JobReason, JobTable};
 use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::{Core, SimTime};
-use sluice_schema::{FedJobId, JobState, NodeIdx};
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
 
 /// Kills a running or suspended job: SIGTERM now, SIGKILL after KillWait. The job takes
 /// `state` (CANCELLED, TIMEOUT, or PENDING for a requeue) and keeps its nodes until it exits.

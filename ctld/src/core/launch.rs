@@ -10,7 +10,7 @@ use super::outbox::Outbox;
 use super::registration::set_node_down;
 use super::{Core, SimTime};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState, NodeIdx};
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
 
 /// The reason a node is set DOWN with when a batch launch could not reach it.
 pub const LAUNCH_FAILED: &str = "batch job launch failure";

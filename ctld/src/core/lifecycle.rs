@@ -9,7 +9,7 @@ use super::kill;
 use super::outbox::{NodeCommand, Outbox, SaveHint};
 use super::{Caller, Core, SimTime};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// `scancel [-s signal] job`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -90,7 +90,7 @@ use crate::conf::{CtldConf, SchedulerType};
 use crate::error::CtldError;
 use jobs::JobTable;
 use nodes::NodeTable;
-use sluice_schema::FedJobId;
+use sluice_vocab::FedJobId;
 use std::fmt;
 
 /// Simulated time: seconds since the Unix epoch, passed into every handler.
@@ -315,7 +315,7 @@ impl Core {
     }
 
     /// The compressed hostlist of `nodes` (`n[1-4]`).
-    pub fn hostlist(&self, nodes: &[sluice_schema::NodeIdx]) -> String {
+    pub fn hostlist(&self, nodes: &[sluice_vocab::NodeIdx]) -> String {
         self.nodes.hostlist(nodes)
     }
 }

@@ -9,8 +9,8 @@ use super::power::NodePower;
 use crate::conf::{NodeConf, NodeConfState};
 use crate::error::CtldError;
 use fixedbitset::FixedBitSet;
-use sluice_schema::hostlist::compress;
-use sluice_schema::{FedJobId, NodeIdx};
+use sluice_vocab::hostlist::compress;
+use sluice_vocab::{FedJobId, NodeIdx};
 use std::collections::HashMap;
 
 /// A node's base state.

@@ -6,8 +6,8 @@ use super::SimTime;
 use super::jobs::{ArrayTask, Job, JobReason, LaunchSpec};
 use super::signal::JobPart;
 use crate::conf::TimeLimit;
-use sluice_schema::jobacct::StepUsage;
-use sluice_schema::{FedJobId, JobState, NodeIdx};
+use sluice_vocab::jobacct::StepUsage;
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
 use std::sync::Arc;
 
 /// A request for node daemons. `nodes` index the core's node table; `node_list` is the same

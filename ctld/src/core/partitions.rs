@@ -7,7 +7,7 @@ use super::nodes::NodeTable;
 use crate::conf::{CtldConf, OverSubscribe, PartState, PartitionConf, TimeLimit};
 use crate::error::CtldError;
 use fixedbitset::FixedBitSet;
-use sluice_schema::conf::ConfError;
+use sluice_vocab::conf::ConfError;
 use std::fmt;
 
 /// A partition's index in the core's partition table.

@@ -5,7 +5,7 @@ use super::nodes::NodeBase;
 use super::outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, SaveHint};
 use super::{Caller, Core, SimTime, kill};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, NodeIdx};
+use sluice_vocab::{FedJobId, NodeIdx};
 
 /// What a node daemon reports when it (re)starts and periodically after.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use super::jobs::LaunchSpec;
 use crate::conf::TimeLimit;
 use serde::{Deserialize, Serialize};
-use sluice_schema::FedJobId;
+use sluice_vocab::FedJobId;
 
 /// What a job asked about sharing its resources (Slurm's `shared` job option). The partition's
 /// `OverSubscribe` decides what it gets (see [`super::alloc::Share::of`]).

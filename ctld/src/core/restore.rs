@@ -19,7 +19,7 @@ use super::snapshot::{HoldSnap, JobSnap, Snapshot, dep_from_snap, reason_from_st
 use super::{Core, JobIdSource, SimTime, partitions};
 use crate::conf::{CtldConf, TimeLimit};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState, NodeIdx};
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
 use std::sync::Arc;
 
 /// Something of the snapshot the restore could not bring back as it was.

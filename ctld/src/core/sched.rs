@@ -13,7 +13,7 @@ use super::partitions::PartIdx;
 use super::select::job_maps;
 use super::{Core, SimTime, alloc, backfill, completion, deps, fed, gang};
 use crate::conf::PartState;
-use sluice_schema::FedJobId;
+use sluice_vocab::FedJobId;
 
 /// What a pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use super::jobs::Job;
 use super::nodes::NodeTable;
 use super::partitions::Partition;
 use fixedbitset::FixedBitSet;
-use sluice_schema::NodeIdx;
+use sluice_vocab::NodeIdx;
 
 const BITS: usize = usize::BITS as usize;
 

@@ -8,7 +8,7 @@ use super::lifecycle::each;
 use super::outbox::{NodeCommand, Outbox};
 use super::{Caller, Core};
 use crate::error::CtldError;
-use sluice_schema::JobState;
+use sluice_vocab::JobState;
 
 /// Which part of a job a signal is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

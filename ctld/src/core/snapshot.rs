@@ -15,7 +15,7 @@ use super::request::JobShare;
 use super::steps::StepSnap;
 use super::{Core, SimTime};
 use serde::{Deserialize, Serialize};
-use sluice_schema::ClusterId;
+use sluice_vocab::ClusterId;
 use std::sync::Arc;
 
 /// The version of the saved job and node records.
@@ -108,7 +108,7 @@ pub struct JobSnap {
     /// `--oversubscribe`/`--exclusive` (absent: neither, as in saves that predate them).
     #[serde(default, skip_serializing_if = "JobShare::is_unset")]
     pub share: JobShare,
-    /// The [`sluice_schema::JobState`] stored value.
+    /// The [`sluice_vocab::JobState`] stored value.
     pub state: u32,
     /// [`JobReason::as_str`].
     pub reason: String,
@@ -287,7 +287,7 @@ pub(crate) fn dep_from_snap(d: &DepSnap) -> Option<Dep> {
     .into_iter()
     .find(|k| dep_kind_name(*k) == d.kind)?;
     let target = match d.target {
-        Some(t) => Some(sluice_schema::FedJobId::from_raw(t).ok()?),
+        Some(t) => Some(sluice_vocab::FedJobId::from_raw(t).ok()?),
         None => None,
     };
     let status = match (d.failed, d.satisfied_at) {
@@ -441,7 +441,7 @@ mod tests {
             .collect();
         assert_eq!(ids, [41, 42, 500]);
         assert!(Snapshot::default().id_lease(None).is_none());
-        let first = sluice_schema::LocalJobId::new(sluice_schema::ids::MAX_LOCAL_ID - 1).unwrap();
+        let first = sluice_vocab::LocalJobId::new(sluice_vocab::ids::MAX_LOCAL_ID - 1).unwrap();
         let mut counter = IdLease::counter(None, first);
         assert_eq!(counter.ranges(), [(first.get(), 2)]);
         assert_eq!(counter.next_id().map(|i| i.get()), Some(first.get()));
@@ -454,7 +454,7 @@ mod tests {
             items: vec![
                 Dep {
                     kind: DepKind::AfterOk,
-                    target: sluice_schema::FedJobId::from_raw(7).ok(),
+                    target: sluice_vocab::FedJobId::from_raw(7).ok(),
                     delay_secs: 0,
                     status: DepStatus::Satisfied(SimTime::from_secs(99)),
                 },

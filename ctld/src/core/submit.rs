@@ -12,7 +12,7 @@ use super::request::{SubmitReply, SubmitRequest};
 use super::{Core, SimTime, deps, partitions};
 use crate::conf::{PartState, TimeLimit};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 use std::sync::Arc;
 
 /// Validates and queues a job. Nothing changes when it fails.

@@ -10,7 +10,7 @@ use super::outbox::{NodeCommand, Outbox, SaveHint};
 use super::registration::{self, NOT_RESPONDING};
 use super::sched::{self, PassStats};
 use super::{Core, SimTime};
-use sluice_schema::JobState;
+use sluice_vocab::JobState;
 
 /// Runs every timer due at `now`, then one scheduling pass.
 pub fn on_tick(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStats {

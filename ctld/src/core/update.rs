@@ -174,7 +174,7 @@ pub fn on_requeue_hold(
     super::lifecycle::on_requeue(core, out, now, caller, job)?;
     for id in core.jobs.resolve(job)? {
         if let Some(j) = core.jobs.map.get_mut(&id)
-            && j.state == sluice_schema::JobState::Pending
+            && j.state == sluice_vocab::JobState::Pending
             && (caller.admin || caller.uid == j.uid)
         {
             j.hold = Some(super::jobs::HoldKind::User);

@@ -12,8 +12,8 @@ use super::request::SubmitRequest;
 use super::select::job_maps;
 use super::{Core, SimTime, backfill, on_submit};
 use crate::error::CtldError;
-use sluice_schema::ids::MAX_LOCAL_ID;
-use sluice_schema::{FedJobId, LocalJobId, NodeIdx};
+use sluice_vocab::ids::MAX_LOCAL_ID;
+use sluice_vocab::{FedJobId, LocalJobId, NodeIdx};
 
 /// Where and when a submission would start.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use crate::core::Caller;
 use crate::core::fed::{FedInfo, Route};
 use crate::error::CtldError;
 use crate::runtime::CoreHandle;
-use sluice_schema::FedJobId;
-use sluice_schema::proto::{
+use sluice_vocab::FedJobId;
+use sluice_wire::proto::{
     CancelReply, CancelRequest, ControlJobRequest, EnvVar, JobAction, JobError, UpdateJobRequest,
 };
 use tonic::Status;
@@ -240,7 +240,7 @@ pub async fn control(
 
 async fn origin_of(fed: &FedHandle, id: FedJobId) -> Result<String, Status> {
     let mut client = fed.client.clone();
-    let req = sluice_schema::proto::FedJobRequest {
+    let req = sluice_wire::proto::FedJobRequest {
         cluster: fed.cluster.clone(),
         job_id: id.get(),
     };

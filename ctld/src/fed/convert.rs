@@ -3,8 +3,8 @@
 use crate::core::fed::{
     FedEvent, FedEventKind, FedInfo, FedMember, FedRequeue, FedView, InfoPhase,
 };
-use sluice_schema::proto;
-use sluice_schema::{FedJobId, FedState};
+use sluice_vocab::{FedJobId, FedState};
+use sluice_wire::proto;
 
 fn member(m: proto::FedMember) -> FedMember {
     FedMember {

@@ -7,7 +7,7 @@
 use super::{Backoff, FedHandle, convert, register};
 use crate::core::fed::{self, FedEvent, FedEventKind};
 use crate::runtime::CoreHandle;
-use sluice_schema::proto::{FedAckRequest, FedClusterRequest, FedEventsRequest};
+use sluice_wire::proto::{FedAckRequest, FedClusterRequest, FedEventsRequest};
 use std::time::Duration;
 
 /// Most events applied in one core call.

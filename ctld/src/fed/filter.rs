@@ -11,8 +11,8 @@ use super::FedHandle;
 use super::route::member_client;
 use crate::core::{Caller, Core, Job};
 use crate::runtime::CoreHandle;
-use sluice_schema::JobState;
-use sluice_schema::proto::{CancelReply, CancelRequest, JobError, JobInfo, ListJobsRequest};
+use sluice_vocab::JobState;
+use sluice_wire::proto::{CancelReply, CancelRequest, JobError, JobInfo, ListJobsRequest};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -27,8 +27,8 @@ pub mod route;
 
 use crate::core::fed::FedRequest;
 use crate::runtime::CoreHandle;
-use sluice_schema::auth::Key;
-use sluice_schema::client::FedArbiterClient;
+use sluice_wire::auth::Key;
+use sluice_wire::client::FedArbiterClient;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinHandle;

@@ -11,7 +11,7 @@ use super::requests::Sender;
 use super::{Backoff, FedHandle, FedSetup, RPC_VERSION, convert};
 use crate::core::fed::{self, FedView};
 use crate::runtime::CoreHandle;
-use sluice_schema::proto::{FedClusterRequest, FedRegisterRequest, FederationView};
+use sluice_wire::proto::{FedClusterRequest, FedRegisterRequest, FederationView};
 
 /// Applies `view` to the core (its change is committed with the core's next batch).
 pub async fn apply_view(core: &CoreHandle, view: FederationView) {

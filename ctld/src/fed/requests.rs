@@ -20,8 +20,8 @@ use crate::core::fed::{
     on_start_committed, on_start_refused, on_submission_withdrawn,
 };
 use crate::runtime::CoreHandle;
-use sluice_schema::FedJobId;
-use sluice_schema::proto::{
+use sluice_vocab::FedJobId;
+use sluice_wire::proto::{
     CommitStartRequest, FedJobEndedRequest, FedJobRequest, FedOfferRequest, FedSubmitRequest,
     LockRefusal, StartLockRequest,
 };
@@ -195,7 +195,7 @@ async fn started_here(fed: &FedHandle, job: FedJobId) -> bool {
     match client.get_fed_job(req).await {
         Ok(info) => {
             let info = info.into_inner();
-            info.phase == i32::from(sluice_schema::proto::FedPhase::Started)
+            info.phase == i32::from(sluice_wire::proto::FedPhase::Started)
                 && info.winner == fed.cluster
         }
         Err(_) => false,
@@ -209,7 +209,7 @@ async fn committed(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
     if matches!(outcome, Ok(CommitOutcome::Unknown)) {
         // Started at the dbd for a job this controller no longer has: it ended at once.
         let report = EndReport {
-            state: sluice_schema::JobState::Cancelled.stored(),
+            state: sluice_vocab::JobState::Cancelled.stored(),
             exit_code: 0,
             requeue: fed::FedRequeue::None,
         };

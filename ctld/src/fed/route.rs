@@ -17,11 +17,11 @@ use crate::core::fed::{self, FedDesc, FedInfo, FedRecord, FedSubmit, OriginSubmi
 use crate::core::{Caller, SubmitRequest};
 use crate::error::CtldError;
 use crate::runtime::CoreHandle;
-use sluice_schema::FedJobId;
-use sluice_schema::auth::Signer;
-use sluice_schema::client::{CtldClient, connect};
-use sluice_schema::proto::controller_client::ControllerClient;
-use sluice_schema::proto::{
+use sluice_vocab::FedJobId;
+use sluice_wire::auth::Signer;
+use sluice_wire::client::{CtldClient, connect};
+use sluice_wire::proto::controller_client::ControllerClient;
+use sluice_wire::proto::{
     FedCancelRequest, FedJobRequest, FedRequeueRequest, FedSubmitRequest, FedUpdateRequest,
     RemoveSiblingRequest,
 };
@@ -165,10 +165,7 @@ pub async fn route(
     Ok((route, uid))
 }
 
-async fn fed_job(
-    fed: &FedHandle,
-    id: FedJobId,
-) -> Result<sluice_schema::proto::FedJobInfo, Status> {
+async fn fed_job(fed: &FedHandle, id: FedJobId) -> Result<sluice_wire::proto::FedJobInfo, Status> {
     let mut client = fed.client.clone();
     let req = FedJobRequest {
         cluster: fed.cluster.clone(),
@@ -330,7 +327,7 @@ pub async fn push_description(fed: &FedHandle, core: &CoreHandle, id: FedJobId) 
     }
 }
 
-async fn apply(core: &CoreHandle, info: sluice_schema::proto::FedJobInfo) -> Result<(), Status> {
+async fn apply(core: &CoreHandle, info: sluice_wire::proto::FedJobInfo) -> Result<(), Status> {
     if let Some(info) = convert::info(info) {
         core.call(move |cx| fed::on_fed_info(cx.core, cx.out, cx.now, &info))
             .await?;
@@ -369,6 +366,6 @@ pub async fn member_client(
 /// The cluster running federated job `id` ("" when it is not running).
 pub async fn running_on(fed: &FedHandle, id: FedJobId) -> Result<String, Status> {
     let info = fed_job(fed, id).await?;
-    let started = info.phase == i32::from(sluice_schema::proto::FedPhase::Started);
+    let started = info.phase == i32::from(sluice_wire::proto::FedPhase::Started);
     Ok(if started { info.winner } else { String::new() })
 }

@@ -4,8 +4,8 @@
 //! every [`REFRESH`]; while the dbd is away the last list stays, and a controller without a dbd
 //! has none (only root and SlurmUser are administrators then).
 
-use sluice_schema::client::DbdClient;
-use sluice_schema::proto::ListUsersRequest;
+use sluice_wire::client::DbdClient;
+use sluice_wire::proto::ListUsersRequest;
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

@@ -123,7 +123,7 @@ impl Outbox for Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sluice_schema::FedJobId;
+    use sluice_vocab::FedJobId;
 
     #[test]
     fn saves_are_deduplicated_and_cleared_on_release() {

@@ -12,10 +12,10 @@
 
 use super::{CoreHandle, Msg, NodeAddrs};
 use crate::core::{Core, JobPart, NodeCommand};
-use sluice_schema::auth::Signer;
-use sluice_schema::client::{NodedClient, connect_lazy};
-use sluice_schema::proto::node_daemon_client::NodeDaemonClient;
-use sluice_schema::proto::{EnvVar, LaunchBatchRequest, SignalJobRequest, SignalKind};
+use sluice_wire::auth::Signer;
+use sluice_wire::client::{NodedClient, connect_lazy};
+use sluice_wire::proto::node_daemon_client::NodeDaemonClient;
+use sluice_wire::proto::{EnvVar, LaunchBatchRequest, SignalJobRequest, SignalKind};
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -64,7 +64,7 @@ impl Dispatcher {
     /// Sends `cmd` (called on the core's thread, inside the tokio runtime context).
     pub fn dispatch(&mut self, core: &Core, cmd: NodeCommand) {
         let name =
-            |n: &sluice_schema::NodeIdx| core.nodes().get(n.get() as usize).map(|n| n.name.clone());
+            |n: &sluice_vocab::NodeIdx| core.nodes().get(n.get() as usize).map(|n| n.name.clone());
         let (targets, op) = match cmd {
             NodeCommand::LaunchBatch { .. } => {
                 let Some((node, req)) = launch_request(core, &self.cluster, &self.ctld_addr, &cmd)
@@ -133,11 +133,11 @@ impl Dispatcher {
     }
 }
 
-fn signal_op(job: sluice_schema::FedJobId, kind: SignalKind, signal: i32) -> NodeOp {
+fn signal_op(job: sluice_vocab::FedJobId, kind: SignalKind, signal: i32) -> NodeOp {
     NodeOp::Signal(signal_req(job, kind, signal))
 }
 
-fn signal_req(job: sluice_schema::FedJobId, kind: SignalKind, signal: i32) -> SignalJobRequest {
+fn signal_req(job: sluice_vocab::FedJobId, kind: SignalKind, signal: i32) -> SignalJobRequest {
     SignalJobRequest {
         job_id: job.get(),
         kind: kind as i32,
@@ -153,7 +153,7 @@ fn launch_request(
     cluster: &str,
     ctld_addr: &str,
     cmd: &NodeCommand,
-) -> Option<(sluice_schema::NodeIdx, LaunchBatchRequest)> {
+) -> Option<(sluice_vocab::NodeIdx, LaunchBatchRequest)> {
     let NodeCommand::LaunchBatch {
         job,
         array,
@@ -275,7 +275,7 @@ impl Worker {
             match op {
                 NodeOp::Launch(req) => {
                     tracing::error!(node = %self.node, job = req.job_id, "batch launch failed: {e}");
-                    if let Ok(job) = sluice_schema::FedJobId::from_raw(req.job_id) {
+                    if let Ok(job) = sluice_vocab::FedJobId::from_raw(req.job_id) {
                         self.core.post(Msg::LaunchFailed {
                             job,
                             node: self.node.clone(),

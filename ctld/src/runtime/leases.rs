@@ -9,9 +9,9 @@
 
 use super::{CoreHandle, Msg};
 use crate::core::Core;
-use sluice_schema::client::{DbdClient, connect_lazy};
-use sluice_schema::proto::LeaseJobIdsRequest;
-use sluice_schema::proto::accounting_client::AccountingClient;
+use sluice_wire::client::{DbdClient, connect_lazy};
+use sluice_wire::proto::LeaseJobIdsRequest;
+use sluice_wire::proto::accounting_client::AccountingClient;
 use std::time::{Duration, Instant};
 
 /// Ids asked for per lease.
@@ -44,7 +44,7 @@ impl Leaser {
     pub fn connect(
         host: &str,
         port: u16,
-        signer: sluice_schema::auth::Signer,
+        signer: sluice_wire::auth::Signer,
     ) -> Result<DbdClient, tonic::transport::Error> {
         Ok(AccountingClient::new(connect_lazy(host, port, signer)?))
     }
@@ -95,7 +95,7 @@ impl Leaser {
     pub fn granted(&mut self, core: &mut Core, ranges: &[(u32, u32)]) {
         self.in_flight = false;
         for &(first, count) in ranges {
-            match sluice_schema::LocalJobId::new(first) {
+            match sluice_vocab::LocalJobId::new(first) {
                 Ok(first) => core.job_ids_mut().add_range(first, count),
                 Err(e) => tracing::warn!("ignoring a leased block: {e}"),
             }

@@ -5,8 +5,8 @@
 
 use super::NodeAddrs;
 use crate::core::{Core, JobReason};
-use sluice_schema::proto::{Allocation, AllocationEvent, NodeAddr, allocation_event::Event};
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
+use sluice_wire::proto::{Allocation, AllocationEvent, NodeAddr, allocation_event::Event};
 use std::collections::HashMap;
 use tokio::sync::mpsc;
 use tonic::Status;

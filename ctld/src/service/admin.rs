@@ -6,8 +6,8 @@ use super::ControllerService;
 use crate::core::{self, on_suspend_exc_update};
 use crate::error::CtldError;
 use crate::runtime::reconfigure::reconfigure;
-use sluice_schema::proto::controller_admin_server::ControllerAdmin;
-use sluice_schema::proto::{
+use sluice_wire::proto::controller_admin_server::ControllerAdmin;
+use sluice_wire::proto::{
     Ack, ReconfigureRequest, SuspendExcKey, UpdateMode, UpdateSuspendExcRequest,
 };
 use tonic::{Request, Response, Status};

@@ -6,7 +6,7 @@ use super::ControllerService;
 use crate::conf::exclusions::{exc_nodes_text, exc_states_text};
 use crate::conf::{CtldConf, SchedulerType, SuspendTime};
 use crate::core::SimTime;
-use sluice_schema::proto::{ConfigReply, EnvVar, GetConfigRequest};
+use sluice_wire::proto::{ConfigReply, EnvVar, GetConfigRequest};
 use tonic::{Request, Status};
 
 /// `scontrol show config`.

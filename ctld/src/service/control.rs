@@ -11,7 +11,7 @@ use crate::core::{
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
-use sluice_schema::proto::{
+use sluice_wire::proto::{
     CancelReply, CancelRequest, ControlJobReply, ControlJobRequest, JobAction, JobError,
     UpdateJobRequest,
 };

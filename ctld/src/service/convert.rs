@@ -5,8 +5,8 @@ use crate::conf::{OverSubscribe, PartState, TimeLimit, parse_time_limit};
 use crate::core::nodes::NodeBase;
 use crate::core::{Caller, Core, Job, JobRef, LaunchSpec, Node, Partition, SimTime, SubmitRequest};
 use crate::error::CtldError;
-use sluice_schema::proto::{self, JobInfo, NodeInfo, PartitionInfo, SubmitJobRequest};
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
+use sluice_wire::proto::{self, JobInfo, NodeInfo, PartitionInfo, SubmitJobRequest};
 
 /// `-t`: Slurm's time format; `None` when not given.
 pub fn time_limit(spec: Option<&str>) -> Result<Option<TimeLimit>, CtldError> {
@@ -310,10 +310,10 @@ pub fn partition_info(
     p: &Partition,
     group_name: &dyn Fn(u32) -> String,
 ) -> PartitionInfo {
-    let idx: Vec<sluice_schema::NodeIdx> = p
+    let idx: Vec<sluice_vocab::NodeIdx> = p
         .nodes
         .ones()
-        .map(|i| sluice_schema::NodeIdx::new(u32::try_from(i).unwrap_or(u32::MAX)))
+        .map(|i| sluice_vocab::NodeIdx::new(u32::try_from(i).unwrap_or(u32::MAX)))
         .collect();
     let names: Vec<String> = idx
         .iter()

@@ -3,11 +3,11 @@
 
 use crate::fed::convert::wire_view;
 use crate::runtime::CoreHandle;
-use sluice_schema::auth;
-use sluice_schema::proto::controller_federation_server::{
+use sluice_wire::auth;
+use sluice_wire::proto::controller_federation_server::{
     ControllerFederation, ControllerFederationServer,
 };
-use sluice_schema::proto::{FederationView, GetFederationRequest};
+use sluice_wire::proto::{FederationView, GetFederationRequest};
 use tonic::{Request, Response, Status};
 
 /// The service over the core's view.

@@ -29,9 +29,9 @@ use crate::core::{Caller, SimTime};
 use crate::error::CtldError;
 use crate::runtime::admins::DbdAdmins;
 use crate::runtime::{CoreHandle, RuntimeGone};
-use sluice_schema::auth;
-use sluice_schema::proto::controller_server::{Controller, ControllerServer};
-use sluice_schema::proto::*;
+use sluice_wire::auth;
+use sluice_wire::proto::controller_server::{Controller, ControllerServer};
+use sluice_wire::proto::*;
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 use users::Users;
@@ -83,12 +83,12 @@ impl ControllerService {
         self,
     ) -> (
         ControllerServer<Self>,
-        sluice_schema::proto::controller_admin_server::ControllerAdminServer<Self>,
+        sluice_wire::proto::controller_admin_server::ControllerAdminServer<Self>,
     ) {
         let shared = Arc::new(self);
         (
             ControllerServer::from_arc(shared.clone()),
-            sluice_schema::proto::controller_admin_server::ControllerAdminServer::from_arc(shared),
+            sluice_wire::proto::controller_admin_server::ControllerAdminServer::from_arc(shared),
         )
     }
 

@@ -7,9 +7,10 @@ use crate::core::{
     on_node_heartbeat, on_node_power, on_node_registered, on_node_update,
 };
 use crate::error::CtldError;
-use sluice_schema::FedJobId;
-use sluice_schema::jobacct::StepUsage;
-use sluice_schema::proto::{
+use sluice_vocab::FedJobId;
+use sluice_vocab::jobacct::StepUsage;
+use sluice_wire::jobacct::StepUsageWire;
+use sluice_wire::proto::{
     Ack, HeartbeatRequest, JobExitedRequest, RegisterNodeReply, RegisterNodeRequest,
     UpdateNodeRequest,
 };
@@ -159,7 +160,7 @@ pub async fn update_node(
     }
     let mut names = Vec::new();
     for expr in &r.nodes {
-        let expanded = sluice_schema::hostlist::expand(expr)
+        let expanded = sluice_vocab::hostlist::expand(expr)
             .map_err(|_| Status::from(CtldError::InvalidNodeName { name: expr.clone() }))?;
         names.extend(expanded);
     }

@@ -4,8 +4,8 @@
 use super::ControllerService;
 use super::convert::{job_info, node_info, partition_info, shown_state};
 use super::users::group_name;
-use sluice_schema::FedJobId;
-use sluice_schema::proto::{
+use sluice_vocab::FedJobId;
+use sluice_wire::proto::{
     ListJobsReply, ListJobsRequest, ListNodesReply, ListNodesRequest, ListPartitionsReply,
     ListPartitionsRequest,
 };
@@ -40,7 +40,7 @@ pub async fn list_jobs(
                     r.include_finished
                         || !j.state.is_finished()
                         || j.completing
-                        || j.state == sluice_schema::JobState::Revoked
+                        || j.state == sluice_vocab::JobState::Revoked
                 })
                 .filter(|j| {
                     r.job_ids.is_empty()

@@ -5,7 +5,7 @@
 use super::ControllerService;
 use crate::conf::CtldConf;
 use crate::runtime::{self, Runtime, RuntimeConfig, RuntimeError};
-use sluice_schema::auth::{Key, Verifier};
+use sluice_wire::auth::{Key, Verifier};
 use std::future::Future;
 use std::sync::Arc;
 use tonic::service::interceptor::InterceptedService;

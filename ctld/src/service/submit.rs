@@ -10,12 +10,13 @@ use crate::core::{
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
-use sluice_schema::jobacct::StepUsage;
-use sluice_schema::proto::{
+use sluice_vocab::jobacct::StepUsage;
+use sluice_vocab::{FedJobId, JobState};
+use sluice_wire::jobacct::StepUsageWire;
+use sluice_wire::proto::{
     Ack, Allocation, CreateStepReply, CreateStepRequest, NodeAddr, StepDoneRequest, SubmitJobReply,
     SubmitJobRequest,
 };
-use sluice_schema::{FedJobId, JobState};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use tokio_stream::wrappers::ReceiverStream;
@@ -82,7 +83,7 @@ pub async fn submit(
 pub async fn allocate(
     svc: &ControllerService,
     req: Request<SubmitJobRequest>,
-) -> Result<ReceiverStream<Result<sluice_schema::proto::AllocationEvent, Status>>, Status> {
+) -> Result<ReceiverStream<Result<sluice_wire::proto::AllocationEvent, Status>>, Status> {
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
     let user = svc.users.get(caller.uid);
@@ -224,7 +225,7 @@ pub async fn step_done(
 fn allocation(
     cx: &Ctx<'_>,
     job: FedJobId,
-    nodes: &[sluice_schema::NodeIdx],
+    nodes: &[sluice_vocab::NodeIdx],
     ntasks: u32,
 ) -> Allocation {
     let cpus_per_task = cx.core.job(job).map_or(1, |j| j.req.cpus_per_task);

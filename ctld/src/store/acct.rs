@@ -3,9 +3,10 @@
 
 use crate::conf::TimeLimit;
 use crate::core::{AcctRecord, NodeEventKind, SimTime};
-use sluice_schema::jobacct::StepUsage;
-use sluice_schema::proto;
-use sluice_schema::proto::acct_record::Kind;
+use sluice_vocab::jobacct::StepUsage;
+use sluice_wire::jobacct::StepUsageWire;
+use sluice_wire::proto;
+use sluice_wire::proto::acct_record::Kind;
 
 /// `rec` as the wire record numbered `seq`.
 pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
@@ -178,7 +179,7 @@ fn secs(t: SimTime) -> i64 {
 mod tests {
     use super::*;
     use crate::core::{JobReason, LaunchSpec};
-    use sluice_schema::{FedJobId, JobState};
+    use sluice_vocab::{FedJobId, JobState};
     use std::sync::Arc;
 
     #[test]

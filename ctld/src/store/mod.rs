@@ -19,7 +19,7 @@ use crate::core::snapshot::{JobSnap, NodeSnap, SNAPSHOT_FORMAT};
 use crate::core::{AcctRecord, Core, SaveHint};
 use prost::Message;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
-use sluice_schema::{FedJobId, NodeIdx};
+use sluice_vocab::{FedJobId, NodeIdx};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! Wire messages to store requests and store records to wire messages: the only place that
 //! knows both.
 
-use sluice_schema::proto;
+use sluice_wire::proto;
 use tonic::Status;
 
 use crate::store::{

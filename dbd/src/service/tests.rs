@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use sluice_schema::auth::Identity;
-use sluice_schema::proto;
-use sluice_schema::proto::accounting_server::Accounting;
+use sluice_wire::auth::Identity;
+use sluice_wire::proto;
+use sluice_wire::proto::accounting_server::Accounting;
 use tonic::{Code, Request};
 
 use super::AccountingService;

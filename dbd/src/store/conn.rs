@@ -1,13 +1,13 @@
 //! One database connection of whichever backend the URL names, with the embedded migrations
 //! run on open ("create or migrate on start").
 
+use crate::db::{MYSQL_MIGRATIONS, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
 use diesel::Connection;
 use diesel::connection::SimpleConnection;
 use diesel::mysql::MysqlConnection;
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness};
-use sluice_schema::db::{MYSQL_MIGRATIONS, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
 
 use super::error::StoreError;
 

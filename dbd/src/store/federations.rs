@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use sluice_schema::FedState;
-use sluice_schema::ids::MAX_FED_CLUSTERS;
+use sluice_vocab::FedState;
+use sluice_vocab::ids::MAX_FED_CLUSTERS;
 
 use super::conn::AnyConnection;
 use super::error::{ObjectKind, StoreError};

@@ -10,9 +10,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::db::schema::{clusters, job_runs};
 use diesel::prelude::*;
-use sluice_schema::db::schema::{clusters, job_runs};
-use sluice_schema::states::JobState;
+use sluice_vocab::states::JobState;
 
 use super::AnyConnection;
 use super::job_window;

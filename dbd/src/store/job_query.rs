@@ -22,11 +22,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::db::schema::{clusters, job_runs};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
-use sluice_schema::db::schema::{clusters, job_runs};
-use sluice_schema::states::JobState;
+use sluice_vocab::states::JobState;
 
 use super::AnyConnection;
 use super::conn::MultiBackend;

@@ -12,12 +12,12 @@
 
 use std::collections::HashSet;
 
+use crate::db::schema::job_runs;
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
-use sluice_schema::db::schema::job_runs;
-use sluice_schema::hostlist::Hostlist;
-use sluice_schema::states::JobState;
+use sluice_vocab::hostlist::Hostlist;
+use sluice_vocab::states::JobState;
 
 use super::conn::MultiBackend;
 use super::jobs::JobQuery;

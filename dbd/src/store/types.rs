@@ -122,7 +122,7 @@ pub struct Cluster {
     pub federation: String,
     /// 0 when in no federation.
     pub fed_id: u32,
-    /// The stored fed state (see `sluice_schema::FedState`); may be a value we do not know.
+    /// The stored fed state (see `sluice_vocab::FedState`); may be a value we do not know.
     pub fed_state: u32,
     pub features: Vec<String>,
     pub creation_time: i64,

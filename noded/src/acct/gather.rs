@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use sluice_schema::jobacct::TaskUsage;
+use sluice_vocab::jobacct::TaskUsage;
 
 use super::proc::ProcStat;
 

@@ -21,8 +21,8 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
-use sluice_schema::cluster_conf::JobAcctGather;
-use sluice_schema::jobacct::TaskUsage;
+use sluice_vocab::cluster_conf::JobAcctGather;
+use sluice_vocab::jobacct::TaskUsage;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::task::JoinHandle;
 

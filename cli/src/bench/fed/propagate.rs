@@ -8,9 +8,9 @@
 
 use std::time::{Duration, Instant};
 
-use sluice_schema::auth::{Key, Signer};
-use sluice_schema::client::{CtldFedClient, connect};
-use sluice_schema::proto::{GetFederationRequest, ListEdit, ListOp, ModifyClustersRequest};
+use sluice_wire::auth::{Key, Signer};
+use sluice_wire::client::{CtldFedClient, connect};
+use sluice_wire::proto::{GetFederationRequest, ListEdit, ListOp, ModifyClustersRequest};
 
 use crate::bench::gauge::{self, Gauge};
 use crate::bench::load::rpc;

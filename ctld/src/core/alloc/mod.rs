@@ -36,7 +36,7 @@ use super::partitions::Partition;
 use super::request::JobShare;
 use super::{Core, SimTime};
 use crate::conf::{CrUnit, OverSubscribe, SelectConf, SelectType};
-use sluice_schema::{FedJobId, NodeIdx};
+use sluice_vocab::{FedJobId, NodeIdx};
 
 /// The unit jobs are given, and gang scheduling compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use super::super::{Core, SimTime, completion, deps, kill, submit};
 use super::desc::FedDesc;
 use super::start::release_reservation;
 use super::{FedJob, FedPhase, FedRequest, sorted};
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// Where a federated job stands at the dbd.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use super::copies::{
 };
 use super::start::release_reservation;
 use super::{FedRequeue, sorted};
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// One event of this cluster's log.
 #[derive(Debug, Clone, PartialEq, Eq)]

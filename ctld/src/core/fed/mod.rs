@@ -37,7 +37,7 @@ pub use view::on_fed_view;
 
 use super::{Core, SimTime};
 use serde::{Deserialize, Serialize};
-use sluice_schema::{ClusterId, FedJobId, FedState, JobState};
+use sluice_vocab::{ClusterId, FedJobId, FedState, JobState};
 
 /// One member of the federation, as the dbd's view describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

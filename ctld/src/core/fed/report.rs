@@ -12,7 +12,7 @@ use super::super::{Core, SimTime};
 use super::copies::{self, FedInfo};
 use super::desc::FedDesc;
 use super::{EndReport, FedRequest, FedRequeue};
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// The description siblings get of `job` (an origin job).
 pub(crate) fn desc_of(core: &Core, job: &Job) -> Vec<u8> {

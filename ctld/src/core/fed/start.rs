@@ -17,7 +17,7 @@ use super::super::jobs::{JobReason, JobTable};
 use super::super::outbox::{Outbox, SaveHint};
 use super::super::{Core, SimTime, completion, deps, gang};
 use super::{FedPhase, FedRequest, sorted};
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// Seconds a job waits before asking for the lock again after a refusal.
 pub const RETRY_SECS: u64 = 2;

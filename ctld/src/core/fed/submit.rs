@@ -29,7 +29,7 @@ use super::copies::{FedInfo, InfoPhase, apply_info, remove_job};
 use super::desc::Asked;
 use super::{FedJob, FedPhase, FedRequest, sorted};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// The federation options of a submission.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use super::super::{Core, SimTime};
 use super::FedView;
 use super::copies::{drop_copy, remove_job};
 use super::start::release_reservation;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// Takes `view` as the federation view; returns whether it changed (the runtime then saves it).
 pub fn on_fed_view(core: &mut Core, out: &mut impl Outbox, now: SimTime, view: FedView) -> bool {

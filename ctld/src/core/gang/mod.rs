@@ -23,7 +23,7 @@ use super::outbox::Outbox;
 use super::partitions::PartIdx;
 use super::{Core, SimTime};
 use row::Row;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 use std::collections::HashSet;
 use std::sync::Arc;
 

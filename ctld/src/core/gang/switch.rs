@@ -8,7 +8,7 @@ use crate::core::alloc;
 use crate::core::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use crate::core::{Core, SimTime};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState};
+use sluice_vocab::{FedJobId, JobState};
 
 /// Suspends running job `id`: SIGSTOP on its nodes, its time-limit clock stops.
 pub(crate) fn suspend(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {

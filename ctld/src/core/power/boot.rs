@@ -9,7 +9,7 @@ use super::super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::super::{Core, SimTime};
 use super::{Configuring, PowerStatus};
 use serde::Serialize;
-use sluice_schema::{FedJobId, JobState, NodeIdx};
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
 
 /// The `SLURM_RESUME_FILE` JSON: every node resumed by one ResumeProgram run, and for each job
 /// that needed some of them, its allocation and the nodes resumed for it.

@@ -8,7 +8,7 @@ use super::super::outbox::{Outbox, SaveHint};
 use super::super::{Caller, Core, SimTime};
 use super::PowerStatus;
 use crate::error::CtldError;
-use sluice_schema::JobState;
+use sluice_vocab::JobState;
 
 /// A manual power request for a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub fn on_node_power(
 
 /// The power side of `state=resume`: a node powering down is taken as powered down now, and a
 /// pending power down request is withdrawn.
-pub(crate) fn on_admin_resume(core: &mut Core, i: sluice_schema::NodeIdx) {
+pub(crate) fn on_admin_resume(core: &mut Core, i: sluice_vocab::NodeIdx) {
     let p = &mut core.nodes.get_mut(i).power;
     p.down_requested = false;
     if matches!(p.status, PowerStatus::PoweringDown { .. }) {

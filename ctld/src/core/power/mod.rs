@@ -34,7 +34,7 @@ pub use snap::PowerSnap;
 
 use super::SimTime;
 use super::outbox::NodeCommand;
-use sluice_schema::{FedJobId, NodeIdx};
+use sluice_vocab::{FedJobId, NodeIdx};
 use std::collections::BTreeMap;
 
 /// Where a node is in its power life.

@@ -15,7 +15,7 @@ use super::super::{Core, SimTime};
 use super::boot::{release_ready, resume_job};
 use super::settings::suspendable;
 use super::{PowerCommand, PowerStatus, ResumeFile};
-use sluice_schema::NodeIdx;
+use sluice_vocab::NodeIdx;
 
 /// The reason a node not registered by `ResumeTimeout` is set DOWN with.
 pub const RESUME_TIMEOUT_REASON: &str = "ResumeTimeout reached";

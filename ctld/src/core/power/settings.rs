@@ -6,7 +6,7 @@ use super::super::nodes::{Node, NodeBase, NodeTable};
 use super::super::partitions::Partition;
 use crate::conf::{CtldConf, ExcState};
 use fixedbitset::FixedBitSet;
-use sluice_schema::NodeIdx;
+use sluice_vocab::NodeIdx;
 
 /// Power save settings with per-node values resolved.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use super::super::outbox::NodeCommand;
 use super::super::{Core, SimTime};
 use super::{Configuring, PowerStatus};
 use serde::{Deserialize, Serialize};
-use sluice_schema::JobState;
+use sluice_vocab::JobState;
 
 /// A node's saved power state (absent in older saves: the configured state applies).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

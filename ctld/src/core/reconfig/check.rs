@@ -5,7 +5,7 @@
 //! selection rules its allocations were made under.
 
 use crate::conf::{CtldConf, NodeConf, NodeConfState};
-use sluice_schema::hostlist::compress;
+use sluice_vocab::hostlist::compress;
 use std::collections::{HashMap, HashSet};
 
 /// Each change of `next` against `cur` that needs a controller restart, in words; empty when

@@ -9,7 +9,7 @@ use super::jobs::LaunchSpec;
 use super::outbox::{NodeCommand, Outbox, SaveHint};
 use super::{Caller, Core};
 use crate::error::CtldError;
-use sluice_schema::{FedJobId, JobState, NodeIdx};
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 use super::{JobSteps, StepHold};
 use crate::core::Core;
 use serde::{Deserialize, Serialize};
-use sluice_schema::FedJobId;
+use sluice_vocab::FedJobId;
 
 /// One step holding CPUs, as saved with its job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

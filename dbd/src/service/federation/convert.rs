@@ -1,7 +1,7 @@
 //! Wire ↔ domain conversions of the federation service.
 
-use sluice_schema::FedState;
-use sluice_schema::proto;
+use sluice_vocab::FedState;
+use sluice_wire::proto;
 
 use crate::store::fed::types::{
     CancelOutcome, FedEvent, FedEventKind, FedJob, FedMember, FedPhase, FedView, LockOutcome,

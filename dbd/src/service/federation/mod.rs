@@ -14,8 +14,8 @@ mod tests;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use sluice_schema::auth;
-use sluice_schema::proto::{
+use sluice_wire::auth;
+use sluice_wire::proto::{
     self,
     fed_arbiter_server::{FedArbiter, FedArbiterServer},
 };

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_schema::proto;
+use sluice_wire::proto;
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;

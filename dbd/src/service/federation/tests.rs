@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_schema::auth::Identity;
-use sluice_schema::proto::{self, fed_arbiter_server::FedArbiter, fed_event::Kind};
+use sluice_wire::auth::Identity;
+use sluice_wire::proto::{self, fed_arbiter_server::FedArbiter, fed_event::Kind};
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Code, Request, Status};
 

@@ -1,7 +1,8 @@
 //! Wire ↔ domain conversions of the `AccountingRecords` service.
 
-use sluice_schema::jobacct::StepUsage;
-use sluice_schema::proto::{self, acct_record::Kind};
+use sluice_vocab::jobacct::StepUsage;
+use sluice_wire::jobacct::StepUsageWire;
+use sluice_wire::proto::{self, acct_record::Kind};
 use tonic::Status;
 
 use crate::store::{
@@ -151,7 +152,7 @@ pub fn job_query(q: proto::JobQuery) -> Result<JobQuery, Status> {
     let nodes = if q.nodelist.is_empty() {
         Vec::new()
     } else {
-        sluice_schema::hostlist::expand(&q.nodelist)
+        sluice_vocab::hostlist::expand(&q.nodelist)
             .map_err(|e| Status::invalid_argument(e.to_string()))?
     };
     Ok(JobQuery {

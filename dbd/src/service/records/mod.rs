@@ -10,8 +10,8 @@ mod tests;
 
 use std::sync::Arc;
 
-use sluice_schema::auth;
-use sluice_schema::proto::{
+use sluice_wire::auth;
+use sluice_wire::proto::{
     self,
     accounting_records_server::{AccountingRecords, AccountingRecordsServer},
 };

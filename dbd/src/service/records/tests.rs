@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use sluice_schema::auth::Identity;
-use sluice_schema::proto::{self, accounting_records_server::AccountingRecords, acct_record::Kind};
+use sluice_wire::auth::Identity;
+use sluice_wire::proto::{self, accounting_records_server::AccountingRecords, acct_record::Kind};
 use tokio_stream::StreamExt;
 use tonic::{Code, Request};
 

@@ -1,7 +1,7 @@
 //! Wire ↔ domain conversions of the `Reports` service.
 
 use sluice_reports::Tres;
-use sluice_schema::proto;
+use sluice_wire::proto;
 use tonic::Status;
 
 use crate::store::usage::{AssocUsage, ClusterUsage, JobSizesQuery, JobSizesRow, UsageQuery};

@@ -13,8 +13,8 @@ mod tests;
 use std::sync::Arc;
 
 use sluice_reports::Calendar;
-use sluice_schema::auth;
-use sluice_schema::proto::{
+use sluice_wire::auth;
+use sluice_wire::proto::{
     self,
     reports_server::{Reports, ReportsServer},
 };

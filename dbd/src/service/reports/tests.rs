@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use sluice_reports::Calendar;
-use sluice_schema::auth::Identity;
-use sluice_schema::proto::{self, reports_server::Reports};
+use sluice_wire::auth::Identity;
+use sluice_wire::proto::{self, reports_server::Reports};
 use tonic::{Code, Request};
 
 use super::ReportsService;
@@ -73,7 +73,7 @@ fn service(dir: &tempfile::TempDir) -> ReportsService {
         RecordKind::JobEnded(JobEnded {
             job_id: 1,
             end: DAY0 + 3 * HOUR,
-            state: sluice_schema::states::JobState::Completed.stored(),
+            state: sluice_vocab::states::JobState::Completed.stored(),
             ..Default::default()
         }),
     ];

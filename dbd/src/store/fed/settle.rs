@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::db::schema::clusters;
 use diesel::prelude::*;
-use sluice_schema::FedState;
-use sluice_schema::db::schema::clusters;
+use sluice_vocab::FedState;
 
 use crate::store::conn::AnyConnection;
 use crate::store::models::clusters::{self as cluster_rows, ClusterRow};

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use sluice_schema::JobState;
+use sluice_vocab::JobState;
 
 use super::error::FedError;
 use super::types::{

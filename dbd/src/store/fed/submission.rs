@@ -11,8 +11,8 @@
 
 use std::collections::BTreeSet;
 
-use sluice_schema::JobState;
-use sluice_schema::ids::LOCAL_ID_BITS;
+use sluice_vocab::JobState;
+use sluice_vocab::ids::LOCAL_ID_BITS;
 
 use crate::store::Store;
 use crate::store::conn::AnyConnection;

@@ -120,7 +120,7 @@ pub struct FedJob {
     pub winner: Option<String>,
     /// A requeue asked of the running cluster, applied when it reports the end.
     pub requeue: RequeueMode,
-    /// The final job state (`sluice_schema::JobState::stored`) once ended or cancelled.
+    /// The final job state (`sluice_vocab::JobState::stored`) once ended or cancelled.
     pub final_state: u32,
     pub exit_code: i32,
     /// Grows at every change.

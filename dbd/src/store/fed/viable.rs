@@ -15,7 +15,7 @@ const FED_STATE_INACTIVE: u32 = 2;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     pub name: String,
-    /// The stored fed state (`sluice_schema::FedState::stored`).
+    /// The stored fed state (`sluice_vocab::FedState::stored`).
     pub fed_state: u32,
     pub features: Vec<String>,
 }

@@ -2,8 +2,8 @@
 //! time). A controller that registers with a new start time was restarted: the start locks its
 //! previous process held are released, so its siblings need not wait for the leases to expire.
 
+use crate::db::schema::clusters;
 use diesel::prelude::*;
-use sluice_schema::db::schema::clusters;
 
 use crate::store::StoreError;
 use crate::store::conn::AnyConnection;

@@ -1,7 +1,7 @@
 //! The `accounts` table.
 
+use crate::db::schema::accounts;
 use diesel::prelude::*;
-use sluice_schema::db::schema::accounts;
 
 use crate::store::conn::AnyConnection;
 use crate::store::types::Account;

@@ -1,7 +1,7 @@
 //! The `associations` table: (cluster, account, user) triples, unique, soft-deleted.
 
+use crate::db::schema::associations;
 use diesel::prelude::*;
-use sluice_schema::db::schema::associations;
 
 use crate::store::conn::AnyConnection;
 use crate::store::types::Association;

@@ -1,7 +1,7 @@
 //! The `clusters` table.
 
+use crate::db::schema::clusters;
 use diesel::prelude::*;
-use sluice_schema::db::schema::clusters;
 
 use super::{to_i32, to_u32};
 use crate::store::conn::AnyConnection;

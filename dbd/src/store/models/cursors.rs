@@ -1,7 +1,7 @@
 //! The `job_id_cursors` table: per cluster, the next local job id to lease.
 
+use crate::db::schema::job_id_cursors;
 use diesel::prelude::*;
-use sluice_schema::db::schema::job_id_cursors;
 
 use crate::store::conn::AnyConnection;
 

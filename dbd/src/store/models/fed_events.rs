@@ -1,8 +1,8 @@
 //! The federation event log: `fed_events` (each cluster's events by seq), `fed_event_heads`
 //! (each cluster's newest and acknowledged seq) and `fed_controllers` (registrations).
 
+use crate::db::schema::{fed_controllers, fed_event_heads, fed_events};
 use diesel::prelude::*;
-use sluice_schema::db::schema::{fed_controllers, fed_event_heads, fed_events};
 
 use crate::store::conn::AnyConnection;
 

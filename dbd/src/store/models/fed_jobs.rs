@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::db::schema::fed_jobs;
 use diesel::prelude::*;
-use sluice_schema::db::schema::fed_jobs;
 
 use crate::store::conn::AnyConnection;
 use crate::store::fed::types::{FedJob, FedPhase, RequeueMode, StartLock};

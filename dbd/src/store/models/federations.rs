@@ -1,7 +1,7 @@
 //! The `federations` table.
 
+use crate::db::schema::federations;
 use diesel::prelude::*;
-use sluice_schema::db::schema::federations;
 
 use super::to_u32;
 use crate::store::conn::AnyConnection;

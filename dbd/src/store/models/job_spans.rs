@@ -3,8 +3,8 @@
 //! ended at or after the window's start was submitted at most this long before it), so a
 //! one-day query over years of history reads about one day of rows.
 
+use crate::db::schema::job_spans;
 use diesel::prelude::*;
-use sluice_schema::db::schema::job_spans;
 
 use super::jobs::JobRunRow;
 use crate::store::conn::AnyConnection;

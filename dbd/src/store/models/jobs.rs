@@ -1,7 +1,7 @@
 //! The `job_runs` table: one row per run of a job, keyed by (cluster, job_id, run).
 
+use crate::db::schema::job_runs;
 use diesel::prelude::*;
-use sluice_schema::db::schema::job_runs;
 
 use super::bulk::insert_all;
 use crate::store::conn::AnyConnection;

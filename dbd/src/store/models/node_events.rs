@@ -1,7 +1,7 @@
 //! The `node_events` table: node down/drain/fail/power_down periods, open while `time_end` is 0.
 
+use crate::db::schema::node_events;
 use diesel::prelude::*;
-use sluice_schema::db::schema::node_events;
 
 use super::jobs::{IN_CHUNK, INSERT_CHUNK, insert_rows, u32_of};
 use crate::store::conn::AnyConnection;

@@ -1,8 +1,8 @@
 //! The `record_cursors` table: per cluster and controller outbox stream, the seq of the last
 //! accounting record applied.
 
+use crate::db::schema::record_cursors;
 use diesel::prelude::*;
-use sluice_schema::db::schema::record_cursors;
 
 use crate::store::conn::AnyConnection;
 

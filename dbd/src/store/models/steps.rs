@@ -1,8 +1,8 @@
 //! The `job_steps` table: the steps of each job run, keyed by (cluster, job_id, run, step_id).
 
+use crate::db::schema::job_steps;
 use diesel::prelude::*;
-use sluice_schema::db::schema::job_steps;
-use sluice_schema::jobacct::{StepUsage, TresMap, UsageSide};
+use sluice_vocab::jobacct::{StepUsage, TresMap, UsageSide};
 
 use super::bulk::insert_all;
 use super::jobs::u32_of;

@@ -1,7 +1,7 @@
 //! The `users` table.
 
+use crate::db::schema::users;
 use diesel::prelude::*;
-use sluice_schema::db::schema::users;
 
 use crate::store::conn::AnyConnection;
 use crate::store::types::{AdminLevel, User};

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use sluice_schema::states::JobState;
+use sluice_vocab::states::JobState;
 
 use super::types::{
     EventEffect, JobEnded, JobStarted, JobSubmitted, JobSuspended, NodeEvent, RecordKind, Step,

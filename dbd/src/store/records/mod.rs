@@ -32,8 +32,8 @@ mod types;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::db::schema::users;
 use diesel::prelude::*;
-use sluice_schema::db::schema::users;
 
 use self::apply::{Batch, Tracked};
 use super::conn::AnyConnection;

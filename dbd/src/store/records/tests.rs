@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use sluice_schema::states::JobState;
+use sluice_vocab::states::JobState;
 
 use super::apply::Batch;
 use super::types::*;

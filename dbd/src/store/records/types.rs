@@ -118,7 +118,7 @@ pub struct Step {
     pub ntasks: u32,
     pub cpus: u32,
     /// What the step's tasks used, when measured (its end record carries it).
-    pub usage: Option<sluice_schema::jobacct::StepUsage>,
+    pub usage: Option<sluice_vocab::jobacct::StepUsage>,
 }
 
 /// A node changed state: `down`, `drain`, `fail` and `power_down` open an event for the node,

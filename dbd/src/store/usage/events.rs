@@ -1,8 +1,8 @@
 //! The rollups' inputs besides job runs: suspensions (`job_suspends`) and node events,
 //! including the cluster's capacity events (`node_events` rows with an empty node name).
 
+use crate::db::schema::{job_suspends, node_events};
 use diesel::prelude::*;
-use sluice_schema::db::schema::{job_suspends, node_events};
 
 use crate::store::conn::AnyConnection;
 use crate::store::models::bulk::insert_all;

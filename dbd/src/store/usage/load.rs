@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::db::schema::job_runs;
 use diesel::prelude::*;
 use sluice_reports::{Capacity, JobUse, NodeDown, TresCounts};
-use sluice_schema::db::schema::job_runs;
 
 use super::events::{self, EventRow};
 use super::rows::narrow;

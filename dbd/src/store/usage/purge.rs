@@ -5,11 +5,11 @@
 //! Steps and suspensions go with their jobs at the latest. Purging moves the cluster's purge
 //! mark, before which hours are never rolled again (their records are gone).
 
-use diesel::prelude::*;
-use sluice_reports::Calendar;
-use sluice_schema::db::schema::{
+use crate::db::schema::{
     job_runs, job_steps, job_suspends, node_events, usage_assoc, usage_cluster,
 };
+use diesel::prelude::*;
+use sluice_reports::Calendar;
 
 use super::rows;
 use super::{PurgeCounts, PurgePolicy};

@@ -3,11 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use crate::db::schema::{associations, clusters, job_runs};
 use diesel::prelude::*;
 use sluice_reports::period::sum;
 use sluice_reports::tree::{lineage, subtree_totals};
 use sluice_reports::{Calendar, Period, Span, Tres, UsageSecs, sizes};
-use sluice_schema::db::schema::{associations, clusters, job_runs};
 
 use super::load;
 use super::rows::{self, narrow};

@@ -1,9 +1,9 @@
 //! Row types and single-table queries of the usage tables: `usage_state`, `usage_cluster`,
 //! `usage_assoc` and `usage_assocs`.
 
+use crate::db::schema::{usage_assoc, usage_assocs, usage_cluster, usage_state};
 use diesel::prelude::*;
 use sluice_reports::{Period, Tres, UsageSecs};
-use sluice_schema::db::schema::{usage_assoc, usage_assocs, usage_cluster, usage_state};
 
 use crate::store::conn::AnyConnection;
 use crate::store::models::jobs::{INSERT_CHUNK, insert_rows};

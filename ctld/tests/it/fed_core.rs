@@ -1,0 +1,600 @@
+//! The federation handlers of the pure core, in simulated time: the start lock (reserve
+//! instead of launch, commit → launch, refusal → release), sibling copies and their
+//! revocation, the origin's tracker, run-end reports, offers following holds, fedstates and
+//! leaving the federation. Cluster `test` (fed id 1) with siblings `b` (2) and `c` (3).
+
+use sluice_ctld::core::fed::{
+    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedMember,
+    FedRequest, FedRequeue, FedSubmit, FedView, InfoPhase, OriginSubmit,
+};
+use sluice_ctld::core::{
+    AcctRecord, JobReason, LaunchSpec, NodeCommand, SubmitRequest, on_release,
+};
+use sluice_ctld::error::CtldError;
+use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
+use sluice_vocab::{FedJobId, FedState, JobState};
+
+fn member(name: &str, fed_id: u32, state: FedState) -> FedMember {
+    FedMember {
+        name: name.into(),
+        fed_id,
+        fed_state: state.stored(),
+        ..FedMember::default()
+    }
+}
+
+fn view(state: FedState) -> FedView {
+    FedView {
+        federation: "fed".into(),
+        me: member("test", 1, state),
+        siblings: vec![
+            member("b", 2, FedState::Active),
+            member("c", 3, FedState::Active),
+        ],
+    }
+}
+
+/// One node (2 CPUs), in federation `fed` as `test` with fedstate `state`.
+fn fixture(state: FedState) -> CoreFixture {
+    let mut fx = ClusterBuilder::new()
+        .nodes("n1", "CPUs=2")
+        .partition("debug", "Nodes=n1 Default=YES MaxTime=60")
+        .build();
+    fx.register_all();
+    let (now, v) = (fx.now, view(state));
+    assert!(fed::on_fed_view(&mut fx.core, &mut fx.out, now, v));
+    fx.out.take();
+    fx
+}
+
+fn job(name: &str) -> SubmitRequest {
+    let mut req = SubmitRequest::new(1000, name);
+    req.launch = LaunchSpec {
+        script: "#!/bin/sh\ntrue\n".into(),
+        ..LaunchSpec::default()
+    };
+    req
+}
+
+fn info(id: FedJobId, phase: InfoPhase, viable: &[&str], active: &[&str]) -> FedInfo {
+    FedInfo {
+        job: id,
+        origin: "test".into(),
+        phase,
+        held: false,
+        viable: viable.iter().map(|s| s.to_string()).collect(),
+        active: active.iter().map(|s| s.to_string()).collect(),
+        winner: None,
+        final_state: 0,
+        exit_code: 0,
+    }
+}
+
+/// Submits `req` as the origin and has the dbd record it (held, as every origin records its
+/// submissions), then, unless held, offer it with `active` holding copies.
+fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) -> FedJobId {
+    let now = fx.now;
+    let held = req.hold;
+    let rec = match fed::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
+        Ok(OriginSubmit::Federated(rec)) => rec,
+        other => panic!("a federated submission expected, got {other:?}"),
+    };
+    let id = rec.reply.job_id;
+    let viable = ["b", "c", "test"];
+    let mut i = info(
+        id,
+        InfoPhase::Pending,
+        &viable,
+        if held { active } else { &["test"] },
+    );
+    i.held = true;
+    fed::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    let offers = std::mem::take(&mut fx.out.fed_reqs);
+    if held {
+        assert!(offers.is_empty(), "held: offered to nobody: {offers:?}");
+        return id;
+    }
+    assert!(
+        matches!(offers.as_slice(), [FedRequest::Offer { job, .. }] if *job == id),
+        "offered once recorded: {offers:?}"
+    );
+    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    fed::on_fed_info(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &info(id, InfoPhase::Pending, &viable, active),
+    );
+    id
+}
+
+fn submitted_records(fx: &CoreFixture, id: FedJobId) -> usize {
+    let is_sub = |r: &&AcctRecord| matches!(r, AcctRecord::JobSubmitted { job, .. } if *job == id);
+    fx.out.acct.iter().filter(is_sub).count()
+}
+
+fn event(seq: u64, kind: FedEventKind) -> FedEvent {
+    FedEvent { seq, kind }
+}
+
+#[test]
+fn a_federated_job_is_reserved_then_launched_only_after_the_commit() {
+    let mut fx = fixture(FedState::Active);
+    let now = fx.now;
+    let rec = match fed::on_fed_submit(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        job("f"),
+        FedSubmit::default(),
+    )
+    .unwrap()
+    {
+        OriginSubmit::Federated(rec) => rec,
+        other => panic!("{other:?}"),
+    };
+    let id = rec.reply.job_id;
+    // Federated id: fed id 1 in the top bits.
+    assert_eq!(id.get() >> 26, 1);
+    // Not recorded by the dbd yet: no accounting record and never scheduled.
+    assert_eq!(submitted_records(&fx, id), 0);
+    fx.schedule();
+    assert!(fx.out.fed_reqs.is_empty() && fx.out.launched().is_empty());
+
+    let i = info(
+        id,
+        InfoPhase::Pending,
+        &["b", "c", "test"],
+        &["b", "c", "test"],
+    );
+    fed::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    assert_eq!(submitted_records(&fx, id), 1);
+    fx.schedule();
+    assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert!(fx.out.launched().is_empty(), "no launch before the commit");
+    assert_eq!(fx.state(id), JobState::Pending);
+
+    // The reservation holds the node: a local job cannot take it meanwhile.
+    let other = fx.submit(job("local")).unwrap();
+    fx.schedule();
+    assert_eq!(fx.state(other), JobState::Pending);
+    assert_eq!(fx.reason(other), JobReason::Resources);
+
+    let outcome = fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    assert_eq!(outcome, CommitOutcome::Launched);
+    assert_eq!(fx.out.launched(), [id]);
+    assert_eq!(fx.state(id), JobState::Running);
+    let f = fx.core.fed_job(id).unwrap();
+    assert_eq!(f.running_on.as_deref(), Some("test"));
+    assert_eq!(f.active, ["test"]);
+}
+
+#[test]
+fn a_refused_lock_releases_the_allocation_and_waits_before_asking_again() {
+    let mut fx = fixture(FedState::Active);
+    let id = submit_recorded(&mut fx, job("f"), &["b", "test"]);
+    fx.schedule();
+    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    let now = fx.now;
+    fed::on_start_refused(&mut fx.core, &mut fx.out, now, id, 5);
+    assert_eq!(fx.reason(id), JobReason::FedJobLock);
+    // The node is free again: a local job starts at once.
+    let local = fx.submit(job("local")).unwrap();
+    fx.schedule();
+    assert_eq!(fx.state(local), JobState::Running);
+    assert!(fx.out.take().fed_reqs.is_empty(), "no new lock request yet");
+    fx.exit(local, 0).unwrap();
+    fx.advance(5);
+    fx.schedule();
+    assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert!(fx.out.launched().is_empty());
+}
+
+fn desc(name: &str) -> Vec<u8> {
+    FedDesc {
+        uid: 1000,
+        gid: 1000,
+        groups: vec![1000],
+        name: name.into(),
+        min_nodes: 1,
+        ntasks: 1,
+        cpus_per_task: 1,
+        requeue: true,
+        submit_time: 1_600_000_000,
+        launch: LaunchSpec {
+            script: "#!/bin/sh\ntrue\n".into(),
+            ..LaunchSpec::default()
+        },
+        ..FedDesc::default()
+    }
+    .encode()
+}
+
+fn b_job(local: u32) -> FedJobId {
+    FedJobId::from_raw((2 << 26) | local).unwrap()
+}
+
+#[test]
+fn an_offered_copy_is_pending_and_a_revoked_one_is_recorded_and_dropped_once() {
+    let mut fx = fixture(FedState::Active);
+    let id = b_job(7);
+    let offered = FedEventKind::SiblingOffered {
+        job: id,
+        origin: "b".into(),
+        viable: vec!["c".into(), "b".into(), "test".into()],
+        desc: desc("copy"),
+    };
+    let now = fx.now;
+    assert!(fed::on_fed_event(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        event(1, offered.clone())
+    ));
+    assert_eq!(fx.state(id), JobState::Pending);
+    assert_eq!(submitted_records(&fx, id), 1);
+    let f = fx.core.fed_job(id).unwrap();
+    assert_eq!((f.origin.as_str(), f.origin_here), ("b", false));
+    assert_eq!(f.viable, ["b", "c", "test"]);
+    // The origin's submit time is kept.
+    assert_eq!(fx.core.job(id).unwrap().submit_time.secs(), 1_600_000_000);
+    // Redelivered: skipped.
+    assert!(!fed::on_fed_event(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        event(1, offered)
+    ));
+
+    let revoked = FedEventKind::SiblingRevoked {
+        job: id,
+        winner: Some("c".into()),
+    };
+    assert!(fed::on_fed_event(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        event(2, revoked.clone())
+    ));
+    assert!(
+        fx.core.job(id).is_none(),
+        "a revoked sibling leaves the core"
+    );
+    let ended: Vec<_> = fx
+        .out
+        .acct
+        .iter()
+        .filter(|r| matches!(r, AcctRecord::JobEnded { job, state: JobState::Revoked, .. } if *job == id))
+        .collect();
+    assert_eq!(ended.len(), 1);
+    assert!(!fed::on_fed_event(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        event(2, revoked)
+    ));
+    assert_eq!(fx.core.fed_cursor(), 2);
+}
+
+#[test]
+fn an_unreadable_offer_is_rejected() {
+    let mut fx = fixture(FedState::Active);
+    let id = b_job(8);
+    let bad = FedEventKind::SiblingOffered {
+        job: id,
+        origin: "b".into(),
+        viable: vec!["test".into()],
+        desc: b"{}".to_vec(),
+    };
+    let now = fx.now;
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, bad));
+    assert!(fx.core.job(id).is_none());
+    assert_eq!(fx.out.fed_reqs, [FedRequest::Reject { job: id }]);
+}
+
+#[test]
+fn a_revoked_copy_while_locking_gives_its_reservation_back() {
+    let mut fx = fixture(FedState::Active);
+    let id = b_job(9);
+    let now = fx.now;
+    let offered = FedEventKind::SiblingOffered {
+        job: id,
+        origin: "b".into(),
+        viable: vec!["test".into(), "b".into()],
+        desc: desc("copy"),
+    };
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
+    fx.schedule();
+    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    let revoked = FedEventKind::SiblingRevoked {
+        job: id,
+        winner: Some("b".into()),
+    };
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, revoked));
+    // A late commit finds nothing to launch.
+    assert_eq!(
+        fed::on_start_committed(&mut fx.core, &mut fx.out, now, id),
+        CommitOutcome::Unknown
+    );
+    let local = fx.submit(job("local")).unwrap();
+    fx.schedule();
+    assert_eq!(fx.state(local), JobState::Running);
+}
+
+#[test]
+fn the_origin_keeps_a_revoked_tracker_until_the_run_elsewhere_ends() {
+    let mut fx = fixture(FedState::Active);
+    let id = submit_recorded(&mut fx, job("f"), &["b", "c", "test"]);
+    let now = fx.now;
+    let started = FedEventKind::JobStartedElsewhere {
+        job: id,
+        cluster: "c".into(),
+    };
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, started));
+    assert_eq!(fx.state(id), JobState::Revoked);
+    let f = fx.core.fed_job(id).unwrap();
+    assert_eq!(f.running_on.as_deref(), Some("c"));
+    assert_eq!(f.active, ["c"]);
+    fx.schedule();
+    assert!(
+        fx.out.take().fed_reqs.is_empty(),
+        "a tracker is never scheduled"
+    );
+
+    fx.advance(30);
+    let ended = FedEventKind::JobEnded {
+        job: id,
+        cluster: "c".into(),
+        state: JobState::Failed.stored(),
+        exit_code: 3,
+    };
+    let now = fx.now;
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, ended));
+    let j = fx.core.job(id).unwrap();
+    assert_eq!((j.state, j.exit_code), (JobState::Failed, 3));
+    // Its own record is REVOKED: the run is recorded by the cluster that ran it.
+    assert!(fx.out.acct.iter().any(
+        |r| matches!(r, AcctRecord::JobEnded { job, state: JobState::Revoked, .. } if *job == id)
+    ));
+}
+
+#[test]
+fn an_origin_that_is_not_viable_tracks_the_job_from_the_start() {
+    let mut fx = fixture(FedState::Active);
+    let id = submit_recorded(&mut fx, job("f"), &["b"]);
+    assert_eq!(fx.state(id), JobState::Revoked);
+    fx.schedule();
+    assert!(fx.out.fed_reqs.is_empty());
+    // An update makes the origin viable again: its copy is active (SiblingOffered to itself).
+    let now = fx.now;
+    let back = FedEventKind::SiblingOffered {
+        job: id,
+        origin: "test".into(),
+        viable: vec!["b".into(), "test".into()],
+        desc: Vec::new(),
+    };
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, back));
+    assert_eq!(fx.state(id), JobState::Pending);
+    fx.schedule();
+    assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
+}
+
+#[test]
+fn the_end_of_a_run_here_is_reported_until_acknowledged() {
+    let mut fx = fixture(FedState::Active);
+    let id = submit_recorded(&mut fx, job("f"), &["b", "test"]);
+    fx.schedule();
+    let now = fx.now;
+    fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    fx.out.take();
+    fx.exit(id, 2).unwrap();
+    let report = EndReport {
+        state: JobState::Failed.stored(),
+        exit_code: 2,
+        requeue: FedRequeue::None,
+    };
+    assert_eq!(fx.out.fed_reqs, [FedRequest::Ended { job: id, report }]);
+    // Owed until the dbd has it (a restart would resend it).
+    assert_eq!(
+        fed::unsynced(&fx.core),
+        [FedRequest::Ended { job: id, report }]
+    );
+    fed::on_end_reported(&mut fx.core, &mut fx.out, now, id, None);
+    assert!(fed::unsynced(&fx.core).is_empty());
+}
+
+#[test]
+fn a_requeue_asked_by_the_dbd_kills_the_run_and_reports_it_requeued() {
+    let mut fx = fixture(FedState::Active);
+    let id = b_job(11);
+    let now = fx.now;
+    let offered = FedEventKind::SiblingOffered {
+        job: id,
+        origin: "b".into(),
+        viable: vec!["b".into(), "test".into()],
+        desc: desc("copy"),
+    };
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
+    fx.schedule();
+    fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    fx.out.take();
+    let requeue = FedEventKind::SiblingCancelled {
+        job: id,
+        requeue: FedRequeue::Requeue,
+        requester_uid: None,
+    };
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, requeue));
+    // Reported only once the killed run's processes are gone (no second run meanwhile).
+    assert!(fx.out.take().fed_reqs.is_empty());
+    assert!(fed::unsynced(&fx.core).is_empty());
+    fx.exit(id, 0).unwrap();
+    let reqs = fx.out.take().fed_reqs;
+    assert!(
+        matches!(
+            reqs.as_slice(),
+            [FedRequest::Ended {
+                report: EndReport {
+                    requeue: FedRequeue::Requeue,
+                    ..
+                },
+                ..
+            }]
+        ),
+        "{reqs:?}"
+    );
+    // Until the dbd has the report, the copy does not ask for the lock again.
+    fx.schedule();
+    assert!(fx.out.fed_reqs.is_empty());
+    // The dbd offered it to this cluster again: it stays, pending.
+    let mut i = info(id, InfoPhase::Pending, &["b", "test"], &["b", "test"]);
+    i.origin = "b".into();
+    fed::on_end_reported(&mut fx.core, &mut fx.out, now, id, Some(i));
+    assert_eq!(fx.state(id), JobState::Pending);
+}
+
+#[test]
+fn holds_and_releases_withdraw_and_offer_the_origin_job() {
+    let mut fx = fixture(FedState::Active);
+    let id = submit_recorded(&mut fx, job("h").held(), &["test"]);
+    fx.schedule();
+    assert!(
+        fx.out.take().fed_reqs.is_empty(),
+        "held: stays on the origin"
+    );
+    let admin = fx.admin();
+    on_release(
+        &mut fx.core,
+        &mut fx.out,
+        admin,
+        sluice_ctld::core::JobRef::Job(id),
+    )
+    .unwrap();
+    fx.schedule();
+    let reqs = fx.out.take().fed_reqs;
+    assert!(matches!(reqs.first(), Some(FedRequest::Offer { job, .. }) if *job == id));
+    let offer = match &reqs[0] {
+        FedRequest::Offer { desc, .. } => FedDesc::decode(desc).unwrap(),
+        _ => unreachable!(),
+    };
+    assert_eq!((offer.name.as_str(), offer.uid), ("h", 1000));
+    // The dbd refuses the lock of a job it holds: the origin asks once the offer arrived.
+    assert_eq!(reqs.len(), 1, "{reqs:?}");
+    fx.schedule();
+    assert!(fx.out.take().fed_reqs.is_empty());
+    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    fx.schedule();
+    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    let now = fx.now;
+    fed::on_start_refused(&mut fx.core, &mut fx.out, now, id, 0);
+    // Held again after being offered: withdrawn.
+    sluice_ctld::core::on_hold(
+        &mut fx.core,
+        &mut fx.out,
+        admin,
+        sluice_ctld::core::JobRef::Job(id),
+        sluice_ctld::core::HoldKind::User,
+    )
+    .unwrap();
+    fx.schedule();
+    assert_eq!(fx.out.fed_reqs, [FedRequest::Withdraw { job: id }]);
+}
+
+#[test]
+fn inactive_schedules_no_federated_work_and_drain_takes_no_new_jobs() {
+    let mut fx = fixture(FedState::Active);
+    let id = submit_recorded(&mut fx, job("f"), &["test"]);
+    let now = fx.now;
+    fed::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Inactive));
+    fx.schedule();
+    assert!(fx.out.take().fed_reqs.is_empty(), "INACTIVE: no start");
+    let refused = fed::on_fed_submit(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        job("g"),
+        FedSubmit::default(),
+    );
+    assert!(matches!(refused, Err(CtldError::SubmissionsDisabled)));
+    assert_eq!(
+        CtldError::SubmissionsDisabled.to_string(),
+        "System submissions disabled"
+    );
+
+    fed::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Drain));
+    let refused = fed::on_fed_submit(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        job("g"),
+        FedSubmit::default(),
+    );
+    assert!(matches!(refused, Err(CtldError::SubmissionsDisabled)));
+    fx.schedule();
+    assert_eq!(
+        fx.out.fed_reqs,
+        [FedRequest::StartLock { job: id }],
+        "DRAIN runs what it has"
+    );
+}
+
+#[test]
+fn leaving_the_federation_keeps_local_work_and_drops_the_rest() {
+    let mut fx = fixture(FedState::Active);
+    let mine = submit_recorded(&mut fx, job("mine"), &["b", "test"]);
+    let tracked = submit_recorded(&mut fx, job("tracked"), &["b"]);
+    let copy = b_job(12);
+    let now = fx.now;
+    let offered = FedEventKind::SiblingOffered {
+        job: copy,
+        origin: "b".into(),
+        viable: vec!["b".into(), "test".into()],
+        desc: desc("copy"),
+    };
+    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
+    assert!(fed::on_fed_view(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        FedView::default()
+    ));
+    assert_eq!(fx.state(mine), JobState::Pending);
+    assert!(fx.core.fed_job(mine).is_none(), "now a plain local job");
+    assert!(fx.core.job(tracked).is_none(), "its tracker is dropped");
+    assert!(
+        fx.core.job(copy).is_none(),
+        "another cluster's copy is revoked"
+    );
+    fx.out.take();
+    fx.schedule();
+    assert_eq!(fx.out.launched(), [mine], "starts without the lock now");
+    // New ids are plain again.
+    let next = fx.submit(job("plain")).unwrap();
+    assert_eq!(next.get() >> 26, 0);
+}
+
+#[test]
+fn outside_a_federation_submissions_are_plain() {
+    let mut fx = ClusterBuilder::new()
+        .nodes("n1", "CPUs=2")
+        .partition("debug", "Nodes=n1 Default=YES")
+        .build();
+    fx.register_all();
+    let now = fx.now;
+    let r = fed::on_fed_submit(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        job("p"),
+        FedSubmit::default(),
+    );
+    let id = match r.unwrap() {
+        OriginSubmit::Local(reply) => reply.job_id,
+        other => panic!("{other:?}"),
+    };
+    fx.schedule();
+    assert_eq!(fx.out.launched(), [id]);
+    assert!(matches!(
+        fx.out.node_cmds.first(),
+        Some(NodeCommand::LaunchBatch { .. })
+    ));
+}

@@ -1,0 +1,175 @@
+//! A federated submission whose answer from the dbd is lost (the dbd recorded it, the origin
+//! never heard), in-process against a REAL accounting daemon that drops the answers: the
+//! origin asks again and the job is accepted once and runs once; with no answer at all, the
+//! submitter is told it failed and the job is withdrawn everywhere, nothing offered or run;
+//! while its withdrawal is unanswered, no command lists it or acts on it.
+
+use crate::fed_support;
+use crate::runtime_support;
+
+use fed_support::lossy::Loss;
+use fed_support::{Dbd, Member, next_launch};
+use sluice_wire::proto::{
+    CancelRequest, ControlJobRequest, FedPhase, JobAction, ListJobsRequest, SubmitJobRequest,
+};
+
+const SUBMIT: &str = "/sluice.v1.FedArbiter/SubmitFedJob";
+const WITHDRAW: &str = "/sluice.v1.FedArbiter/WithdrawFedSubmission";
+
+fn uid() -> u32 {
+    nix::unistd::getuid().as_raw()
+}
+
+/// sbatch: retried while the controller waits for its first job ids (EAGAIN), as sbatch does.
+async fn sbatch(m: &Member, req: SubmitJobRequest) -> Result<u32, tonic::Status> {
+    let mut c = m.client(uid()).await;
+    let deadline = std::time::Instant::now() + runtime_support::WAIT;
+    loop {
+        match c.submit(req.clone()).await {
+            Err(s) if s.code() == tonic::Code::ResourceExhausted => {
+                assert!(std::time::Instant::now() < deadline, "no job ids in time");
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            other => return other.map(|r| r.into_inner().job_id),
+        }
+    }
+}
+
+/// Every event of `cluster`'s log at the dbd about `job`.
+fn events_about(dbd: &Dbd, cluster: &str, job: u32) -> usize {
+    let page = dbd.store.fed_events(cluster, 0, 100_000).unwrap();
+    page.events
+        .iter()
+        .filter(|e| e.kind.job_id() == job)
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_answer_is_asked_again_and_the_job_is_accepted_and_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let loss = Loss::first(SUBMIT, 1);
+    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
+    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
+    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
+    a.wait_view("sibling known", |v| v.siblings.len() == 1)
+        .await;
+
+    let id = sbatch(&a, runtime_support::job("lost")).await.unwrap();
+    assert_eq!(
+        (loss.calls(), loss.left()),
+        (2, 0),
+        "recorded, answer lost, asked again"
+    );
+    let (who, launched) = next_launch(&mut [&mut a, &mut b]).await;
+    assert_eq!(launched, id);
+    let winner = ["a", "b"][who];
+    let info = dbd
+        .wait_job(id, "started", |j| j.phase == i32::from(FedPhase::Started))
+        .await;
+    assert_eq!((info.origin.as_str(), info.winner.as_str()), ("a", winner));
+    assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_submission_never_answered_is_withdrawn_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let loss = Loss::first(SUBMIT, usize::MAX);
+    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
+    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
+    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
+    a.wait_view("sibling known", |v| v.siblings.len() == 1)
+        .await;
+
+    let refused = sbatch(&a, runtime_support::job("never")).await.unwrap_err();
+    assert_eq!(refused.message(), "Unable to connect to database");
+    assert!(loss.calls() >= 2, "asked again before giving up");
+    // The dbd recorded it (held: the origin never offered it), then the withdrawal ended it.
+    // The first id of a's lease (fed id 1): the submission the dbd recorded unanswered.
+    let id = (1 << 26) | 1;
+    let info = dbd
+        .wait_job(id, "withdrawn", |j| {
+            j.phase == i32::from(FedPhase::Cancelled)
+        })
+        .await;
+    assert_eq!((info.origin.as_str(), info.winner.as_str()), ("a", ""));
+    a.wait_job(id, "dropped at the origin", |j| j.is_none())
+        .await;
+    assert!(b.jobs(id).await.is_empty(), "b never held a copy");
+    assert_eq!(events_about(&dbd, "b", id), 0, "nothing offered to b");
+    assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_submission_being_withdrawn_is_unknown_to_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    // Neither the submission's answer nor the withdrawal's reaches the origin: the job stays
+    // held there, withdrawing, for as long as the test runs.
+    let withdraw = Loss::first(WITHDRAW, usize::MAX);
+    let loss = Loss::first(SUBMIT, usize::MAX).and(withdraw.clone());
+    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss).await;
+    let a = Member::start(dir.path(), "a", dbd.port, true).await;
+    a.wait_view("sibling known", |v| v.siblings.len() == 1)
+        .await;
+
+    let refused = sbatch(&a, runtime_support::job("gone")).await.unwrap_err();
+    assert_eq!(refused.message(), "Unable to connect to database");
+    let id = (1 << 26) | 1;
+    let deadline = std::time::Instant::now() + runtime_support::WAIT;
+    while withdraw.calls() == 0 {
+        assert!(std::time::Instant::now() < deadline, "no withdrawal sent");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // No answer reached the origin, so it still holds the job (dropped only on an answer).
+    assert!(withdraw.left() > 0);
+
+    // squeue and scontrol show job list nothing.
+    assert!(a.jobs(id).await.is_empty(), "scontrol show job {id}");
+    let mut c = a.client(uid()).await;
+    let all = c
+        .list_jobs(ListJobsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .jobs;
+    assert!(all.is_empty(), "squeue: {all:?}");
+
+    // scancel and scontrol by its id: unknown.
+    let reply = c
+        .cancel(CancelRequest {
+            job_ids: vec![id],
+            ..CancelRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(reply.cancelled.is_empty());
+    let messages: Vec<&str> = reply.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(messages, ["Invalid job id specified"]);
+    let reply = c
+        .control_job(ControlJobRequest {
+            action: JobAction::Hold.into(),
+            jobs: vec![id.to_string()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let messages: Vec<&str> = reply.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(messages, ["Invalid job id specified"]);
+
+    // scancel -u: not selected either (nothing cancelled, no error).
+    let reply = c
+        .cancel(CancelRequest {
+            uids: vec![uid()],
+            ..CancelRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        reply.cancelled.is_empty() && reply.errors.is_empty(),
+        "{reply:?}"
+    );
+    // The dbd ended what it recorded meanwhile; the origin just never heard.
+    let info = dbd.job(id).await;
+    assert_eq!(info.phase, i32::from(FedPhase::Cancelled));
+}

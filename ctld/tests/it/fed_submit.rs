@@ -1,0 +1,234 @@
+//! The origin's federated submission in simulated time, around the dbd's answer: the job is
+//! offered to its siblings only once the dbd recorded it, and a submission the dbd never
+//! answered is withdrawn: the request stays in the job's saved state across a restart until
+//! the dbd answers, the job is never scheduled meanwhile, and it then leaves without a trace.
+
+use sluice_ctld::core::fed::{
+    self, FedInfo, FedMember, FedPhase, FedRecord, FedRequest, FedSubmit, FedView, InfoPhase,
+    OriginSubmit,
+};
+use sluice_ctld::core::{AcctRecord, Core, IdLease, LaunchSpec, SubmitRequest};
+use sluice_ctld::store::StateStore;
+use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
+use sluice_vocab::{FedJobId, FedState, LocalJobId};
+
+fn view() -> FedView {
+    let member = |name: &str, fed_id: u32| FedMember {
+        name: name.into(),
+        fed_id,
+        fed_state: FedState::Active.stored(),
+        ..FedMember::default()
+    };
+    FedView {
+        federation: "fed".into(),
+        me: member("test", 1),
+        siblings: vec![member("b", 2)],
+    }
+}
+
+fn builder() -> ClusterBuilder {
+    ClusterBuilder::new()
+        .nodes("n1", "CPUs=2")
+        .partition("debug", "Nodes=n1 Default=YES MaxTime=60")
+}
+
+fn fixture() -> CoreFixture {
+    let mut fx = builder().build();
+    fx.register_all();
+    let now = fx.now;
+    assert!(fed::on_fed_view(&mut fx.core, &mut fx.out, now, view()));
+    fx.out.take();
+    fx
+}
+
+fn job(name: &str) -> SubmitRequest {
+    let mut req = SubmitRequest::new(1000, name);
+    req.launch = LaunchSpec {
+        script: "#!/bin/sh\ntrue\n".into(),
+        ..LaunchSpec::default()
+    };
+    req
+}
+
+/// Step 1 of an origin's submission: the record to send to the dbd.
+fn submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedRecord {
+    let now = fx.now;
+    match fed::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
+        Ok(OriginSubmit::Federated(rec)) => rec,
+        other => panic!("a federated submission expected, got {other:?}"),
+    }
+}
+
+/// The dbd's record of `id`: pending, held on the origin (as origins record submissions).
+fn recorded(id: FedJobId) -> FedInfo {
+    FedInfo {
+        job: id,
+        origin: "test".into(),
+        phase: InfoPhase::Pending,
+        held: true,
+        viable: vec!["b".into(), "test".into()],
+        active: vec!["test".into()],
+        winner: None,
+        final_state: 0,
+        exit_code: 0,
+    }
+}
+
+fn submitted_records(acct: &[AcctRecord], id: FedJobId) -> usize {
+    let is_sub = |r: &&AcctRecord| matches!(r, AcctRecord::JobSubmitted { job, .. } if *job == id);
+    acct.iter().filter(is_sub).count()
+}
+
+#[test]
+fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
+    let mut fx = fixture();
+    let rec = submit(&mut fx, job("f"));
+    let id = rec.reply.job_id;
+    fx.schedule();
+    assert!(
+        fx.out.take().fed_reqs.is_empty(),
+        "nothing before the answer"
+    );
+    let now = fx.now;
+    fed::on_fed_recorded(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &rec.reply.jobs,
+        &recorded(id),
+    );
+    let out = fx.out.take();
+    assert_eq!(submitted_records(&out.acct, id), 1);
+    let [FedRequest::Offer { job: offered, desc }] = out.fed_reqs.as_slice() else {
+        panic!("one offer expected: {:?}", out.fed_reqs);
+    };
+    assert_eq!((*offered, desc), (id, &rec.desc));
+    // Held at the dbd until the offer arrives: the origin does not ask for the lock yet.
+    fx.schedule();
+    assert!(fx.out.take().fed_reqs.is_empty());
+    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    fx.schedule();
+    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    // A held job is recorded and stays on the origin: nothing offered.
+    let rec = submit(&mut fx, job("h").held());
+    let held = rec.reply.job_id;
+    fed::on_fed_recorded(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &rec.reply.jobs,
+        &recorded(held),
+    );
+    assert!(fx.out.take().fed_reqs.is_empty());
+}
+
+#[test]
+fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = StateStore::open(dir.path()).unwrap();
+    let mut fx = fixture();
+    let rec = submit(&mut fx, job("lost"));
+    let id = rec.reply.job_id;
+    // The dbd never answered: the submitter is told it failed, the withdrawal is owed.
+    assert!(fed::on_fed_submit_abandoned(
+        &mut fx.core,
+        &mut fx.out,
+        &rec.reply.jobs
+    ));
+    assert_eq!(
+        fx.out.fed_reqs,
+        [FedRequest::WithdrawSubmission {
+            record: rec.clone()
+        }]
+    );
+    assert_eq!(
+        fx.core.fed_job(id).map(|f| f.phase),
+        Some(FedPhase::Withdrawing)
+    );
+    // A late answer changes nothing; the job is never scheduled nor offered.
+    let now = fx.now;
+    fed::on_fed_recorded(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &rec.reply.jobs,
+        &recorded(id),
+    );
+    fx.schedule();
+    fx.advance(30);
+    fx.tick();
+    let out = fx.out.take();
+    assert_eq!(
+        out.fed_reqs.len(),
+        1,
+        "only the withdrawal: {:?}",
+        out.fed_reqs
+    );
+    assert!(out.launched().is_empty());
+    assert_eq!(submitted_records(&out.acct, id), 0);
+    store.commit(&fx.core, &out.saves, &out.acct).unwrap();
+    drop(store);
+
+    // A restart before the dbd answered: the withdrawal is owed still.
+    let store = StateStore::open(dir.path()).unwrap();
+    let mut core = restore(&store, fx.now);
+    assert_eq!(
+        fed::withdrawals(&core),
+        [FedRequest::WithdrawSubmission {
+            record: rec.clone()
+        }]
+    );
+    assert!(fed::resubmissions(&core).is_empty());
+    // Once the dbd answered, the job leaves without a trace, and nothing is owed.
+    let mut out = sluice_ctld::core::RecordingOutbox::default();
+    fed::on_submission_withdrawn(&mut core, &mut out, &rec.reply.jobs);
+    assert!(core.job(id).is_none());
+    assert!(out.acct.is_empty());
+    let mut store = store;
+    store.commit(&core, &out.saves, &out.acct).unwrap();
+    drop(store);
+    let store = StateStore::open(dir.path()).unwrap();
+    let core = restore(&store, fx.now);
+    assert!(core.job(id).is_none());
+    assert!(fed::withdrawals(&core).is_empty());
+}
+
+#[test]
+fn an_answer_that_arrived_meanwhile_keeps_the_job() {
+    let mut fx = fixture();
+    let rec = submit(&mut fx, job("kept"));
+    let id = rec.reply.job_id;
+    // A resubmission (after a restart) got the dbd's answer before the submitter gave up.
+    let now = fx.now;
+    fed::on_fed_recorded(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &rec.reply.jobs,
+        &recorded(id),
+    );
+    fx.out.take();
+    assert!(!fed::on_fed_submit_abandoned(
+        &mut fx.core,
+        &mut fx.out,
+        &rec.reply.jobs
+    ));
+    assert!(fx.out.fed_reqs.is_empty());
+    assert_eq!(
+        fx.core.fed_job(id).map(|f| f.phase),
+        Some(FedPhase::Recorded)
+    );
+}
+
+/// The core as a restarted controller rebuilds it from `store`.
+fn restore(store: &StateStore, now: sluice_ctld::core::SimTime) -> Core {
+    let (conf, _) =
+        sluice_ctld::conf::CtldConf::parse(std::path::Path::new("slurm.conf"), &builder().text())
+            .unwrap();
+    let ids = IdLease::with_range(None, LocalJobId::new(1).unwrap(), 10);
+    let snap = store.load().unwrap();
+    let mut core = Core::restore(&conf, snap, Box::new(ids), &|_| None, now).unwrap();
+    let (v, cursor) = store.load_fed().unwrap().unwrap();
+    core.restore_fed(v, cursor);
+    core
+}

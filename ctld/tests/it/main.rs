@@ -1,0 +1,49 @@
+//! The integration tests of `ctld/`, compiled as one binary: each module was once its own
+//! test target; the support modules are compiled once and shared.
+
+mod core_support;
+mod fed_support;
+mod gang_support;
+mod power_support;
+mod runtime_support;
+mod store_util;
+
+mod batch_steps;
+mod cancel_requester;
+mod dependencies;
+mod fed_cancel;
+mod fed_cancel_requester;
+mod fed_control;
+mod fed_core;
+mod fed_hold;
+mod fed_lost_answer;
+mod fed_runtime;
+mod fed_store;
+mod fed_submit;
+mod fed_update_desc;
+mod fed_withdraw;
+mod gang_rotation;
+mod gang_seed;
+mod gang_select;
+mod jobs;
+mod nodes;
+mod oversubscribe;
+mod oversubscribe_gang;
+mod power_programs;
+mod power_restart;
+mod power_resume;
+mod power_suspend;
+mod reconfigure;
+mod reconfigure_runtime;
+mod runtime_accounting;
+mod runtime_control;
+mod runtime_jobs;
+mod runtime_load;
+mod runtime_restart;
+mod runtime_share;
+mod runtime_views;
+mod scheduling;
+mod steps;
+mod store_crash;
+mod store_roundtrip;
+mod store_shipper;

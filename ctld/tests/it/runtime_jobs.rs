@@ -1,0 +1,270 @@
+//! The controller runtime and service with fake node daemons: launch only after the commit,
+//! exits, cancel permissions, srun allocations.
+
+use crate::runtime_support;
+
+use runtime_support::*;
+use sluice_ctld::core::{AcctRecord, Core, SaveHint};
+use sluice_ctld::runtime::persist::StateSink;
+use sluice_ctld::store::StateStore;
+use sluice_vocab::JobState;
+use sluice_wire::proto::allocation_event::Event;
+use sluice_wire::proto::{
+    CancelRequest, CreateStepRequest, ListJobsRequest, SignalKind, StepDoneRequest,
+};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The real store, made to fail while `fail` is set, logging each successful commit.
+struct Gate {
+    inner: StateStore,
+    fail: Arc<AtomicBool>,
+    failed: Arc<AtomicUsize>,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl StateSink for Gate {
+    fn commit(
+        &mut self,
+        core: &Core,
+        saves: &[SaveHint],
+        acct: &[AcctRecord],
+    ) -> Result<(), String> {
+        if self.fail.load(Ordering::SeqCst) {
+            self.failed.fetch_add(1, Ordering::SeqCst);
+            return Err("disk full (test)".into());
+        }
+        StateSink::commit(&mut self.inner, core, saves, acct)?;
+        let mut log = self.log.lock().unwrap();
+        for s in saves {
+            if let SaveHint::Job(id) = s {
+                log.push(format!("commit {id}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn job_state(c: &mut sluice_wire::client::CtldClient, id: u32) -> (JobState, i32) {
+    let jobs = c
+        .list_jobs(ListJobsRequest {
+            job_ids: vec![id],
+            include_finished: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .jobs;
+    let j = &jobs[0];
+    (JobState::from_stored(j.state).unwrap(), j.exit_code)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_is_acknowledged_and_launched_only_after_its_commit() {
+    let (_dir, state) = temp();
+    let (ports, mut events) = fake_nodes(&["n1"]).await;
+    let conf = conf(_dir.path(), &conf_text(&state, 1, ""));
+    std::fs::create_dir_all(&state).unwrap();
+    let fail = Arc::new(AtomicBool::new(false));
+    let failed = Arc::new(AtomicUsize::new(0));
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let gate = Gate {
+        inner: StateStore::open(&state).unwrap(),
+        fail: fail.clone(),
+        failed: failed.clone(),
+        log: log.clone(),
+    };
+    let ctld = Ctld::start(conf, Some(Box::new(gate))).await;
+    let mut admin = client(ctld.port, 0).await;
+    register(&mut admin, "n1", ports[0], vec![]).await;
+
+    fail.store(true, Ordering::SeqCst);
+    let mut user = client(ctld.port, 4242).await;
+    let submit = tokio::spawn(async move { user.submit(job("a")).await });
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while failed.load(Ordering::SeqCst) < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "no commit attempt");
+        tokio::task::yield_now().await;
+    }
+    assert!(!submit.is_finished(), "answered before the job was durable");
+    assert!(
+        events.try_recv().is_err(),
+        "launched before the job was durable"
+    );
+
+    fail.store(false, Ordering::SeqCst);
+    let id = submit.await.unwrap().unwrap().into_inner().job_id;
+    let NodeEvent::Launch { node, req } = next_event(&mut events).await else {
+        panic!("expected a launch");
+    };
+    assert_eq!((node.as_str(), req.job_id), ("n1", id));
+    assert_eq!((req.cluster.as_str(), req.user.as_str()), ("test", "4242"));
+    assert_eq!(req.ctld_addr, format!("127.0.0.1:{}", ctld.port));
+    let log = log.lock().unwrap().clone();
+    assert!(log.contains(&format!("commit {id}")), "{log:?}");
+    ctld.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exits_end_jobs_completed_or_failed() {
+    let (dir, state) = temp();
+    let (ports, mut events) = fake_nodes(&["n1", "n2"]).await;
+    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 2, "")), None).await;
+    let mut admin = client(ctld.port, 0).await;
+    register(&mut admin, "n1", ports[0], vec![]).await;
+    register(&mut admin, "n2", ports[1], vec![]).await;
+    let mut user = client(ctld.port, 4242).await;
+    let a = user.submit(job("ok")).await.unwrap().into_inner().job_id;
+    let b = user.submit(job("bad")).await.unwrap().into_inner().job_id;
+    let mut host = std::collections::HashMap::new();
+    for _ in 0..2 {
+        if let NodeEvent::Launch { node, req } = next_event(&mut events).await {
+            host.insert(req.job_id, node);
+        }
+    }
+    assert_eq!(job_state(&mut user, a).await.0, JobState::Running);
+    exited(&mut admin, &host[&a], a, 0).await;
+    exited(&mut admin, &host[&b], b, 3).await;
+    assert_eq!(job_state(&mut user, a).await, (JobState::Completed, 0));
+    assert_eq!(job_state(&mut user, b).await, (JobState::Failed, 3));
+    // A repeated report (lost reply) is acknowledged and changes nothing.
+    exited(&mut admin, &host[&b], b, 0).await;
+    assert_eq!(job_state(&mut user, b).await, (JobState::Failed, 3));
+    // Node daemons' calls need an administrator's signature.
+    let mut rogue = client(ctld.port, 4242).await;
+    let e = rogue
+        .job_exited(sluice_wire::proto::JobExitedRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.message(), "Access/permission denied");
+    ctld.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn users_cancel_only_their_own_jobs_and_admins_any() {
+    let (dir, state) = temp();
+    let (ports, mut events) = fake_nodes(&["n1"]).await;
+    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 1, "")), None).await;
+    let mut admin = client(ctld.port, 0).await;
+    register(&mut admin, "n1", ports[0], vec![]).await;
+    let mut owner = client(ctld.port, 1001).await;
+    let mut other = client(ctld.port, 1002).await;
+    let running = owner.submit(job("r")).await.unwrap().into_inner().job_id;
+    let pending = owner.submit(job("p")).await.unwrap().into_inner().job_id;
+    let last = owner.submit(job("q")).await.unwrap().into_inner().job_id;
+    assert!(matches!(
+        next_event(&mut events).await,
+        NodeEvent::Launch { .. }
+    ));
+
+    let by_id = |id: u32| CancelRequest {
+        job_ids: vec![id],
+        ..Default::default()
+    };
+    let reply = other.cancel(by_id(pending)).await.unwrap().into_inner();
+    assert!(reply.cancelled.is_empty());
+    assert_eq!(reply.errors[0].message, "Access/permission denied");
+    assert_eq!(job_state(&mut owner, pending).await.0, JobState::Pending);
+    // A user's filters reach only the user's own jobs.
+    let reply = other
+        .cancel(CancelRequest {
+            names: vec!["p".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(reply.cancelled.is_empty() && reply.errors.is_empty());
+
+    let reply = owner.cancel(by_id(pending)).await.unwrap().into_inner();
+    assert_eq!(reply.cancelled, [pending]);
+    assert_eq!(job_state(&mut owner, pending).await.0, JobState::Cancelled);
+
+    let reply = admin.cancel(by_id(running)).await.unwrap().into_inner();
+    assert_eq!(reply.cancelled, [running]);
+    let NodeEvent::Signal { req, .. } = next_event(&mut events).await else {
+        panic!("expected the job to be killed");
+    };
+    assert_eq!(
+        (req.job_id, req.kind),
+        (running, SignalKind::Terminate as i32)
+    );
+    let reply = admin.cancel(by_id(last)).await.unwrap().into_inner();
+    assert_eq!(reply.cancelled, [last]);
+    let reply = owner.cancel(by_id(999_999)).await.unwrap().into_inner();
+    assert_eq!(reply.errors[0].message, "Invalid job id specified");
+    ctld.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srun_allocations_stream_queued_then_granted_and_end_with_their_step() {
+    let (dir, state) = temp();
+    let (ports, mut events) = fake_nodes(&["n1"]).await;
+    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 1, "")), None).await;
+    let mut admin = client(ctld.port, 0).await;
+    register(&mut admin, "n1", ports[0], vec![]).await;
+    let mut user = client(ctld.port, 4242).await;
+    let batch = user.submit(job("busy")).await.unwrap().into_inner().job_id;
+    assert!(matches!(
+        next_event(&mut events).await,
+        NodeEvent::Launch { .. }
+    ));
+
+    let mut srun = user
+        .allocate(job("interactive"))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = srun.message().await.unwrap().unwrap();
+    assert_eq!(first.event, Some(Event::Queued("Resources".into())));
+    let alloc_id = first.job_id;
+    exited(&mut admin, "n1", batch, 0).await;
+    let granted = loop {
+        let ev = srun.message().await.unwrap().unwrap();
+        if let Some(Event::Granted(a)) = ev.event {
+            break a;
+        }
+    };
+    assert_eq!(
+        (granted.job_id, granted.node_list.as_str()),
+        (alloc_id, "n1")
+    );
+    assert_eq!(granted.nodes[0].port, u32::from(ports[0]));
+    assert!(srun.message().await.unwrap().is_none(), "the stream ends");
+
+    let step = user
+        .create_step(CreateStepRequest {
+            job_id: alloc_id,
+            ntasks: Some(2),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(step.allocation.unwrap().ntasks, 2);
+    user.step_done(StepDoneRequest {
+        job_id: alloc_id,
+        step_id: step.step_id,
+        exit_code: 0,
+        signal: 0,
+        end_job: true,
+        usage: None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        job_state(&mut user, alloc_id).await,
+        (JobState::Completed, 0)
+    );
+    // The interactive job was never sent a batch launch: only its cleanup reached the node.
+    let NodeEvent::Signal { req, .. } = next_event(&mut events).await else {
+        panic!("an srun allocation got a batch launch");
+    };
+    assert_eq!(req.job_id, batch);
+    let NodeEvent::Signal { req, .. } = next_event(&mut events).await else {
+        panic!("an srun allocation got a batch launch");
+    };
+    assert_eq!(req.job_id, alloc_id);
+    ctld.stop().await;
+}

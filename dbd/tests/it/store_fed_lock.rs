@@ -1,0 +1,350 @@
+//! The start lock on every backend: exclusivity, lease expiry in simulated time, lost-lock
+//! commits, revocation on commit, release, a restarted controller, and the invariant that a
+//! federated job is committed as started at most once under concurrent requests from several
+//! connections (as several dbds over one database).
+
+use crate::common;
+use crate::store_fed_support;
+
+per_backend!(
+    the_lock_is_exclusive_until_its_lease_expires,
+    a_commit_after_the_lease_expired_is_refused,
+    commit_revokes_the_other_siblings_and_tells_the_origin,
+    the_origin_starting_revokes_the_siblings_only,
+    release_frees_the_lock_for_others,
+    a_restarted_controller_releases_its_locks,
+    lease_bounds_are_checked,
+    a_job_starts_at_most_once_under_concurrency,
+);
+
+mod cases {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Barrier};
+
+    use sluice_dbd::store::fed::error::FedError;
+    use sluice_dbd::store::fed::types::*;
+    use sluice_dbd::store::*;
+
+    use super::common::TestDb;
+    use super::store_fed_support::*;
+
+    fn granted(store: &Store, job: u32, cluster: &str, lease: u32, now: i64) -> (u64, i64) {
+        match store
+            .fed_acquire_start_lock(job, cluster, lease, now)
+            .unwrap()
+        {
+            LockOutcome::Granted { token, expires } => (token, expires),
+            LockOutcome::Refused { reason } => panic!("{cluster} refused: {reason:?}"),
+        }
+    }
+
+    fn refusal(store: &Store, job: u32, cluster: &str, now: i64) -> LockRefusal {
+        match store
+            .fed_acquire_start_lock(job, cluster, LEASE, now)
+            .unwrap()
+        {
+            LockOutcome::Refused { reason } => reason,
+            LockOutcome::Granted { .. } => panic!("{cluster} granted"),
+        }
+    }
+
+    pub fn the_lock_is_exclusive_until_its_lease_expires(db: &TestDb) {
+        let store = federation(db);
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        let (token, expires) = granted(&store, j, "b", 30, NOW);
+        assert_eq!(expires, NOW + 30);
+        let held = LockRefusal::HeldBy {
+            cluster: "b".into(),
+            expires: NOW + 30,
+        };
+        assert_eq!(refusal(&store, j, "c", NOW + 29), held);
+        assert_eq!(refusal(&store, j, "a", NOW), held);
+        // The holder asking again renews its lease under a new token; the old one is void.
+        let (renewed, expires) = granted(&store, j, "b", 30, NOW + 29);
+        assert_ne!(renewed, token);
+        assert_eq!(expires, NOW + 59);
+        assert_eq!(
+            store.fed_commit_start(j, "b", token, NOW + 30).unwrap(),
+            Err(LockRefusal::LostLock)
+        );
+        assert_eq!(
+            refusal(&store, j, "c", NOW + 58),
+            LockRefusal::HeldBy {
+                cluster: "b".into(),
+                expires: NOW + 59
+            }
+        );
+        let token = renewed;
+        // Expired: another cluster takes it with a new token; the old holder lost it.
+        let (taken, _) = granted(&store, j, "c", 30, NOW + 59);
+        assert_ne!(taken, token);
+        assert_eq!(
+            store.fed_commit_start(j, "b", token, NOW + 60).unwrap(),
+            Err(LockRefusal::LostLock)
+        );
+        let job = store
+            .fed_commit_start(j, "c", taken, NOW + 60)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (job.phase, job.winner.as_deref(), job.start_time),
+            (FedPhase::Started, Some("c"), NOW + 60)
+        );
+    }
+
+    pub fn a_commit_after_the_lease_expired_is_refused(db: &TestDb) {
+        let store = federation(db);
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        let (token, _) = granted(&store, j, "b", 10, NOW);
+        // Nobody took it, but the lease ran out: the holder must not launch.
+        assert_eq!(
+            store.fed_commit_start(j, "b", token, NOW + 10).unwrap(),
+            Err(LockRefusal::LostLock)
+        );
+        assert_eq!(store.fed_job(j, "a").unwrap().phase, FedPhase::Pending);
+        // A wrong token is refused too.
+        let (fresh, _) = granted(&store, j, "b", 10, NOW + 11);
+        assert_ne!(fresh, token);
+        assert_eq!(
+            store.fed_commit_start(j, "b", token, NOW + 12).unwrap(),
+            Err(LockRefusal::LostLock)
+        );
+        assert_eq!(
+            store.fed_commit_start(j, "c", fresh, NOW + 12).unwrap(),
+            Err(LockRefusal::LostLock)
+        );
+        store
+            .fed_commit_start(j, "b", fresh, NOW + 12)
+            .unwrap()
+            .unwrap();
+    }
+
+    pub fn commit_revokes_the_other_siblings_and_tells_the_origin(db: &TestDb) {
+        let store = federation(db);
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        flush(&store);
+        let (token, _) = granted(&store, j, "c", LEASE, NOW);
+        let job = store.fed_commit_start(j, "c", token, NOW).unwrap().unwrap();
+        assert_eq!(job.active, set(&["c"]));
+        assert_eq!(take(&store, "b"), vec![revoked(j, Some("c"))]);
+        assert_eq!(
+            take(&store, "a"),
+            vec![FedEventKind::JobStartedElsewhere {
+                job_id: j,
+                cluster: "c".into()
+            }]
+        );
+        assert!(take(&store, "c").is_empty());
+        // A retried commit (its reply was lost) is accepted again, with no new events.
+        let again = store
+            .fed_commit_start(j, "c", token, NOW + 1)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.start_time, NOW);
+        for c in ["a", "b", "c"] {
+            assert!(take(&store, c).is_empty(), "{c}");
+        }
+        // Nobody else can lock or commit it any more.
+        assert_eq!(refusal(&store, j, "b", NOW + 100), LockRefusal::NotPending);
+        assert_eq!(
+            store.fed_commit_start(j, "b", token, NOW + 100).unwrap(),
+            Err(LockRefusal::NotPending)
+        );
+    }
+
+    pub fn the_origin_starting_revokes_the_siblings_only(db: &TestDb) {
+        let store = federation(db);
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        flush(&store);
+        start_on(&store, j, "a", NOW);
+        assert_eq!(take(&store, "b"), vec![revoked(j, Some("a"))]);
+        assert_eq!(take(&store, "c"), vec![revoked(j, Some("a"))]);
+        assert!(take(&store, "a").is_empty());
+    }
+
+    pub fn release_frees_the_lock_for_others(db: &TestDb) {
+        let store = federation(db);
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        let (token, _) = granted(&store, j, "b", LEASE, NOW);
+        assert!(
+            !store
+                .fed_release_start_lock(j, "b", token + 1000, NOW)
+                .unwrap()
+        );
+        assert!(!store.fed_release_start_lock(j, "c", token, NOW).unwrap());
+        assert!(store.fed_release_start_lock(j, "b", token, NOW).unwrap());
+        assert!(
+            !store.fed_release_start_lock(j, "b", token, NOW).unwrap(),
+            "released once"
+        );
+        granted(&store, j, "c", LEASE, NOW + 1);
+        assert_eq!(
+            store.fed_commit_start(j, "b", token, NOW + 1).unwrap(),
+            Err(LockRefusal::LostLock)
+        );
+    }
+
+    pub fn a_restarted_controller_releases_its_locks(db: &TestDb) {
+        let store = federation(db);
+        let reg = |start_time| Registration {
+            cluster: "b".into(),
+            control_host: "hostb".into(),
+            control_port: 6817,
+            rpc_version: 1,
+            start_time,
+        };
+        store.fed_register(&reg(100), NOW).unwrap();
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        let (token, _) = granted(&store, j, "b", LEASE, NOW);
+        // The same process registering again keeps its locks.
+        store.fed_register(&reg(100), NOW + 1).unwrap();
+        assert!(matches!(
+            refusal(&store, j, "c", NOW + 1),
+            LockRefusal::HeldBy { .. }
+        ));
+        // A new process: its predecessor's locks go at once.
+        store.fed_register(&reg(200), NOW + 2).unwrap();
+        assert_eq!(store.fed_job(j, "a").unwrap().lock, None);
+        assert_eq!(
+            store.fed_commit_start(j, "b", token, NOW + 2).unwrap(),
+            Err(LockRefusal::LostLock)
+        );
+        granted(&store, j, "c", LEASE, NOW + 2);
+    }
+
+    pub fn lease_bounds_are_checked(db: &TestDb) {
+        let store = federation(db);
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        for secs in [0, 3_601] {
+            let e = store.fed_acquire_start_lock(j, "b", secs, NOW).unwrap_err();
+            assert!(matches!(e, FedError::InvalidLease { .. }), "{e:?}");
+        }
+        let e = store
+            .fed_acquire_start_lock(id(1, 99), "b", LEASE, NOW)
+            .unwrap_err();
+        assert_eq!(e.to_string(), "Invalid job id specified");
+    }
+
+    /// Jobs raced for by every worker.
+    const JOBS: u32 = 24;
+    /// Workers per cluster, each with its own connection.
+    const WORKERS_PER_CLUSTER: usize = 2;
+
+    pub fn a_job_starts_at_most_once_under_concurrency(db: &TestDb) {
+        let store = federation(db);
+        let jobs: Vec<u32> = (1..=JOBS)
+            .map(|i| submit(&store, request("a", 1, i)).job_id)
+            .collect();
+        flush(&store);
+        let workers: Vec<(String, usize)> = ["a", "b", "c"]
+            .iter()
+            .flat_map(|c| (0..WORKERS_PER_CLUSTER).map(move |w| (c.to_string(), w)))
+            .collect();
+        let barrier = Arc::new(Barrier::new(workers.len()));
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|(cluster, w)| {
+                let (url, barrier, jobs) = (db.url.clone(), Arc::clone(&barrier), jobs.clone());
+                std::thread::spawn(move || {
+                    let store = Store::connect(&url).unwrap();
+                    barrier.wait();
+                    race(&store, &cluster, w, &jobs)
+                })
+            })
+            .collect();
+        let mut starts: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+        let mut lost_locks = 0;
+        for h in handles {
+            let (won, lost) = h.join().unwrap();
+            lost_locks += lost;
+            for (job, cluster) in won {
+                starts.entry(job).or_default().push(cluster);
+            }
+        }
+        // The race really raced: some commits came after their lease was taken or ran out.
+        assert!(lost_locks > 0, "no commit was refused");
+        for j in &jobs {
+            let winners = starts.get(j).cloned().unwrap_or_default();
+            assert_eq!(winners.len(), 1, "job {j} committed by {winners:?}");
+            let job = store.fed_job(*j, "a").unwrap();
+            assert_eq!(
+                (job.phase, job.winner.as_ref()),
+                (FedPhase::Started, Some(&winners[0]))
+            );
+        }
+        // Every cluster that lost a job was revoked exactly once for it; the origin heard of
+        // every start elsewhere exactly once.
+        for c in ["b", "c"] {
+            let revoked: Vec<u32> = take(&store, c).iter().map(FedEventKind::job_id).collect();
+            let lost: Vec<u32> = jobs.iter().copied().filter(|j| starts[j][0] != c).collect();
+            assert_eq!(
+                revoked.len(),
+                lost.len(),
+                "{c}: one revocation per lost job"
+            );
+            assert_eq!(sorted(revoked), lost, "{c}");
+        }
+        let elsewhere = take(&store, "a");
+        assert_eq!(
+            elsewhere.len(),
+            jobs.iter().filter(|j| starts[j][0] != "a").count()
+        );
+    }
+
+    fn sorted(mut v: Vec<u32>) -> Vec<u32> {
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// One worker: tries every job until each is started elsewhere or here, with its own clock
+    /// running ahead by its index (so leases lapse between another worker's acquire and
+    /// commit), committing late now and then and releasing some locks instead of committing.
+    /// Returns the jobs it committed and how many of its commits were refused as lost.
+    fn race(
+        store: &Store,
+        cluster: &str,
+        worker: usize,
+        jobs: &[u32],
+    ) -> (Vec<(u32, String)>, usize) {
+        let mut won = Vec::new();
+        let mut lost = 0;
+        let skew = i64::try_from(worker).unwrap() * 2;
+        let mut open: Vec<u32> = jobs.to_vec();
+        let mut round = 0_usize;
+        while !open.is_empty() && round < 200 * jobs.len() {
+            let mut still = Vec::new();
+            for j in open {
+                round += 1;
+                let now = NOW + skew + i64::try_from(round).unwrap();
+                match store.fed_acquire_start_lock(j, cluster, 1, now).unwrap() {
+                    LockOutcome::Granted { token, .. } => {
+                        if (round + worker).is_multiple_of(5) {
+                            store
+                                .fed_release_start_lock(j, cluster, token, now)
+                                .unwrap();
+                            still.push(j);
+                            continue;
+                        }
+                        // Every seventh commit comes after the lease ran out.
+                        let at = now + i64::from((round + worker).is_multiple_of(7));
+                        match store.fed_commit_start(j, cluster, token, at).unwrap() {
+                            Ok(_) => won.push((j, cluster.to_string())),
+                            Err(LockRefusal::NotPending) => {}
+                            Err(_) => {
+                                lost += 1;
+                                still.push(j);
+                            }
+                        }
+                    }
+                    LockOutcome::Refused {
+                        reason: LockRefusal::NotPending,
+                    } => {}
+                    LockOutcome::Refused { .. } => still.push(j),
+                }
+            }
+            open = still;
+        }
+        (won, lost)
+    }
+}

@@ -1,0 +1,173 @@
+//! Test harness: a temp cluster directory with a `slurm.conf`, real node daemons served
+//! in-process, a fake controller, and bounded waits.
+pub mod fake_ctld;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use sluice_noded::{NodedConfig, NodedError, Prepared};
+use sluice_wire::auth::{Key, Signer};
+use sluice_wire::client::NodedClient;
+use sluice_wire::proto::LaunchBatchRequest;
+use sluice_wire::proto::node_daemon_client::NodeDaemonClient;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use fake_ctld::{DEADLINE, FakeCtld};
+
+/// A cluster directory: `slurm.conf`, spool and job directories.
+pub struct TestCluster {
+    pub dir: tempfile::TempDir,
+    pub key: Key,
+    pub conf: PathBuf,
+}
+
+impl TestCluster {
+    /// A cluster whose controller is at 127.0.0.1:`ctld_port`, with `node_lines` appended.
+    pub fn new(ctld_port: u16, node_lines: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        // Jobs of other users must reach their scripts in the spool.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let conf = dir.path().join("slurm.conf");
+        let text = format!(
+            "ClusterName=tc\nSlurmctldHost=ctl(127.0.0.1)\nSlurmctldPort={ctld_port}\n\
+             SlurmdSpoolDir={}/spool\n{node_lines}\n",
+            dir.path().display()
+        );
+        std::fs::write(&conf, text).unwrap();
+        Self {
+            dir,
+            key: Key::from_bytes(vec![42; 64]),
+            conf,
+        }
+    }
+
+    /// A path inside the cluster directory.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// A fresh working directory for a job.
+    pub fn workdir(&self, name: &str) -> PathBuf {
+        let dir = self.path(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Starts node daemon `name` in-process.
+    pub async fn start_noded(&self, name: &str) -> RunningNoded {
+        let config = NodedConfig::load(&self.conf, Some(name)).unwrap();
+        let spool = config.spool_dir.clone();
+        let listener = sluice_noded::bind(&config).unwrap();
+        let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+        let prepared = Prepared::new(config, self.key.clone(), listener).unwrap();
+        let port = prepared.port();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(prepared.serve(async {
+            let _ = stopped.await;
+        }));
+        RunningNoded {
+            port,
+            spool,
+            key: self.key.clone(),
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+}
+
+/// A node daemon served by the test's runtime.
+pub struct RunningNoded {
+    pub port: u16,
+    pub spool: PathBuf,
+    key: Key,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<Result<(), NodedError>>>,
+}
+
+impl RunningNoded {
+    /// A client signed as `uid`.
+    pub async fn client_as(&self, uid: u32) -> NodedClient {
+        let signer = Signer::new(self.key.clone(), uid);
+        let channel = sluice_wire::client::connect("127.0.0.1", self.port, signer)
+            .await
+            .unwrap();
+        NodeDaemonClient::new(channel)
+    }
+
+    /// A client signed as this process's uid (an admin of the daemon).
+    pub async fn client(&self) -> NodedClient {
+        self.client_as(nix::unistd::geteuid().as_raw()).await
+    }
+
+    /// Stops the daemon (its jobs' processes go on).
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(DEADLINE, task)
+                .await
+                .expect("the node daemon stops")
+                .unwrap()
+                .unwrap();
+        }
+    }
+}
+
+/// A launch of `script` as job `job_id` by the current user, running in `workdir`.
+pub fn launch_request(job_id: u32, workdir: &Path, script: &str) -> LaunchBatchRequest {
+    LaunchBatchRequest {
+        job_id,
+        name: format!("job{job_id}"),
+        uid: nix::unistd::getuid().as_raw(),
+        gid: nix::unistd::getgid().as_raw(),
+        user: "tester".into(),
+        cluster: "tc".into(),
+        partition: "debug".into(),
+        node_list: "n1".into(),
+        node_count: 1,
+        ntasks: 1,
+        cpus_on_node: 1,
+        script: script.to_string(),
+        workdir: workdir.display().to_string(),
+        submit_dir: workdir.display().to_string(),
+        submit_host: "login1".into(),
+        account: "acct".into(),
+        ..Default::default()
+    }
+}
+
+/// Polls (bounded) until `f` holds.
+pub async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while !f() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits (bounded) for a file a job writes and returns its content once it ends in a newline.
+pub async fn wait_for_file(path: &Path) -> String {
+    let mut text = String::new();
+    wait_until(&format!("{}", path.display()), || {
+        text = std::fs::read_to_string(path).unwrap_or_default();
+        text.ends_with('\n')
+    })
+    .await;
+    text
+}
+
+/// The state letter of `/proc/<pid>/stat` (`R`, `S`, `T`, `Z`...), `None` once it is gone.
+pub fn proc_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Whether `pid` is gone (or a zombie nobody reaped yet).
+pub fn is_dead(pid: i32) -> bool {
+    matches!(proc_state(pid), None | Some('Z') | Some('X'))
+}

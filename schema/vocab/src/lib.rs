@@ -1,0 +1,19 @@
+//! Sluice's shared vocabulary.
+//!
+//! The words every Sluice program uses the same way: typed IDs and the federated job-ID
+//! arithmetic, the job, node and federation state tables with Slurm's names, hostlist
+//! expressions, the `slurm.conf`-style configuration syntax and the cluster configuration, and
+//! job usage (Slurm's TRES usage maps). The wire protocol is `sluice-wire`; the accounting
+//! database schema belongs to `sluice-dbd`.
+
+pub mod cluster_conf;
+pub mod conf;
+pub mod hostlist;
+pub mod ids;
+pub mod jobacct;
+pub mod node_states;
+pub mod states;
+
+pub use ids::{ClusterId, FedJobId, LocalJobId, NodeIdx};
+pub use node_states::{NodeFlags, NodeState};
+pub use states::{FedState, JobState};

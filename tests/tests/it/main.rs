@@ -1,0 +1,31 @@
+//! The integration tests of `tests/`, compiled as one binary: each module was once its own
+//! test target; the support modules are compiled once and shared.
+
+mod common;
+
+mod cluster_batch;
+mod cluster_control;
+mod cluster_durability;
+mod cluster_sched;
+mod cluster_srun;
+mod cluster_steps;
+mod cluster_up;
+mod cluster_usage;
+mod dbd_daemon;
+mod fed_cancel;
+mod fed_faults;
+mod fed_many;
+mod fed_propagation;
+mod fed_routing;
+mod fed_submit;
+mod fed_views;
+mod gang_e2e;
+mod gang_examples_e2e;
+mod oversubscribe_e2e;
+mod power_e2e;
+mod power_srun_e2e;
+mod reconfigure_e2e;
+mod sacctmgr_accounts_users;
+mod sacctmgr_clusters;
+mod sacctmgr_federations;
+mod up_dbd_only;
