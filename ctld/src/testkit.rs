@@ -138,6 +138,13 @@ impl CoreFixture {
         on_submit(&mut self.core, &mut self.out, self.now, req).map(|r| r.job_id)
     }
 
+    /// Submits a job that must be accepted, then runs one scheduling pass.
+    pub fn submit_and_schedule(&mut self, req: SubmitRequest) -> FedJobId {
+        let id = self.submit(req).expect("submit");
+        self.schedule();
+        id
+    }
+
     /// Moves simulated time forward.
     pub fn advance(&mut self, secs: u64) {
         self.now = self.now.plus(secs);

@@ -10,24 +10,9 @@ use crate::runtime_support;
 use fed_support::{Dbd, Member, next_launch};
 use sluice_vocab::JobState;
 use sluice_wire::proto::{CancelRequest, FedPhase, JobInfo, SubmitJobRequest};
-use std::time::{Duration, Instant};
 
 fn uid() -> u32 {
     nix::unistd::getuid().as_raw()
-}
-
-async fn submit(m: &Member, req: SubmitJobRequest) -> u32 {
-    let mut c = m.client(uid()).await;
-    let deadline = Instant::now() + runtime_support::WAIT;
-    loop {
-        match c.submit(req.clone()).await {
-            Err(s) if s.code() == tonic::Code::ResourceExhausted => {
-                assert!(Instant::now() < deadline, "no job ids in time");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            other => return other.unwrap().into_inner().job_id,
-        }
-    }
 }
 
 fn in_state(state: JobState) -> impl Fn(Option<&JobInfo>) -> bool {
@@ -44,28 +29,24 @@ async fn filters_cancel_matching_federated_jobs_on_every_member() {
     a.wait_view("all siblings known", |v| v.siblings.len() == 2)
         .await;
     // b's job runs on c only: a never holds a copy of it.
-    let far = submit(
-        &b,
-        SubmitJobRequest {
+    let far = b
+        .submit(SubmitJobRequest {
             clusters: vec!["c".into()],
             ..runtime_support::job("far")
-        },
-    )
-    .await;
+        })
+        .await;
     let (_, launched) = next_launch(&mut [&mut c]).await;
     assert_eq!(launched, far);
     // b's array waits on b (its origin; b's node is down).
-    let arr = submit(
-        &b,
-        SubmitJobRequest {
+    let arr = b
+        .submit(SubmitJobRequest {
             array: Some("1-2".into()),
             ..runtime_support::job("arr")
-        },
-    )
-    .await;
+        })
+        .await;
     // a's jobs wait everywhere (c's node is busy).
-    let twin = submit(&a, runtime_support::job("twin")).await;
-    let keep = submit(&a, runtime_support::job("keep")).await;
+    let twin = a.submit(runtime_support::job("twin")).await;
+    let keep = a.submit(runtime_support::job("keep")).await;
     for m in [&b, &c] {
         m.wait_job(twin, "a copy", in_state(JobState::Pending))
             .await;
@@ -142,14 +123,12 @@ async fn an_array_cancelled_at_its_origin_leaves_nothing_pending_at_the_dbd() {
     let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
     let b = Member::start(dir.path(), "b", dbd.port, false).await;
     b.wait_view("a known", |v| v.siblings.len() == 1).await;
-    let array = submit(
-        &a,
-        SubmitJobRequest {
+    let array = a
+        .submit(SubmitJobRequest {
             array: Some("1-3".into()),
             ..runtime_support::job("arr")
-        },
-    )
-    .await;
+        })
+        .await;
     let (_, first) = next_launch(&mut [&mut a]).await;
     assert_eq!(first, array, "the first task runs");
     assert_eq!(dbd.job(array).await.phase, i32::from(FedPhase::Pending));

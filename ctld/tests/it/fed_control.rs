@@ -9,27 +9,11 @@ use crate::runtime_support;
 use fed_support::{Dbd, Member, next_launch};
 use sluice_vocab::JobState;
 use sluice_wire::proto::{
-    CancelRequest, ControlJobRequest, EnvVar, FedPhase, JobAction, SubmitJobRequest,
-    UpdateJobRequest,
+    CancelRequest, ControlJobRequest, EnvVar, FedPhase, JobAction, UpdateJobRequest,
 };
-use std::time::{Duration, Instant};
 
 fn uid() -> u32 {
     nix::unistd::getuid().as_raw()
-}
-
-async fn submit(m: &Member, req: SubmitJobRequest) -> u32 {
-    let mut c = m.client(uid()).await;
-    let deadline = Instant::now() + runtime_support::WAIT;
-    loop {
-        match c.submit(req.clone()).await {
-            Err(s) if s.code() == tonic::Code::ResourceExhausted => {
-                assert!(Instant::now() < deadline, "no job ids in time");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            other => return other.unwrap().into_inner().job_id,
-        }
-    }
 }
 
 fn pending(j: Option<&sluice_wire::proto::JobInfo>) -> bool {
@@ -42,7 +26,7 @@ async fn two_pending() -> (tempfile::TempDir, Dbd, Member, Member, u32) {
     let dbd = Dbd::start(dir.path(), &["a", "b"]).await;
     let a = Member::start(dir.path(), "a", dbd.port, false).await;
     let b = Member::start(dir.path(), "b", dbd.port, false).await;
-    let job = submit(&a, runtime_support::job("twin")).await;
+    let job = a.submit(runtime_support::job("twin")).await;
     b.wait_job(job, "copy on b", pending).await;
     a.wait_job(job, "pending on a", |j| {
         j.is_some_and(|j| j.state == JobState::Pending.stored() && j.fed_active == ["a", "b"])
@@ -142,7 +126,7 @@ async fn a_requeue_asked_on_the_origin_is_done_where_the_job_runs() {
     let dbd = Dbd::start(dir.path(), &["a", "b"]).await;
     let a = Member::start(dir.path(), "a", dbd.port, false).await;
     let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
-    let job = submit(&a, runtime_support::job("moving")).await;
+    let job = a.submit(runtime_support::job("moving")).await;
     let (_, launched) = next_launch(&mut [&mut b]).await;
     assert_eq!(launched, job);
     a.wait_job(job, "tracked on a", |j| {
@@ -173,7 +157,7 @@ async fn a_requeue_asked_on_the_origin_is_done_where_the_job_runs() {
     })
     .await;
     // A pending job cannot be requeued.
-    let pending_job = submit(&a, runtime_support::job("waiting")).await;
+    let pending_job = a.submit(runtime_support::job("waiting")).await;
     let reply = c
         .control_job(ControlJobRequest {
             action: JobAction::Requeue.into(),

@@ -9,30 +9,13 @@ use crate::runtime_support;
 
 use fed_support::lossy::Loss;
 use fed_support::{Dbd, Member, next_launch};
-use sluice_wire::proto::{
-    CancelRequest, ControlJobRequest, FedPhase, JobAction, ListJobsRequest, SubmitJobRequest,
-};
+use sluice_wire::proto::{CancelRequest, ControlJobRequest, FedPhase, JobAction, ListJobsRequest};
 
 const SUBMIT: &str = "/sluice.v1.FedArbiter/SubmitFedJob";
 const WITHDRAW: &str = "/sluice.v1.FedArbiter/WithdrawFedSubmission";
 
 fn uid() -> u32 {
     nix::unistd::getuid().as_raw()
-}
-
-/// sbatch: retried while the controller waits for its first job ids (EAGAIN), as sbatch does.
-async fn sbatch(m: &Member, req: SubmitJobRequest) -> Result<u32, tonic::Status> {
-    let mut c = m.client(uid()).await;
-    let deadline = std::time::Instant::now() + runtime_support::WAIT;
-    loop {
-        match c.submit(req.clone()).await {
-            Err(s) if s.code() == tonic::Code::ResourceExhausted => {
-                assert!(std::time::Instant::now() < deadline, "no job ids in time");
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-            other => return other.map(|r| r.into_inner().job_id),
-        }
-    }
 }
 
 /// Every event of `cluster`'s log at the dbd about `job`.
@@ -54,7 +37,7 @@ async fn a_lost_answer_is_asked_again_and_the_job_is_accepted_and_runs_once() {
     a.wait_view("sibling known", |v| v.siblings.len() == 1)
         .await;
 
-    let id = sbatch(&a, runtime_support::job("lost")).await.unwrap();
+    let id = a.try_submit(runtime_support::job("lost")).await.unwrap();
     assert_eq!(
         (loss.calls(), loss.left()),
         (2, 0),
@@ -80,7 +63,10 @@ async fn a_submission_never_answered_is_withdrawn_everywhere() {
     a.wait_view("sibling known", |v| v.siblings.len() == 1)
         .await;
 
-    let refused = sbatch(&a, runtime_support::job("never")).await.unwrap_err();
+    let refused = a
+        .try_submit(runtime_support::job("never"))
+        .await
+        .unwrap_err();
     assert_eq!(refused.message(), "Unable to connect to database");
     assert!(loss.calls() >= 2, "asked again before giving up");
     // The dbd recorded it (held: the origin never offered it), then the withdrawal ended it.
@@ -111,7 +97,10 @@ async fn a_submission_being_withdrawn_is_unknown_to_every_command() {
     a.wait_view("sibling known", |v| v.siblings.len() == 1)
         .await;
 
-    let refused = sbatch(&a, runtime_support::job("gone")).await.unwrap_err();
+    let refused = a
+        .try_submit(runtime_support::job("gone"))
+        .await
+        .unwrap_err();
     assert_eq!(refused.message(), "Unable to connect to database");
     let id = (1 << 26) | 1;
     let deadline = std::time::Instant::now() + runtime_support::WAIT;

@@ -9,26 +9,7 @@ use crate::runtime_support;
 
 use fed_support::{Dbd, Member, desc, next_launch};
 use sluice_vocab::{FedState, JobState};
-use sluice_wire::proto::{FedSubmitRequest, StartLockRequest, SubmitJobRequest};
-
-fn uid() -> u32 {
-    nix::unistd::getuid().as_raw()
-}
-
-/// sbatch: retried while the controller waits for its first job ids (EAGAIN), as sbatch does.
-async fn submit(m: &Member, req: SubmitJobRequest) -> Result<u32, tonic::Status> {
-    let mut c = m.client(uid()).await;
-    let deadline = std::time::Instant::now() + runtime_support::WAIT;
-    loop {
-        match c.submit(req.clone()).await {
-            Err(s) if s.code() == tonic::Code::ResourceExhausted => {
-                assert!(std::time::Instant::now() < deadline, "no job ids in time");
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-            other => return other.map(|r| r.into_inner().job_id),
-        }
-    }
-}
+use sluice_wire::proto::{FedSubmitRequest, StartLockRequest};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_federated_job_runs_on_exactly_one_cluster_and_is_revoked_on_the_others() {
@@ -45,7 +26,8 @@ async fn a_federated_job_runs_on_exactly_one_cluster_and_is_revoked_on_the_other
     // Three jobs for three one-node clusters whose jobs never end: each starts once.
     let mut ids = Vec::new();
     for n in 0..3 {
-        let id = submit(&a, runtime_support::job(&format!("f{n}")))
+        let id = a
+            .try_submit(runtime_support::job(&format!("f{n}")))
             .await
             .unwrap();
         assert_eq!(id >> 26, 1, "a federated id with a's fed id");
@@ -209,7 +191,7 @@ async fn inactive_and_drain_refuse_submissions_and_drain_runs_what_it_has() {
     // A job for a only, waiting for a's node.
     let mut req = runtime_support::job("mine");
     req.clusters = vec!["a".into()];
-    let job = submit(&a, req).await.unwrap();
+    let job = a.try_submit(req).await.unwrap();
     a.wait_job(job, "pending", |j| {
         j.is_some_and(|j| j.state == JobState::Pending.stored() && j.fed_viable == ["a"])
     })
@@ -222,7 +204,10 @@ async fn inactive_and_drain_refuse_submissions_and_drain_runs_what_it_has() {
             .is_some_and(|s| s.fed_state_name == "INACTIVE")
     })
     .await;
-    let refused = submit(&a, runtime_support::job("late")).await.unwrap_err();
+    let refused = a
+        .try_submit(runtime_support::job("late"))
+        .await
+        .unwrap_err();
     assert_eq!(refused.message(), "System submissions disabled");
     a.node_up().await;
 
@@ -233,7 +218,10 @@ async fn inactive_and_drain_refuse_submissions_and_drain_runs_what_it_has() {
             .is_some_and(|s| s.fed_state_name == "DRAIN")
     })
     .await;
-    let refused = submit(&a, runtime_support::job("late")).await.unwrap_err();
+    let refused = a
+        .try_submit(runtime_support::job("late"))
+        .await
+        .unwrap_err();
     assert_eq!(refused.message(), "System submissions disabled");
     // DRAIN runs what it has.
     let (_, launched) = next_launch(&mut [&mut a]).await;

@@ -10,27 +10,11 @@ use fed_support::{Dbd, Member};
 use sluice_vocab::JobState;
 use sluice_wire::client::FedArbiterClient;
 use sluice_wire::proto::{
-    CommitStartRequest, ControlJobRequest, EnvVar, JobAction, StartLockRequest, SubmitJobRequest,
-    UpdateJobRequest,
+    CommitStartRequest, ControlJobRequest, EnvVar, JobAction, StartLockRequest, UpdateJobRequest,
 };
-use std::time::{Duration, Instant};
 
 fn uid() -> u32 {
     nix::unistd::getuid().as_raw()
-}
-
-async fn submit(m: &Member, req: SubmitJobRequest) -> u32 {
-    let mut c = m.client(uid()).await;
-    let deadline = Instant::now() + runtime_support::WAIT;
-    loop {
-        match c.submit(req.clone()).await {
-            Err(s) if s.code() == tonic::Code::ResourceExhausted => {
-                assert!(Instant::now() < deadline, "no job ids in time");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            other => return other.unwrap().into_inner().job_id,
-        }
-    }
 }
 
 /// Clusters a and b with their nodes down (neither starts anything itself), and a job of a
@@ -40,7 +24,7 @@ async fn offered(name: &str) -> (tempfile::TempDir, Dbd, Member, Member, u32) {
     let dbd = Dbd::start(dir.path(), &["a", "b"]).await;
     let a = Member::start(dir.path(), "a", dbd.port, false).await;
     let b = Member::start(dir.path(), "b", dbd.port, false).await;
-    let job = submit(&a, runtime_support::job(name)).await;
+    let job = a.submit(runtime_support::job(name)).await;
     dbd.wait_job(job, "offered to both", |j| j.active == ["a", "b"])
         .await;
     b.wait_job(job, "a copy on b", |j| {
@@ -107,7 +91,7 @@ async fn a_hold_voids_a_siblings_start_lock_in_flight() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_new_dependency_voids_a_siblings_start_lock_in_flight() {
     let (_dir, dbd, a, _b, job) = offered("then").await;
-    let first = submit(&a, runtime_support::job("first")).await;
+    let first = a.submit(runtime_support::job("first")).await;
     let mut arbiter = dbd.arbiter().await;
     let token = lock_as_b(&mut arbiter, job).await;
     let mut c = a.client(uid()).await;

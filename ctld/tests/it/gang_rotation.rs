@@ -34,12 +34,6 @@ fn start(b: &ClusterBuilder) -> CoreFixture {
     fx
 }
 
-fn submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedJobId {
-    let id = fx.submit(req).expect("submit");
-    fx.schedule();
-    id
-}
-
 fn whole_node() -> SubmitRequest {
     SubmitRequest::new(1000, "j")
 }
@@ -56,7 +50,9 @@ fn resumes_of(fx: &CoreFixture, id: FedJobId) -> usize {
 fn each_of_n_jobs_gets_its_share_of_the_slices() {
     for n in 2..=4u64 {
         let mut fx = start(&one_node("FORCE:4", true));
-        let ids: Vec<FedJobId> = (0..n).map(|_| submit(&mut fx, whole_node())).collect();
+        let ids: Vec<FedJobId> = (0..n)
+            .map(|_| fx.submit_and_schedule(whole_node()))
+            .collect();
         let slices = 12 * n;
         run_to(&mut fx, slices * 30);
         let ran = run_secs_from_records(&fx);
@@ -80,8 +76,8 @@ fn each_of_n_jobs_gets_its_share_of_the_slices() {
 #[test]
 fn a_suspended_jobs_time_limit_clock_stops() {
     let mut fx = start(&one_node("FORCE:2", true));
-    let limited = submit(&mut fx, whole_node().minutes(1));
-    let other = submit(&mut fx, whole_node());
+    let limited = fx.submit_and_schedule(whole_node().minutes(1));
+    let other = fx.submit_and_schedule(whole_node());
     assert_eq!(fx.state(other), JobState::Suspended);
     run_to(&mut fx, 89);
     assert_eq!(
@@ -101,8 +97,8 @@ fn a_suspended_jobs_time_limit_clock_stops() {
 #[test]
 fn an_administrator_suspend_gives_resources_back_and_the_timeslicer_leaves_the_job_be() {
     let mut fx = start(&one_node("FORCE:2", true));
-    let a = submit(&mut fx, whole_node());
-    let b = submit(&mut fx, whole_node());
+    let a = fx.submit_and_schedule(whole_node());
+    let b = fx.submit_and_schedule(whole_node());
     assert_eq!(
         (fx.state(a), fx.state(b)),
         (JobState::Running, JobState::Suspended)
@@ -128,7 +124,7 @@ fn an_administrator_suspend_gives_resources_back_and_the_timeslicer_leaves_the_j
         (JobState::Suspended, JobState::Running)
     );
     // Its resources are free: a third job is co-allocated beside b.
-    let c = submit(&mut fx, whole_node());
+    let c = fx.submit_and_schedule(whole_node());
     assert_eq!(fx.state(c), JobState::Suspended);
 
     // Resumed, it takes its resources again (3 jobs on a FORCE:2 node) and waits its turn.
@@ -166,7 +162,7 @@ fn an_administrator_suspend_gives_resources_back_and_the_timeslicer_leaves_the_j
 #[test]
 fn without_gang_a_suspended_jobs_node_can_be_used_then_shared_on_resume() {
     let mut fx = start(&one_node("NO", false));
-    let a = submit(&mut fx, whole_node());
+    let a = fx.submit_and_schedule(whole_node());
     on_suspend(
         &mut fx.core,
         &mut fx.out,
@@ -176,7 +172,7 @@ fn without_gang_a_suspended_jobs_node_can_be_used_then_shared_on_resume() {
     )
     .unwrap();
     assert_eq!(fx.core.node("n1").unwrap().state_name(), "IDLE");
-    let b = submit(&mut fx, whole_node());
+    let b = fx.submit_and_schedule(whole_node());
     assert_eq!(fx.state(b), JobState::Running);
     on_resume(
         &mut fx.core,
@@ -213,9 +209,9 @@ fn the_gang_and_allocations_survive_a_restart() {
         .conf("SelectType=select/cons_tres")
         .conf("SelectTypeParameters=CR_Core");
     let mut fx = start(&builder);
-    let a = submit(&mut fx, whole_node().ntasks(3));
-    let b = submit(&mut fx, whole_node().ntasks(2));
-    let c = submit(&mut fx, whole_node().ntasks(1));
+    let a = fx.submit_and_schedule(whole_node().ntasks(3));
+    let b = fx.submit_and_schedule(whole_node().ntasks(2));
+    let c = fx.submit_and_schedule(whole_node().ntasks(1));
     on_suspend(
         &mut fx.core,
         &mut fx.out,

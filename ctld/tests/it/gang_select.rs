@@ -17,12 +17,6 @@ fn cluster(nodes: &str, part: &str, conf: &[&str]) -> CoreFixture {
     fx
 }
 
-fn submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedJobId {
-    let id = fx.submit(req).expect("submit");
-    fx.schedule();
-    id
-}
-
 fn job(ntasks: u32) -> SubmitRequest {
     SubmitRequest::new(1000, "j").ntasks(ntasks)
 }
@@ -46,7 +40,7 @@ fn cr_cpu_packs_small_jobs_on_one_node_without_suspending_any() {
             "PreemptMode=GANG",
         ],
     );
-    let ids: Vec<FedJobId> = (0..4).map(|_| submit(&mut fx, job(2))).collect();
+    let ids: Vec<FedJobId> = (0..4).map(|_| fx.submit_and_schedule(job(2))).collect();
     for &id in &ids {
         assert_eq!(fx.state(id), JobState::Running);
         assert_eq!(fx.core.job_cpus(id), [2]);
@@ -56,7 +50,7 @@ fn cr_cpu_packs_small_jobs_on_one_node_without_suspending_any() {
     assert_eq!((n1.alloc_cpus, n1.jobs.len()), (8, 4));
     assert_eq!(n1.state_name(), "ALLOCATED");
     // A fifth job shares CPUs with others, so the timeslicer suspends it.
-    let fifth = submit(&mut fx, job(2));
+    let fifth = fx.submit_and_schedule(job(2));
     assert_eq!(fx.state(fifth), JobState::Suspended);
     assert_eq!(suspends(&fx), 1);
 }
@@ -68,8 +62,8 @@ fn cr_cpu_without_oversubscribe_shares_nodes_but_never_cpus() {
         "",
         &["SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU"],
     );
-    let a = submit(&mut fx, job(6));
-    let b = submit(&mut fx, job(2));
+    let a = fx.submit_and_schedule(job(6));
+    let b = fx.submit_and_schedule(job(2));
     assert_eq!(fx.nodes_of(a), "n1");
     assert_eq!(
         fx.nodes_of(b),
@@ -77,10 +71,10 @@ fn cr_cpu_without_oversubscribe_shares_nodes_but_never_cpus() {
         "the two CPUs left on n1 are used first"
     );
     assert_eq!(fx.core.node("n1").unwrap().state_name(), "ALLOCATED");
-    let c = submit(&mut fx, job(3));
+    let c = fx.submit_and_schedule(job(3));
     assert_eq!(fx.nodes_of(c), "n2");
     assert_eq!(fx.core.node("n2").unwrap().state_name(), "MIXED");
-    let d = submit(&mut fx, job(6));
+    let d = fx.submit_and_schedule(job(6));
     assert_eq!(
         (fx.state(d), fx.reason(d)),
         (JobState::Pending, JobReason::Resources)
@@ -103,11 +97,11 @@ fn tasks_spread_over_the_requested_nodes() {
             "SelectTypeParameters=CR_Core",
         ],
     );
-    let id = submit(&mut fx, job(10).nodes(5));
+    let id = fx.submit_and_schedule(job(10).nodes(5));
     assert_eq!(fx.core.job_cpus(id), [2, 2, 2, 2, 2]);
     let alloc = fx.core.job_alloc(id).unwrap();
     assert_eq!(alloc.cores, vec![vec![0u16, 1]; 5]);
-    let cpt = submit(&mut fx, job(3).cpus_per_task(2));
+    let cpt = fx.submit_and_schedule(job(3).cpus_per_task(2));
     assert_eq!(fx.core.job_cpus(cpt), [6], "three tasks of two CPUs on n1");
 }
 
@@ -122,15 +116,15 @@ fn jobs_share_a_node_only_when_their_memory_fits_together() {
             "PreemptMode=GANG",
         ],
     );
-    let a = submit(&mut fx, job(8).mem_mb(600));
-    let b = submit(&mut fx, job(8).mem_mb(600));
+    let a = fx.submit_and_schedule(job(8).mem_mb(600));
+    let b = fx.submit_and_schedule(job(8).mem_mb(600));
     assert_eq!(fx.state(a), JobState::Running);
     assert_eq!(
         (fx.state(b), fx.reason(b)),
         (JobState::Pending, JobReason::Resources),
         "CPUs may be shared, memory may not: 600 + 600 > 1000"
     );
-    let c = submit(&mut fx, job(8).mem_mb(400));
+    let c = fx.submit_and_schedule(job(8).mem_mb(400));
     assert_eq!(
         fx.state(c),
         JobState::Suspended,
@@ -146,7 +140,7 @@ fn jobs_share_a_node_only_when_their_memory_fits_together() {
         (JobState::Suspended, JobState::Running),
         "b's memory fits beside c's now; their CPUs are timesliced"
     );
-    let whole = submit(&mut fx, job(1));
+    let whole = fx.submit_and_schedule(job(1));
     assert_eq!(fx.state(whole), JobState::Pending);
 }
 
@@ -163,13 +157,13 @@ fn default_memory_per_cpu_limits_how_many_tasks_a_node_takes() {
     );
     // 1000 MB at 200 MB per CPU: five tasks per node although there are eight CPUs, so
     // eight tasks need both nodes.
-    let id = submit(&mut fx, job(8));
+    let id = fx.submit_and_schedule(job(8));
     assert_eq!(fx.core.job_cpus(id), [4, 4]);
     assert_eq!(fx.core.job_alloc(id).unwrap().mem_mb, [800, 800]);
     // 200 MB left on each node: one more task each, not three.
-    let more = submit(&mut fx, job(3));
+    let more = fx.submit_and_schedule(job(3));
     assert_eq!(fx.state(more), JobState::Pending);
-    let two = submit(&mut fx, job(2));
+    let two = fx.submit_and_schedule(job(2));
     assert_eq!(fx.core.job_cpus(two), [1, 1]);
 }
 
@@ -186,9 +180,9 @@ fn force_2_lets_at_most_two_jobs_share_a_resource() {
         let mut conf = vec!["PreemptMode=GANG"];
         conf.extend_from_slice(select);
         let mut fx = cluster("n1", "OverSubscribe=FORCE:2", &conf);
-        let a = submit(&mut fx, job(8));
-        let b = submit(&mut fx, job(8));
-        let c = submit(&mut fx, job(8));
+        let a = fx.submit_and_schedule(job(8));
+        let b = fx.submit_and_schedule(job(8));
+        let c = fx.submit_and_schedule(job(8));
         assert_eq!(
             (fx.state(a), fx.state(b), fx.state(c)),
             (JobState::Running, JobState::Suspended, JobState::Pending),
@@ -209,11 +203,11 @@ fn exclusive_partitions_take_whole_empty_nodes() {
         .conf("SelectTypeParameters=CR_CPU")
         .build();
     fx.register_all();
-    let small = submit(&mut fx, job(1));
+    let small = fx.submit_and_schedule(job(1));
     assert_eq!(fx.nodes_of(small), "n1");
-    let ex = submit(&mut fx, job(1).partition("excl"));
+    let ex = fx.submit_and_schedule(job(1).partition("excl"));
     assert_eq!(fx.nodes_of(ex), "n2", "n1 is not empty");
     assert_eq!(fx.core.job_cpus(ex), [8]);
-    let other = submit(&mut fx, job(1));
+    let other = fx.submit_and_schedule(job(1));
     assert_eq!(fx.nodes_of(other), "n1", "nobody joins an exclusive job");
 }

@@ -27,12 +27,6 @@ fn cluster(nodes: &str, part: &str, conf: &[&str]) -> CoreFixture {
     fx
 }
 
-fn submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedJobId {
-    let id = fx.submit(req).expect("submit");
-    fx.schedule();
-    id
-}
-
 fn job(ntasks: u32) -> SubmitRequest {
     SubmitRequest::new(1000, "j").ntasks(ntasks)
 }
@@ -45,20 +39,20 @@ fn waits(fx: &CoreFixture, id: FedJobId) -> bool {
 fn yes_lets_jobs_that_ask_share_and_keeps_the_others_alone() {
     for select in [LINEAR, CR_CORE, CR_CPU] {
         let mut fx = cluster("n1", "OverSubscribe=YES", select);
-        let a = submit(&mut fx, job(8).oversubscribe());
-        let b = submit(&mut fx, job(8).oversubscribe());
+        let a = fx.submit_and_schedule(job(8).oversubscribe());
+        let b = fx.submit_and_schedule(job(8).oversubscribe());
         assert_eq!(
             (fx.state(a), fx.state(b)),
             (JobState::Running, JobState::Running),
             "{select:?}: both asked, so they share n1"
         );
         assert_eq!(fx.core.node("n1").unwrap().jobs, [a, b]);
-        let lone = submit(&mut fx, job(1));
+        let lone = fx.submit_and_schedule(job(1));
         assert!(waits(&fx, lone), "{select:?}: it did not ask to share");
 
         let mut fx = cluster("n1", "OverSubscribe=YES", select);
-        let lone = submit(&mut fx, job(8));
-        let asking = submit(&mut fx, job(8).oversubscribe());
+        let lone = fx.submit_and_schedule(job(8));
+        let asking = fx.submit_and_schedule(job(8).oversubscribe());
         assert_eq!(fx.state(lone), JobState::Running);
         assert!(
             waits(&fx, asking),
@@ -75,7 +69,7 @@ fn yes_2_lets_at_most_two_jobs_share_a_resource() {
     for select in [LINEAR, CR_CORE, CR_CPU] {
         let mut fx = cluster("n1", "OverSubscribe=YES:2", select);
         let ids: Vec<FedJobId> = (0..3)
-            .map(|_| submit(&mut fx, job(8).oversubscribe()))
+            .map(|_| fx.submit_and_schedule(job(8).oversubscribe()))
             .collect();
         assert_eq!(
             ids.iter().map(|&id| fx.state(id)).collect::<Vec<_>>(),
@@ -90,27 +84,27 @@ fn yes_2_lets_at_most_two_jobs_share_a_resource() {
 #[test]
 fn a_sharing_job_never_joins_a_node_held_by_one_that_may_not() {
     let mut fx = cluster("n[1-2]", "OverSubscribe=YES", CR_CPU);
-    let lone = submit(&mut fx, job(2));
+    let lone = fx.submit_and_schedule(job(2));
     assert_eq!(fx.nodes_of(lone), "n1");
-    let s1 = submit(&mut fx, job(2).oversubscribe());
+    let s1 = fx.submit_and_schedule(job(2).oversubscribe());
     assert_eq!(fx.nodes_of(s1), "n2", "n1 holds a job that may not share");
-    let lone2 = submit(&mut fx, job(2));
+    let lone2 = fx.submit_and_schedule(job(2));
     assert_eq!(
         fx.nodes_of(lone2),
         "n1",
         "free CPUs beside another lone job are fine"
     );
     // Eight CPUs: n2 has six free, so s2 shares two of s1's CPUs rather than touch n1.
-    let s2 = submit(&mut fx, job(8).oversubscribe());
+    let s2 = fx.submit_and_schedule(job(8).oversubscribe());
     assert_eq!(
         (fx.nodes_of(s2), fx.core.job_cpus(s2)),
         ("n2".into(), vec![8])
     );
     assert_eq!(fx.core.node("n2").unwrap().alloc_cpus, 10);
     // Every CPU of n2 is held now: a lone job fits only in what n1 has left (4 CPUs).
-    let lone3 = submit(&mut fx, job(4));
+    let lone3 = fx.submit_and_schedule(job(4));
     assert_eq!(fx.nodes_of(lone3), "n1");
-    let lone4 = submit(&mut fx, job(1));
+    let lone4 = fx.submit_and_schedule(job(1));
     assert!(waits(&fx, lone4), "n2's CPUs are all held by sharing jobs");
 }
 
@@ -118,20 +112,20 @@ fn a_sharing_job_never_joins_a_node_held_by_one_that_may_not() {
 fn exclusive_jobs_take_whole_empty_nodes_nobody_joins() {
     for part in ["OverSubscribe=NO", "OverSubscribe=YES"] {
         let mut fx = cluster("n[1-2]", part, CR_CPU);
-        let small = submit(&mut fx, job(1).oversubscribe());
+        let small = fx.submit_and_schedule(job(1).oversubscribe());
         assert_eq!(fx.nodes_of(small), "n1");
-        let ex = submit(&mut fx, job(1).exclusive());
+        let ex = fx.submit_and_schedule(job(1).exclusive());
         assert_eq!(fx.nodes_of(ex), "n2", "{part}: n1 is not empty");
         assert_eq!(fx.core.job_cpus(ex), [8], "{part}: all of its node's CPUs");
         assert!(fx.core.job_alloc(ex).unwrap().exclusive);
-        let asking = submit(&mut fx, job(1).oversubscribe());
-        let lone = submit(&mut fx, job(1));
+        let asking = fx.submit_and_schedule(job(1).oversubscribe());
+        let lone = fx.submit_and_schedule(job(1));
         assert_eq!(
             (fx.nodes_of(asking), fx.nodes_of(lone)),
             ("n1".into(), "n1".into()),
             "{part}: nobody joins an exclusive job"
         );
-        let ex2 = submit(&mut fx, job(1).exclusive());
+        let ex2 = fx.submit_and_schedule(job(1).exclusive());
         assert!(waits(&fx, ex2), "{part}: no node is empty");
         fx.exit(ex, 0).unwrap();
         fx.schedule();
@@ -142,25 +136,25 @@ fn exclusive_jobs_take_whole_empty_nodes_nobody_joins() {
 #[test]
 fn force_ignores_exclusive_and_no_ignores_oversubscribe() {
     let mut fx = cluster("n1", "OverSubscribe=FORCE:2", CR_CPU);
-    let a = submit(&mut fx, job(8));
-    let ex = submit(&mut fx, job(2).exclusive());
+    let a = fx.submit_and_schedule(job(8));
+    let ex = fx.submit_and_schedule(job(2).exclusive());
     assert_eq!(fx.state(ex), JobState::Running, "FORCE shares it anyway");
     assert_eq!(fx.core.job_cpus(ex), [2], "not the whole node");
     assert!(!fx.core.job_alloc(ex).unwrap().exclusive);
     assert_eq!(fx.core.node("n1").unwrap().jobs, [a, ex]);
-    let third = submit(&mut fx, job(6));
+    let third = fx.submit_and_schedule(job(6));
     assert_eq!(
         fx.state(third),
         JobState::Running,
         "six CPUs held once so far"
     );
-    let fourth = submit(&mut fx, job(1));
+    let fourth = fx.submit_and_schedule(job(1));
     assert!(waits(&fx, fourth), "every CPU is held by two jobs");
 
     for select in [LINEAR, CR_CORE, CR_CPU] {
         let mut fx = cluster("n1", "OverSubscribe=NO", select);
-        let a = submit(&mut fx, job(8).oversubscribe());
-        let b = submit(&mut fx, job(8).oversubscribe());
+        let a = fx.submit_and_schedule(job(8).oversubscribe());
+        let b = fx.submit_and_schedule(job(8).oversubscribe());
         assert_eq!(fx.state(a), JobState::Running);
         assert!(waits(&fx, b), "{select:?}: NO never shares a resource");
     }

@@ -38,12 +38,6 @@ fn start(b: &ClusterBuilder) -> CoreFixture {
     fx
 }
 
-fn submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedJobId {
-    let id = fx.submit(req).expect("submit");
-    fx.schedule();
-    id
-}
-
 fn whole_node() -> SubmitRequest {
     SubmitRequest::new(1000, "j").ntasks(4)
 }
@@ -66,8 +60,8 @@ fn jobs_sharing_under_yes_take_turns() {
         ],
     ] {
         let mut fx = start(&gang_node("YES", select));
-        let a = submit(&mut fx, whole_node().oversubscribe());
-        let b = submit(&mut fx, whole_node().oversubscribe());
+        let a = fx.submit_and_schedule(whole_node().oversubscribe());
+        let b = fx.submit_and_schedule(whole_node().oversubscribe());
         assert_eq!(
             (fx.state(a), fx.state(b)),
             (JobState::Running, JobState::Suspended),
@@ -89,8 +83,8 @@ fn jobs_sharing_under_yes_take_turns() {
 #[test]
 fn under_yes_a_job_that_did_not_ask_is_never_timesliced() {
     let mut fx = start(&gang_node("YES", &[]));
-    let lone = submit(&mut fx, whole_node());
-    let asking = submit(&mut fx, whole_node().oversubscribe());
+    let lone = fx.submit_and_schedule(whole_node());
+    let asking = fx.submit_and_schedule(whole_node().oversubscribe());
     run_to(&mut fx, 30 * 4);
     assert_eq!(fx.state(lone), JobState::Running);
     assert_eq!(fx.state(asking), JobState::Pending);
@@ -106,8 +100,8 @@ fn what_a_job_asked_survives_a_restart() {
         .conf("SelectTypeParameters=CR_CPU");
     let mut fx = builder.build();
     fx.register_all();
-    let lone = submit(&mut fx, whole_node().ntasks(2));
-    let ex = submit(&mut fx, whole_node().ntasks(1).exclusive());
+    let lone = fx.submit_and_schedule(whole_node().ntasks(2));
+    let ex = fx.submit_and_schedule(whole_node().ntasks(1).exclusive());
     assert_eq!(
         (fx.nodes_of(lone), fx.nodes_of(ex)),
         ("n1".into(), "n2".into())
@@ -153,7 +147,7 @@ fn what_a_job_asked_survives_a_restart() {
         JobState::Pending,
         "n1 still holds a job that may not share, n2 an exclusive one"
     );
-    let lone2 = submit(&mut fx, whole_node().ntasks(6));
+    let lone2 = fx.submit_and_schedule(whole_node().ntasks(6));
     assert_eq!(fx.nodes_of(lone2), "n1");
 }
 

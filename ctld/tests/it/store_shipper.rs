@@ -6,15 +6,15 @@ use crate::store_util;
 
 use sluice_ctld::shipper::{Shipper, ShipperConfig};
 use sluice_ctld::store::StateStore;
+use sluice_testkit::fake::accounting_records_server::{AccountingRecords, AccountingRecordsServer};
 use sluice_wire::auth::{Key, Signer};
 use sluice_wire::client::connect_lazy;
 use sluice_wire::proto::accounting_records_client::AccountingRecordsClient;
-use sluice_wire::proto::accounting_records_server::{AccountingRecords, AccountingRecordsServer};
-use sluice_wire::proto::{JobQuery, JobRow, RecordBatchReply, RecordBatchRequest};
+use sluice_wire::proto::{RecordBatchReply, RecordBatchRequest};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store_util::{cluster, commit, job};
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
 
 /// A dbd that applies records idempotently by seq, as the real one does, and misbehaves on
@@ -69,15 +69,6 @@ impl AccountingRecords for Fake {
         }
         let applied_seq = cursor(&dbd).unwrap_or(0);
         Ok(Response::new(RecordBatchReply { applied_seq }))
-    }
-
-    type ListJobsStream = ReceiverStream<Result<JobRow, Status>>;
-
-    async fn list_jobs(
-        &self,
-        _: Request<JobQuery>,
-    ) -> Result<Response<Self::ListJobsStream>, Status> {
-        Err(Status::unimplemented("not in this fake"))
     }
 }
 

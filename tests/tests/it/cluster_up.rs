@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::cluster::{STATE_TIMEOUT, kill_jobs_of};
+use common::federation::{STATE_TIMEOUT, kill_jobs_of};
 use common::{CmdOutput, DAEMON_TIMEOUT, bin, exit_code, run};
 use sluice_cli::up::process::is_running;
 

@@ -3,16 +3,15 @@
 //! read RPCs from [`FakeState`], records the change requests, and can refuse any call with a
 //! chosen status.
 
+use sluice_testkit::fake::BoxStream;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use sluice_testkit::fake::accounting_records_server::{AccountingRecords, AccountingRecordsServer};
+use sluice_testkit::fake::controller_server::{Controller, ControllerServer};
 use sluice_wire::auth::{KEY_FILE, Key};
-use sluice_wire::proto::accounting_records_server::{AccountingRecords, AccountingRecordsServer};
-use sluice_wire::proto::controller_server::{Controller, ControllerServer};
 use sluice_wire::proto::*;
-use tokio_stream::Stream;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
 
@@ -41,40 +40,8 @@ pub type Shared = Arc<Mutex<FakeState>>;
 #[derive(Clone)]
 struct Fake(Shared);
 
-type Stream2<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
-
-fn nope<T>() -> Result<Response<T>, Status> {
-    Err(Status::unimplemented("not in the fake"))
-}
-
 #[tonic::async_trait]
 impl Controller for Fake {
-    type AllocateStream = Stream2<AllocationEvent>;
-
-    async fn ping(&self, _: Request<PingRequest>) -> Result<Response<CtldPingReply>, Status> {
-        nope()
-    }
-    async fn submit(
-        &self,
-        _: Request<SubmitJobRequest>,
-    ) -> Result<Response<SubmitJobReply>, Status> {
-        nope()
-    }
-    async fn allocate(
-        &self,
-        _: Request<SubmitJobRequest>,
-    ) -> Result<Response<Self::AllocateStream>, Status> {
-        nope()
-    }
-    async fn create_step(
-        &self,
-        _: Request<CreateStepRequest>,
-    ) -> Result<Response<CreateStepReply>, Status> {
-        nope()
-    }
-    async fn step_done(&self, _: Request<StepDoneRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
     async fn list_jobs(
         &self,
         r: Request<ListJobsRequest>,
@@ -143,9 +110,6 @@ impl Controller for Fake {
             now: 1_795_255_200,
         }))
     }
-    async fn cancel(&self, _: Request<CancelRequest>) -> Result<Response<CancelReply>, Status> {
-        nope()
-    }
     async fn control_job(
         &self,
         r: Request<ControlJobRequest>,
@@ -174,34 +138,11 @@ impl Controller for Fake {
             None => Ok(Response::new(Ack {})),
         }
     }
-    async fn register_node(
-        &self,
-        _: Request<RegisterNodeRequest>,
-    ) -> Result<Response<RegisterNodeReply>, Status> {
-        nope()
-    }
-    async fn heartbeat(&self, _: Request<HeartbeatRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
-    async fn job_exited(&self, _: Request<JobExitedRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
 }
 
 #[tonic::async_trait]
 impl AccountingRecords for Fake {
-    type ListJobsStream = Stream2<JobRow>;
-
-    async fn record_batch(
-        &self,
-        _: Request<RecordBatchRequest>,
-    ) -> Result<Response<RecordBatchReply>, Status> {
-        nope()
-    }
-    async fn list_jobs(
-        &self,
-        r: Request<JobQuery>,
-    ) -> Result<Response<Self::ListJobsStream>, Status> {
+    async fn list_jobs(&self, r: Request<JobQuery>) -> Result<Response<BoxStream<JobRow>>, Status> {
         let mut s = self.0.lock().unwrap();
         let q = r.into_inner();
         let rows: Vec<Result<JobRow, Status>> = s

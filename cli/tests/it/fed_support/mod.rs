@@ -5,16 +5,14 @@
 //! cluster.
 
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use sluice_testkit::fake::controller_server::{Controller, ControllerServer};
 use sluice_wire::auth::{KEY_FILE, Key, Signer};
 use sluice_wire::client::{DbdClient, connect_dbd};
-use sluice_wire::proto::controller_server::{Controller, ControllerServer};
 use sluice_wire::proto::*;
 use tokio::sync::oneshot;
-use tokio_stream::Stream;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
 
@@ -40,19 +38,8 @@ pub type Shared = Arc<Mutex<FakeCtld>>;
 #[derive(Clone)]
 struct Fake(Shared);
 
-type Events = Pin<Box<dyn Stream<Item = Result<AllocationEvent, Status>> + Send>>;
-
-fn nope<T>() -> Result<Response<T>, Status> {
-    Err(Status::unimplemented("not in the fake"))
-}
-
 #[tonic::async_trait]
 impl Controller for Fake {
-    type AllocateStream = Events;
-
-    async fn ping(&self, _: Request<PingRequest>) -> Result<Response<CtldPingReply>, Status> {
-        nope()
-    }
     async fn submit(
         &self,
         r: Request<SubmitJobRequest>,
@@ -83,21 +70,6 @@ impl Controller for Fake {
             ..Default::default()
         }))
     }
-    async fn allocate(
-        &self,
-        _: Request<SubmitJobRequest>,
-    ) -> Result<Response<Self::AllocateStream>, Status> {
-        nope()
-    }
-    async fn create_step(
-        &self,
-        _: Request<CreateStepRequest>,
-    ) -> Result<Response<CreateStepReply>, Status> {
-        nope()
-    }
-    async fn step_done(&self, _: Request<StepDoneRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
     async fn list_jobs(
         &self,
         r: Request<ListJobsRequest>,
@@ -126,12 +98,6 @@ impl Controller for Fake {
     ) -> Result<Response<ListPartitionsReply>, Status> {
         let partitions = self.0.lock().unwrap().partitions.clone();
         Ok(Response::new(ListPartitionsReply { partitions }))
-    }
-    async fn get_config(
-        &self,
-        _: Request<GetConfigRequest>,
-    ) -> Result<Response<ConfigReply>, Status> {
-        nope()
     }
     async fn cancel(&self, r: Request<CancelRequest>) -> Result<Response<CancelReply>, Status> {
         let mut s = self.0.lock().unwrap();
@@ -162,33 +128,6 @@ impl Controller for Fake {
             .collect();
         s.cancels.push(req);
         Ok(Response::new(CancelReply { cancelled, errors }))
-    }
-    async fn control_job(
-        &self,
-        _: Request<ControlJobRequest>,
-    ) -> Result<Response<ControlJobReply>, Status> {
-        nope()
-    }
-    async fn update_job(
-        &self,
-        _: Request<UpdateJobRequest>,
-    ) -> Result<Response<ControlJobReply>, Status> {
-        nope()
-    }
-    async fn update_node(&self, _: Request<UpdateNodeRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
-    async fn register_node(
-        &self,
-        _: Request<RegisterNodeRequest>,
-    ) -> Result<Response<RegisterNodeReply>, Status> {
-        nope()
-    }
-    async fn heartbeat(&self, _: Request<HeartbeatRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
-    async fn job_exited(&self, _: Request<JobExitedRequest>) -> Result<Response<Ack>, Status> {
-        nope()
     }
 }
 

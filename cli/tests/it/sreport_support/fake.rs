@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use sluice_wire::proto::accounting_server::{Accounting, AccountingServer};
-use sluice_wire::proto::reports_server::{Reports, ReportsServer};
+use sluice_testkit::fake::accounting_server::{Accounting, AccountingServer};
+use sluice_testkit::fake::reports_server::{Reports, ReportsServer};
 use sluice_wire::proto::*;
 use tonic::{Request, Response, Status};
 
@@ -24,10 +24,6 @@ pub struct FakeState {
 
 #[derive(Clone)]
 struct Fake(Arc<Mutex<FakeState>>);
-
-fn nope<T>() -> Result<Response<T>, Status> {
-    Err(Status::unimplemented("not in the fake"))
-}
 
 fn in_scope(clusters: &[String], c: &str) -> bool {
     clusters.is_empty() || clusters.iter().any(|x| x == c)
@@ -102,51 +98,6 @@ impl Reports for Fake {
 
 #[tonic::async_trait]
 impl Accounting for Fake {
-    async fn ping(&self, _: Request<PingRequest>) -> Result<Response<PingReply>, Status> {
-        nope()
-    }
-    async fn add_clusters(
-        &self,
-        _: Request<AddClustersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn modify_clusters(
-        &self,
-        _: Request<ModifyClustersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn delete_clusters(
-        &self,
-        _: Request<DeleteClustersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn list_clusters(
-        &self,
-        _: Request<ListClustersRequest>,
-    ) -> Result<Response<ListClustersReply>, Status> {
-        nope()
-    }
-    async fn add_federations(
-        &self,
-        _: Request<AddFederationsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn modify_federations(
-        &self,
-        _: Request<ModifyFederationsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn delete_federations(
-        &self,
-        _: Request<DeleteFederationsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
     async fn list_federations(
         &self,
         r: Request<ListFederationsRequest>,
@@ -164,66 +115,6 @@ impl Accounting for Fake {
             .cloned()
             .collect();
         Ok(Response::new(ListFederationsReply { federations }))
-    }
-    async fn add_accounts(
-        &self,
-        _: Request<AddAccountsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn modify_accounts(
-        &self,
-        _: Request<ModifyAccountsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn delete_accounts(
-        &self,
-        _: Request<DeleteAccountsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn list_accounts(
-        &self,
-        _: Request<ListAccountsRequest>,
-    ) -> Result<Response<ListAccountsReply>, Status> {
-        nope()
-    }
-    async fn add_users(
-        &self,
-        _: Request<AddUsersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn modify_users(
-        &self,
-        _: Request<ModifyUsersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn delete_users(
-        &self,
-        _: Request<DeleteUsersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn list_users(
-        &self,
-        _: Request<ListUsersRequest>,
-    ) -> Result<Response<ListUsersReply>, Status> {
-        nope()
-    }
-    async fn list_associations(
-        &self,
-        _: Request<ListAssociationsRequest>,
-    ) -> Result<Response<ListAssociationsReply>, Status> {
-        nope()
-    }
-    async fn lease_job_ids(
-        &self,
-        _: Request<LeaseJobIdsRequest>,
-    ) -> Result<Response<LeaseJobIdsReply>, Status> {
-        nope()
     }
 }
 

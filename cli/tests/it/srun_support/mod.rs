@@ -3,21 +3,18 @@
 //! daemons. Each fake node plays a script of output chunks, waits where told to, and ends with
 //! the task exits it was given; it records what it was asked.
 
+use sluice_testkit::fake::BoxStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use sluice_testkit::fake::controller_server::{Controller, ControllerServer};
+use sluice_testkit::fake::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::auth::KEY_FILE;
-use sluice_wire::proto::controller_server::{Controller, ControllerServer};
-use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::*;
 use tokio::sync::Notify;
-use tokio_stream::Stream;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
-
-type Stream2<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// One step of a fake node's script.
 #[derive(Clone)]
@@ -50,24 +47,12 @@ struct FakeNode {
     signalled: Arc<Notify>,
 }
 
-fn nope<T>() -> Result<Response<T>, Status> {
-    Err(Status::unimplemented("not in the fake"))
-}
-
 #[tonic::async_trait]
 impl NodeDaemon for FakeNode {
-    type RunStepStream = Stream2<StepOutput>;
-
-    async fn ping(&self, _: Request<PingRequest>) -> Result<Response<NodePingReply>, Status> {
-        nope()
-    }
-    async fn launch_batch(&self, _: Request<LaunchBatchRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
     async fn run_step(
         &self,
         req: Request<RunStepRequest>,
-    ) -> Result<Response<Self::RunStepStream>, Status> {
+    ) -> Result<Response<BoxStream<StepOutput>>, Status> {
         self.log.lock().unwrap().run_requests.push(req.into_inner());
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let script = self.script.clone();
@@ -153,21 +138,10 @@ struct FakeCtld(Arc<Mutex<CtldLog>>);
 
 #[tonic::async_trait]
 impl Controller for FakeCtld {
-    type AllocateStream = Stream2<AllocationEvent>;
-
-    async fn ping(&self, _: Request<PingRequest>) -> Result<Response<CtldPingReply>, Status> {
-        nope()
-    }
-    async fn submit(
-        &self,
-        _: Request<SubmitJobRequest>,
-    ) -> Result<Response<SubmitJobReply>, Status> {
-        nope()
-    }
     async fn allocate(
         &self,
         r: Request<SubmitJobRequest>,
-    ) -> Result<Response<Self::AllocateStream>, Status> {
+    ) -> Result<Response<BoxStream<AllocationEvent>>, Status> {
         let mut s = self.0.lock().unwrap();
         s.allocate_requests.push(r.into_inner());
         let events: Vec<Result<AllocationEvent, Status>> =
@@ -186,60 +160,9 @@ impl Controller for FakeCtld {
         self.0.lock().unwrap().done.push(r.into_inner());
         Ok(Response::new(Ack {}))
     }
-    async fn list_jobs(
-        &self,
-        _: Request<ListJobsRequest>,
-    ) -> Result<Response<ListJobsReply>, Status> {
-        nope()
-    }
-    async fn list_nodes(
-        &self,
-        _: Request<ListNodesRequest>,
-    ) -> Result<Response<ListNodesReply>, Status> {
-        nope()
-    }
-    async fn list_partitions(
-        &self,
-        _: Request<ListPartitionsRequest>,
-    ) -> Result<Response<ListPartitionsReply>, Status> {
-        nope()
-    }
-    async fn get_config(
-        &self,
-        _: Request<GetConfigRequest>,
-    ) -> Result<Response<ConfigReply>, Status> {
-        nope()
-    }
     async fn cancel(&self, r: Request<CancelRequest>) -> Result<Response<CancelReply>, Status> {
         self.0.lock().unwrap().cancels.push(r.into_inner());
         Ok(Response::new(CancelReply::default()))
-    }
-    async fn control_job(
-        &self,
-        _: Request<ControlJobRequest>,
-    ) -> Result<Response<ControlJobReply>, Status> {
-        nope()
-    }
-    async fn update_job(
-        &self,
-        _: Request<UpdateJobRequest>,
-    ) -> Result<Response<ControlJobReply>, Status> {
-        nope()
-    }
-    async fn update_node(&self, _: Request<UpdateNodeRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
-    async fn register_node(
-        &self,
-        _: Request<RegisterNodeRequest>,
-    ) -> Result<Response<RegisterNodeReply>, Status> {
-        nope()
-    }
-    async fn heartbeat(&self, _: Request<HeartbeatRequest>) -> Result<Response<Ack>, Status> {
-        nope()
-    }
-    async fn job_exited(&self, _: Request<JobExitedRequest>) -> Result<Response<Ack>, Status> {
-        nope()
     }
 }
 

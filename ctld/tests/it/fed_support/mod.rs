@@ -16,6 +16,7 @@ use sluice_wire::proto::controller_federation_client::ControllerFederationClient
 use sluice_wire::proto::fed_arbiter_client;
 use sluice_wire::proto::{
     FedJobInfo, FedJobRequest, FederationView, GetFederationRequest, JobInfo, ListJobsRequest,
+    SubmitJobRequest,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -223,6 +224,27 @@ impl Member {
     /// A client of its controller, signed as `uid`.
     pub async fn client(&self, uid: u32) -> CtldClient {
         rs::client(self.port, uid).await
+    }
+
+    /// sbatch as this process's user: retried while the controller waits for its first job
+    /// ids (EAGAIN), as sbatch does; the new job's id or the refusal.
+    pub async fn try_submit(&self, req: SubmitJobRequest) -> Result<u32, tonic::Status> {
+        let mut c = self.client(nix::unistd::getuid().as_raw()).await;
+        let deadline = Instant::now() + WAIT;
+        loop {
+            match c.submit(req.clone()).await {
+                Err(s) if s.code() == tonic::Code::ResourceExhausted => {
+                    assert!(Instant::now() < deadline, "no job ids in time");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                other => return other.map(|r| r.into_inner().job_id),
+            }
+        }
+    }
+
+    /// Like [`Member::try_submit`], for a job that must be accepted.
+    pub async fn submit(&self, req: SubmitJobRequest) -> u32 {
+        self.try_submit(req).await.expect("submit")
     }
 
     /// `scontrol show federation`'s data.

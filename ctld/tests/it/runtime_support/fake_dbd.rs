@@ -2,13 +2,13 @@
 //! was given, and keeps every accounting record shipped to it (applied once per stream and seq,
 //! as the real one does). Everything else is unimplemented.
 
+use sluice_testkit::fake::accounting_records_server::{AccountingRecords, AccountingRecordsServer};
+use sluice_testkit::fake::accounting_server::{Accounting, AccountingServer};
 use sluice_wire::auth::Verifier;
-use sluice_wire::proto::accounting_records_server::{AccountingRecords, AccountingRecordsServer};
-use sluice_wire::proto::accounting_server::{Accounting, AccountingServer};
 use sluice_wire::proto::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::wrappers::TcpListenerStream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
@@ -69,10 +69,6 @@ impl FakeDbd {
     }
 }
 
-fn nope<T>() -> Result<Response<T>, Status> {
-    Err(Status::unimplemented("not in the fake dbd"))
-}
-
 #[tonic::async_trait]
 impl AccountingRecords for FakeDbd {
     async fn record_batch(
@@ -92,15 +88,6 @@ impl AccountingRecords for FakeDbd {
         Ok(Response::new(RecordBatchReply {
             applied_seq: applied,
         }))
-    }
-
-    type ListJobsStream = ReceiverStream<Result<JobRow, Status>>;
-
-    async fn list_jobs(
-        &self,
-        _: Request<JobQuery>,
-    ) -> Result<Response<Self::ListJobsStream>, Status> {
-        nope()
     }
 }
 
@@ -137,105 +124,5 @@ impl Accounting for FakeDbd {
             .filter(|u| req.admin_levels.is_empty() || req.admin_levels.contains(&u.admin_level))
             .collect();
         Ok(Response::new(ListUsersReply { users }))
-    }
-
-    async fn ping(&self, _: Request<PingRequest>) -> Result<Response<PingReply>, Status> {
-        nope()
-    }
-    async fn add_clusters(
-        &self,
-        _: Request<AddClustersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn modify_clusters(
-        &self,
-        _: Request<ModifyClustersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn delete_clusters(
-        &self,
-        _: Request<DeleteClustersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn list_clusters(
-        &self,
-        _: Request<ListClustersRequest>,
-    ) -> Result<Response<ListClustersReply>, Status> {
-        nope()
-    }
-    async fn add_federations(
-        &self,
-        _: Request<AddFederationsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn modify_federations(
-        &self,
-        _: Request<ModifyFederationsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn delete_federations(
-        &self,
-        _: Request<DeleteFederationsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn list_federations(
-        &self,
-        _: Request<ListFederationsRequest>,
-    ) -> Result<Response<ListFederationsReply>, Status> {
-        nope()
-    }
-    async fn add_accounts(
-        &self,
-        _: Request<AddAccountsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn modify_accounts(
-        &self,
-        _: Request<ModifyAccountsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn delete_accounts(
-        &self,
-        _: Request<DeleteAccountsRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn list_accounts(
-        &self,
-        _: Request<ListAccountsRequest>,
-    ) -> Result<Response<ListAccountsReply>, Status> {
-        nope()
-    }
-    async fn add_users(
-        &self,
-        _: Request<AddUsersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn modify_users(
-        &self,
-        _: Request<ModifyUsersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn delete_users(
-        &self,
-        _: Request<DeleteUsersRequest>,
-    ) -> Result<Response<ChangeReply>, Status> {
-        nope()
-    }
-    async fn list_associations(
-        &self,
-        _: Request<ListAssociationsRequest>,
-    ) -> Result<Response<ListAssociationsReply>, Status> {
-        nope()
     }
 }

@@ -8,13 +8,13 @@ use sluice_ctld::conf::CtldConf;
 use sluice_ctld::runtime::{self, RuntimeConfig, persist::StateSink};
 use sluice_ctld::service::server;
 use sluice_ctld::store::StateStore;
+use sluice_testkit::fake::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::auth::{Key, Signer, Verifier};
 use sluice_wire::client::{CtldClient, connect};
 use sluice_wire::proto::controller_client::ControllerClient;
-use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::{
     Ack, JobExitedRequest, LaunchBatchRequest, NodePingReply, PingRequest, RegisterNodeRequest,
-    RunStepRequest, SignalJobRequest, StepOutput, SubmitJobRequest,
+    SignalJobRequest, SubmitJobRequest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -50,8 +50,6 @@ struct FakeNode {
 
 #[tonic::async_trait]
 impl NodeDaemon for FakeNode {
-    type RunStepStream = tokio_stream::Empty<Result<StepOutput, Status>>;
-
     async fn ping(&self, _: Request<PingRequest>) -> Result<Response<NodePingReply>, Status> {
         Ok(Response::new(NodePingReply::default()))
     }
@@ -65,13 +63,6 @@ impl NodeDaemon for FakeNode {
             req: Box::new(req.into_inner()),
         });
         Ok(Response::new(Ack {}))
-    }
-
-    async fn run_step(
-        &self,
-        _: Request<RunStepRequest>,
-    ) -> Result<Response<Self::RunStepStream>, Status> {
-        Err(Status::unimplemented("fake node"))
     }
 
     async fn signal_job(&self, req: Request<SignalJobRequest>) -> Result<Response<Ack>, Status> {

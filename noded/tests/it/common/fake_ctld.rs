@@ -4,8 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use sluice_testkit::fake::controller_server::{Controller, ControllerServer};
 use sluice_wire::auth::{Key, Verifier};
-use sluice_wire::proto::controller_server::{Controller, ControllerServer};
 use sluice_wire::proto::*;
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
@@ -154,10 +154,6 @@ impl Service {
     }
 }
 
-fn not_here<T>() -> Result<T, Status> {
-    Err(Status::unimplemented("not part of the fake controller"))
-}
-
 #[tonic::async_trait]
 impl Controller for Service {
     async fn ping(&self, _: Request<PingRequest>) -> Result<Response<CtldPingReply>, Status> {
@@ -166,70 +162,6 @@ impl Controller for Service {
             version: "0".into(),
             started: self.0.settings.lock().unwrap().started,
         }))
-    }
-    async fn submit(
-        &self,
-        _: Request<SubmitJobRequest>,
-    ) -> Result<Response<SubmitJobReply>, Status> {
-        not_here()
-    }
-    type AllocateStream = tokio_stream::Empty<Result<AllocationEvent, Status>>;
-    async fn allocate(
-        &self,
-        _: Request<SubmitJobRequest>,
-    ) -> Result<Response<Self::AllocateStream>, Status> {
-        not_here()
-    }
-    async fn create_step(
-        &self,
-        _: Request<CreateStepRequest>,
-    ) -> Result<Response<CreateStepReply>, Status> {
-        not_here()
-    }
-    async fn step_done(&self, _: Request<StepDoneRequest>) -> Result<Response<Ack>, Status> {
-        not_here()
-    }
-    async fn list_jobs(
-        &self,
-        _: Request<ListJobsRequest>,
-    ) -> Result<Response<ListJobsReply>, Status> {
-        not_here()
-    }
-    async fn list_nodes(
-        &self,
-        _: Request<ListNodesRequest>,
-    ) -> Result<Response<ListNodesReply>, Status> {
-        not_here()
-    }
-    async fn list_partitions(
-        &self,
-        _: Request<ListPartitionsRequest>,
-    ) -> Result<Response<ListPartitionsReply>, Status> {
-        not_here()
-    }
-    async fn get_config(
-        &self,
-        _: Request<GetConfigRequest>,
-    ) -> Result<Response<ConfigReply>, Status> {
-        not_here()
-    }
-    async fn cancel(&self, _: Request<CancelRequest>) -> Result<Response<CancelReply>, Status> {
-        not_here()
-    }
-    async fn control_job(
-        &self,
-        _: Request<ControlJobRequest>,
-    ) -> Result<Response<ControlJobReply>, Status> {
-        not_here()
-    }
-    async fn update_job(
-        &self,
-        _: Request<UpdateJobRequest>,
-    ) -> Result<Response<ControlJobReply>, Status> {
-        not_here()
-    }
-    async fn update_node(&self, _: Request<UpdateNodeRequest>) -> Result<Response<Ack>, Status> {
-        not_here()
     }
 
     async fn register_node(

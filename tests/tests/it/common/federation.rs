@@ -1,31 +1,41 @@
-//! A local federation for end-to-end tests: one accounting daemon and N clusters
-//! (`cluster1..clusterN`, one node daemon each unless told otherwise) in federation `fed1`,
-//! started with the real `sluice up --detach --clusters N --federation fed1`, driven through the
-//! real command binaries with each cluster's `SLURM_CONF`. Every cluster's commands run in
-//! one shared work directory, so batch output lands in one place whichever cluster ran a job.
+//! The local site every end-to-end test runs on: one accounting daemon and one or more clusters
+//! started the way a user starts them (`sluice up --detach` on a directory whose configuration
+//! the harness first writes with short timers), driven through the real command binaries with
+//! each cluster's `SLURM_CONF`. A [`Federation`] has N clusters (`cluster1..clusterN`) in
+//! federation [`FED`]; a [`Cluster`](super::cluster::Cluster) is a site of one cluster outside
+//! any federation. Every cluster's commands run in one shared work directory, so batch output
+//! lands in one place whichever cluster ran a job.
+//!
+//! Waiting is always bounded polling of the commands (never a fixed sleep as synchronisation).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use sluice_cli::up::{UpArgs, plan};
 
-use super::cluster::{STATE_TIMEOUT, TEST_CONF, bin_dir, kill_jobs_of};
 use super::ports::Reserved;
 use super::{CmdOutput, bin, run};
 
 /// The federation's name.
 pub const FED: &str = "fed1";
+/// How long a job may take to reach an expected state (daemons on a loaded 2-core CI host).
+pub const STATE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pause between polls.
 const POLL: Duration = Duration::from_millis(100);
+/// Lines every test cluster's `slurm.conf` gets: a short KillWait, so kills end quickly.
+pub const TEST_CONF: &[&str] = &["KillWait=1"];
 
-/// A running federation in a temp dir; stopped (and its jobs' processes killed) on drop.
+/// A running local site in a temp dir; stopped (and its jobs' processes killed) on drop.
 pub struct Federation {
     dir: tempfile::TempDir,
-    /// The clusters' names, in order (`cluster1`, …).
+    /// The clusters' names, in order (`cluster1`, …, or `cluster` alone).
     pub names: Vec<String>,
+    /// The federation the clusters form, if any.
+    federation: Option<&'static str>,
     /// Where every command runs (and so where batch output lands by default).
     pub work: PathBuf,
+    // Released (field order) after `drop` has stopped the daemons.
     _ports: Reserved,
 }
 
@@ -37,11 +47,24 @@ impl Federation {
 
     /// `n` clusters of `nodes` nodes, `extra` lines appended to every `slurm.conf`.
     pub fn start_with(n: usize, nodes: u32, extra: &[&str]) -> Federation {
+        Self::start_site(Some(FED), extra, |args| {
+            args.nodes = Some(nodes);
+            args.clusters = Some(n.to_string());
+        })
+    }
+
+    /// Prepares and starts a site: `options` set the `sluice up` options of the first start,
+    /// `extra` lines are appended to every `slurm.conf`, `federation` names the federation the
+    /// clusters form.
+    pub fn start_site(
+        federation: Option<&'static str>,
+        extra: &[&str],
+        options: impl FnOnce(&mut UpArgs),
+    ) -> Federation {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut args = UpArgs::new(dir.path().join("sluice"));
-        args.nodes = Some(nodes);
-        args.clusters = Some(n.to_string());
-        args.federation = Some(FED.to_string());
+        options(&mut args);
+        args.federation = federation.map(str::to_string);
         let lines: Vec<String> = TEST_CONF
             .iter()
             .chain(extra)
@@ -49,17 +72,18 @@ impl Federation {
             .collect();
         let mut ports = Reserved::default();
         let plan = plan::prepare_with(&args, &lines, &mut |k| ports.take(k))
-            .unwrap_or_else(|e| panic!("preparing the federation: {e}"));
+            .unwrap_or_else(|e| panic!("preparing the site: {e}"));
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).expect("work dir");
-        let fed = Federation {
+        let site = Federation {
             dir,
             names: plan.clusters.iter().map(|c| c.name.clone()).collect(),
+            federation,
             work,
             _ports: ports,
         };
-        fed.up();
-        fed
+        site.up();
+        site
     }
 
     /// The `sluice up` directory.
@@ -72,14 +96,23 @@ impl Federation {
         self.dir().join(&self.names[i]).join("slurm.conf")
     }
 
-    /// `sluice up --detach --federation fed1`: starts whatever is not running.
+    /// `sluice up --detach [--federation fed1]`: starts whatever is not running and waits until
+    /// every node has registered.
     pub fn up(&self) -> CmdOutput {
-        let mut cmd = Command::new(bin("sluice"));
-        cmd.args(["up", "--detach", "--federation", FED, "--dir"])
-            .arg(self.dir());
-        let out = run(&mut cmd, None);
+        let mut args = vec!["up", "--detach"];
+        if let Some(fed) = self.federation {
+            args.extend(["--federation", fed]);
+        }
+        let out = self.sluice(&args);
         assert_eq!(out.code, 0, "sluice up failed: {out:?}\n{}", self.logs());
         out
+    }
+
+    /// Runs `sluice <args> --dir DIR`.
+    pub fn sluice(&self, args: &[&str]) -> CmdOutput {
+        let mut cmd = Command::new(bin("sluice"));
+        cmd.args(args).arg("--dir").arg(self.dir());
+        run(&mut cmd, None)
     }
 
     /// The command `program args…` with cluster `i`'s `SLURM_CONF`, in the work directory.
@@ -100,6 +133,11 @@ impl Federation {
     /// Runs `program args…` on cluster `i` (stdin closed).
     pub fn cmd(&self, i: usize, program: &str, args: &[&str]) -> CmdOutput {
         run(&mut self.command(i, program, args), None)
+    }
+
+    /// Runs `program args…` on cluster `i` with `stdin`.
+    pub fn cmd_stdin(&self, i: usize, program: &str, args: &[&str], stdin: &str) -> CmdOutput {
+        run(&mut self.command(i, program, args), Some(stdin))
     }
 
     /// Runs a command on cluster `i` that must succeed; returns its stdout.
@@ -124,6 +162,41 @@ impl Federation {
         self.ok(0, "sacctmgr", &all)
     }
 
+    /// A job's (or array task's, `"12_3"`) long state as cluster `i`'s squeue shows it (`%T`),
+    /// including finished jobs; empty when the controller does not know it.
+    pub fn state(&self, i: usize, job: &str) -> String {
+        let out = self.cmd(i, "squeue", &["-h", "-t", "all", "-j", job, "-o", "%T"]);
+        out.stdout.trim().to_string()
+    }
+
+    /// Waits until `job` is in `state` (e.g. `RUNNING`, `COMPLETED`) on cluster `i`.
+    pub fn wait_state(&self, i: usize, job: impl ToString, state: &str) {
+        let job = job.to_string();
+        self.wait_for(&format!("job {job} to be {state}"), || {
+            self.state(i, &job) == state
+        });
+    }
+
+    /// Waits until `job` has finished on cluster `i` (any state that is neither pending,
+    /// running, suspended nor completing); returns that state.
+    pub fn wait_done(&self, i: usize, job: impl ToString) -> String {
+        let job = job.to_string();
+        let mut last = String::new();
+        self.wait_for(&format!("job {job} to finish"), || {
+            last = self.state(i, &job);
+            !last.is_empty()
+                && ![
+                    "PENDING",
+                    "RUNNING",
+                    "SUSPENDED",
+                    "COMPLETING",
+                    "CONFIGURING",
+                ]
+                .contains(&last.as_str())
+        });
+        last
+    }
+
     /// The federation as cluster `i`'s controller holds it (its `GetFederation` RPC; `scontrol
     /// show federation` asks the dbd instead).
     pub fn controller_view(&self, i: usize) -> sluice_wire::proto::FederationView {
@@ -143,14 +216,19 @@ impl Federation {
         })
     }
 
-    /// Polls until `check` holds (bounded by `timeout`); panics naming `what`.
+    /// Polls until `check` holds (bounded by `timeout`); panics naming `what`, with the queue
+    /// and the daemons' logs.
     pub fn wait_within(&self, timeout: Duration, what: &str, mut check: impl FnMut() -> bool) {
         let deadline = Instant::now() + timeout;
         while !check() {
             if Instant::now() >= deadline {
+                let queue = match self.federation {
+                    Some(_) => self.cmd(0, "squeue", &["--federation", "-t", "all"]),
+                    None => self.cmd(0, "squeue", &["-t", "all"]),
+                };
                 panic!(
                     "timed out waiting for {what}\nsqueue:\n{}\n{}",
-                    self.cmd(0, "squeue", &["--federation", "-t", "all"]).stdout,
+                    queue.stdout,
                     self.logs()
                 );
             }
@@ -163,7 +241,24 @@ impl Federation {
         self.wait_within(STATE_TIMEOUT, what, check);
     }
 
-    /// The pid of a daemon (`dbd`, `ctld-cluster1`, …), if it has a pid file.
+    /// Waits until `path` (relative to the work directory) exists and holds `needle`.
+    pub fn wait_file(&self, path: &str, needle: &str) -> String {
+        let path = self.work.join(path);
+        let mut text = String::new();
+        self.wait_for(&format!("{} to hold {needle:?}", path.display()), || {
+            text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.contains(needle)
+        });
+        text
+    }
+
+    /// The work directory's `file`, or an empty string.
+    pub fn read(&self, file: &str) -> String {
+        std::fs::read_to_string(self.work.join(file)).unwrap_or_default()
+    }
+
+    /// The pid of a daemon (`dbd`, `ctld-cluster1`, `noded-cluster-clustern1`, …), if it has a
+    /// pid file.
     pub fn pid(&self, id: &str) -> Option<i32> {
         let path = self.dir().join("run").join(format!("{id}.pid"));
         std::fs::read_to_string(path)
@@ -171,29 +266,25 @@ impl Federation {
             .and_then(|s| s.trim().parse().ok())
     }
 
+    /// Sends `signal` to daemon `id` (see [`Federation::pid`]), which must be running as
+    /// `program`, and waits until it is gone.
+    fn stop_daemon(&self, id: &str, program: &str, signal: nix::sys::signal::Signal) {
+        let pid = self.pid(id).unwrap_or_else(|| panic!("no pid for {id}"));
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
+        self.wait_for(&format!("{id} to stop"), || {
+            !sluice_cli::up::process::is_running(pid, program)
+        });
+    }
+
     /// `kill -9` cluster `i`'s controller and waits until it is gone.
     pub fn kill9_ctld(&self, i: usize) {
         let id = format!("ctld-{}", self.names[i]);
-        let pid = self.pid(&id).unwrap_or_else(|| panic!("no pid for {id}"));
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        self.wait_for("the controller to die", || {
-            !sluice_cli::up::process::is_running(pid, "sluice-ctld")
-        });
+        self.stop_daemon(&id, "sluice-ctld", nix::sys::signal::Signal::SIGKILL);
     }
 
     /// Stops the accounting daemon (SIGTERM) and waits until it is gone.
     pub fn stop_dbd(&self) {
-        let pid = self.pid("dbd").expect("the dbd has a pid file");
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        self.wait_for("the dbd to stop", || {
-            !sluice_cli::up::process::is_running(pid, "sluice-dbd")
-        });
+        self.stop_daemon("dbd", "sluice-dbd", nix::sys::signal::Signal::SIGTERM);
     }
 
     /// The daemons' logs (last lines of each), for failure messages.
@@ -224,7 +315,7 @@ impl Drop for Federation {
         // A failed test keeps the daemons' full logs for a look afterwards.
         if std::thread::panicking() {
             let keep =
-                std::env::temp_dir().join(format!("sluice-fed-failed-{}", std::process::id()));
+                std::env::temp_dir().join(format!("sluice-site-failed-{}", std::process::id()));
             if std::fs::create_dir_all(&keep).is_ok() {
                 for entry in std::fs::read_dir(self.dir().join("log"))
                     .into_iter()
@@ -243,6 +334,41 @@ impl Drop for Federation {
             .status();
         for i in 0..self.names.len() {
             kill_jobs_of(&self.conf(i));
+        }
+    }
+}
+
+/// The directory holding the built binaries.
+pub fn bin_dir() -> PathBuf {
+    bin("sluice")
+        .parent()
+        .map(Path::to_path_buf)
+        .expect("binaries live in a directory")
+}
+
+/// SIGKILLs every process whose environment names `conf` as `SLURM_CONF`: the job processes
+/// a stopped cluster leaves running (node daemons leave jobs running across their restarts).
+pub fn kill_jobs_of(conf: &Path) {
+    let needle = format!("SLURM_CONF={}", conf.display());
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
         }
     }
 }
