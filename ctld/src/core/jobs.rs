@@ -212,7 +212,7 @@ pub struct Job {
     /// What it runs.
     pub launch: Arc<LaunchSpec>,
     /// Its federation state (`None` for a job that is not federated).
-    pub fed: Option<Box<super::fed::FedJob>>,
+    pub fed: Option<Box<super::federation::FedJob>>,
 }
 
 impl Job {

@@ -18,7 +18,7 @@
 //!   jobs can share nodes; [`gang`]: timesliced gang scheduling of jobs sharing resources;
 //! - [`power`]: power save and cloud nodes (suspend, resume, their timers and programs);
 //! - [`reconfig`]: `scontrol reconfigure`, a new `slurm.conf` applied to the running core;
-//! - [`fed`]: the federation: view, per-job sibling state, the start lock, the dbd's events;
+//! - [`federation`]: the federation rules: view, per-job sibling state, the start lock, the dbd's events;
 //! - [`timers`]: the periodic tick (node timeouts, time limits, KillWait, MinJobAge);
 //! - [`outbox`] and [`ids`]: the ports to the world;
 //! - [`snapshot`] and [`restore`]: what the controller store saves, and the core rebuilt from it.
@@ -34,7 +34,7 @@ pub mod backfill;
 pub mod completion;
 pub mod deps;
 pub mod features;
-pub mod fed;
+pub mod federation;
 pub mod gang;
 pub mod ids;
 pub mod jobs;
@@ -214,7 +214,7 @@ pub struct Core {
     /// Power save: settings, rate counters, jobs waiting for nodes to boot.
     pub(crate) power: power::PowerState,
     /// The federation view and event cursor.
-    pub(crate) fed: fed::FedCore,
+    pub(crate) fed: federation::FedCore,
     /// The configuration in force: as read at start, then as `scontrol reconfigure` and
     /// runtime updates (`SuspendExc*`) left it.
     pub(crate) conf: std::sync::Arc<CtldConf>,
@@ -251,7 +251,7 @@ impl Core {
             steps: std::collections::HashMap::new(),
             gang,
             power,
-            fed: fed::FedCore::default(),
+            fed: federation::FedCore::default(),
             conf: std::sync::Arc::new(conf.clone()),
         })
     }

@@ -167,7 +167,7 @@ pub struct JobSnap {
     pub launch: Arc<LaunchSpec>,
     /// Its federation state, for a federated job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fed: Option<super::fed::FedJob>,
+    pub fed: Option<super::federation::FedJob>,
 }
 
 impl JobSnap {

@@ -54,7 +54,7 @@ pub async fn cancel(
     let fed_filtered = !had_targets && r.sibling.is_empty() && svc.fed.is_some();
     let mut remote_tasks = Vec::new();
     if fed_filtered && let Some(fed) = &svc.fed {
-        let filter = crate::fed::filter::JobFilter {
+        let filter = crate::fed_client::filter::JobFilter {
             uids: if r.uids.is_empty() && !caller.admin {
                 vec![caller.uid]
             } else {
@@ -64,12 +64,12 @@ pub async fn cancel(
             states: r.states.clone(),
             partitions: r.partitions.clone(),
         };
-        let found = crate::fed::filter::matching(fed, &svc.core, caller, &filter).await;
+        let found = crate::fed_client::filter::matching(fed, &svc.core, caller, &filter).await;
         (r.job_ids, remote_tasks) = (found.ids, found.tasks);
     }
     // Federated jobs (and `--sibling`) take the federation's way first.
     let mut fed_reply = match &svc.fed {
-        Some(fed) => crate::fed::commands::cancel(fed, &svc.core, caller, &mut r).await?,
+        Some(fed) => crate::fed_client::commands::cancel(fed, &svc.core, caller, &mut r).await?,
         None if !r.sibling.is_empty() => CancelReply {
             errors: r
                 .job_ids
@@ -86,7 +86,8 @@ pub async fn cancel(
     };
     if let Some(fed) = svc.fed.as_ref().filter(|_| !remote_tasks.is_empty()) {
         let done =
-            crate::fed::filter::forward_tasks(fed, &svc.core, caller, &r, remote_tasks).await;
+            crate::fed_client::filter::forward_tasks(fed, &svc.core, caller, &r, remote_tasks)
+                .await;
         fed_reply.cancelled.extend(done.cancelled);
         fed_reply.errors.extend(done.errors);
     }
@@ -214,8 +215,10 @@ pub async fn control_job(
         return Err(Status::invalid_argument("Invalid job action"));
     }
     let split = match &svc.fed {
-        Some(fed) => crate::fed::commands::control(fed, &svc.core, caller, action, &mut r).await,
-        None => crate::fed::commands::ControlSplit::default(),
+        Some(fed) => {
+            crate::fed_client::commands::control(fed, &svc.core, caller, action, &mut r).await
+        }
+        None => crate::fed_client::commands::ControlSplit::default(),
     };
     let (fed_errors, withdrawn) = (split.errors, split.withdrawn);
     if r.jobs.is_empty() {
@@ -254,8 +257,8 @@ pub async fn update_job(
     let groups = svc.users.get(caller.uid).groups;
     let mut r = req.into_inner();
     let split = match &svc.fed {
-        Some(fed) => crate::fed::commands::update(fed, &svc.core, caller, &mut r).await,
-        None => crate::fed::commands::UpdateSplit::default(),
+        Some(fed) => crate::fed_client::commands::update(fed, &svc.core, caller, &mut r).await,
+        None => crate::fed_client::commands::UpdateSplit::default(),
     };
     if r.jobs.is_empty() {
         return Ok(ControlJobReply {
@@ -284,7 +287,7 @@ pub async fn update_job(
         .await?;
     if let Some(fed) = &svc.fed {
         for id in split.push {
-            crate::fed::route::push_description(fed, &svc.core, id).await;
+            crate::fed_client::route::push_description(fed, &svc.core, id).await;
         }
     }
     errors.extend(split.errors);
@@ -292,9 +295,9 @@ pub async fn update_job(
 }
 
 /// Applies the dbd's records of jobs withdrawn before a hold or an update.
-fn apply_withdrawn(cx: &mut Ctx<'_>, withdrawn: &[crate::core::fed::FedInfo]) {
+fn apply_withdrawn(cx: &mut Ctx<'_>, withdrawn: &[crate::core::federation::FedInfo]) {
     for info in withdrawn {
-        crate::core::fed::on_fed_info(cx.core, cx.out, cx.now, info);
+        crate::core::federation::on_fed_info(cx.core, cx.out, cx.now, info);
     }
 }
 

@@ -11,7 +11,7 @@
 //! - [`federation`]: `ControllerFederation` (`scontrol show federation`);
 //! - [`admin`]: `ControllerAdmin` (`scontrol reconfigure`, `scontrol update SuspendExc*`).
 //!
-//! Requests about federated jobs take their way through [`crate::fed::route`] first.
+//! Requests about federated jobs take their way through [`crate::fed_client::route`] first.
 
 pub mod admin;
 pub mod config;
@@ -45,7 +45,7 @@ pub struct ControllerService {
     users: Users,
     started: SimTime,
     steps: submit::Steps,
-    fed: Option<crate::fed::FedHandle>,
+    fed: Option<crate::fed_client::FedHandle>,
 }
 
 impl ControllerService {
@@ -65,7 +65,7 @@ impl ControllerService {
     }
 
     /// Takes federated paths through `fed` (the runtime's federation client, with a dbd).
-    pub fn with_fed(mut self, fed: Option<crate::fed::FedHandle>) -> Self {
+    pub fn with_fed(mut self, fed: Option<crate::fed_client::FedHandle>) -> Self {
         self.fed = fed;
         self
     }

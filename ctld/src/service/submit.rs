@@ -67,11 +67,11 @@ pub async fn submit(
             test_partition: partition,
         });
     }
-    let opts = crate::core::fed::FedSubmit {
+    let opts = crate::core::federation::FedSubmit {
         clusters: r.clusters.join(","),
         features: r.cluster_constraint.clone(),
     };
-    let job_id = crate::fed::route::submit(svc.fed.as_ref(), &svc.core, sreq, opts).await?;
+    let job_id = crate::fed_client::route::submit(svc.fed.as_ref(), &svc.core, sreq, opts).await?;
     Ok(SubmitJobReply {
         job_id: job_id.get(),
         cluster,

@@ -49,7 +49,7 @@ fn killed_mid_workload() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "crash_child",
+            "store_crash::crash_child",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -14,7 +14,7 @@
 //! offers and withdrawals to send), [`view`] (view changes, leaving the federation).
 //!
 //! The core never talks to the dbd: it asks through [`FedRequest`]s in its outbox, and the
-//! runtime (`crate::fed`) calls the dbd and feeds the answers back into these handlers.
+//! runtime (`crate::fed_client`) calls the dbd and feeds the answers back into these handlers.
 
 pub mod copies;
 pub mod desc;
