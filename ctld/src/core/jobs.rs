@@ -236,6 +236,15 @@ impl Job {
             None => self.id.to_string(),
         }
     }
+
+    /// How this job's own record is named: an array task by its task, others by id (a plain
+    /// id of an array's first task would name every task).
+    pub fn own_ref(&self) -> JobRef {
+        match self.array {
+            Some(a) => JobRef::Task(a.job, a.task),
+            None => JobRef::Job(self.id),
+        }
+    }
 }
 
 /// The priority-queue key: age priority, earlier submission first, then lower id.

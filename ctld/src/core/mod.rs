@@ -9,7 +9,8 @@
 //! - [`nodes`], [`registration`]: the node manager (node table and bitmaps; registration,
 //!   heartbeats, admin updates, DOWN);
 //! - [`partitions`]: the partition manager (node bitmaps, limits, access);
-//! - [`jobs`], [`request`], [`submit`], [`lifecycle`], [`completion`], [`kill`], [`update`],
+//! - [`jobs`], [`request`], [`submit`], [`lifecycle`], [`cancel`] (`scancel`'s selection and
+//!   order), [`completion`], [`kill`], [`update`],
 //!   [`launch`], [`will_run`], [`signal`]: the job manager; [`steps`]: steps' CPUs within
 //!   their job's allocation;
 //! - [`deps`], [`arrays`], [`features`]: dependency, job-array and `--constraint` rules;
@@ -31,6 +32,7 @@
 pub mod alloc;
 pub mod arrays;
 pub mod backfill;
+pub mod cancel;
 pub mod completion;
 pub mod deps;
 pub mod features;
@@ -59,6 +61,7 @@ pub mod timers;
 pub mod update;
 pub mod will_run;
 
+pub use cancel::{CancelFilter, Scancel, ScancelOutcome, on_scancel};
 pub use completion::{JobExit, on_job_exited};
 pub use ids::{IdLease, JobIdSource};
 pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
