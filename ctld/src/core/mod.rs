@@ -83,7 +83,7 @@ pub use registration::{
 pub use request::{JobShare, SubmitReply, SubmitRequest};
 pub use sched::{PassStats, schedule};
 pub use signal::{JobPart, on_signal_part};
-pub use steps::{StepGrant, StepRequest, on_step_create, on_step_done};
+pub use steps::{StepEnd, StepGrant, StepRequest, StepStart, on_step_create, on_step_done};
 pub use submit::on_submit;
 pub use timers::on_tick;
 pub use update::{JobChange, on_requeue_hold, on_update_job};

@@ -44,7 +44,6 @@ pub struct ControllerService {
     dbd_admins: DbdAdmins,
     users: Users,
     started: SimTime,
-    steps: submit::Steps,
     fed: Option<crate::fed_client::FedHandle>,
 }
 
@@ -59,7 +58,6 @@ impl ControllerService {
             dbd_admins: DbdAdmins::default(),
             users: Users::default(),
             started,
-            steps: submit::Steps::default(),
             fed: None,
         }
     }
