@@ -174,14 +174,16 @@ pub struct CoreConfig {
     pub return_to_service: u8,
     /// Whether backfill runs after the FIFO pass.
     pub backfill: bool,
-    /// How far ahead backfill plans a reservation (Slurm's `bf_window`, default 1 day).
+    /// How far ahead backfill plans a reservation (`SchedulerParameters=bf_window`, in
+    /// minutes there; default 1 day).
     pub bf_window_secs: u64,
-    /// Most lower-priority jobs backfill tries per pass (Slurm's `bf_max_job_test`, 500).
+    /// Most lower-priority jobs backfill tries per pass (`SchedulerParameters=bf_max_job_test`,
+    /// default 500).
     pub bf_max_job_test: usize,
 }
 
 impl CoreConfig {
-    /// The tunables of `conf`, with Slurm's default backfill bounds.
+    /// The tunables of `conf`.
     pub fn from_conf(conf: &CtldConf) -> Self {
         Self {
             cluster_name: conf.cluster_name.clone(),
@@ -192,8 +194,8 @@ impl CoreConfig {
             max_array_size: conf.max_array_size,
             return_to_service: conf.return_to_service,
             backfill: conf.scheduler == SchedulerType::Backfill,
-            bf_window_secs: 24 * 3600,
-            bf_max_job_test: 500,
+            bf_window_secs: conf.sched.bf_window_secs(),
+            bf_max_job_test: usize::try_from(conf.sched.bf_max_job_test).unwrap_or(usize::MAX),
         }
     }
 }
