@@ -16,6 +16,12 @@
 //!
 //! Nothing here waits on the origin controller: everything goes through the dbd, so a job's
 //! siblings start while its origin is down, and the origin catches up from its event log.
+//!
+//! The runtime does not know this client: [`spawn`] takes what the runtime's
+//! [`FederationPort`](crate::runtime::federation::FederationPort) hands out, and the running
+//! [`FedTasks`] are given back to the runtime as its
+//! [`FederationClient`](crate::runtime::federation::FederationClient) (the server's wiring,
+//! `service::server`, connects the two).
 
 pub mod commands;
 pub mod convert;

@@ -62,7 +62,8 @@ impl ControllerService {
         }
     }
 
-    /// Takes federated paths through `fed` (the runtime's federation client, with a dbd).
+    /// Takes federated paths through `fed` (the federation client connected to the runtime's
+    /// port, with a dbd).
     pub fn with_fed(mut self, fed: Option<crate::fed_client::FedHandle>) -> Self {
         self.fed = fed;
         self

@@ -1,6 +1,7 @@
 //! The whole controller minus process concerns (daemonizing, logging, signals, pid and port
-//! files): the runtime and the authenticated gRPC server on a bound listener, until shutdown.
-//! `main.rs` adds the process concerns; tests run this in-process.
+//! files): the runtime, the federation client connected to the runtime's port (with a dbd) and
+//! the authenticated gRPC server on a bound listener, until shutdown. `main.rs` adds the
+//! process concerns; tests run this in-process.
 
 use super::ControllerService;
 use crate::conf::CtldConf;
