@@ -9,14 +9,14 @@
 //! - [`store`]: the durable state under `StateSaveLocation` (jobs, nodes, id source and the
 //!   accounting outbox, in one SQLite file); [`shipper`]: the task sending the outbox to the dbd.
 //! - [`runtime`]: the thread owning the core, its group commit, node commands, job-id leases;
-//!   [`fed`]: the federation client (registration, the dbd's event log, the start lock);
+//!   [`fed_client`]: the federation client (registration, the dbd's event log, the start lock);
 //!   [`service`]: the `Controller` gRPC service over it.
 //! - [`testkit`]: builders for scenario tests and benchmarks.
 
 pub use sluice_vocab::cluster_conf as conf;
 pub mod core;
 pub mod error;
-pub mod fed;
+pub mod fed_client;
 pub mod runtime;
 pub mod service;
 pub mod shipper;

@@ -5,8 +5,9 @@
 //! planned job will not need. Reservations hold across partitions, since partitions may share
 //! nodes.
 //!
-//! Bounds, as Slurm's defaults: reservations are planned only within `bf_window_secs` (Slurm's
-//! `bf_window`, one day) and at most `bf_max_job_test` (500) candidates are tried per pass. A
+//! Bounds, from `SchedulerParameters` (Slurm's defaults without it): reservations are planned
+//! only within `bf_window` (one day) and at most `bf_max_job_test` (500) candidates are tried
+//! per pass. A
 //! job whose plan falls outside the window, or that waits on jobs without a time limit, has no
 //! reservation, so backfill does not hold nodes for it.
 

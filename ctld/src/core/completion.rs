@@ -138,7 +138,7 @@ pub(crate) fn end_run(
     state: JobState,
     reason: JobReason,
 ) {
-    super::fed::report::run_ended(core, out, id, state, false);
+    super::federation::report::run_ended(core, out, id, state, false);
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };
@@ -199,7 +199,7 @@ pub fn on_job_exited(
         batch_step_ended(core, out, now, exit.job, JobState::Cancelled, exit.usage);
         release_nodes(core, exit.job);
         kill::finish_completing(core, exit.job, now);
-        super::fed::report::flush(core, out, exit.job);
+        super::federation::report::flush(core, out, exit.job);
         out.save(SaveHint::Job(exit.job));
         return Ok(());
     }

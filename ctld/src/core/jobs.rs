@@ -6,10 +6,11 @@ use super::SimTime;
 use super::arrays::ArrayMeta;
 use super::deps::Dependencies;
 use super::partitions::PartIdx;
+use super::steps::StepStart;
 use crate::conf::TimeLimit;
 use fixedbitset::FixedBitSet;
 use sluice_vocab::{FedJobId, JobState, NodeIdx};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
@@ -209,10 +210,13 @@ pub struct Job {
     pub requester_uid: Option<u32>,
     /// The next step id.
     pub next_step: u32,
+    /// Steps given out and not yet done, by step id, with how each started (for the record
+    /// of its end; saved with the job).
+    pub open_steps: BTreeMap<u32, StepStart>,
     /// What it runs.
     pub launch: Arc<LaunchSpec>,
     /// Its federation state (`None` for a job that is not federated).
-    pub fed: Option<Box<super::fed::FedJob>>,
+    pub fed: Option<Box<super::federation::FedJob>>,
 }
 
 impl Job {
@@ -234,6 +238,15 @@ impl Job {
         match self.array {
             Some(a) => format!("{}_{}", a.job, a.task),
             None => self.id.to_string(),
+        }
+    }
+
+    /// How this job's own record is named: an array task by its task, others by id (a plain
+    /// id of an array's first task would name every task).
+    pub fn own_ref(&self) -> JobRef {
+        match self.array {
+            Some(a) => JobRef::Task(a.job, a.task),
+            None => JobRef::Job(self.id),
         }
     }
 }

@@ -51,7 +51,7 @@ pub(crate) fn kill_job(
     }
     // A job still CONFIGURING never launched: no node will report its exit.
     super::power::boot::forget(core, now, id);
-    super::fed::report::flush(core, out, id);
+    super::federation::report::flush(core, out, id);
 }
 
 /// Puts a job whose run ended back in the queue (recording the run as `recorded`).
@@ -62,7 +62,7 @@ fn requeue_run(
     id: FedJobId,
     recorded: JobState,
 ) {
-    super::fed::report::run_ended(core, out, id, recorded, true);
+    super::federation::report::run_ended(core, out, id, recorded, true);
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };
@@ -129,7 +129,7 @@ pub(crate) fn node_failed_job(
     release_nodes(core, id);
     if was_completing {
         finish_completing(core, id, now);
-        super::fed::report::flush(core, out, id);
+        super::federation::report::flush(core, out, id);
         return;
     }
     leave_running(&mut core.jobs, id);

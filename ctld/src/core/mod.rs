@@ -9,7 +9,8 @@
 //! - [`nodes`], [`registration`]: the node manager (node table and bitmaps; registration,
 //!   heartbeats, admin updates, DOWN);
 //! - [`partitions`]: the partition manager (node bitmaps, limits, access);
-//! - [`jobs`], [`request`], [`submit`], [`lifecycle`], [`completion`], [`kill`], [`update`],
+//! - [`jobs`], [`request`], [`submit`], [`lifecycle`], [`cancel`] (`scancel`'s selection and
+//!   order), [`completion`], [`kill`], [`update`],
 //!   [`launch`], [`will_run`], [`signal`]: the job manager; [`steps`]: steps' CPUs within
 //!   their job's allocation;
 //! - [`deps`], [`arrays`], [`features`]: dependency, job-array and `--constraint` rules;
@@ -18,7 +19,7 @@
 //!   jobs can share nodes; [`gang`]: timesliced gang scheduling of jobs sharing resources;
 //! - [`power`]: power save and cloud nodes (suspend, resume, their timers and programs);
 //! - [`reconfig`]: `scontrol reconfigure`, a new `slurm.conf` applied to the running core;
-//! - [`fed`]: the federation: view, per-job sibling state, the start lock, the dbd's events;
+//! - [`federation`]: the federation rules: view, per-job sibling state, the start lock, the dbd's events;
 //! - [`timers`]: the periodic tick (node timeouts, time limits, KillWait, MinJobAge);
 //! - [`outbox`] and [`ids`]: the ports to the world;
 //! - [`snapshot`] and [`restore`]: what the controller store saves, and the core rebuilt from it.
@@ -31,10 +32,11 @@
 pub mod alloc;
 pub mod arrays;
 pub mod backfill;
+pub mod cancel;
 pub mod completion;
 pub mod deps;
 pub mod features;
-pub mod fed;
+pub mod federation;
 pub mod gang;
 pub mod ids;
 pub mod jobs;
@@ -59,6 +61,7 @@ pub mod timers;
 pub mod update;
 pub mod will_run;
 
+pub use cancel::{CancelFilter, Scancel, ScancelOutcome, on_scancel};
 pub use completion::{JobExit, on_job_exited};
 pub use ids::{IdLease, JobIdSource};
 pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
@@ -80,7 +83,7 @@ pub use registration::{
 pub use request::{JobShare, SubmitReply, SubmitRequest};
 pub use sched::{PassStats, schedule};
 pub use signal::{JobPart, on_signal_part};
-pub use steps::{StepGrant, StepRequest, on_step_create, on_step_done};
+pub use steps::{StepEnd, StepGrant, StepRequest, StepStart, on_step_create, on_step_done};
 pub use submit::on_submit;
 pub use timers::on_tick;
 pub use update::{JobChange, on_requeue_hold, on_update_job};
@@ -171,14 +174,16 @@ pub struct CoreConfig {
     pub return_to_service: u8,
     /// Whether backfill runs after the FIFO pass.
     pub backfill: bool,
-    /// How far ahead backfill plans a reservation (Slurm's `bf_window`, default 1 day).
+    /// How far ahead backfill plans a reservation (`SchedulerParameters=bf_window`, in
+    /// minutes there; default 1 day).
     pub bf_window_secs: u64,
-    /// Most lower-priority jobs backfill tries per pass (Slurm's `bf_max_job_test`, 500).
+    /// Most lower-priority jobs backfill tries per pass (`SchedulerParameters=bf_max_job_test`,
+    /// default 500).
     pub bf_max_job_test: usize,
 }
 
 impl CoreConfig {
-    /// The tunables of `conf`, with Slurm's default backfill bounds.
+    /// The tunables of `conf`.
     pub fn from_conf(conf: &CtldConf) -> Self {
         Self {
             cluster_name: conf.cluster_name.clone(),
@@ -189,8 +194,8 @@ impl CoreConfig {
             max_array_size: conf.max_array_size,
             return_to_service: conf.return_to_service,
             backfill: conf.scheduler == SchedulerType::Backfill,
-            bf_window_secs: 24 * 3600,
-            bf_max_job_test: 500,
+            bf_window_secs: conf.sched.bf_window_secs(),
+            bf_max_job_test: usize::try_from(conf.sched.bf_max_job_test).unwrap_or(usize::MAX),
         }
     }
 }
@@ -214,7 +219,7 @@ pub struct Core {
     /// Power save: settings, rate counters, jobs waiting for nodes to boot.
     pub(crate) power: power::PowerState,
     /// The federation view and event cursor.
-    pub(crate) fed: fed::FedCore,
+    pub(crate) fed: federation::FedCore,
     /// The configuration in force: as read at start, then as `scontrol reconfigure` and
     /// runtime updates (`SuspendExc*`) left it.
     pub(crate) conf: std::sync::Arc<CtldConf>,
@@ -251,7 +256,7 @@ impl Core {
             steps: std::collections::HashMap::new(),
             gang,
             power,
-            fed: fed::FedCore::default(),
+            fed: federation::FedCore::default(),
             conf: std::sync::Arc::new(conf.clone()),
         })
     }

@@ -235,7 +235,7 @@ pub trait Outbox {
     }
     /// Asks something of the accounting daemon's federation arbiter. Outboxes of clusters
     /// outside a federation (benchmarks) may keep this default, which drops the request.
-    fn fed(&mut self, req: super::fed::FedRequest) {
+    fn fed(&mut self, req: super::federation::FedRequest) {
         let _ = req;
     }
 }
@@ -252,7 +252,7 @@ pub struct RecordingOutbox {
     /// Power save programs asked for, in order.
     pub power_cmds: Vec<super::power::PowerCommand>,
     /// Requests for the federation arbiter, in order.
-    pub fed_reqs: Vec<super::fed::FedRequest>,
+    pub fed_reqs: Vec<super::federation::FedRequest>,
 }
 
 impl RecordingOutbox {
@@ -290,7 +290,7 @@ impl Outbox for RecordingOutbox {
         self.power_cmds.push(cmd);
     }
 
-    fn fed(&mut self, req: super::fed::FedRequest) {
+    fn fed(&mut self, req: super::federation::FedRequest) {
         self.fed_reqs.push(req);
     }
 }

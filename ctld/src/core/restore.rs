@@ -241,6 +241,7 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
         kill_at: t(s.kill_at),
         restarts: s.restarts,
         next_step: s.next_step,
+        open_steps: s.open_steps.iter().map(|o| (o.step, o.start())).collect(),
         requester_uid: s.requester_uid,
         launch: s.launch.clone(),
         fed: s.fed.clone().map(Box::new),

@@ -11,7 +11,7 @@ use super::jobs::{HoldKind, Job, JobReason};
 use super::outbox::Outbox;
 use super::partitions::PartIdx;
 use super::select::job_maps;
-use super::{Core, SimTime, alloc, backfill, completion, deps, fed, gang};
+use super::{Core, SimTime, alloc, backfill, completion, deps, federation, gang};
 use crate::conf::PartState;
 use sluice_vocab::FedJobId;
 
@@ -66,9 +66,9 @@ pub(crate) fn try_start(
     maps.push(&core.nodes.avail);
     match alloc::pick::pick(core, job, &maps, allow) {
         // A federated job starts only once the dbd's start lock is committed: its allocation
-        // is reserved meanwhile (see `fed::start`).
-        Some(alloc) if fed::start::needs_lock(core, id) => {
-            fed::start::reserve(core, out, now, id, alloc);
+        // is reserved meanwhile (see `federation::start`).
+        Some(alloc) if federation::start::needs_lock(core, id) => {
+            federation::start::reserve(core, out, now, id, alloc);
             true
         }
         Some(alloc) => {
@@ -95,7 +95,7 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
         stats.considered += 1;
         // Federated jobs: offers to siblings follow holds and dependencies, and some may not
         // start yet (not recorded by the dbd, fedstate INACTIVE, lock refused a moment ago).
-        let gated = fed::start::gate(core, out, now, id);
+        let gated = federation::start::gate(core, out, now, id);
         let Some(job) = core.jobs.map.get(&id) else {
             continue;
         };

@@ -12,7 +12,7 @@ use super::ids::IdLease;
 use super::jobs::{HoldKind, Job, JobReason, LaunchSpec};
 use super::nodes::{Node, NodeBase};
 use super::request::JobShare;
-use super::steps::StepSnap;
+use super::steps::{OpenStepSnap, StepSnap};
 use super::{Core, SimTime};
 use serde::{Deserialize, Serialize};
 use sluice_vocab::ClusterId;
@@ -162,12 +162,16 @@ pub struct JobSnap {
     /// CPUs its steps hold (absent in saves older than step CPU accounting: none held).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepSnap>,
+    /// Steps given out and not yet done, with how each started (absent in saves older than
+    /// step starts kept: their ends are recorded without a start).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_steps: Vec<OpenStepSnap>,
     /// What it runs; saved once per [`JobSnap::launch_owner`], not in the job record.
     #[serde(skip)]
     pub launch: Arc<LaunchSpec>,
     /// Its federation state, for a federated job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fed: Option<super::fed::FedJob>,
+    pub fed: Option<super::federation::FedJob>,
 }
 
 impl JobSnap {
@@ -232,6 +236,7 @@ impl JobSnap {
             alloc_exclusive: alloc.is_some_and(|a| a.exclusive),
             admin_suspended: core.is_manually_suspended(job.id),
             steps: StepSnap::of_job(core, job.id),
+            open_steps: OpenStepSnap::of_job(job),
             launch: job.launch.clone(),
             fed: job.fed.as_deref().cloned(),
         }

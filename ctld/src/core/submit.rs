@@ -13,6 +13,7 @@ use super::{Core, SimTime, deps, partitions};
 use crate::conf::{PartState, TimeLimit};
 use crate::error::CtldError;
 use sluice_vocab::{FedJobId, JobState};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Validates and queues a job. Nothing changes when it fails.
@@ -172,6 +173,7 @@ pub(crate) fn submit_as(
         kill_at: None,
         restarts: 0,
         next_step: 0,
+        open_steps: BTreeMap::new(),
         requester_uid: None,
         launch: Arc::new(req.launch),
         fed: None,

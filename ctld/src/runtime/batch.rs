@@ -2,7 +2,7 @@
 //! and the replies waiting for the commit. When a commit fails the batch is kept whole and
 //! retried with the next one, so nothing is answered or launched before it is durable.
 
-use crate::core::fed::FedRequest;
+use crate::core::federation::FedRequest;
 use crate::core::{AcctRecord, NodeCommand, Outbox, PowerCommand, SaveHint};
 use std::collections::HashSet;
 

@@ -5,6 +5,7 @@
 use super::admins::{self, DbdAdmins};
 use super::batch::Batch;
 use super::dispatch::Dispatcher;
+use super::federation::FederationPort;
 use super::leases::Leaser;
 use super::persist::StateSink;
 use super::programs::Programs;
@@ -18,12 +19,11 @@ use crate::core::{
     on_launch_failed, on_tick, schedule,
 };
 use crate::error::CtldError;
-use crate::fed::FedSetup;
 use crate::shipper::{Shipper, ShipperHandle};
 use crate::store::{StateStore, StoreError};
 use sluice_vocab::LocalJobId;
 use sluice_wire::auth::Signer;
-use sluice_wire::client::{FedArbiterClient, connect_lazy};
+use sluice_wire::client::connect_lazy;
 use sluice_wire::proto::accounting_records_client::AccountingRecordsClient;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, RwLock};
@@ -193,22 +193,19 @@ pub fn start_with(
         )?),
         None => None,
     };
-    let (fed_tx, fed) = match &conf.accounting_storage_host {
-        Some(host) => {
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            let channel = connect_lazy(host, conf.accounting_storage_port, signer.clone())?;
-            let (control_host, control_port) = split_addr(&cfg.ctld_addr);
-            let setup = FedSetup {
-                cluster: conf.cluster_name.clone(),
-                control_host,
-                control_port,
-                start_time: i64::try_from(now.secs()).unwrap_or(0),
-                client: FedArbiterClient::new(channel),
-                key: cfg.key.clone(),
-            };
-            (Some(tx), Some(crate::fed::spawn(setup, handle.clone(), rx)))
-        }
-        None => (None, None),
+    // With a dbd, the core's federation requests wait in this channel for the client that the
+    // server's wiring connects to the port.
+    let (fed_tx, fed_port) = if accounting {
+        let (tx, requests) = tokio::sync::mpsc::unbounded_channel();
+        let port = FederationPort {
+            requests,
+            core: handle.clone(),
+            started: now,
+            control_addr: cfg.ctld_addr.clone(),
+        };
+        (Some(tx), Some(port))
+    } else {
+        (None, None)
     };
     let admins = DbdAdmins::default();
     let admins_refresh = dbd
@@ -249,16 +246,9 @@ pub fn start_with(
         addrs,
         admins,
         admins_refresh,
-        fed,
+        fed_port,
+        fed_client: None,
     })
-}
-
-/// `host` and `port` of a `host:port` address (port 0 when missing).
-fn split_addr(addr: &str) -> (String, u32) {
-    match addr.rsplit_once(':') {
-        Some((host, port)) => (host.to_string(), port.parse().unwrap_or(0)),
-        None => (addr.to_string(), 0),
-    }
 }
 
 struct Loop {
@@ -277,7 +267,7 @@ struct Loop {
     accounting: bool,
     kick: bool,
     /// Where requests for the federation arbiter go (none without a dbd).
-    fed_tx: Option<tokio::sync::mpsc::UnboundedSender<crate::core::fed::FedRequest>>,
+    fed_tx: Option<tokio::sync::mpsc::UnboundedSender<crate::core::federation::FedRequest>>,
 }
 
 impl Loop {

@@ -15,12 +15,14 @@
 //! - [`persist`]: the store behind the group commit;
 //! - [`admins`]: the accounting daemon's administrators, fetched periodically;
 //! - [`programs`]: power save programs (Resume/Suspend/ResumeFailProgram), run asynchronously;
-//! - [`reconfigure`]: `scontrol reconfigure`, slurm.conf read again and applied to the core.
+//! - [`reconfigure`]: `scontrol reconfigure`, slurm.conf read again and applied to the core;
+//! - [`federation`]: the port a federation client connects to (the runtime does not know it).
 
 pub mod admins;
 pub mod batch;
 mod core_loop;
 pub mod dispatch;
+pub mod federation;
 pub mod leases;
 pub mod persist;
 pub mod programs;
@@ -176,14 +178,22 @@ pub struct Runtime {
     pub addrs: NodeAddrs,
     admins: admins::DbdAdmins,
     admins_refresh: Option<tokio::task::JoinHandle<()>>,
-    /// The federation client, with a dbd.
-    fed: Option<(crate::fed::FedHandle, crate::fed::FedTasks)>,
+    /// The port for a federation client, with a dbd, until one is connected.
+    fed_port: Option<federation::FederationPort>,
+    /// The federation client connected to the port.
+    fed_client: Option<Box<dyn federation::FederationClient>>,
 }
 
 impl Runtime {
-    /// What the service needs for federated requests (`None` without a dbd).
-    pub fn fed(&self) -> Option<crate::fed::FedHandle> {
-        self.fed.as_ref().map(|f| f.0.clone())
+    /// The port a federation client connects to: `Some` once, with a dbd (without one the
+    /// cluster is in no federation).
+    pub fn take_federation_port(&mut self) -> Option<federation::FederationPort> {
+        self.fed_port.take()
+    }
+
+    /// Keeps `client`, connected to this runtime's port, until shutdown, which stops it first.
+    pub fn attach_federation(&mut self, client: Box<dyn federation::FederationClient>) {
+        self.fed_client = Some(client);
     }
 
     /// A handle for sending requests.
@@ -203,7 +213,10 @@ impl Runtime {
             t.abort();
         }
         // The federation client stops first: nothing it asks may reach a stopping core.
-        self.fed = None;
+        if let Some(mut client) = self.fed_client.take() {
+            client.stop();
+        }
+        self.fed_port = None;
         self.handle.post(Msg::Shutdown);
         if let Some(t) = self.thread.take() {
             let _ = tokio::task::spawn_blocking(move || t.join()).await;
@@ -215,6 +228,9 @@ impl Drop for Runtime {
     fn drop(&mut self) {
         if let Some(t) = self.admins_refresh.take() {
             t.abort();
+        }
+        if let Some(mut client) = self.fed_client.take() {
+            client.stop();
         }
         // Without an explicit shutdown the thread stops at its next message.
         self.handle.post(Msg::Shutdown);

@@ -2,7 +2,7 @@
 //! failing store behind it; the daemon uses the controller store
 //! ([`crate::store::StateStore`]) under `StateSaveLocation`.
 
-use crate::core::fed::FedView;
+use crate::core::federation::FedView;
 use crate::core::{AcctRecord, Core, SaveHint};
 use crate::store::StateStore;
 

@@ -86,6 +86,10 @@ fn entries(c: &CtldConf, started: SimTime) -> Vec<(&'static str, String)> {
             }
             .into(),
         ),
+        (
+            "SchedulerParameters",
+            c.sched.text.clone().unwrap_or_else(|| "(null)".into()),
+        ),
         ("PreemptMode", c.select.preempt_mode.display()),
         (
             "SchedulerTimeSlice",

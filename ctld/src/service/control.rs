@@ -4,10 +4,10 @@
 //! denied" while the others go ahead, as Slurm does.
 
 use super::ControllerService;
-use super::convert::{job_ref, own_ref, step_ref, time_limit};
+use super::convert::{job_ref, step_ref, time_limit};
 use crate::core::{
-    self, HoldKind, JobChange, JobPart, JobRef, on_hold, on_release, on_requeue, on_requeue_hold,
-    on_resume, on_suspend, on_update_job,
+    self, CancelFilter, HoldKind, JobChange, JobRef, Scancel, on_hold, on_release, on_requeue,
+    on_requeue_hold, on_resume, on_suspend, on_update_job,
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
@@ -38,7 +38,18 @@ fn job_error(text: &str, e: &CtldError, cx: &Ctx<'_>, r: Option<JobRef>) -> JobE
     }
 }
 
-/// `scancel`.
+/// The filters of a `scancel` request.
+fn cancel_filter(r: &CancelRequest) -> CancelFilter {
+    CancelFilter {
+        uids: r.uids.clone(),
+        names: r.names.clone(),
+        states: r.states.clone(),
+        partitions: r.partitions.clone(),
+    }
+}
+
+/// `scancel`: the federation's paths first (federated jobs, `--sibling`, filters resolved
+/// across the members), then the core's policy ([`core::on_scancel`]) for the rest.
 pub async fn cancel(
     svc: &ControllerService,
     req: Request<CancelRequest>,
@@ -54,22 +65,13 @@ pub async fn cancel(
     let fed_filtered = !had_targets && r.sibling.is_empty() && svc.fed.is_some();
     let mut remote_tasks = Vec::new();
     if fed_filtered && let Some(fed) = &svc.fed {
-        let filter = crate::fed::filter::JobFilter {
-            uids: if r.uids.is_empty() && !caller.admin {
-                vec![caller.uid]
-            } else {
-                r.uids.clone()
-            },
-            names: r.names.clone(),
-            states: r.states.clone(),
-            partitions: r.partitions.clone(),
-        };
-        let found = crate::fed::filter::matching(fed, &svc.core, caller, &filter).await;
+        let filter = cancel_filter(&r).for_caller(caller);
+        let found = crate::fed_client::filter::matching(fed, &svc.core, caller, &filter).await;
         (r.job_ids, remote_tasks) = (found.ids, found.tasks);
     }
     // Federated jobs (and `--sibling`) take the federation's way first.
     let mut fed_reply = match &svc.fed {
-        Some(fed) => crate::fed::commands::cancel(fed, &svc.core, caller, &mut r).await?,
+        Some(fed) => crate::fed_client::commands::cancel(fed, &svc.core, caller, &mut r).await?,
         None if !r.sibling.is_empty() => CancelReply {
             errors: r
                 .job_ids
@@ -86,115 +88,49 @@ pub async fn cancel(
     };
     if let Some(fed) = svc.fed.as_ref().filter(|_| !remote_tasks.is_empty()) {
         let done =
-            crate::fed::filter::forward_tasks(fed, &svc.core, caller, &r, remote_tasks).await;
+            crate::fed_client::filter::forward_tasks(fed, &svc.core, caller, &r, remote_tasks)
+                .await;
         fed_reply.cancelled.extend(done.cancelled);
         fed_reply.errors.extend(done.errors);
     }
     if had_targets && !named(&r) {
         return Ok(fed_reply);
     }
+    let filter = cancel_filter(&r);
+    let req = Scancel {
+        targets: r
+            .job_ids
+            .iter()
+            .map(|id| (id.to_string(), job_ref(&id.to_string()).ok()))
+            .chain(r.job_tasks.iter().map(|t| (t.clone(), job_ref(t).ok())))
+            .collect(),
+        steps: r
+            .job_steps
+            .iter()
+            .map(|t| (t.clone(), step_ref(t)))
+            .collect(),
+        filter,
+        by_filter: !had_targets,
+        skip_federated: fed_filtered,
+        signal: r.signal,
+        batch_only: r.batch_only,
+    };
     let mut reply = svc
         .core
         .call(move |cx| {
-            let mut targets: Vec<(String, Option<JobRef>)> = Vec::new();
-            for id in &r.job_ids {
-                targets.push((id.to_string(), job_ref(&id.to_string()).ok()));
-            }
-            for t in &r.job_tasks {
-                targets.push((t.clone(), job_ref(t).ok()));
-            }
-            let by_filter = !had_targets;
-            // Without ids, a user's filters reach only the user's own jobs.
-            let uids = if by_filter && r.uids.is_empty() && !caller.admin {
-                vec![caller.uid]
-            } else {
-                r.uids.clone()
-            };
-            let matches = |j: &core::Job| {
-                (uids.is_empty() || uids.contains(&j.uid))
-                    && (r.names.is_empty() || r.names.contains(&j.name))
-                    && (r.states.is_empty() || r.states.contains(&j.state.stored()))
-                    && (r.partitions.is_empty()
-                        || cx
-                            .core
-                            .partitions()
-                            .get(j.partition.get())
-                            .is_some_and(|p| r.partitions.contains(&p.name)))
-            };
-            if by_filter {
-                // Federated copies were resolved above; those running here are in `targets`.
-                let resolved = |j: &core::Job| fed_filtered && j.fed.is_some() && j.array.is_none();
-                let mut jobs: Vec<&core::Job> = cx
-                    .core
-                    .jobs()
-                    .filter(|j| !j.state.is_finished() && !j.completing && matches(j))
-                    .filter(|j| !j.is_withdrawing())
-                    .filter(|j| !resolved(j))
-                    .collect();
-                jobs.sort_by_key(|j| j.id);
-                let running_here = std::mem::take(&mut targets);
-                targets = jobs
+            let done = core::on_scancel(cx.core, cx.out, cx.now, caller, req);
+            CancelReply {
+                cancelled: done
+                    .cancelled
                     .into_iter()
-                    .map(|j| (j.display_id(), Some(own_ref(j))))
-                    .chain(running_here)
-                    .collect();
-            } else if !(uids.is_empty()
-                && r.names.is_empty()
-                && r.states.is_empty()
-                && r.partitions.is_empty())
-            {
-                // Ids and filters together: only the ids that match the filters.
-                targets.retain(|(_, t)| match t {
-                    Some(JobRef::Job(id)) => cx.core.job(*id).is_none_or(&matches),
-                    _ => true,
-                });
+                    .map(|job| ref_id(cx, Some(job)))
+                    .collect(),
+                errors: done
+                    .errors
+                    .iter()
+                    .map(|(text, target, e)| job_error(text, e, cx, *target))
+                    .collect(),
             }
-            let mut reply = CancelReply::default();
-            for (text, target) in targets {
-                let result = target.ok_or(CtldError::InvalidJobId).and_then(|job| {
-                    if r.batch_only {
-                        // `scancel -b`: the batch shell alone (SIGKILL unless `-s`).
-                        return core::on_signal_part(
-                            cx.core,
-                            cx.out,
-                            caller,
-                            job,
-                            JobPart::Batch,
-                            r.signal,
-                        )
-                        .map(|()| job);
-                    }
-                    let req = core::CancelRequest {
-                        job,
-                        signal: r.signal,
-                    };
-                    core::on_cancel(cx.core, cx.out, cx.now, caller, req).map(|()| job)
-                });
-                match result {
-                    Ok(job) => reply.cancelled.push(ref_id(cx, Some(job))),
-                    Err(e) => reply.errors.push(job_error(&text, &e, cx, target)),
-                }
-            }
-            // `scancel 12.3`: the step's processes get the signal (SIGKILL cancels it).
-            for text in &r.job_steps {
-                let parsed = step_ref(text);
-                let target = parsed.as_ref().ok().map(|p| p.0);
-                let result = parsed.and_then(|(job, step)| {
-                    core::on_signal_part(
-                        cx.core,
-                        cx.out,
-                        caller,
-                        job,
-                        JobPart::Step(step),
-                        r.signal,
-                    )
-                });
-                // `cancelled` lists jobs; a signalled step is not one.
-                if let Err(e) = result {
-                    reply.errors.push(job_error(text, &e, cx, target));
-                }
-            }
-            reply
         })
         .await?;
     reply.cancelled.extend(fed_reply.cancelled);
@@ -214,8 +150,10 @@ pub async fn control_job(
         return Err(Status::invalid_argument("Invalid job action"));
     }
     let split = match &svc.fed {
-        Some(fed) => crate::fed::commands::control(fed, &svc.core, caller, action, &mut r).await,
-        None => crate::fed::commands::ControlSplit::default(),
+        Some(fed) => {
+            crate::fed_client::commands::control(fed, &svc.core, caller, action, &mut r).await
+        }
+        None => crate::fed_client::commands::ControlSplit::default(),
     };
     let (fed_errors, withdrawn) = (split.errors, split.withdrawn);
     if r.jobs.is_empty() {
@@ -254,8 +192,8 @@ pub async fn update_job(
     let groups = svc.users.get(caller.uid).groups;
     let mut r = req.into_inner();
     let split = match &svc.fed {
-        Some(fed) => crate::fed::commands::update(fed, &svc.core, caller, &mut r).await,
-        None => crate::fed::commands::UpdateSplit::default(),
+        Some(fed) => crate::fed_client::commands::update(fed, &svc.core, caller, &mut r).await,
+        None => crate::fed_client::commands::UpdateSplit::default(),
     };
     if r.jobs.is_empty() {
         return Ok(ControlJobReply {
@@ -284,7 +222,7 @@ pub async fn update_job(
         .await?;
     if let Some(fed) = &svc.fed {
         for id in split.push {
-            crate::fed::route::push_description(fed, &svc.core, id).await;
+            crate::fed_client::route::push_description(fed, &svc.core, id).await;
         }
     }
     errors.extend(split.errors);
@@ -292,9 +230,9 @@ pub async fn update_job(
 }
 
 /// Applies the dbd's records of jobs withdrawn before a hold or an update.
-fn apply_withdrawn(cx: &mut Ctx<'_>, withdrawn: &[crate::core::fed::FedInfo]) {
+fn apply_withdrawn(cx: &mut Ctx<'_>, withdrawn: &[crate::core::federation::FedInfo]) {
     for info in withdrawn {
-        crate::core::fed::on_fed_info(cx.core, cx.out, cx.now, info);
+        crate::core::federation::on_fed_info(cx.core, cx.out, cx.now, info);
     }
 }
 

@@ -117,15 +117,6 @@ pub fn step_ref(text: &str) -> Result<(JobRef, u32), CtldError> {
     Ok((job_ref(job)?, step))
 }
 
-/// How a job's own record is named: an array task by its task, others by id (a plain id of
-/// an array's first task would name every task).
-pub fn own_ref(job: &Job) -> JobRef {
-    match job.array {
-        Some(a) => JobRef::Task(a.job, a.task),
-        None => JobRef::Job(job.id),
-    }
-}
-
 /// The state commands show: COMPLETING (`CG`) while a job's processes are being killed,
 /// whatever state its run ended in (PENDING for a requeue), as Slurm's COMPLETING flag shows.
 pub fn shown_state(core: &Core, job: &Job) -> JobState {

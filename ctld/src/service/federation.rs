@@ -1,7 +1,7 @@
 //! `ControllerFederation`: the federation as this controller sees it, for `scontrol show
 //! federation` (Self, then the siblings by name; `connected` is Slurm's PersistConnSend/Recv).
 
-use crate::fed::convert::wire_view;
+use crate::fed_client::convert::wire_view;
 use crate::runtime::CoreHandle;
 use sluice_wire::auth;
 use sluice_wire::proto::controller_federation_server::{
@@ -43,7 +43,7 @@ impl ControllerFederation for FederationInfoService {
             })
             .await?;
         if !view.in_federation() {
-            view = crate::core::fed::FedView::default();
+            view = crate::core::federation::FedView::default();
         }
         Ok(Response::new(wire_view(&view)))
     }

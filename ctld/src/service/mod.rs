@@ -11,7 +11,7 @@
 //! - [`federation`]: `ControllerFederation` (`scontrol show federation`);
 //! - [`admin`]: `ControllerAdmin` (`scontrol reconfigure`, `scontrol update SuspendExc*`).
 //!
-//! Requests about federated jobs take their way through [`crate::fed::route`] first.
+//! Requests about federated jobs take their way through [`crate::fed_client::route`] first.
 
 pub mod admin;
 pub mod config;
@@ -44,8 +44,7 @@ pub struct ControllerService {
     dbd_admins: DbdAdmins,
     users: Users,
     started: SimTime,
-    steps: submit::Steps,
-    fed: Option<crate::fed::FedHandle>,
+    fed: Option<crate::fed_client::FedHandle>,
 }
 
 impl ControllerService {
@@ -59,13 +58,13 @@ impl ControllerService {
             dbd_admins: DbdAdmins::default(),
             users: Users::default(),
             started,
-            steps: submit::Steps::default(),
             fed: None,
         }
     }
 
-    /// Takes federated paths through `fed` (the runtime's federation client, with a dbd).
-    pub fn with_fed(mut self, fed: Option<crate::fed::FedHandle>) -> Self {
+    /// Takes federated paths through `fed` (the federation client connected to the runtime's
+    /// port, with a dbd).
+    pub fn with_fed(mut self, fed: Option<crate::fed_client::FedHandle>) -> Self {
         self.fed = fed;
         self
     }

@@ -1,11 +1,14 @@
 //! The whole controller minus process concerns (daemonizing, logging, signals, pid and port
-//! files): the runtime and the authenticated gRPC server on a bound listener, until shutdown.
-//! `main.rs` adds the process concerns; tests run this in-process.
+//! files): the runtime, the federation client connected to the runtime's port (with a dbd) and
+//! the authenticated gRPC server on a bound listener, until shutdown. `main.rs` adds the
+//! process concerns; tests run this in-process.
 
 use super::ControllerService;
 use crate::conf::CtldConf;
+use crate::fed_client::{self, FedHandle, FedSetup};
 use crate::runtime::{self, Runtime, RuntimeConfig, RuntimeError};
-use sluice_wire::auth::{Key, Verifier};
+use sluice_wire::auth::{Key, Signer, Verifier};
+use sluice_wire::client::{FedArbiterClient, connect_lazy};
 use std::future::Future;
 use std::sync::Arc;
 use tonic::service::interceptor::InterceptedService;
@@ -56,7 +59,7 @@ pub async fn serve(
 /// Serves an already started runtime (tests start it over their own store) on `listener`
 /// until `shutdown` completes, then stops the runtime.
 pub async fn serve_runtime(
-    rt: Runtime,
+    mut rt: Runtime,
     conf: CtldConf,
     key: Key,
     listener: tokio::net::TcpListener,
@@ -64,6 +67,7 @@ pub async fn serve_runtime(
 ) -> Result<(), RuntimeError> {
     let port = listener.local_addr()?.port();
     let admins = admin_uids(&conf)?;
+    let fed = connect_federation(&mut rt, &conf, &key)?;
     let started = rt
         .handle()
         .query(|cx| cx.now)
@@ -72,7 +76,7 @@ pub async fn serve_runtime(
     tracing::info!(cluster = %conf.cluster_name, port, "controller listening");
     let service = ControllerService::new(rt.handle(), Arc::new(conf), admins, started)
         .with_dbd_admins(rt.dbd_admins())
-        .with_fed(rt.fed());
+        .with_fed(fed);
     let verifier = Verifier::new(key);
     let federation = super::federation::FederationInfoService::new(rt.handle()).into_server();
     let federation = InterceptedService::new(federation, verifier.clone());
@@ -91,4 +95,32 @@ pub async fn serve_runtime(
     rt.shutdown().await;
     tracing::info!("controller stopped");
     result.map_err(RuntimeError::from)
+}
+
+/// Connects the federation client to `rt`'s port, with a dbd (the client of its `FedArbiter`,
+/// signed with `key`); the service takes federated paths through the handle returned. The
+/// runtime keeps the client and stops it first at shutdown.
+fn connect_federation(
+    rt: &mut Runtime,
+    conf: &CtldConf,
+    key: &Key,
+) -> Result<Option<FedHandle>, RuntimeError> {
+    let (Some(port), Some(host)) = (rt.take_federation_port(), &conf.accounting_storage_host)
+    else {
+        return Ok(None);
+    };
+    let signer = Signer::for_current_user(key.clone());
+    let channel = connect_lazy(host, conf.accounting_storage_port, signer)?;
+    let (control_host, control_port) = port.control_host_port();
+    let setup = FedSetup {
+        cluster: conf.cluster_name.clone(),
+        control_host,
+        control_port,
+        start_time: i64::try_from(port.started.secs()).unwrap_or(0),
+        client: FedArbiterClient::new(channel),
+        key: key.clone(),
+    };
+    let (handle, tasks) = fed_client::spawn(setup, port.core, port.requests);
+    rt.attach_federation(Box::new(tasks));
+    Ok(Some(handle))
 }

@@ -5,38 +5,20 @@
 use super::ControllerService;
 use super::convert::submit_request;
 use crate::core::{
-    AcctRecord, JobExit, LaunchSpec, SimTime, StepRequest, on_allocation_done, on_step_create,
-    on_step_done, on_submit, on_will_run,
+    JobExit, LaunchSpec, StepEnd, StepRequest, on_allocation_done, on_step_create, on_step_done,
+    on_submit, on_will_run,
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
+use sluice_vocab::FedJobId;
 use sluice_vocab::jobacct::StepUsage;
-use sluice_vocab::{FedJobId, JobState};
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::{
     Ack, Allocation, CreateStepReply, CreateStepRequest, NodeAddr, StepDoneRequest, SubmitJobReply,
     SubmitJobRequest,
 };
-use std::collections::HashMap;
-use std::sync::Mutex;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Status};
-
-/// Steps started and not yet done, for their accounting record at the end.
-#[derive(Default)]
-pub struct Steps {
-    open: Mutex<HashMap<(u32, u32), StepStart>>,
-}
-
-#[derive(Clone)]
-struct StepStart {
-    name: String,
-    start: SimTime,
-    node_list: String,
-    node_count: u32,
-    ntasks: u32,
-    cpus: u32,
-}
 
 /// `sbatch`.
 pub async fn submit(
@@ -67,11 +49,11 @@ pub async fn submit(
             test_partition: partition,
         });
     }
-    let opts = crate::core::fed::FedSubmit {
+    let opts = crate::core::federation::FedSubmit {
         clusters: r.clusters.join(","),
         features: r.cluster_constraint.clone(),
     };
-    let job_id = crate::fed::route::submit(svc.fed.as_ref(), &svc.core, sreq, opts).await?;
+    let job_id = crate::fed_client::route::submit(svc.fed.as_ref(), &svc.core, sreq, opts).await?;
     Ok(SubmitJobReply {
         job_id: job_id.get(),
         cluster,
@@ -108,7 +90,7 @@ pub async fn create_step(
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
     let job = FedJobId::from_raw(r.job_id).map_err(|_| CtldError::InvalidJobId)?;
-    let (step_id, alloc, start) = svc
+    let (step_id, alloc) = svc
         .core
         .call(move |cx| {
             let sreq = StepRequest {
@@ -119,38 +101,17 @@ pub async fn create_step(
                 cpus_per_task: r.cpus_per_task,
                 nodelist: r.nodelist.clone(),
                 overlap: r.overlap,
+                name: r.name.clone(),
                 launch: LaunchSpec::default(),
             };
-            let grant = on_step_create(cx.core, cx.out, caller, sreq)?;
+            let grant = on_step_create(cx.core, cx.out, cx.now, caller, sreq)?;
             let mut alloc = allocation(cx, job, &grant.nodes, grant.ntasks());
             alloc.cpus_per_task = grant.cpus_per_task;
             alloc.cpus_per_node = grant.cpus.clone();
             alloc.tasks_per_node = grant.tasks.clone();
-            let start = StepStart {
-                name: r.name.clone(),
-                start: cx.now,
-                node_list: alloc.node_list.clone(),
-                node_count: grant.nodes.len() as u32,
-                ntasks: grant.ntasks(),
-                cpus: grant.cpus.iter().sum(),
-            };
-            record_step(
-                cx,
-                job,
-                grant.step,
-                &start,
-                None,
-                JobState::Running,
-                0,
-                0,
-                None,
-            );
-            Ok::<_, CtldError>((grant.step, alloc, start))
+            Ok::<_, CtldError>((grant.step, alloc))
         })
         .await??;
-    if let Ok(mut open) = svc.steps.open.lock() {
-        open.insert((job.get(), step_id), start);
-    }
     Ok(CreateStepReply {
         step_id,
         allocation: Some(alloc),
@@ -165,46 +126,16 @@ pub async fn step_done(
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
     let job = FedJobId::from_raw(r.job_id).map_err(|_| CtldError::InvalidJobId)?;
-    let started = svc
-        .steps
-        .open
-        .lock()
-        .ok()
-        .and_then(|mut open| open.remove(&(r.job_id, r.step_id)));
     svc.core
         .call(move |cx| {
-            let owner = cx.core.job(job).ok_or(CtldError::InvalidJobId)?.uid;
-            if !caller.admin && caller.uid != owner {
-                return Err(CtldError::AccessDenied);
-            }
-            // A step started before a controller restart: its start is not known here any
-            // more; the dbd keeps what the start record said.
-            let start = started.unwrap_or_else(|| StepStart {
-                name: String::new(),
-                start: SimTime::from_secs(0),
-                node_list: String::new(),
-                node_count: 0,
-                ntasks: 0,
-                cpus: 0,
-            });
-            let state = if r.exit_code == 0 && r.signal == 0 {
-                JobState::Completed
-            } else {
-                JobState::Failed
-            };
-            on_step_done(cx.core, cx.out, job, r.step_id);
-            let end = Some(cx.now);
-            record_step(
-                cx,
+            let end = StepEnd {
                 job,
-                r.step_id,
-                &start,
-                end,
-                state,
-                r.exit_code,
-                r.signal,
-                r.usage.as_ref().and_then(StepUsage::from_proto),
-            );
+                step: r.step_id,
+                exit_code: r.exit_code,
+                signal: r.signal,
+                usage: r.usage.as_ref().and_then(StepUsage::from_proto),
+            };
+            on_step_done(cx.core, cx.out, cx.now, caller, end)?;
             if r.end_job {
                 let exit = JobExit {
                     job,
@@ -215,7 +146,7 @@ pub async fn step_done(
                 };
                 on_allocation_done(cx.core, cx.out, cx.now, exit)?;
             }
-            Ok(())
+            Ok::<_, CtldError>(())
         })
         .await??;
     Ok(Ack {})
@@ -252,36 +183,4 @@ fn allocation(
         cpus_per_node: cx.core.cpus_held(job, nodes),
         tasks_per_node: Vec::new(),
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn record_step(
-    cx: &mut Ctx<'_>,
-    job: FedJobId,
-    step: u32,
-    start: &StepStart,
-    end: Option<SimTime>,
-    state: JobState,
-    exit_code: i32,
-    signal: i32,
-    usage: Option<StepUsage>,
-) {
-    use crate::core::Outbox;
-    let run = cx.core.job(job).map_or(0, |j| j.restarts);
-    cx.out.accounting(AcctRecord::Step {
-        job,
-        run,
-        step: i32::try_from(step).unwrap_or(i32::MAX),
-        name: start.name.clone(),
-        start: start.start,
-        end,
-        state,
-        exit_code,
-        signal,
-        node_list: start.node_list.clone(),
-        node_count: start.node_count,
-        ntasks: start.ntasks,
-        cpus: start.cpus,
-        usage: usage.map(Box::new),
-    });
 }

@@ -5,7 +5,7 @@
 
 use super::{StateStore, StoreError, json, put_meta};
 use crate::core::Core;
-use crate::core::fed::FedView;
+use crate::core::federation::FedView;
 
 /// What was last saved.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! the origin's job and its REVOKED tracker, a run killed here. Cluster `test` (fed id 1)
 //! with siblings `b` (2) and `c` (3).
 
-use sluice_ctld::core::fed::{
+use sluice_ctld::core::federation::{
     self, FedDesc, FedEvent, FedEventKind, FedInfo, FedMember, FedRequeue, FedSubmit, FedView,
     InfoPhase, OriginSubmit,
 };
@@ -34,7 +34,12 @@ fn fixture() -> CoreFixture {
         siblings: vec![member("b", 2), member("c", 3)],
     };
     let now = fx.now;
-    assert!(fed::on_fed_view(&mut fx.core, &mut fx.out, now, view));
+    assert!(federation::on_fed_view(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        view
+    ));
     fx.out.take();
     fx
 }
@@ -52,7 +57,13 @@ fn origin_job(fx: &mut CoreFixture, active: &[&str]) -> FedJobId {
     let mut req = SubmitRequest::new(1000, "origin");
     req.launch = launch();
     let now = fx.now;
-    let rec = match fed::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
+    let rec = match federation::on_fed_submit(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        req,
+        FedSubmit::default(),
+    ) {
         Ok(OriginSubmit::Federated(rec)) => rec,
         other => panic!("a federated submission expected, got {other:?}"),
     };
@@ -68,9 +79,9 @@ fn origin_job(fx: &mut CoreFixture, active: &[&str]) -> FedJobId {
         final_state: 0,
         exit_code: 0,
     };
-    fed::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &info);
-    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
-    fed::on_fed_info(&mut fx.core, &mut fx.out, now, &info);
+    federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &info);
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    federation::on_fed_info(&mut fx.core, &mut fx.out, now, &info);
     id
 }
 
@@ -102,7 +113,7 @@ fn copy_of_b(fx: &mut CoreFixture, seq: u64, local: u32) -> FedJobId {
 
 fn event(fx: &mut CoreFixture, seq: u64, kind: FedEventKind) {
     let now = fx.now;
-    assert!(fed::on_fed_event(
+    assert!(federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -168,7 +179,7 @@ fn this_clusters_own_cancel_at_the_dbd_names_its_caller() {
     let copy = copy_of_b(&mut fx, 1, 9);
     let now = fx.now;
     // scancel here of b's pending job: the dbd cancelled it everywhere; the copy here too.
-    fed::on_fed_cancelled(&mut fx.core, &mut fx.out, now, copy, "", Some(1000));
+    federation::on_fed_cancelled(&mut fx.core, &mut fx.out, now, copy, "", Some(1000));
     assert_eq!(ends(&fx, copy), [(JobState::Cancelled, Some(1000))]);
 }
 
@@ -178,7 +189,7 @@ fn a_run_here_killed_by_a_cancel_elsewhere_names_the_canceller() {
     let copy = copy_of_b(&mut fx, 1, 10);
     fx.schedule();
     let now = fx.now;
-    fed::on_start_committed(&mut fx.core, &mut fx.out, now, copy);
+    federation::on_start_committed(&mut fx.core, &mut fx.out, now, copy);
     assert_eq!(fx.state(copy), JobState::Running);
     event(&mut fx, 2, cancelled(copy, Some(1000)));
     assert_eq!(ends(&fx, copy), [(JobState::Cancelled, Some(1000))]);

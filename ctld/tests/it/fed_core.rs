@@ -3,7 +3,7 @@
 //! revocation, the origin's tracker, run-end reports, offers following holds, fedstates and
 //! leaving the federation. Cluster `test` (fed id 1) with siblings `b` (2) and `c` (3).
 
-use sluice_ctld::core::fed::{
+use sluice_ctld::core::federation::{
     self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedMember,
     FedRequest, FedRequeue, FedSubmit, FedView, InfoPhase, OriginSubmit,
 };
@@ -42,7 +42,7 @@ fn fixture(state: FedState) -> CoreFixture {
         .build();
     fx.register_all();
     let (now, v) = (fx.now, view(state));
-    assert!(fed::on_fed_view(&mut fx.core, &mut fx.out, now, v));
+    assert!(federation::on_fed_view(&mut fx.core, &mut fx.out, now, v));
     fx.out.take();
     fx
 }
@@ -75,7 +75,13 @@ fn info(id: FedJobId, phase: InfoPhase, viable: &[&str], active: &[&str]) -> Fed
 fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) -> FedJobId {
     let now = fx.now;
     let held = req.hold;
-    let rec = match fed::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
+    let rec = match federation::on_fed_submit(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        req,
+        FedSubmit::default(),
+    ) {
         Ok(OriginSubmit::Federated(rec)) => rec,
         other => panic!("a federated submission expected, got {other:?}"),
     };
@@ -88,7 +94,7 @@ fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) ->
         if held { active } else { &["test"] },
     );
     i.held = true;
-    fed::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
     let offers = std::mem::take(&mut fx.out.fed_reqs);
     if held {
         assert!(offers.is_empty(), "held: offered to nobody: {offers:?}");
@@ -98,8 +104,8 @@ fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) ->
         matches!(offers.as_slice(), [FedRequest::Offer { job, .. }] if *job == id),
         "offered once recorded: {offers:?}"
     );
-    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
-    fed::on_fed_info(
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    federation::on_fed_info(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -121,7 +127,7 @@ fn event(seq: u64, kind: FedEventKind) -> FedEvent {
 fn a_federated_job_is_reserved_then_launched_only_after_the_commit() {
     let mut fx = fixture(FedState::Active);
     let now = fx.now;
-    let rec = match fed::on_fed_submit(
+    let rec = match federation::on_fed_submit(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -147,7 +153,7 @@ fn a_federated_job_is_reserved_then_launched_only_after_the_commit() {
         &["b", "c", "test"],
         &["b", "c", "test"],
     );
-    fed::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
     assert_eq!(submitted_records(&fx, id), 1);
     fx.schedule();
     assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
@@ -160,7 +166,7 @@ fn a_federated_job_is_reserved_then_launched_only_after_the_commit() {
     assert_eq!(fx.state(other), JobState::Pending);
     assert_eq!(fx.reason(other), JobReason::Resources);
 
-    let outcome = fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    let outcome = federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
     assert_eq!(outcome, CommitOutcome::Launched);
     assert_eq!(fx.out.launched(), [id]);
     assert_eq!(fx.state(id), JobState::Running);
@@ -176,7 +182,7 @@ fn a_refused_lock_releases_the_allocation_and_waits_before_asking_again() {
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
     let now = fx.now;
-    fed::on_start_refused(&mut fx.core, &mut fx.out, now, id, 5);
+    federation::on_start_refused(&mut fx.core, &mut fx.out, now, id, 5);
     assert_eq!(fx.reason(id), JobReason::FedJobLock);
     // The node is free again: a local job starts at once.
     let local = fx.submit(job("local")).unwrap();
@@ -225,7 +231,7 @@ fn an_offered_copy_is_pending_and_a_revoked_one_is_recorded_and_dropped_once() {
         desc: desc("copy"),
     };
     let now = fx.now;
-    assert!(fed::on_fed_event(
+    assert!(federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -239,7 +245,7 @@ fn an_offered_copy_is_pending_and_a_revoked_one_is_recorded_and_dropped_once() {
     // The origin's submit time is kept.
     assert_eq!(fx.core.job(id).unwrap().submit_time.secs(), 1_600_000_000);
     // Redelivered: skipped.
-    assert!(!fed::on_fed_event(
+    assert!(!federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -250,7 +256,7 @@ fn an_offered_copy_is_pending_and_a_revoked_one_is_recorded_and_dropped_once() {
         job: id,
         winner: Some("c".into()),
     };
-    assert!(fed::on_fed_event(
+    assert!(federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -267,7 +273,7 @@ fn an_offered_copy_is_pending_and_a_revoked_one_is_recorded_and_dropped_once() {
         .filter(|r| matches!(r, AcctRecord::JobEnded { job, state: JobState::Revoked, .. } if *job == id))
         .collect();
     assert_eq!(ended.len(), 1);
-    assert!(!fed::on_fed_event(
+    assert!(!federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -287,7 +293,7 @@ fn an_unreadable_offer_is_rejected() {
         desc: b"{}".to_vec(),
     };
     let now = fx.now;
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, bad));
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, bad));
     assert!(fx.core.job(id).is_none());
     assert_eq!(fx.out.fed_reqs, [FedRequest::Reject { job: id }]);
 }
@@ -303,17 +309,17 @@ fn a_revoked_copy_while_locking_gives_its_reservation_back() {
         viable: vec!["test".into(), "b".into()],
         desc: desc("copy"),
     };
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
     let revoked = FedEventKind::SiblingRevoked {
         job: id,
         winner: Some("b".into()),
     };
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, revoked));
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, revoked));
     // A late commit finds nothing to launch.
     assert_eq!(
-        fed::on_start_committed(&mut fx.core, &mut fx.out, now, id),
+        federation::on_start_committed(&mut fx.core, &mut fx.out, now, id),
         CommitOutcome::Unknown
     );
     let local = fx.submit(job("local")).unwrap();
@@ -330,7 +336,7 @@ fn the_origin_keeps_a_revoked_tracker_until_the_run_elsewhere_ends() {
         job: id,
         cluster: "c".into(),
     };
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, started));
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, started));
     assert_eq!(fx.state(id), JobState::Revoked);
     let f = fx.core.fed_job(id).unwrap();
     assert_eq!(f.running_on.as_deref(), Some("c"));
@@ -349,7 +355,7 @@ fn the_origin_keeps_a_revoked_tracker_until_the_run_elsewhere_ends() {
         exit_code: 3,
     };
     let now = fx.now;
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, ended));
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, ended));
     let j = fx.core.job(id).unwrap();
     assert_eq!((j.state, j.exit_code), (JobState::Failed, 3));
     // Its own record is REVOKED: the run is recorded by the cluster that ran it.
@@ -373,7 +379,7 @@ fn an_origin_that_is_not_viable_tracks_the_job_from_the_start() {
         viable: vec!["b".into(), "test".into()],
         desc: Vec::new(),
     };
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, back));
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, back));
     assert_eq!(fx.state(id), JobState::Pending);
     fx.schedule();
     assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
@@ -385,7 +391,7 @@ fn the_end_of_a_run_here_is_reported_until_acknowledged() {
     let id = submit_recorded(&mut fx, job("f"), &["b", "test"]);
     fx.schedule();
     let now = fx.now;
-    fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
     fx.out.take();
     fx.exit(id, 2).unwrap();
     let report = EndReport {
@@ -396,11 +402,11 @@ fn the_end_of_a_run_here_is_reported_until_acknowledged() {
     assert_eq!(fx.out.fed_reqs, [FedRequest::Ended { job: id, report }]);
     // Owed until the dbd has it (a restart would resend it).
     assert_eq!(
-        fed::unsynced(&fx.core),
+        federation::unsynced(&fx.core),
         [FedRequest::Ended { job: id, report }]
     );
-    fed::on_end_reported(&mut fx.core, &mut fx.out, now, id, None);
-    assert!(fed::unsynced(&fx.core).is_empty());
+    federation::on_end_reported(&mut fx.core, &mut fx.out, now, id, None);
+    assert!(federation::unsynced(&fx.core).is_empty());
 }
 
 #[test]
@@ -414,19 +420,19 @@ fn a_requeue_asked_by_the_dbd_kills_the_run_and_reports_it_requeued() {
         viable: vec!["b".into(), "test".into()],
         desc: desc("copy"),
     };
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
     fx.schedule();
-    fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
     fx.out.take();
     let requeue = FedEventKind::SiblingCancelled {
         job: id,
         requeue: FedRequeue::Requeue,
         requester_uid: None,
     };
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, requeue));
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, requeue));
     // Reported only once the killed run's processes are gone (no second run meanwhile).
     assert!(fx.out.take().fed_reqs.is_empty());
-    assert!(fed::unsynced(&fx.core).is_empty());
+    assert!(federation::unsynced(&fx.core).is_empty());
     fx.exit(id, 0).unwrap();
     let reqs = fx.out.take().fed_reqs;
     assert!(
@@ -448,7 +454,7 @@ fn a_requeue_asked_by_the_dbd_kills_the_run_and_reports_it_requeued() {
     // The dbd offered it to this cluster again: it stays, pending.
     let mut i = info(id, InfoPhase::Pending, &["b", "test"], &["b", "test"]);
     i.origin = "b".into();
-    fed::on_end_reported(&mut fx.core, &mut fx.out, now, id, Some(i));
+    federation::on_end_reported(&mut fx.core, &mut fx.out, now, id, Some(i));
     assert_eq!(fx.state(id), JobState::Pending);
 }
 
@@ -481,11 +487,11 @@ fn holds_and_releases_withdraw_and_offer_the_origin_job() {
     assert_eq!(reqs.len(), 1, "{reqs:?}");
     fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty());
-    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
     let now = fx.now;
-    fed::on_start_refused(&mut fx.core, &mut fx.out, now, id, 0);
+    federation::on_start_refused(&mut fx.core, &mut fx.out, now, id, 0);
     // Held again after being offered: withdrawn.
     sluice_ctld::core::on_hold(
         &mut fx.core,
@@ -504,10 +510,10 @@ fn inactive_schedules_no_federated_work_and_drain_takes_no_new_jobs() {
     let mut fx = fixture(FedState::Active);
     let id = submit_recorded(&mut fx, job("f"), &["test"]);
     let now = fx.now;
-    fed::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Inactive));
+    federation::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Inactive));
     fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty(), "INACTIVE: no start");
-    let refused = fed::on_fed_submit(
+    let refused = federation::on_fed_submit(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -520,8 +526,8 @@ fn inactive_schedules_no_federated_work_and_drain_takes_no_new_jobs() {
         "System submissions disabled"
     );
 
-    fed::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Drain));
-    let refused = fed::on_fed_submit(
+    federation::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Drain));
+    let refused = federation::on_fed_submit(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -550,8 +556,8 @@ fn leaving_the_federation_keeps_local_work_and_drops_the_rest() {
         viable: vec!["b".into(), "test".into()],
         desc: desc("copy"),
     };
-    fed::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
-    assert!(fed::on_fed_view(
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
+    assert!(federation::on_fed_view(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -580,7 +586,7 @@ fn outside_a_federation_submissions_are_plain() {
         .build();
     fx.register_all();
     let now = fx.now;
-    let r = fed::on_fed_submit(
+    let r = federation::on_fed_submit(
         &mut fx.core,
         &mut fx.out,
         now,

@@ -6,7 +6,7 @@
 //! the dbd with its last task, whether it ran out or was cancelled (from a sibling too).
 //! Cluster `test` (fed id 1, nodes n1 n2) with siblings `b` (2) and `c` (3).
 
-use sluice_ctld::core::fed::{
+use sluice_ctld::core::federation::{
     self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedMember,
     FedRequest, FedRequeue, FedSubmit, FedView, InfoPhase, OriginSubmit,
 };
@@ -41,7 +41,12 @@ fn fixture() -> CoreFixture {
         siblings: vec![member("b", 2), member("c", 3)],
     };
     let now = fx.now;
-    assert!(fed::on_fed_view(&mut fx.core, &mut fx.out, now, view));
+    assert!(federation::on_fed_view(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        view
+    ));
     fx.out.take();
     fx
 }
@@ -73,20 +78,26 @@ fn info(id: FedJobId, held: bool, viable: &[&str], active: &[&str]) -> FedInfo {
 /// offer, if it makes one, leaves `active` holding copies. Returns the job (array) id.
 fn submit(fx: &mut CoreFixture, req: SubmitRequest, viable: &[&str], active: &[&str]) -> FedJobId {
     let now = fx.now;
-    let rec = match fed::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
+    let rec = match federation::on_fed_submit(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        req,
+        FedSubmit::default(),
+    ) {
         Ok(OriginSubmit::Federated(rec)) => rec,
         other => panic!("a federated submission expected, got {other:?}"),
     };
     let id = rec.reply.job_id;
     let recorded = info(id, true, viable, &["test"]);
-    fed::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &recorded);
+    federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &recorded);
     let offered = std::mem::take(&mut fx.out.fed_reqs)
         .iter()
         .any(|r| matches!(r, FedRequest::Offer { job, .. } if *job == id));
     if offered {
-        fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+        federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
         let synced = info(id, false, viable, active);
-        fed::on_fed_info(&mut fx.core, &mut fx.out, now, &synced);
+        federation::on_fed_info(&mut fx.core, &mut fx.out, now, &synced);
     }
     id
 }
@@ -103,8 +114,11 @@ fn held_requeue() -> EndReport {
 fn given_back(fx: &mut CoreFixture, id: FedJobId) {
     let now = fx.now;
     let i = info(id, true, &VIABLE, &["test"]);
-    fed::on_end_reported(&mut fx.core, &mut fx.out, now, id, Some(i));
-    assert!(fed::unsynced(&fx.core).is_empty(), "nothing owed any more");
+    federation::on_end_reported(&mut fx.core, &mut fx.out, now, id, Some(i));
+    assert!(
+        federation::unsynced(&fx.core).is_empty(),
+        "nothing owed any more"
+    );
 }
 
 /// The next pass offers `id` to its siblings again; once the dbd has the offer, the origin
@@ -116,7 +130,7 @@ fn offered_then_locked(fx: &mut CoreFixture, id: FedJobId) {
         matches!(reqs.as_slice(), [FedRequest::Offer { job, .. }] if *job == id),
         "{reqs:?}"
     );
-    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
 }
@@ -139,7 +153,7 @@ fn a_hold_while_the_origins_own_lock_is_in_flight_keeps_the_job_from_running() {
     fx.schedule();
     // The commit went through before the dbd heard of the hold: not launched, given back.
     let now = fx.now;
-    let outcome = fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    let outcome = federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
     assert_eq!(outcome, CommitOutcome::Withheld);
     let out = fx.out.take();
     assert!(out.launched().is_empty(), "a held job never runs");
@@ -149,7 +163,7 @@ fn a_hold_while_the_origins_own_lock_is_in_flight_keeps_the_job_from_running() {
     assert_eq!(fx.reason(id), JobReason::JobHeldUser);
     // Owed until the dbd has it; meanwhile the job asks for no lock and its nodes are free.
     assert_eq!(
-        fed::unsynced(&fx.core),
+        federation::unsynced(&fx.core),
         [FedRequest::Ended { job: id, report }]
     );
     let both = fx.submit(job("local").nodes(2)).unwrap();
@@ -162,7 +176,7 @@ fn a_hold_while_the_origins_own_lock_is_in_flight_keeps_the_job_from_running() {
     on_release(&mut fx.core, &mut fx.out, admin, JobRef::Job(id)).unwrap();
     offered_then_locked(&mut fx, id);
     let now = fx.now;
-    let outcome = fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    let outcome = federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
     assert_eq!(outcome, CommitOutcome::Launched);
     assert_eq!(fx.out.launched(), [id]);
 }
@@ -188,7 +202,7 @@ fn a_new_dependency_while_the_origins_lock_is_in_flight_keeps_the_job_from_runni
         &[],
     )
     .unwrap();
-    let outcome = fed::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    let outcome = federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
     assert_eq!(outcome, CommitOutcome::Withheld);
     let out = fx.out.take();
     assert!(out.launched().is_empty(), "a dependent job never runs");
@@ -224,9 +238,9 @@ fn a_hold_withdraws_the_job_from_siblings_in_the_same_pass() {
     .unwrap();
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::Withdraw { job: id }]);
-    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, false);
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, false);
     let now = fx.now;
-    fed::on_fed_info(
+    federation::on_fed_info(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -276,7 +290,7 @@ fn a_copy_whose_lock_a_withdrawal_voided_gives_it_back_and_is_dropped() {
         viable: vec!["b".into(), "test".into()],
         desc: desc("copy"),
     };
-    fed::on_fed_event(
+    federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -288,12 +302,12 @@ fn a_copy_whose_lock_a_withdrawal_voided_gives_it_back_and_is_dropped() {
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
     // b held it: the dbd refused this cluster's commit, then revoked the copy.
-    fed::on_start_refused(&mut fx.core, &mut fx.out, now, id, 2);
+    federation::on_start_refused(&mut fx.core, &mut fx.out, now, id, 2);
     let revoked = FedEventKind::SiblingRevoked {
         job: id,
         winner: None,
     };
-    fed::on_fed_event(
+    federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -359,10 +373,10 @@ fn an_array_ends_at_the_dbd_once_its_last_task_is_over() {
     fx.exit(tasks[1], 0).unwrap();
     let cancelled = JobState::Cancelled.stored();
     assert_eq!(ended(&fx), [(tasks[1], cancelled, 3)]);
-    let owed = fed::unsynced(&fx.core);
+    let owed = federation::unsynced(&fx.core);
     assert!(matches!(owed.as_slice(), [FedRequest::Ended { job, .. }] if *job == tasks[1]));
-    fed::on_end_reported(&mut fx.core, &mut fx.out, now, tasks[1], None);
-    assert!(fed::unsynced(&fx.core).is_empty());
+    federation::on_end_reported(&mut fx.core, &mut fx.out, now, tasks[1], None);
+    assert!(federation::unsynced(&fx.core).is_empty());
     // An array that runs out completes.
     fx.out.take();
     let (_, done) = array(&mut fx, "1-2");
@@ -384,7 +398,7 @@ fn an_array_cancelled_from_a_sibling_cancels_every_task() {
         requeue: FedRequeue::None,
         requester_uid: None,
     };
-    fed::on_fed_event(
+    federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,

@@ -3,7 +3,7 @@
 //! store reopened after a crash restores them, and an event at or below the restored cursor
 //! is not applied again.
 
-use sluice_ctld::core::fed::{self, FedDesc, FedEvent, FedEventKind, FedMember, FedView};
+use sluice_ctld::core::federation::{self, FedDesc, FedEvent, FedEventKind, FedMember, FedView};
 use sluice_ctld::core::{Core, IdLease, LaunchSpec, RecordingOutbox};
 use sluice_ctld::store::StateStore;
 use sluice_ctld::testkit::ClusterBuilder;
@@ -57,9 +57,9 @@ fn the_view_cursor_and_copies_survive_a_restart_and_events_are_not_reapplied() {
     let mut fx = builder.build();
     let mut store = StateStore::open(dir.path()).unwrap();
     let now = fx.now;
-    fed::on_fed_view(&mut fx.core, &mut fx.out, now, view());
+    federation::on_fed_view(&mut fx.core, &mut fx.out, now, view());
     let job = FedJobId::from_raw((2 << 26) | 4).unwrap();
-    assert!(fed::on_fed_event(
+    assert!(federation::on_fed_event(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -88,7 +88,12 @@ fn the_view_cursor_and_copies_survive_a_restart_and_events_are_not_reapplied() {
     );
     // The event redelivered after the restart (acknowledged or not) changes nothing.
     let mut out = RecordingOutbox::default();
-    assert!(!fed::on_fed_event(&mut core, &mut out, now, offer(7, job)));
+    assert!(!federation::on_fed_event(
+        &mut core,
+        &mut out,
+        now,
+        offer(7, job)
+    ));
     assert!(out.saves.is_empty() && out.acct.is_empty());
     // Ids keep the federation's origin bits from the saved view.
     let next = core.job_ids_mut().next_id().unwrap();

@@ -3,7 +3,7 @@
 //! answered is withdrawn: the request stays in the job's saved state across a restart until
 //! the dbd answers, the job is never scheduled meanwhile, and it then leaves without a trace.
 
-use sluice_ctld::core::fed::{
+use sluice_ctld::core::federation::{
     self, FedInfo, FedMember, FedPhase, FedRecord, FedRequest, FedSubmit, FedView, InfoPhase,
     OriginSubmit,
 };
@@ -36,7 +36,12 @@ fn fixture() -> CoreFixture {
     let mut fx = builder().build();
     fx.register_all();
     let now = fx.now;
-    assert!(fed::on_fed_view(&mut fx.core, &mut fx.out, now, view()));
+    assert!(federation::on_fed_view(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        view()
+    ));
     fx.out.take();
     fx
 }
@@ -53,7 +58,7 @@ fn job(name: &str) -> SubmitRequest {
 /// Step 1 of an origin's submission: the record to send to the dbd.
 fn submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedRecord {
     let now = fx.now;
-    match fed::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
+    match federation::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
         Ok(OriginSubmit::Federated(rec)) => rec,
         other => panic!("a federated submission expected, got {other:?}"),
     }
@@ -90,7 +95,7 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
         "nothing before the answer"
     );
     let now = fx.now;
-    fed::on_fed_recorded(
+    federation::on_fed_recorded(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -106,13 +111,13 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
     // Held at the dbd until the offer arrives: the origin does not ask for the lock yet.
     fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty());
-    fed::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
     // A held job is recorded and stays on the origin: nothing offered.
     let rec = submit(&mut fx, job("h").held());
     let held = rec.reply.job_id;
-    fed::on_fed_recorded(
+    federation::on_fed_recorded(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -130,7 +135,7 @@ fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
     let rec = submit(&mut fx, job("lost"));
     let id = rec.reply.job_id;
     // The dbd never answered: the submitter is told it failed, the withdrawal is owed.
-    assert!(fed::on_fed_submit_abandoned(
+    assert!(federation::on_fed_submit_abandoned(
         &mut fx.core,
         &mut fx.out,
         &rec.reply.jobs
@@ -147,7 +152,7 @@ fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
     );
     // A late answer changes nothing; the job is never scheduled nor offered.
     let now = fx.now;
-    fed::on_fed_recorded(
+    federation::on_fed_recorded(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -173,15 +178,15 @@ fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
     let store = StateStore::open(dir.path()).unwrap();
     let mut core = restore(&store, fx.now);
     assert_eq!(
-        fed::withdrawals(&core),
+        federation::withdrawals(&core),
         [FedRequest::WithdrawSubmission {
             record: rec.clone()
         }]
     );
-    assert!(fed::resubmissions(&core).is_empty());
+    assert!(federation::resubmissions(&core).is_empty());
     // Once the dbd answered, the job leaves without a trace, and nothing is owed.
     let mut out = sluice_ctld::core::RecordingOutbox::default();
-    fed::on_submission_withdrawn(&mut core, &mut out, &rec.reply.jobs);
+    federation::on_submission_withdrawn(&mut core, &mut out, &rec.reply.jobs);
     assert!(core.job(id).is_none());
     assert!(out.acct.is_empty());
     let mut store = store;
@@ -190,7 +195,7 @@ fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
     let store = StateStore::open(dir.path()).unwrap();
     let core = restore(&store, fx.now);
     assert!(core.job(id).is_none());
-    assert!(fed::withdrawals(&core).is_empty());
+    assert!(federation::withdrawals(&core).is_empty());
 }
 
 #[test]
@@ -200,7 +205,7 @@ fn an_answer_that_arrived_meanwhile_keeps_the_job() {
     let id = rec.reply.job_id;
     // A resubmission (after a restart) got the dbd's answer before the submitter gave up.
     let now = fx.now;
-    fed::on_fed_recorded(
+    federation::on_fed_recorded(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -208,7 +213,7 @@ fn an_answer_that_arrived_meanwhile_keeps_the_job() {
         &recorded(id),
     );
     fx.out.take();
-    assert!(!fed::on_fed_submit_abandoned(
+    assert!(!federation::on_fed_submit_abandoned(
         &mut fx.core,
         &mut fx.out,
         &rec.reply.jobs

@@ -3,7 +3,7 @@
 //! submission had asked for it (a sibling otherwise applies its own partition defaults).
 
 use sluice_ctld::conf::TimeLimit;
-use sluice_ctld::core::fed::{
+use sluice_ctld::core::federation::{
     self, FedDesc, FedInfo, FedMember, FedRequest, FedSubmit, FedView, InfoPhase, OriginSubmit,
 };
 use sluice_ctld::core::{JobChange, JobRef, LaunchSpec, SubmitRequest, on_release, on_update_job};
@@ -32,7 +32,12 @@ fn fixture() -> CoreFixture {
         siblings: vec![member("b", 2)],
     };
     let now = fx.now;
-    assert!(fed::on_fed_view(&mut fx.core, &mut fx.out, now, view));
+    assert!(federation::on_fed_view(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        view
+    ));
     fx.out.take();
     fx
 }
@@ -45,7 +50,7 @@ fn held_job(fx: &mut CoreFixture) -> FedJobId {
         ..LaunchSpec::default()
     };
     let now = fx.now;
-    let rec = match fed::on_fed_submit(
+    let rec = match federation::on_fed_submit(
         &mut fx.core,
         &mut fx.out,
         now,
@@ -67,7 +72,7 @@ fn held_job(fx: &mut CoreFixture) -> FedJobId {
         final_state: 0,
         exit_code: 0,
     };
-    fed::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &info);
+    federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &info);
     fx.out.take();
     id
 }

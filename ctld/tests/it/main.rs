@@ -9,6 +9,7 @@ mod runtime_support;
 mod store_util;
 
 mod batch_steps;
+mod cancel_policy;
 mod cancel_requester;
 mod dependencies;
 mod fed_cancel;

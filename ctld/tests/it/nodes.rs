@@ -235,6 +235,7 @@ fn steps_launch_on_the_jobs_nodes() {
         on_step_create(
             &mut fx.core,
             &mut fx.out,
+            fx.now,
             Caller::user(1),
             StepRequest {
                 ntasks: Some(2),

@@ -46,6 +46,44 @@ fn reconfigure(fx: &mut CoreFixture, b: &ClusterBuilder) -> Result<(), CtldError
 }
 
 #[test]
+fn scheduler_parameters_change_live() {
+    let mut fx = cluster(&[], "", "").build();
+    assert_eq!(
+        (
+            fx.core.config().bf_window_secs,
+            fx.core.config().bf_max_job_test
+        ),
+        (86_400, 500)
+    );
+    let tuned = cluster(
+        &["SchedulerParameters=bf_window=30,bf_max_job_test=2"],
+        "",
+        "",
+    );
+    reconfigure(&mut fx, &tuned).unwrap();
+    assert_eq!(
+        (
+            fx.core.config().bf_window_secs,
+            fx.core.config().bf_max_job_test
+        ),
+        (1800, 2)
+    );
+    assert_eq!(
+        fx.core.conf().sched.text.as_deref(),
+        Some("bf_window=30,bf_max_job_test=2")
+    );
+    // Without the key, Slurm's defaults again.
+    reconfigure(&mut fx, &cluster(&[], "", "")).unwrap();
+    assert_eq!(
+        (
+            fx.core.config().bf_window_secs,
+            fx.core.config().bf_max_job_test
+        ),
+        (86_400, 500)
+    );
+}
+
+#[test]
 fn scheduler_and_partition_settings_change_live() {
     let mut fx = cluster(&[], "", "MaxTime=60").build();
     fx.register_all();

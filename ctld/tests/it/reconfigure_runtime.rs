@@ -104,3 +104,42 @@ async fn a_reconfigured_suspend_program_is_the_one_run_and_a_bad_file_changes_no
     assert_eq!(value("KillWait").as_deref(), Some("0 sec"));
     ctld.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduler_parameters_are_shown_and_reconfigured_live() {
+    let (dir, state) = temp();
+    let text = conf_text(&state, 1, "");
+    let ctld = Ctld::start(conf(dir.path(), &text), None).await;
+    let mut c = client(ctld.port, 0).await;
+    let mut a = admin(ctld.port).await;
+    let mut shown = async || {
+        let reply = c
+            .get_config(GetConfigRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        reply
+            .entries
+            .into_iter()
+            .find(|e| e.name == "SchedulerParameters")
+            .map(|e| e.value)
+    };
+    assert_eq!(shown().await.as_deref(), Some("(null)"));
+
+    let params = "bf_window=60,bf_max_job_test=7";
+    let path = dir.path().join("slurm.conf");
+    std::fs::write(&path, format!("{text}SchedulerParameters={params}\n")).unwrap();
+    a.reconfigure(ReconfigureRequest {}).await.unwrap();
+    assert_eq!(shown().await.as_deref(), Some(params));
+
+    // A bad value is refused naming file, line and key; the parameters in force stay.
+    std::fs::write(&path, format!("{text}SchedulerParameters=bf_window=0\n")).unwrap();
+    let err = a.reconfigure(ReconfigureRequest {}).await.unwrap_err();
+    let msg = err.message();
+    assert!(
+        msg.contains(&path.display().to_string()) && msg.contains("SchedulerParameters"),
+        "{msg}"
+    );
+    assert_eq!(shown().await.as_deref(), Some(params));
+    ctld.stop().await;
+}

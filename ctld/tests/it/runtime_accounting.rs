@@ -210,3 +210,88 @@ async fn the_dbds_administrators_are_administrators() {
     assert!(stranger.update_node(drain("still no")).await.is_err());
     ctld.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_started_before_a_controller_restart_ends_with_its_start() {
+    let (dir, state) = temp();
+    let dbd = FakeDbd::start(&[]).await;
+    let (ports, _events) = fake_nodes(&["n1"]).await;
+    let text = conf_text(&state, 1, &dbd.conf_lines());
+    let ctld = Ctld::start(conf(dir.path(), &text), None).await;
+    let mut admin = client(ctld.port, 0).await;
+    register(&mut admin, "n1", ports[0], vec![]).await;
+    let mut user = client(ctld.port, 4242).await;
+    // Job ids come from the dbd's lease once it answered.
+    let mut srun = eventually("a job id lease", async || {
+        user.allocate(job("interactive"))
+            .await
+            .ok()
+            .map(|r| r.into_inner())
+    })
+    .await;
+    let alloc = loop {
+        let ev = srun.message().await.unwrap().unwrap();
+        if let Some(Event::Granted(a)) = ev.event {
+            break a;
+        }
+    };
+    let step = user
+        .create_step(CreateStepRequest {
+            job_id: alloc.job_id,
+            ntasks: Some(2),
+            name: "hostname".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let running = eventually("the step's start record", async || {
+        steps(&dbd).into_iter().find(|s| s.job_id == alloc.job_id)
+    })
+    .await;
+    assert!(running.start > 0);
+    drop(srun);
+    ctld.stop().await;
+
+    // A new controller process over the same state: the step's start came back with its job.
+    let ctld = Ctld::start(conf(dir.path(), &text), None).await;
+    let mut admin = client(ctld.port, 0).await;
+    register(&mut admin, "n1", ports[0], vec![alloc.job_id]).await;
+    let mut user = client(ctld.port, 4242).await;
+    user.step_done(StepDoneRequest {
+        job_id: alloc.job_id,
+        step_id: step.step_id,
+        exit_code: 0,
+        signal: 0,
+        end_job: true,
+        usage: None,
+    })
+    .await
+    .unwrap();
+    let done = eventually("the step's end record", async || {
+        steps(&dbd)
+            .into_iter()
+            .find(|s| s.job_id == alloc.job_id && s.end > 0)
+    })
+    .await;
+    assert_eq!(
+        (
+            done.step_id,
+            done.state,
+            done.start,
+            done.name.as_str(),
+            done.ntasks,
+            done.node_list.as_str()
+        ),
+        (
+            i32::try_from(step.step_id).unwrap(),
+            JobState::Completed.stored(),
+            running.start,
+            "hostname",
+            2,
+            running.node_list.as_str()
+        )
+    );
+    assert!(done.end >= done.start);
+    ctld.stop().await;
+}

@@ -227,3 +227,27 @@ async fn a_restart_drops_what_the_conf_lost_from_the_store_and_refuses_another_c
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_federation_port_is_handed_out_once_and_only_with_a_dbd() {
+    let start = |extra: &str| {
+        let (dir, state) = temp();
+        let cfg = RuntimeConfig {
+            conf: conf(dir.path(), &conf_text(&state, 1, extra)),
+            key: key(),
+            ctld_addr: "ctl.example:6817".into(),
+        };
+        (dir, runtime::start(cfg).unwrap())
+    };
+    let (_dir, mut alone) = start("");
+    assert!(alone.take_federation_port().is_none());
+    alone.shutdown().await;
+
+    // A dbd that is never reached: the port says where this controller is and when it started.
+    let (_dir, mut rt) = start("AccountingStorageHost=127.0.0.1\nAccountingStoragePort=1\n");
+    let port = rt.take_federation_port().expect("a port with a dbd");
+    assert_eq!(port.control_host_port(), ("ctl.example".to_string(), 6817));
+    assert!(port.started.secs() > 0);
+    assert!(rt.take_federation_port().is_none(), "handed out once");
+    rt.shutdown().await;
+}

@@ -130,6 +130,67 @@ fn backfill_may_use_nodes_the_top_job_will_not_need() {
 }
 
 #[test]
+fn bf_max_job_test_bounds_the_jobs_backfill_tries_per_pass() {
+    let scenario = |params: &str| {
+        let mut fx = ClusterBuilder::new()
+            .nodes("n[1-4]", "CPUs=4 RealMemory=1000")
+            .partition("debug", "Nodes=n[1-4] Default=YES MaxTime=UNLIMITED")
+            .conf(params)
+            .build();
+        fx.register_all();
+        fx.submit(job("long").nodes(2).minutes(60)).unwrap();
+        fx.schedule();
+        fx.submit(job("top").nodes(4).minutes(10)).unwrap();
+        let shorts: Vec<_> = (0..2)
+            .map(|i| {
+                fx.submit(job(&format!("short{i}")).nodes(1).minutes(30))
+                    .unwrap()
+            })
+            .collect();
+        let backfilled = fx.schedule().backfilled;
+        let states: Vec<JobState> = shorts.iter().map(|&id| fx.state(id)).collect();
+        (backfilled, states)
+    };
+    // Slurm's default (500) tries both short jobs; one allowed try starts only the first.
+    assert_eq!(
+        scenario("SchedulerParameters=bf_interval=30"),
+        (2, vec![JobState::Running, JobState::Running])
+    );
+    assert_eq!(
+        scenario("SchedulerParameters=bf_max_job_test=1"),
+        (1, vec![JobState::Running, JobState::Pending])
+    );
+}
+
+#[test]
+fn a_plan_beyond_bf_window_reserves_nothing() {
+    let scenario = |params: &str| {
+        let mut fx = ClusterBuilder::new()
+            .nodes("n[1-4]", "CPUs=4 RealMemory=1000")
+            .partition("debug", "Nodes=n[1-4] Default=YES MaxTime=UNLIMITED")
+            .conf(params)
+            .build();
+        fx.register_all();
+        fx.submit(job("long").nodes(3).minutes(60)).unwrap();
+        fx.schedule();
+        fx.submit(job("top").nodes(4).minutes(10)).unwrap();
+        let too_long = fx.submit(job("too-long").nodes(1).minutes(90)).unwrap();
+        fx.schedule();
+        fx.state(too_long)
+    };
+    // The top job's planned start is an hour away: within the default day, so a 90-minute job
+    // may not delay it; beyond a 30-minute window there is no plan to delay.
+    assert_eq!(
+        scenario("SchedulerParameters=bf_window=1440"),
+        JobState::Pending
+    );
+    assert_eq!(
+        scenario("SchedulerParameters=bf_window=30"),
+        JobState::Running
+    );
+}
+
+#[test]
 fn builtin_scheduler_never_backfills() {
     let mut fx = ClusterBuilder::new()
         .nodes("n[1-4]", "CPUs=4")

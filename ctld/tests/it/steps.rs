@@ -6,8 +6,8 @@
 use sluice_ctld::conf::CtldConf;
 use sluice_ctld::core::snapshot::{JobSnap, NodeSnap, Snapshot};
 use sluice_ctld::core::{
-    Caller, Core, IdLease, NodeCommand, StepGrant, StepRequest, SubmitRequest, on_cancel,
-    on_step_create, on_step_done,
+    AcctRecord, Caller, Core, IdLease, NodeCommand, RecordingOutbox, SaveHint, StepEnd, StepGrant,
+    StepRequest, SubmitRequest, on_cancel, on_step_create, on_step_done,
 };
 use sluice_ctld::core::{CancelRequest, JobRef};
 use sluice_ctld::error::CtldError;
@@ -32,7 +32,19 @@ fn running(fx: &mut CoreFixture, req: SubmitRequest) -> FedJobId {
 }
 
 fn step(fx: &mut CoreFixture, req: StepRequest) -> Result<StepGrant, CtldError> {
-    on_step_create(&mut fx.core, &mut fx.out, Caller::user(1), req)
+    on_step_create(&mut fx.core, &mut fx.out, fx.now, Caller::user(1), req)
+}
+
+/// uid 1's step `step` of `job` ended with exit code 0.
+fn done(fx: &mut CoreFixture, job: FedJobId, step: u32) {
+    let end = StepEnd {
+        job,
+        step,
+        exit_code: 0,
+        signal: 0,
+        usage: None,
+    };
+    on_step_done(&mut fx.core, &mut fx.out, fx.now, Caller::user(1), end).unwrap();
 }
 
 fn tasks(job: FedJobId, n: u32) -> StepRequest {
@@ -59,7 +71,7 @@ fn steps_fill_the_cpus_then_wait_busy_until_one_is_done() {
     assert_eq!(busy.to_string(), "Requested nodes are busy");
     assert_eq!(fx.core.job_steps(job).map(|s| s.len()), Some(2));
 
-    on_step_done(&mut fx.core, &mut fx.out, job, a.step);
+    done(&mut fx, job, a.step);
     let c = step(&mut fx, tasks(job, 1)).unwrap();
     assert_eq!(c.step, 2, "a refused step takes no step id");
     assert!(matches!(
@@ -253,4 +265,88 @@ fn step_holdings_survive_a_restart_and_old_saves_have_none() {
     };
     assert!(back.core.job_steps(job).is_none());
     assert_eq!(step(&mut back, tasks(job, 8)).unwrap().nodes.len(), 2);
+}
+
+/// The step records in `out`, as (step, start, end, name, ntasks, cpus).
+fn step_records(out: &RecordingOutbox) -> Vec<(i32, u64, Option<u64>, String, u32, u32)> {
+    out.acct
+        .iter()
+        .filter_map(|r| match r {
+            AcctRecord::Step {
+                step,
+                start,
+                end,
+                name,
+                ntasks,
+                cpus,
+                ..
+            } if *step >= 0 => Some((
+                *step,
+                start.secs(),
+                end.map(|e| e.secs()),
+                name.clone(),
+                *ntasks,
+                *cpus,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_steps_start_is_saved_with_its_job_and_recorded_with_its_end_after_a_restart() {
+    let builder = builder();
+    let mut fx = builder.build();
+    fx.register_all();
+    let job = running(&mut fx, SubmitRequest::new(1, "j").ntasks(2));
+    let named = StepRequest {
+        name: "hostname".into(),
+        ..tasks(job, 2)
+    };
+    let started = fx.now.secs();
+    let grant = step(&mut fx, named).unwrap();
+    assert_eq!(
+        step_records(&fx.out),
+        vec![(0, started, None, "hostname".to_string(), 2, 2)]
+    );
+    let jobs: Vec<JobSnap> = fx.core.jobs().map(|j| JobSnap::of(&fx.core, j)).collect();
+    let snap = Snapshot {
+        cluster: Some("test".into()),
+        jobs: serde_json::from_str(&serde_json::to_string(&jobs).unwrap()).unwrap(),
+        nodes: fx.core.nodes().iter().map(NodeSnap::of).collect(),
+        job_ids: None,
+    };
+    let (conf, _) = CtldConf::parse(Path::new("slurm.conf"), &builder.text()).unwrap();
+    let ids = || IdLease::with_range(None, LocalJobId::new(100).unwrap(), 10);
+    let restart = |snap: Snapshot, now| CoreFixture {
+        core: Core::restore(&conf, snap, Box::new(ids()), &|_| None, now).unwrap(),
+        out: Default::default(),
+        now,
+    };
+
+    // Restarted 30 s later, the step ends 10 s after that: its end carries its start.
+    let mut back = restart(snap.clone(), fx.now.plus(30));
+    back.advance(10);
+    done(&mut back, job, grant.step);
+    let end = back.now.secs();
+    assert_eq!(
+        step_records(&back.out),
+        vec![(0, started, Some(end), "hostname".to_string(), 2, 2)]
+    );
+    assert!(back.core.job(job).unwrap().open_steps.is_empty());
+    assert!(back.out.saves.contains(&SaveHint::Job(job)));
+
+    // A save from before step starts were kept: the end is recorded without a start.
+    let mut old = snap;
+    for j in &mut old.jobs {
+        let mut v = serde_json::to_value(&*j).unwrap();
+        v.as_object_mut().unwrap().remove("open_steps");
+        *j = serde_json::from_value(v).unwrap();
+    }
+    let mut back = restart(old, fx.now.plus(30));
+    done(&mut back, job, grant.step);
+    assert_eq!(
+        step_records(&back.out),
+        vec![(0, 0, Some(back.now.secs()), String::new(), 0, 0)]
+    );
 }

@@ -2,7 +2,8 @@
 //! applied to the running core in one step, or not at all.
 //!
 //! What changes live: the controller's tunables (`KillWait`, `MinJobAge`, `MaxJobCount`,
-//! `MaxArraySize`, `ReturnToService`, `SchedulerType`, `SchedulerTimeSlice`, `DefMemPerCPU`,
+//! `MaxArraySize`, `ReturnToService`, `SchedulerType`, `SchedulerParameters` (the backfill
+//! bounds `bf_window` and `bf_max_job_test`), `SchedulerTimeSlice`, `DefMemPerCPU`,
 //! `DefMemPerNode`, `FirstJobId` and `SlurmdSpoolDir` as shown), every power save key, the
 //! partitions' `Default`, `MaxTime`, `MaxNodes`, `State`, `OverSubscribe`, `AllowGroups` and
 //! power keys, and the nodes' `Features` and `Weight` (as long as the weights keep the node
@@ -65,12 +66,7 @@ impl Core {
 
 /// Applies a checked configuration; `gids` are the partitions' `AllowGroups`, in order.
 fn apply(core: &mut Core, next: CtldConf, gids: Vec<Option<Vec<u32>>>) {
-    core.cfg = CoreConfig {
-        // Not configuration keys: what the core was tuned to stays.
-        bf_window_secs: core.cfg.bf_window_secs,
-        bf_max_job_test: core.cfg.bf_max_job_test,
-        ..CoreConfig::from_conf(&next)
-    };
+    core.cfg = CoreConfig::from_conf(&next);
     core.policy.def_mem_per_cpu_mb = next.select.def_mem_per_cpu_mb;
     core.policy.def_mem_per_node_mb = next.select.def_mem_per_node_mb;
     core.gang

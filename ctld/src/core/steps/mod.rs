@@ -7,15 +7,17 @@
 
 use super::jobs::LaunchSpec;
 use super::outbox::{NodeCommand, Outbox, SaveHint};
-use super::{Caller, Core};
+use super::{Caller, Core, SimTime};
 use crate::error::CtldError;
 use sluice_vocab::{FedJobId, JobState, NodeIdx};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod record;
 mod snap;
-pub use snap::StepSnap;
+pub use record::{StepEnd, StepStart, on_step_done};
 pub(crate) use snap::restore;
+pub use snap::{OpenStepSnap, StepSnap};
 
 /// `srun` inside a running job's allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +36,8 @@ pub struct StepRequest {
     pub nodelist: Vec<String>,
     /// `--overlap`: share CPUs with every other step (it holds none of its own).
     pub overlap: bool,
+    /// The step's name, for its accounting records.
+    pub name: String,
     /// What the step runs.
     pub launch: LaunchSpec,
 }
@@ -49,6 +53,7 @@ impl StepRequest {
             cpus_per_task: None,
             nodelist: Vec::new(),
             overlap: false,
+            name: String::new(),
             launch: LaunchSpec::default(),
         }
     }
@@ -97,11 +102,13 @@ impl Core {
     }
 }
 
-/// Creates a step in a running job: picks its nodes and CPUs from what the job's other steps
-/// leave free, and asks its nodes to launch it.
+/// Creates a step in a running job at `now`: picks its nodes and CPUs from what the job's
+/// other steps leave free, records its start (kept with the job until it is done) and asks its
+/// nodes to launch it.
 pub fn on_step_create(
     core: &mut Core,
     out: &mut impl Outbox,
+    now: SimTime,
     caller: Caller,
     req: StepRequest,
 ) -> Result<StepGrant, CtldError> {
@@ -162,20 +169,29 @@ pub fn on_step_create(
             cpus: grant.cpus.clone(),
         },
     );
-    out.save(SaveHint::Job(req.job));
+    let node_list = core.nodes.hostlist(&grant.nodes);
+    let start = StepStart {
+        name: req.name,
+        start: now,
+        node_list: node_list.clone(),
+        node_count: grant.nodes.len() as u32,
+        ntasks: grant.ntasks(),
+        cpus: grant.cpus.iter().sum(),
+    };
+    record::started(core, out, req.job, step, start);
     out.node(NodeCommand::LaunchStep {
         job: req.job,
         step,
         nodes: grant.nodes.clone(),
-        node_list: core.nodes.hostlist(&grant.nodes),
+        node_list,
         ntasks: grant.ntasks(),
         launch: Arc::new(req.launch),
     });
     Ok(grant)
 }
 
-/// A step's tasks ended: its CPUs are free for the job's other steps.
-pub fn on_step_done(core: &mut Core, out: &mut impl Outbox, job: FedJobId, step: u32) {
+/// Frees the CPUs `step` of `job` holds for the job's other steps.
+fn release(core: &mut Core, out: &mut impl Outbox, job: FedJobId, step: u32) {
     let Some(steps) = core.steps.get_mut(&job) else {
         return;
     };

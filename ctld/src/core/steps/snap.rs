@@ -1,8 +1,8 @@
 //! The saved form of a job's step holdings (node names, not table indexes, like the rest of
 //! the snapshot), and the holdings rebuilt from it after a restart.
 
-use super::{JobSteps, StepHold};
-use crate::core::Core;
+use super::{JobSteps, StepHold, StepStart};
+use crate::core::{Core, Job, SimTime};
 use serde::{Deserialize, Serialize};
 use sluice_vocab::FedJobId;
 
@@ -61,5 +61,55 @@ pub(crate) fn restore(core: &mut Core, job: FedJobId, saved: &[StepSnap]) {
     }
     if !steps.is_empty() {
         core.steps.insert(job, steps);
+    }
+}
+
+/// A step given out and not yet done, as saved with its job: what its end record repeats.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenStepSnap {
+    /// The step id.
+    pub step: u32,
+    /// Its name.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// When it was given out (unix seconds).
+    pub start: u64,
+    /// Its nodes, as a hostlist.
+    pub node_list: String,
+    /// How many nodes.
+    pub node_count: u32,
+    /// Its tasks.
+    pub ntasks: u32,
+    /// CPUs over all its nodes.
+    pub cpus: u32,
+}
+
+impl OpenStepSnap {
+    /// The saved starts of `job`'s steps not yet done, in step order.
+    pub fn of_job(job: &Job) -> Vec<OpenStepSnap> {
+        job.open_steps
+            .iter()
+            .map(|(&step, s)| OpenStepSnap {
+                step,
+                name: s.name.clone(),
+                start: s.start.secs(),
+                node_list: s.node_list.clone(),
+                node_count: s.node_count,
+                ntasks: s.ntasks,
+                cpus: s.cpus,
+            })
+            .collect()
+    }
+
+    /// The start it saved.
+    pub(crate) fn start(&self) -> StepStart {
+        StepStart {
+            name: self.name.clone(),
+            start: SimTime::from_secs(self.start),
+            node_list: self.node_list.clone(),
+            node_count: self.node_count,
+            ntasks: self.ntasks,
+            cpus: self.cpus,
+        }
     }
 }

@@ -7,7 +7,7 @@ pub mod lossy;
 
 use super::runtime_support::{self as rs, Ctld, NodeEvent, WAIT};
 use sluice_ctld::core::LaunchSpec;
-use sluice_ctld::core::fed::FedDesc;
+use sluice_ctld::core::federation::FedDesc;
 use sluice_dbd::service::{AccountingService, FederationService, RecordsService};
 use sluice_dbd::store::{AddClusters, AddFederations, Apply, ModifyClusters, Store};
 use sluice_wire::auth::{Signer, Verifier};

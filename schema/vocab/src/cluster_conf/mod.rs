@@ -12,6 +12,7 @@ pub mod jobacct;
 pub mod nodes;
 pub mod partitions;
 pub mod power;
+pub mod sched;
 pub mod select;
 pub mod timefmt;
 
@@ -19,6 +20,7 @@ pub use jobacct::JobAcctGather;
 pub use nodes::{NodeConf, NodeConfState};
 pub use partitions::{OverSubscribe, PartState, PartitionConf};
 pub use power::{ExcNodes, ExcState, PartPower, PowerConf, SuspendTime};
+pub use sched::SchedParams;
 pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};
 pub use timefmt::{TimeFmtError, TimeLimit, parse_time_limit};
 
@@ -67,6 +69,8 @@ pub struct CtldConf {
     pub accounting_storage_port: u16,
     /// `SchedulerType` (default `sched/backfill`).
     pub scheduler: SchedulerType,
+    /// `SchedulerParameters` (Slurm's defaults when not given).
+    pub sched: SchedParams,
     /// `MinJobAge`: seconds a finished job stays in the controller (default 300).
     pub min_job_age: u32,
     /// `KillWait`: seconds between SIGTERM and SIGKILL (default 30).
@@ -148,6 +152,7 @@ impl CtldConf {
                     for pair in line {
                         if !conf.apply_top(file, pair)?
                             && !conf.power.apply(file, pair, &mut warnings)?
+                            && !conf.sched.apply(file, pair, &mut warnings)?
                         {
                             warnings.push(warning(file, pair));
                         }
@@ -179,6 +184,7 @@ impl CtldConf {
             accounting_storage_host: None,
             accounting_storage_port: 6819,
             scheduler: SchedulerType::Backfill,
+            sched: SchedParams::default(),
             min_job_age: 300,
             kill_wait: 30,
             slurmd_timeout: 300,

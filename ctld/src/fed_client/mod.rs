@@ -1,5 +1,5 @@
 //! The controller's federation client: the tasks that talk to the dbd's `FedArbiter` on the
-//! core's behalf. The rules live in the pure core ([`crate::core::fed`]); these tasks only
+//! core's behalf. The rules live in the pure core ([`crate::core::federation`]); these tasks only
 //! call the dbd and feed its answers back into the core's handlers through the [`CoreHandle`].
 //!
 //! - [`register`]: registration at start (host, port, rpc version, start time) and the
@@ -16,6 +16,12 @@
 //!
 //! Nothing here waits on the origin controller: everything goes through the dbd, so a job's
 //! siblings start while its origin is down, and the origin catches up from its event log.
+//!
+//! The runtime does not know this client: [`spawn`] takes what the runtime's
+//! [`FederationPort`](crate::runtime::federation::FederationPort) hands out, and the running
+//! [`FedTasks`] are given back to the runtime as its
+//! [`FederationClient`](crate::runtime::federation::FederationClient) (the server's wiring,
+//! `service::server`, connects the two).
 
 pub mod commands;
 pub mod convert;
@@ -25,8 +31,9 @@ pub mod register;
 pub mod requests;
 pub mod route;
 
-use crate::core::fed::FedRequest;
+use crate::core::federation::FedRequest;
 use crate::runtime::CoreHandle;
+use crate::runtime::federation::FederationClient;
 use sluice_wire::auth::Key;
 use sluice_wire::client::FedArbiterClient;
 use std::time::Duration;
@@ -79,6 +86,12 @@ pub struct FedTasks {
 
 impl Drop for FedTasks {
     fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl FederationClient for FedTasks {
+    fn stop(&mut self) {
         for t in &self.tasks {
             t.abort();
         }

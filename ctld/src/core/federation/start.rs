@@ -10,7 +10,7 @@
 //! launched even when the commit went through: the start goes back to the dbd as a held
 //! requeue ([`CommitOutcome::Withheld`]). A reservation is not saved: after a restart the job
 //! is pending again, and the dbd's lease lapses on its own (a start committed just before a
-//! crash is found again through the lock refusal, see `crate::fed`).
+//! crash is found again through the lock refusal, see `crate::fed_client`).
 
 use super::super::alloc::{self, JobAlloc};
 use super::super::jobs::{JobReason, JobTable};

@@ -5,7 +5,7 @@
 //! twice. A `FederationChanged` event fetches the view again.
 
 use super::{Backoff, FedHandle, convert, register};
-use crate::core::fed::{self, FedEvent, FedEventKind};
+use crate::core::federation::{self, FedEvent, FedEventKind};
 use crate::runtime::CoreHandle;
 use sluice_wire::proto::{FedAckRequest, FedClusterRequest, FedEventsRequest};
 use std::time::Duration;
@@ -71,7 +71,7 @@ async fn apply(fed: &FedHandle, core: &CoreHandle, batch: Vec<FedEvent>) -> bool
         .call(move |cx| {
             let mut any = false;
             for ev in batch {
-                any |= fed::on_fed_event(cx.core, cx.out, cx.now, ev);
+                any |= federation::on_fed_event(cx.core, cx.out, cx.now, ev);
             }
             if any {
                 cx.out.touch();

@@ -1,6 +1,6 @@
 //! Wire ↔ core conversions of the federation arbiter's messages.
 
-use crate::core::fed::{
+use crate::core::federation::{
     FedEvent, FedEventKind, FedInfo, FedMember, FedRequeue, FedView, InfoPhase,
 };
 use sluice_vocab::{FedJobId, FedState};

@@ -13,7 +13,7 @@
 //! - `scontrol update clusters=|clusterfeatures=`: `UpdateFedJob`.
 
 use super::{FedHandle, convert};
-use crate::core::fed::{self, FedDesc, FedInfo, FedRecord, FedSubmit, OriginSubmit, Route};
+use crate::core::federation::{self, FedDesc, FedInfo, FedRecord, FedSubmit, OriginSubmit, Route};
 use crate::core::{Caller, SubmitRequest};
 use crate::error::CtldError;
 use crate::runtime::CoreHandle;
@@ -93,7 +93,7 @@ pub async fn record(
 
 /// `sbatch` in a federation: validated here, recorded at the dbd, then queued. Returns the
 /// job id (an array's id for an array). Without an answer from the dbd in time the submitter
-/// gets "Unable to connect to database" and the job is withdrawn (see `core::fed::submit`).
+/// gets "Unable to connect to database" and the job is withdrawn (see `core::federation::submit`).
 pub async fn submit(
     fed: Option<&FedHandle>,
     core: &CoreHandle,
@@ -101,7 +101,7 @@ pub async fn submit(
     opts: FedSubmit,
 ) -> Result<FedJobId, Status> {
     let outcome = core
-        .call(move |cx| fed::on_fed_submit(cx.core, cx.out, cx.now, req, opts))
+        .call(move |cx| federation::on_fed_submit(cx.core, cx.out, cx.now, req, opts))
         .await??;
     let rec = match outcome {
         OriginSubmit::Local(reply) => return Ok(reply.job_id),
@@ -118,12 +118,12 @@ pub async fn submit(
         Ok(info) => {
             // The offer to the siblings is owed from here on (sent and retried by the request
             // executor); the submitter need not wait for it: the job is recorded.
-            core.call(move |cx| fed::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info))
+            core.call(move |cx| federation::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info))
                 .await?;
             Ok(rec.reply.job_id)
         }
         Err(NotRecorded::Refused(status)) => {
-            core.call(move |cx| fed::on_fed_submit_failed(cx.core, cx.out, &jobs))
+            core.call(move |cx| federation::on_fed_submit_failed(cx.core, cx.out, &jobs))
                 .await?;
             Err(Status::new(status.code(), status.message().to_string()))
         }
@@ -134,7 +134,7 @@ pub async fn submit(
                 status.message()
             );
             let withdrawn = core
-                .call(move |cx| fed::on_fed_submit_abandoned(cx.core, cx.out, &jobs))
+                .call(move |cx| federation::on_fed_submit_abandoned(cx.core, cx.out, &jobs))
                 .await?;
             if withdrawn {
                 // Not `Unavailable`: the commands read that as the controller being away.
@@ -205,7 +205,7 @@ pub async fn cancel(
         reply.running_on
     };
     core.call(move |cx| {
-        fed::on_fed_cancelled(cx.core, cx.out, cx.now, id, &running_on, requester_uid);
+        federation::on_fed_cancelled(cx.core, cx.out, cx.now, id, &running_on, requester_uid);
     })
     .await?;
     Ok(())
@@ -245,7 +245,7 @@ pub async fn withdraw_first(
             cx.core.job(id).is_some_and(|j| {
                 j.is_queued()
                     && j.fed.as_deref().is_some_and(|f| {
-                        f.origin_here && f.offered && f.phase == fed::FedPhase::Recorded
+                        f.origin_here && f.offered && f.phase == federation::FedPhase::Recorded
                     })
             })
         })
@@ -280,7 +280,7 @@ pub async fn requeue(
     };
     let running_on = client.requeue_fed_job(req).await?.into_inner().running_on;
     if running_on == fed.cluster {
-        core.call(move |cx| fed::on_fed_requeue(cx.core, cx.out, cx.now, id, hold))
+        core.call(move |cx| federation::on_fed_requeue(cx.core, cx.out, cx.now, id, hold))
             .await?;
     }
     Ok(())
@@ -317,7 +317,7 @@ pub async fn push_description(fed: &FedHandle, core: &CoreHandle, id: FedJobId) 
                 .fed
                 .as_deref()
                 .is_some_and(|f| f.origin_here && f.offered);
-            (origin && job.is_queued()).then(|| fed::report::desc_of(cx.core, job))
+            (origin && job.is_queued()).then(|| federation::report::desc_of(cx.core, job))
         })
         .await;
     if let Ok(Some(desc)) = desc
@@ -329,7 +329,7 @@ pub async fn push_description(fed: &FedHandle, core: &CoreHandle, id: FedJobId) 
 
 async fn apply(core: &CoreHandle, info: sluice_wire::proto::FedJobInfo) -> Result<(), Status> {
     if let Some(info) = convert::info(info) {
-        core.call(move |cx| fed::on_fed_info(cx.core, cx.out, cx.now, &info))
+        core.call(move |cx| federation::on_fed_info(cx.core, cx.out, cx.now, &info))
             .await?;
     }
     Ok(())

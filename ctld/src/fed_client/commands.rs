@@ -8,7 +8,7 @@
 use super::FedHandle;
 use super::route::{self, authorize};
 use crate::core::Caller;
-use crate::core::fed::{FedInfo, Route};
+use crate::core::federation::{FedInfo, Route};
 use crate::error::CtldError;
 use crate::runtime::CoreHandle;
 use sluice_vocab::FedJobId;
@@ -143,7 +143,7 @@ pub struct ControlSplit {
     /// Errors of the jobs handled here.
     pub errors: Vec<JobError>,
     /// Origin jobs withdrawn at the dbd before their hold: apply each record to the core in
-    /// the same call as the hold ([`crate::core::fed::on_fed_info`]).
+    /// the same call as the hold ([`crate::core::federation::on_fed_info`]).
     pub withdrawn: Vec<FedInfo>,
 }
 
@@ -255,7 +255,7 @@ pub struct UpdateSplit {
     /// Origin jobs updated here whose siblings get the new description afterwards.
     pub push: Vec<FedJobId>,
     /// Origin jobs withdrawn at the dbd before a new dependency: apply each record to the
-    /// core in the same call as the update ([`crate::core::fed::on_fed_info`]).
+    /// core in the same call as the update ([`crate::core::federation::on_fed_info`]).
     pub withdrawn: Vec<FedInfo>,
 }
 

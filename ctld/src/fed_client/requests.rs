@@ -15,7 +15,7 @@
 
 use super::route::NotRecorded;
 use super::{Backoff, FedHandle, LEASE_SECS, convert};
-use crate::core::fed::{
+use crate::core::federation::{
     self, CommitOutcome, EndReport, FedRecord, FedRequest, on_end_reported, on_offer_synced,
     on_start_committed, on_start_refused, on_submission_withdrawn,
 };
@@ -42,9 +42,9 @@ impl Sender {
         let Ok((records, owed)) = self
             .core
             .query(|cx| {
-                let mut owed = fed::withdrawals(cx.core);
-                owed.extend(fed::unsynced(cx.core));
-                (fed::resubmissions(cx.core), owed)
+                let mut owed = federation::withdrawals(cx.core);
+                owed.extend(federation::unsynced(cx.core));
+                (federation::resubmissions(cx.core), owed)
             })
             .await
         else {
@@ -61,7 +61,7 @@ impl Sender {
                     Ok(info) => {
                         let _ = core
                             .call(move |cx| {
-                                fed::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info)
+                                federation::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info)
                             })
                             .await;
                     }
@@ -72,7 +72,9 @@ impl Sender {
                             status.message()
                         );
                         let _ = core
-                            .call(move |cx| fed::on_fed_submit_failed(cx.core, cx.out, &jobs))
+                            .call(move |cx| {
+                                federation::on_fed_submit_failed(cx.core, cx.out, &jobs)
+                            })
                             .await;
                     }
                     Err(NotRecorded::Unanswered(_)) => {}
@@ -161,7 +163,7 @@ async fn start(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
         if refusal == LockRefusal::NotPending && started_here(fed, job).await {
             return committed(fed, core, job).await;
         }
-        return refused(core, job, crate::core::fed::start::RETRY_SECS).await;
+        return refused(core, job, crate::core::federation::start::RETRY_SECS).await;
     }
     let commit = CommitStartRequest {
         cluster: fed.cluster.clone(),
@@ -172,14 +174,14 @@ async fn start(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
     loop {
         match client.commit_start(commit.clone()).await {
             Ok(r) if r.get_ref().started => return committed(fed, core, job).await,
-            Ok(_) => return refused(core, job, crate::core::fed::start::RETRY_SECS).await,
+            Ok(_) => return refused(core, job, crate::core::federation::start::RETRY_SECS).await,
             Err(status) if convert::retryable(&status) => {
                 tracing::debug!(%job, "commit answer lost, asking again: {}", status.message());
                 backoff.wait().await;
             }
             Err(status) => {
                 tracing::warn!(%job, "start commit refused: {}", status.message());
-                return refused(core, job, crate::core::fed::start::RETRY_SECS).await;
+                return refused(core, job, crate::core::federation::start::RETRY_SECS).await;
             }
         }
     }
@@ -211,7 +213,7 @@ async fn committed(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
         let report = EndReport {
             state: sluice_vocab::JobState::Cancelled.stored(),
             exit_code: 0,
-            requeue: fed::FedRequeue::None,
+            requeue: federation::FedRequeue::None,
         };
         ended(fed, core, job, report).await;
     }
@@ -293,7 +295,7 @@ async fn offer(fed: &FedHandle, core: &CoreHandle, job: FedJobId, desc: Option<V
         .call(move |cx| {
             on_offer_synced(cx.core, cx.out, job, offered);
             if let Some(info) = &reply {
-                fed::on_fed_info(cx.core, cx.out, cx.now, info);
+                federation::on_fed_info(cx.core, cx.out, cx.now, info);
             }
         })
         .await;

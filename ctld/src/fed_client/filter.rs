@@ -5,11 +5,14 @@
 //! copy another member lists (so a job of another origin running on a third cluster is found
 //! too) — become ids for [`super::commands::cancel`]; another member's array tasks are
 //! cancelled on that member, their origin ([`forward_tasks`]); local jobs stay with the usual
-//! filter path. A member that does not answer is left out, as Slurm's listing does.
+//! filter path. A member that does not answer is left out, as Slurm's listing does. What
+//! matches and in which order is the core's policy ([`crate::core::cancel`]); this module only
+//! lists the members' jobs and sends the cancels.
 
 use super::FedHandle;
 use super::route::member_client;
-use crate::core::{Caller, Core, Job};
+use crate::core::Caller;
+use crate::core::cancel::{CancelFilter, cancel_order, cancellable};
 use crate::runtime::CoreHandle;
 use sluice_vocab::JobState;
 use sluice_wire::proto::{CancelReply, CancelRequest, JobError, JobInfo, ListJobsRequest};
@@ -19,57 +22,13 @@ use std::time::Duration;
 /// How long one member may take to list its jobs.
 const LIST_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// What a filtered `scancel` selects (every list empty: no condition).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JobFilter {
-    /// Owners (a non-administrator's filters reach only their own jobs).
-    pub uids: Vec<u32>,
-    /// Job names.
-    pub names: Vec<String>,
-    /// States (stored values).
-    pub states: Vec<u32>,
-    /// Partition names.
-    pub partitions: Vec<String>,
-}
-
-impl JobFilter {
-    fn accepts(&self, uid: u32, name: &str, state: u32, partition: &str) -> bool {
-        (self.uids.is_empty() || self.uids.contains(&uid))
-            && (self.names.is_empty() || self.names.iter().any(|n| n == name))
-            && (self.states.is_empty() || self.states.contains(&state))
-            && (self.partitions.is_empty() || self.partitions.iter().any(|p| p == partition))
-    }
-
-    /// Whether this cluster's federated copy `job` is a live match (a REVOKED tracker is not:
-    /// the copy that runs or waits elsewhere is listed by its own cluster).
-    pub fn accepts_copy(&self, core: &Core, job: &Job) -> bool {
-        let part = core
-            .partitions()
-            .get(job.partition.get())
-            .map_or("", |p| p.name.as_str());
-        job.fed.is_some()
-            && !job.is_withdrawing()
-            && job.array.is_none()
-            && live(job.state.stored())
-            && !job.completing
-            && self.accepts(job.uid, &job.name, job.state.stored(), part)
-    }
-
-    /// Whether `j`, listed by another member, is a live federated copy that matches (an
-    /// array task only where its array runs: on its origin).
-    pub fn accepts_listed(&self, j: &JobInfo, member: &str) -> bool {
-        !j.fed_origin.is_empty()
-            && (j.array_task_id.is_none() || j.fed_origin == member)
-            && live(j.state)
-            && self.accepts(j.uid, &j.name, j.state, &j.partition)
-    }
-}
-
-/// A state a job can be cancelled in (Slurm's scancel acts on PENDING, RUNNING, SUSPENDED).
-fn live(state: u32) -> bool {
-    [JobState::Pending, JobState::Running, JobState::Suspended]
-        .iter()
-        .any(|s| s.stored() == state)
+/// Whether `j`, listed by member `member`, is a live federated copy that `filter` selects (an
+/// array task only where its array runs: on its origin).
+pub fn accepts_listed(filter: &CancelFilter, j: &JobInfo, member: &str) -> bool {
+    !j.fed_origin.is_empty()
+        && (j.array_task_id.is_none() || j.fed_origin == member)
+        && cancellable(j.state)
+        && filter.accepts(j.uid, &j.name, j.state, &j.partition)
 }
 
 /// What a filtered `scancel` found elsewhere in the federation.
@@ -82,14 +41,13 @@ pub struct Matches {
     pub tasks: Vec<(String, Vec<String>)>,
 }
 
-/// The live federated jobs matching `filter` anywhere in the federation. Pending ones come
-/// first (as Slurm's scancel does, so none starts on the resources the others free), each
-/// group by id.
+/// The live federated jobs matching `filter` anywhere in the federation, in the core's
+/// [`cancel_order`] (pending first).
 pub async fn matching(
     fed: &FedHandle,
     core: &CoreHandle,
     caller: Caller,
-    filter: &JobFilter,
+    filter: &CancelFilter,
 ) -> Matches {
     let f = filter.clone();
     let Ok((mut found, siblings)) = core
@@ -137,23 +95,23 @@ pub async fn matching(
                     continue;
                 }
             };
-        let mut here: Vec<(bool, u32, String)> = Vec::new();
-        for j in jobs.iter().filter(|j| filter.accepts_listed(j, &name)) {
+        let mut here: Vec<((u32, String), bool)> = Vec::new();
+        for j in jobs.iter().filter(|j| accepts_listed(filter, j, &name)) {
             let started = j.state != JobState::Pending.stored();
             match j.array_task_id {
-                Some(task) => here.push((started, j.job_id, format!("{}_{task}", j.array_job_id))),
+                Some(task) => {
+                    here.push(((j.job_id, format!("{}_{task}", j.array_job_id)), started))
+                }
                 None => *found.entry(j.job_id).or_default() |= started,
             }
         }
         if !here.is_empty() {
-            here.sort_unstable();
-            tasks.push((name, here.into_iter().map(|t| t.2).collect()));
+            let ordered = cancel_order(here).into_iter().map(|(_, t)| t).collect();
+            tasks.push((name, ordered));
         }
     }
-    let mut ids: Vec<(bool, u32)> = found.into_iter().map(|(id, s)| (s, id)).collect();
-    ids.sort_unstable();
     Matches {
-        ids: ids.into_iter().map(|(_, id)| id).collect(),
+        ids: cancel_order(found),
         tasks,
     }
 }

@@ -9,7 +9,7 @@
 
 use super::requests::Sender;
 use super::{Backoff, FedHandle, FedSetup, RPC_VERSION, convert};
-use crate::core::fed::{self, FedView};
+use crate::core::federation::{self, FedView};
 use crate::runtime::CoreHandle;
 use sluice_wire::proto::{FedClusterRequest, FedRegisterRequest, FederationView};
 
@@ -18,7 +18,7 @@ pub async fn apply_view(core: &CoreHandle, view: FederationView) {
     let view: FedView = convert::view(view);
     let _ = core
         .call(move |cx| {
-            if fed::on_fed_view(cx.core, cx.out, cx.now, view) {
+            if federation::on_fed_view(cx.core, cx.out, cx.now, view) {
                 cx.out.touch();
             }
         })

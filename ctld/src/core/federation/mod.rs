@@ -13,8 +13,9 @@
 //! [`copies`] (sibling copies and trackers), [`events`] (the event log), [`report`] (run ends,
 //! offers and withdrawals to send), [`view`] (view changes, leaving the federation).
 //!
-//! The core never talks to the dbd: it asks through [`FedRequest`]s in its outbox, and the
-//! runtime (`crate::fed`) calls the dbd and feeds the answers back into these handlers.
+//! The core never talks to the dbd: it asks through [`FedRequest`]s in its outbox, the runtime
+//! hands them to the federation client (`crate::fed_client`, connected to the runtime's port),
+//! and the client calls the dbd and feeds the answers back into these handlers.
 
 pub mod copies;
 pub mod desc;
