@@ -103,11 +103,10 @@ async fn a_submission_being_withdrawn_is_unknown_to_every_command() {
         .unwrap_err();
     assert_eq!(refused.message(), "Unable to connect to database");
     let id = (1 << 26) | 1;
-    let deadline = std::time::Instant::now() + runtime_support::WAIT;
-    while withdraw.calls() == 0 {
-        assert!(std::time::Instant::now() < deadline, "no withdrawal sent");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    sluice_testkit::eventually("a withdrawal sent", async || {
+        (withdraw.calls() > 0).then_some(())
+    })
+    .await;
     // No answer reached the origin, so it still holds the job (dropped only on an answer).
     assert!(withdraw.left() > 0);
 

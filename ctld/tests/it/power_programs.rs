@@ -3,10 +3,9 @@
 //! program still running does not stop requests, node registrations or other programs.
 
 use crate::runtime_support;
+use sluice_testkit::{file_contents, file_gone};
 
-use runtime_support::{
-    Ctld, WAIT, client, conf, conf_text, fake_nodes, job, next_event, register, temp,
-};
+use runtime_support::{Ctld, client, conf, conf_text, fake_nodes, job, next_event, register, temp};
 use sluice_ctld::conf::CtldConf;
 use sluice_ctld::core::{PowerCommand, ResumeFile, ResumeJob};
 use sluice_ctld::runtime::programs::Programs;
@@ -32,35 +31,6 @@ fn script(dir: &Path, name: &str) -> PathBuf {
     std::fs::write(&path, body).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
-}
-
-/// Waits (bounded) until `path` exists and returns its content.
-async fn read_when_there(path: &Path) -> String {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Ok(s) = std::fs::read_to_string(path) {
-            return s;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{} never written",
-            path.display()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-}
-
-/// Waits (bounded) until `path` is gone.
-async fn gone(path: &Path) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while path.exists() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{} not removed",
-            path.display()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -100,27 +70,24 @@ async fn programs_get_their_hostlist_and_resume_file_without_waiting_for_each_ot
     });
     // The suspend program is still waiting; the resume program ran anyway.
     assert_eq!(
-        read_when_there(&dir.path().join("suspend.args")).await,
+        file_contents(&dir.path().join("suspend.args")).await,
         "cloud[1-2]\n"
     );
     assert_eq!(
-        read_when_there(&dir.path().join("resume.args")).await,
+        file_contents(&dir.path().join("resume.args")).await,
         "cloud[3,7-8]\n"
     );
     assert_eq!(
-        read_when_there(&dir.path().join("resume.json")).await,
+        file_contents(&dir.path().join("resume.json")).await,
         file.to_json()
     );
-    let path = read_when_there(&dir.path().join("resume.path")).await;
+    let path = file_contents(&dir.path().join("resume.path")).await;
     let path = PathBuf::from(path.trim());
     assert!(path.starts_with(dir.path()), "{}", path.display());
-    assert_eq!(
-        read_when_there(&dir.path().join("suspend.path")).await,
-        "\n"
-    );
+    assert_eq!(file_contents(&dir.path().join("suspend.path")).await, "\n");
     std::fs::write(dir.path().join("resume.release"), "").unwrap();
     std::fs::write(dir.path().join("suspend.release"), "").unwrap();
-    gone(&path).await;
+    file_gone(&path).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,10 +111,10 @@ async fn a_burst_job_resumes_its_cloud_node_through_the_program_then_launches() 
     req.partition = Some("cloud".into());
     let id = user.submit(req).await.unwrap().into_inner().job_id;
 
-    let args = read_when_there(&dir.path().join("resume.args")).await;
+    let args = file_contents(&dir.path().join("resume.args")).await;
     assert_eq!(args, "ec1\n");
     let json: serde_json::Value =
-        serde_json::from_str(&read_when_there(&dir.path().join("resume.json")).await).unwrap();
+        serde_json::from_str(&file_contents(&dir.path().join("resume.json")).await).unwrap();
     assert_eq!(json["all_nodes_resume"], "ec1");
     assert_eq!(json["jobs"][0]["job_id"], id);
     assert_eq!(json["jobs"][0]["nodes_alloc"], "ec1");
@@ -190,7 +157,7 @@ async fn a_burst_job_resumes_its_cloud_node_through_the_program_then_launches() 
     };
     assert_eq!((node.as_str(), req.job_id), ("ec1", id));
     std::fs::write(dir.path().join("resume.release"), "").unwrap();
-    let path = read_when_there(&dir.path().join("resume.path")).await;
-    gone(Path::new(path.trim())).await;
+    let path = file_contents(&dir.path().join("resume.path")).await;
+    file_gone(Path::new(path.trim())).await;
     ctld.stop().await;
 }

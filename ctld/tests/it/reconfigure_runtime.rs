@@ -3,8 +3,9 @@
 //! bad file is refused naming file, line and key, with the configuration in force unchanged.
 
 use crate::runtime_support;
+use sluice_testkit::file_contents;
 
-use runtime_support::{Ctld, WAIT, client, conf, conf_text, key, register, temp};
+use runtime_support::{Ctld, client, conf, conf_text, key, register, temp};
 use sluice_wire::auth::Signer;
 use sluice_wire::client::{CtldAdminClient, connect};
 use sluice_wire::proto::{GetConfigRequest, ReconfigureRequest, UpdateNodeRequest};
@@ -29,22 +30,6 @@ async fn admin(port: u16) -> CtldAdminClient {
         .await
         .unwrap();
     CtldAdminClient::new(ch)
-}
-
-/// Waits (bounded) until `path` exists and returns its content.
-async fn read_when_there(path: &Path) -> String {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Ok(s) = std::fs::read_to_string(path) {
-            return s;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{} never written",
-            path.display()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,7 +61,7 @@ async fn a_reconfigured_suspend_program_is_the_one_run_and_a_bad_file_changes_no
     })
     .await
     .unwrap();
-    let args = read_when_there(&dir.path().join("new_suspend.args")).await;
+    let args = file_contents(&dir.path().join("new_suspend.args")).await;
     assert_eq!(args.trim(), "n1");
     assert!(!dir.path().join("old_suspend.args").exists());
 

@@ -3,6 +3,7 @@
 //! job's script arguments and the CPUs it holds.
 
 use crate::runtime_support;
+use sluice_testkit::eventually;
 use sluice_wire::jobacct::StepUsageWire;
 
 use runtime_support::fake_dbd::FakeDbd;
@@ -13,19 +14,6 @@ use sluice_wire::proto::allocation_event::Event;
 use sluice_wire::proto::{
     CreateStepRequest, StepDoneRequest, StepRecord, SubmitJobRequest, UpdateNodeRequest,
 };
-use std::time::Duration;
-
-/// Polls (bounded by [`WAIT`]) until `f` gives something.
-async fn eventually<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 /// The next batch launch the fake nodes got (cleanups of ended jobs are skipped).
 async fn next_launch(

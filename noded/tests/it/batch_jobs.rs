@@ -1,6 +1,7 @@
 //! Batch scripts run by a real node daemon, reported to a fake controller.
 
 use crate::common;
+use sluice_testkit::eventually;
 
 use std::os::unix::fs::MetadataExt;
 
@@ -201,7 +202,10 @@ async fn suspend_stops_the_script_and_resume_continues_it() {
         .signal_job(signal(400, SignalKind::Suspend, 0))
         .await
         .unwrap();
-    wait_until("the script is stopped", || proc_state(pid) == Some('T')).await;
+    eventually("the script is stopped", async || {
+        (proc_state(pid) == Some('T')).then_some(())
+    })
+    .await;
     std::fs::write(work.join("go"), "").unwrap();
     client
         .signal_job(signal(400, SignalKind::Resume, 0))
@@ -239,7 +243,10 @@ async fn terminate_kills_the_whole_process_group() {
         .unwrap();
     let exit = ctld.exit_of(500).await;
     assert_eq!(exit.signal, 9);
-    wait_until("the background sleep is killed", || is_dead(bg)).await;
+    eventually("the background sleep is killed", async || {
+        (is_dead(bg)).then_some(())
+    })
+    .await;
     noded.stop().await;
 }
 

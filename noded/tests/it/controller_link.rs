@@ -2,6 +2,7 @@
 //! outage, and a controller restart that must not cost running jobs.
 
 use crate::common;
+use sluice_testkit::eventually;
 
 use common::fake_ctld::Recorded;
 use common::*;
@@ -83,11 +84,12 @@ async fn an_exit_during_a_controller_outage_arrives_exactly_once_later() {
 
     std::fs::write(work.join("go"), "").unwrap();
     let exits_dir = noded.spool.join("exits");
-    wait_until("the exit report is persisted", || {
-        std::fs::read_dir(&exits_dir)
+    eventually("the exit report to be persisted", async || {
+        (std::fs::read_dir(&exits_dir)
             .map(|d| d.count())
             .unwrap_or(0)
-            == 1
+            == 1)
+            .then_some(())
     })
     .await;
     let ping = client
@@ -132,11 +134,12 @@ async fn pending_exit_reports_survive_a_node_daemon_restart() {
         .await
         .unwrap();
     let exits_dir = noded.spool.join("exits");
-    wait_until("the exit report is persisted", || {
-        std::fs::read_dir(&exits_dir)
+    eventually("the exit report to be persisted", async || {
+        (std::fs::read_dir(&exits_dir)
             .map(|d| d.count())
             .unwrap_or(0)
-            == 1
+            == 1)
+            .then_some(())
     })
     .await;
     noded.stop().await;

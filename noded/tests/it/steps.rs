@@ -2,6 +2,7 @@
 //! exits, and a cancelled stream kills the tasks.
 
 use crate::common;
+use sluice_testkit::{eventually, eventually_seen};
 
 use common::*;
 use sluice_wire::auth::Key;
@@ -131,7 +132,7 @@ async fn cancelling_the_stream_kills_the_tasks() {
     let pid: i32 = String::from_utf8(msg.data).unwrap().trim().parse().unwrap();
     assert!(!is_dead(pid));
     drop(stream);
-    wait_until("the task is killed", || is_dead(pid)).await;
+    eventually("the task is killed", async || (is_dead(pid)).then_some(())).await;
     let mut client = noded.client().await;
     wait_until_no_jobs(&mut client).await;
     noded.stop().await;
@@ -139,19 +140,17 @@ async fn cancelling_the_stream_kills_the_tasks() {
 
 /// Waits (bounded) until the node lists no job: the step is cleaned up.
 async fn wait_until_no_jobs(client: &mut sluice_wire::client::NodedClient) {
-    let deadline = std::time::Instant::now() + DEADLINE;
-    loop {
+    eventually_seen("the step to be cleaned up", async || {
         let ping = client
             .ping(sluice_wire::proto::PingRequest {})
             .await
-            .unwrap();
-        if ping.into_inner().running_jobs.is_empty() {
-            return;
+            .unwrap()
+            .into_inner();
+        if ping.running_jobs.is_empty() {
+            Ok(())
+        } else {
+            Err(ping.running_jobs)
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the step is never cleaned up"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    })
+    .await
 }

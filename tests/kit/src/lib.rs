@@ -9,4 +9,4 @@ pub mod fake;
 pub mod serve;
 pub mod wait;
 
-pub use wait::eventually;
+pub use wait::{eventually, eventually_seen, eventually_within, file_contents, file_gone};

@@ -1,6 +1,8 @@
 //! Waiting for a state another process or task reaches: poll a condition, bounded in time,
 //! and fail naming what never happened. Tests never sleep for a fixed time instead.
 
+use std::fmt::Debug;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long a test waits for a state before it fails.
@@ -27,6 +29,41 @@ pub async fn eventually_within<T>(
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// Polls `check` until it gives `Ok`, for at most [`DEFAULT_WAIT`]; on timeout the panic names
+/// `what` and shows the last `Err` seen (the state that never became right).
+pub async fn eventually_seen<T, S: Debug>(
+    what: &str,
+    mut check: impl AsyncFnMut() -> Result<T, S>,
+) -> T {
+    let deadline = Instant::now() + DEFAULT_WAIT;
+    loop {
+        match check().await {
+            Ok(v) => return v,
+            Err(seen) => assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; last seen: {seen:?}"
+            ),
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Waits until the file at `path` exists and returns its content.
+pub async fn file_contents(path: &Path) -> String {
+    eventually(&format!("{} to be written", path.display()), async || {
+        std::fs::read_to_string(path).ok()
+    })
+    .await
+}
+
+/// Waits until nothing is at `path` any more.
+pub async fn file_gone(path: &Path) {
+    eventually(&format!("{} to be removed", path.display()), async || {
+        (!path.exists()).then_some(())
+    })
+    .await
 }
 
 /// Polls a synchronous `check` until it holds, for at most `timeout`, from a test that has no

@@ -5,11 +5,12 @@
 
 pub mod lossy;
 
-use super::runtime_support::{self as rs, Ctld, NodeEvent, WAIT};
+use super::runtime_support::{self as rs, Ctld, NodeEvent};
 use sluice_ctld::core::LaunchSpec;
 use sluice_ctld::core::federation::FedDesc;
 use sluice_dbd::service::{AccountingService, FederationService, RecordsService};
 use sluice_dbd::store::{AddClusters, AddFederations, Apply, ModifyClusters, Store};
+use sluice_testkit::{eventually, eventually_seen};
 use sluice_wire::auth::{Signer, Verifier};
 use sluice_wire::client::{CtldClient, FedArbiterClient, connect};
 use sluice_wire::proto::controller_federation_client::ControllerFederationClient;
@@ -20,7 +21,7 @@ use sluice_wire::proto::{
 };
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
@@ -139,16 +140,11 @@ impl Dbd {
         what: &str,
         f: impl Fn(&FedJobInfo) -> bool,
     ) -> FedJobInfo {
-        let deadline = Instant::now() + WAIT;
-        loop {
+        eventually_seen(&format!("dbd: {what}"), async || {
             let info = self.job(job).await;
-            if f(&info) {
-                return info;
-            }
-            assert!(Instant::now() < deadline, "dbd: {what}: last seen {info:?}");
-            tokio::task::yield_now().await;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            if f(&info) { Ok(info) } else { Err(info) }
+        })
+        .await
     }
 }
 
@@ -230,16 +226,11 @@ impl Member {
     /// ids (EAGAIN), as sbatch does; the new job's id or the refusal.
     pub async fn try_submit(&self, req: SubmitJobRequest) -> Result<u32, tonic::Status> {
         let mut c = self.client(nix::unistd::getuid().as_raw()).await;
-        let deadline = Instant::now() + WAIT;
-        loop {
-            match c.submit(req.clone()).await {
-                Err(s) if s.code() == tonic::Code::ResourceExhausted => {
-                    assert!(Instant::now() < deadline, "no job ids in time");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                other => return other.map(|r| r.into_inner().job_id),
-            }
-        }
+        eventually_seen("job ids", async || match c.submit(req.clone()).await {
+            Err(s) if s.code() == tonic::Code::ResourceExhausted => Err(s),
+            other => Ok(other.map(|r| r.into_inner().job_id)),
+        })
+        .await
     }
 
     /// Like [`Member::try_submit`], for a job that must be accepted.
@@ -265,19 +256,11 @@ impl Member {
         what: &str,
         f: impl Fn(&FederationView) -> bool,
     ) -> FederationView {
-        let deadline = Instant::now() + WAIT;
-        loop {
+        eventually_seen(&format!("{}: {what}", self.name), async || {
             let v = self.view().await;
-            if f(&v) {
-                return v;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{}: {what}: last view {v:?}",
-                self.name
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            if f(&v) { Ok(v) } else { Err(v) }
+        })
+        .await
     }
 
     /// Its jobs (finished ones too) with id `job`.
@@ -296,19 +279,11 @@ impl Member {
 
     /// Waits until its copy of `job` satisfies `f` (`None`: no copy).
     pub async fn wait_job(&self, job: u32, what: &str, f: impl Fn(Option<&JobInfo>) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        loop {
+        eventually_seen(&format!("{}: job {job}: {what}", self.name), async || {
             let jobs = self.jobs(job).await;
-            if f(jobs.first()) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{}: job {job}: {what}: last {jobs:?}",
-                self.name
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            if f(jobs.first()) { Ok(()) } else { Err(jobs) }
+        })
+        .await
     }
 
     /// Launches its node was asked for so far (without waiting).
@@ -347,14 +322,14 @@ pub fn desc(name: &str) -> Vec<u8> {
 
 /// The next launch any of `members`' nodes is asked for: (member index, job id).
 pub async fn next_launch(members: &mut [&mut Member]) -> (usize, u32) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        for (i, m) in members.iter_mut().enumerate() {
-            if let Ok(NodeEvent::Launch { req, .. }) = m.events.try_recv() {
-                return (i, req.job_id);
-            }
-        }
-        assert!(Instant::now() < deadline, "no launch in time");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("a launch", async || {
+        members
+            .iter_mut()
+            .enumerate()
+            .find_map(|(i, m)| match m.events.try_recv() {
+                Ok(NodeEvent::Launch { req, .. }) => Some((i, req.job_id)),
+                _ => None,
+            })
+    })
+    .await
 }

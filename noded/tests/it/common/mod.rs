@@ -2,6 +2,7 @@
 //! in-process, a fake controller, and bounded waits.
 pub mod fake_ctld;
 
+use sluice_testkit::eventually;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -138,27 +139,17 @@ pub fn launch_request(job_id: u32, workdir: &Path, script: &str) -> LaunchBatchR
     }
 }
 
-/// Polls (bounded) until `f` holds.
-pub async fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + DEADLINE;
-    while !f() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-}
-
 /// Waits (bounded) for a file a job writes and returns its content once it ends in a newline.
 pub async fn wait_for_file(path: &Path) -> String {
-    let mut text = String::new();
-    wait_until(&format!("{}", path.display()), || {
-        text = std::fs::read_to_string(path).unwrap_or_default();
-        text.ends_with('\n')
-    })
-    .await;
-    text
+    eventually(
+        &format!("{} to end in a newline", path.display()),
+        async || {
+            std::fs::read_to_string(path)
+                .ok()
+                .filter(|text| text.ends_with('\n'))
+        },
+    )
+    .await
 }
 
 /// The state letter of `/proc/<pid>/stat` (`R`, `S`, `T`, `Z`...), `None` once it is gone.
