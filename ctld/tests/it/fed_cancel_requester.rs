@@ -4,45 +4,13 @@
 //! the origin's job and its REVOKED tracker, a run killed here. Cluster `test` (fed id 1)
 //! with siblings `b` (2) and `c` (3).
 
+use crate::fed_core_support::{B_AND_C, fixture};
 use sluice_ctld::core::federation::{
-    self, FedDesc, FedEvent, FedEventKind, FedInfo, FedMember, FedRequeue, FedSubmit, FedView,
-    InfoPhase, OriginSubmit,
+    self, FedDesc, FedEvent, FedEventKind, FedInfo, FedRequeue, FedSubmit, InfoPhase, OriginSubmit,
 };
 use sluice_ctld::core::{AcctRecord, LaunchSpec, SubmitRequest};
-use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
-use sluice_vocab::{FedJobId, FedState, JobState};
-
-fn member(name: &str, fed_id: u32) -> FedMember {
-    FedMember {
-        name: name.into(),
-        fed_id,
-        fed_state: FedState::Active.stored(),
-        ..FedMember::default()
-    }
-}
-
-/// One node (2 CPUs), in federation `fed` as `test`.
-fn fixture() -> CoreFixture {
-    let mut fx = ClusterBuilder::new()
-        .nodes("n1", "CPUs=2")
-        .partition("debug", "Nodes=n1 Default=YES MaxTime=60")
-        .build();
-    fx.register_all();
-    let view = FedView {
-        federation: "fed".into(),
-        me: member("test", 1),
-        siblings: vec![member("b", 2), member("c", 3)],
-    };
-    let now = fx.now;
-    assert!(federation::on_fed_view(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        view
-    ));
-    fx.out.take();
-    fx
-}
+use sluice_ctld::testkit::CoreFixture;
+use sluice_vocab::{FedJobId, JobState};
 
 fn launch() -> LaunchSpec {
     LaunchSpec {
@@ -148,7 +116,7 @@ fn ends(fx: &CoreFixture, id: FedJobId) -> Vec<(JobState, Option<u32>)> {
 
 #[test]
 fn a_pending_job_cancelled_from_another_cluster_names_the_canceller() {
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B_AND_C);
     // The origin's own pending job, and its tracker (not viable here).
     let own = origin_job(&mut fx, &["b", "test"]);
     let tracked = origin_job(&mut fx, &["b"]);
@@ -167,7 +135,7 @@ fn a_pending_job_cancelled_from_another_cluster_names_the_canceller() {
 #[test]
 fn an_event_that_names_nobody_records_plain_cancelled() {
     // An event from a dbd that does not name the canceller (or a cancel of its own).
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B_AND_C);
     let copy = copy_of_b(&mut fx, 1, 8);
     event(&mut fx, 2, cancelled(copy, None));
     assert_eq!(ends(&fx, copy), [(JobState::Cancelled, None)]);
@@ -175,7 +143,7 @@ fn an_event_that_names_nobody_records_plain_cancelled() {
 
 #[test]
 fn this_clusters_own_cancel_at_the_dbd_names_its_caller() {
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B_AND_C);
     let copy = copy_of_b(&mut fx, 1, 9);
     let now = fx.now;
     // scancel here of b's pending job: the dbd cancelled it everywhere; the copy here too.
@@ -185,7 +153,7 @@ fn this_clusters_own_cancel_at_the_dbd_names_its_caller() {
 
 #[test]
 fn a_run_here_killed_by_a_cancel_elsewhere_names_the_canceller() {
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B_AND_C);
     let copy = copy_of_b(&mut fx, 1, 10);
     fx.schedule();
     let now = fx.now;

@@ -3,9 +3,10 @@
 //! revocation, the origin's tracker, run-end reports, offers following holds, fedstates and
 //! leaving the federation. Cluster `test` (fed id 1) with siblings `b` (2) and `c` (3).
 
+use crate::fed_core_support::{B_AND_C, builder, job, join, view};
 use sluice_ctld::core::federation::{
-    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedMember,
-    FedRequest, FedRequeue, FedSubmit, FedView, InfoPhase, OriginSubmit,
+    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedRequest,
+    FedRequeue, FedSubmit, FedView, InfoPhase, OriginSubmit,
 };
 use sluice_ctld::core::{
     AcctRecord, JobReason, LaunchSpec, NodeCommand, SubmitRequest, on_release,
@@ -14,46 +15,12 @@ use sluice_ctld::error::CtldError;
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
 use sluice_vocab::{FedJobId, FedState, JobState};
 
-fn member(name: &str, fed_id: u32, state: FedState) -> FedMember {
-    FedMember {
-        name: name.into(),
-        fed_id,
-        fed_state: state.stored(),
-        ..FedMember::default()
-    }
-}
-
-fn view(state: FedState) -> FedView {
-    FedView {
-        federation: "fed".into(),
-        me: member("test", 1, state),
-        siblings: vec![
-            member("b", 2, FedState::Active),
-            member("c", 3, FedState::Active),
-        ],
-    }
-}
-
 /// One node (2 CPUs), in federation `fed` as `test` with fedstate `state`.
 fn fixture(state: FedState) -> CoreFixture {
-    let mut fx = ClusterBuilder::new()
-        .nodes("n1", "CPUs=2")
-        .partition("debug", "Nodes=n1 Default=YES MaxTime=60")
-        .build();
+    let mut fx = builder("n1").build();
     fx.register_all();
-    let (now, v) = (fx.now, view(state));
-    assert!(federation::on_fed_view(&mut fx.core, &mut fx.out, now, v));
-    fx.out.take();
+    join(&mut fx, view(state, B_AND_C));
     fx
-}
-
-fn job(name: &str) -> SubmitRequest {
-    let mut req = SubmitRequest::new(1000, name);
-    req.launch = LaunchSpec {
-        script: "#!/bin/sh\ntrue\n".into(),
-        ..LaunchSpec::default()
-    };
-    req
 }
 
 fn info(id: FedJobId, phase: InfoPhase, viable: &[&str], active: &[&str]) -> FedInfo {
@@ -510,7 +477,12 @@ fn inactive_schedules_no_federated_work_and_drain_takes_no_new_jobs() {
     let mut fx = fixture(FedState::Active);
     let id = submit_recorded(&mut fx, job("f"), &["test"]);
     let now = fx.now;
-    federation::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Inactive));
+    federation::on_fed_view(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        view(FedState::Inactive, B_AND_C),
+    );
     fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty(), "INACTIVE: no start");
     let refused = federation::on_fed_submit(
@@ -526,7 +498,12 @@ fn inactive_schedules_no_federated_work_and_drain_takes_no_new_jobs() {
         "System submissions disabled"
     );
 
-    federation::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Drain));
+    federation::on_fed_view(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        view(FedState::Drain, B_AND_C),
+    );
     let refused = federation::on_fed_submit(
         &mut fx.core,
         &mut fx.out,

@@ -6,59 +6,19 @@
 //! the dbd with its last task, whether it ran out or was cancelled (from a sibling too).
 //! Cluster `test` (fed id 1, nodes n1 n2) with siblings `b` (2) and `c` (3).
 
+use crate::fed_core_support::{B_AND_C, fixture, job};
 use sluice_ctld::core::federation::{
-    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedMember,
-    FedRequest, FedRequeue, FedSubmit, FedView, InfoPhase, OriginSubmit,
+    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedRequest,
+    FedRequeue, FedSubmit, InfoPhase, OriginSubmit,
 };
 use sluice_ctld::core::{
     HoldKind, JobChange, JobReason, JobRef, LaunchSpec, SubmitRequest, on_cancel, on_hold,
     on_release, on_update_job,
 };
-use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
-use sluice_vocab::{FedJobId, FedState, JobState};
+use sluice_ctld::testkit::CoreFixture;
+use sluice_vocab::{FedJobId, JobState};
 
 const VIABLE: [&str; 3] = ["b", "c", "test"];
-
-fn member(name: &str, fed_id: u32) -> FedMember {
-    FedMember {
-        name: name.into(),
-        fed_id,
-        fed_state: FedState::Active.stored(),
-        ..FedMember::default()
-    }
-}
-
-/// Two nodes of 2 CPUs, in federation `fed` as `test`.
-fn fixture() -> CoreFixture {
-    let mut fx = ClusterBuilder::new()
-        .nodes("n[1-2]", "CPUs=2")
-        .partition("debug", "Nodes=n[1-2] Default=YES MaxTime=60")
-        .build();
-    fx.register_all();
-    let view = FedView {
-        federation: "fed".into(),
-        me: member("test", 1),
-        siblings: vec![member("b", 2), member("c", 3)],
-    };
-    let now = fx.now;
-    assert!(federation::on_fed_view(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        view
-    ));
-    fx.out.take();
-    fx
-}
-
-fn job(name: &str) -> SubmitRequest {
-    let mut req = SubmitRequest::new(1000, name);
-    req.launch = LaunchSpec {
-        script: "#!/bin/sh\ntrue\n".into(),
-        ..LaunchSpec::default()
-    };
-    req
-}
 
 fn info(id: FedJobId, held: bool, viable: &[&str], active: &[&str]) -> FedInfo {
     FedInfo {
@@ -137,7 +97,7 @@ fn offered_then_locked(fx: &mut CoreFixture, id: FedJobId) {
 
 #[test]
 fn a_hold_while_the_origins_own_lock_is_in_flight_keeps_the_job_from_running() {
-    let mut fx = fixture();
+    let mut fx = fixture("n[1-2]", B_AND_C);
     let id = submit(&mut fx, job("h"), &VIABLE, &VIABLE);
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
@@ -183,7 +143,7 @@ fn a_hold_while_the_origins_own_lock_is_in_flight_keeps_the_job_from_running() {
 
 #[test]
 fn a_new_dependency_while_the_origins_lock_is_in_flight_keeps_the_job_from_running() {
-    let mut fx = fixture();
+    let mut fx = fixture("n[1-2]", B_AND_C);
     let first = fx.submit(job("first")).unwrap();
     fx.schedule();
     assert_eq!(fx.state(first), JobState::Running);
@@ -219,7 +179,7 @@ fn a_new_dependency_while_the_origins_lock_is_in_flight_keeps_the_job_from_runni
 
 #[test]
 fn a_hold_withdraws_the_job_from_siblings_in_the_same_pass() {
-    let mut fx = fixture();
+    let mut fx = fixture("n[1-2]", B_AND_C);
     // Both nodes busy: only a sibling can be taking the start lock.
     let both = fx.submit(job("local").nodes(2)).unwrap();
     fx.schedule();
@@ -281,7 +241,7 @@ fn desc(name: &str) -> Vec<u8> {
 
 #[test]
 fn a_copy_whose_lock_a_withdrawal_voided_gives_it_back_and_is_dropped() {
-    let mut fx = fixture();
+    let mut fx = fixture("n[1-2]", B_AND_C);
     let id = b_job(5);
     let now = fx.now;
     let offered = FedEventKind::SiblingOffered {
@@ -354,7 +314,7 @@ fn ended(fx: &CoreFixture) -> Vec<(FedJobId, u32, i32)> {
 
 #[test]
 fn an_array_ends_at_the_dbd_once_its_last_task_is_over() {
-    let mut fx = fixture();
+    let mut fx = fixture("n[1-2]", B_AND_C);
     let (id, tasks) = array(&mut fx, "0-2");
     fx.schedule();
     assert_eq!(fx.state(tasks[0]), JobState::Running);
@@ -389,7 +349,7 @@ fn an_array_ends_at_the_dbd_once_its_last_task_is_over() {
 
 #[test]
 fn an_array_cancelled_from_a_sibling_cancels_every_task() {
-    let mut fx = fixture();
+    let mut fx = fixture("n[1-2]", B_AND_C);
     let (id, tasks) = array(&mut fx, "0-3");
     fx.schedule();
     let now = fx.now;

@@ -3,25 +3,12 @@
 //! store reopened after a crash restores them, and an event at or below the restored cursor
 //! is not applied again.
 
-use sluice_ctld::core::federation::{self, FedDesc, FedEvent, FedEventKind, FedMember, FedView};
+use crate::fed_core_support::{B, view};
+use sluice_ctld::core::federation::{self, FedDesc, FedEvent, FedEventKind};
 use sluice_ctld::core::{Core, IdLease, LaunchSpec, RecordingOutbox};
 use sluice_ctld::store::StateStore;
 use sluice_ctld::testkit::ClusterBuilder;
 use sluice_vocab::{FedJobId, FedState, LocalJobId};
-
-fn view() -> FedView {
-    let member = |name: &str, fed_id: u32| FedMember {
-        name: name.into(),
-        fed_id,
-        fed_state: FedState::Active.stored(),
-        ..FedMember::default()
-    };
-    FedView {
-        federation: "fed".into(),
-        me: member("test", 1),
-        siblings: vec![member("b", 2)],
-    }
-}
 
 fn offer(seq: u64, job: FedJobId) -> FedEvent {
     let desc = FedDesc {
@@ -57,7 +44,7 @@ fn the_view_cursor_and_copies_survive_a_restart_and_events_are_not_reapplied() {
     let mut fx = builder.build();
     let mut store = StateStore::open(dir.path()).unwrap();
     let now = fx.now;
-    federation::on_fed_view(&mut fx.core, &mut fx.out, now, view());
+    federation::on_fed_view(&mut fx.core, &mut fx.out, now, view(FedState::Active, B));
     let job = FedJobId::from_raw((2 << 26) | 4).unwrap();
     assert!(federation::on_fed_event(
         &mut fx.core,
@@ -70,7 +57,10 @@ fn the_view_cursor_and_copies_survive_a_restart_and_events_are_not_reapplied() {
     drop(store);
 
     let store = StateStore::open(dir.path()).unwrap();
-    assert_eq!(store.load_fed().unwrap(), Some((view(), 7)));
+    assert_eq!(
+        store.load_fed().unwrap(),
+        Some((view(FedState::Active, B), 7))
+    );
     let snap = store.load().unwrap();
     let saved = snap.jobs.iter().find(|j| j.id == job.get()).unwrap();
     assert_eq!(saved.fed.as_ref().map(|f| f.origin.as_str()), Some("b"));

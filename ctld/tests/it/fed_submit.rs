@@ -3,57 +3,14 @@
 //! answered is withdrawn: the request stays in the job's saved state across a restart until
 //! the dbd answers, the job is never scheduled meanwhile, and it then leaves without a trace.
 
+use crate::fed_core_support::{B, builder, fixture, job};
 use sluice_ctld::core::federation::{
-    self, FedInfo, FedMember, FedPhase, FedRecord, FedRequest, FedSubmit, FedView, InfoPhase,
-    OriginSubmit,
+    self, FedInfo, FedPhase, FedRecord, FedRequest, FedSubmit, InfoPhase, OriginSubmit,
 };
-use sluice_ctld::core::{AcctRecord, Core, IdLease, LaunchSpec, SubmitRequest};
+use sluice_ctld::core::{AcctRecord, Core, IdLease, SubmitRequest};
 use sluice_ctld::store::StateStore;
-use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
-use sluice_vocab::{FedJobId, FedState, LocalJobId};
-
-fn view() -> FedView {
-    let member = |name: &str, fed_id: u32| FedMember {
-        name: name.into(),
-        fed_id,
-        fed_state: FedState::Active.stored(),
-        ..FedMember::default()
-    };
-    FedView {
-        federation: "fed".into(),
-        me: member("test", 1),
-        siblings: vec![member("b", 2)],
-    }
-}
-
-fn builder() -> ClusterBuilder {
-    ClusterBuilder::new()
-        .nodes("n1", "CPUs=2")
-        .partition("debug", "Nodes=n1 Default=YES MaxTime=60")
-}
-
-fn fixture() -> CoreFixture {
-    let mut fx = builder().build();
-    fx.register_all();
-    let now = fx.now;
-    assert!(federation::on_fed_view(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        view()
-    ));
-    fx.out.take();
-    fx
-}
-
-fn job(name: &str) -> SubmitRequest {
-    let mut req = SubmitRequest::new(1000, name);
-    req.launch = LaunchSpec {
-        script: "#!/bin/sh\ntrue\n".into(),
-        ..LaunchSpec::default()
-    };
-    req
-}
+use sluice_ctld::testkit::CoreFixture;
+use sluice_vocab::{FedJobId, LocalJobId};
 
 /// Step 1 of an origin's submission: the record to send to the dbd.
 fn submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedRecord {
@@ -86,7 +43,7 @@ fn submitted_records(acct: &[AcctRecord], id: FedJobId) -> usize {
 
 #[test]
 fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B);
     let rec = submit(&mut fx, job("f"));
     let id = rec.reply.job_id;
     fx.schedule();
@@ -131,7 +88,7 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
 fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = StateStore::open(dir.path()).unwrap();
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B);
     let rec = submit(&mut fx, job("lost"));
     let id = rec.reply.job_id;
     // The dbd never answered: the submitter is told it failed, the withdrawal is owed.
@@ -200,7 +157,7 @@ fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
 
 #[test]
 fn an_answer_that_arrived_meanwhile_keeps_the_job() {
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B);
     let rec = submit(&mut fx, job("kept"));
     let id = rec.reply.job_id;
     // A resubmission (after a restart) got the dbd's answer before the submitter gave up.
@@ -227,9 +184,11 @@ fn an_answer_that_arrived_meanwhile_keeps_the_job() {
 
 /// The core as a restarted controller rebuilds it from `store`.
 fn restore(store: &StateStore, now: sluice_ctld::core::SimTime) -> Core {
-    let (conf, _) =
-        sluice_ctld::conf::CtldConf::parse(std::path::Path::new("slurm.conf"), &builder().text())
-            .unwrap();
+    let (conf, _) = sluice_ctld::conf::CtldConf::parse(
+        std::path::Path::new("slurm.conf"),
+        &builder("n1").text(),
+    )
+    .unwrap();
     let ids = IdLease::with_range(None, LocalJobId::new(1).unwrap(), 10);
     let snap = store.load().unwrap();
     let mut core = Core::restore(&conf, snap, Box::new(ids), &|_| None, now).unwrap();

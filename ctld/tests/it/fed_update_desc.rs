@@ -2,45 +2,14 @@
 //! partition set after submission is part of the description its siblings get, as if the
 //! submission had asked for it (a sibling otherwise applies its own partition defaults).
 
+use crate::fed_core_support::{B, fixture};
 use sluice_ctld::conf::TimeLimit;
 use sluice_ctld::core::federation::{
-    self, FedDesc, FedInfo, FedMember, FedRequest, FedSubmit, FedView, InfoPhase, OriginSubmit,
+    self, FedDesc, FedInfo, FedRequest, FedSubmit, InfoPhase, OriginSubmit,
 };
 use sluice_ctld::core::{JobChange, JobRef, LaunchSpec, SubmitRequest, on_release, on_update_job};
-use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
-use sluice_vocab::{FedJobId, FedState};
-
-fn member(name: &str, fed_id: u32) -> FedMember {
-    FedMember {
-        name: name.into(),
-        fed_id,
-        fed_state: FedState::Active.stored(),
-        ..FedMember::default()
-    }
-}
-
-/// One node, partition `debug` (MaxTime 60), in federation `fed` as `test` with sibling `b`.
-fn fixture() -> CoreFixture {
-    let mut fx = ClusterBuilder::new()
-        .nodes("n1", "CPUs=2")
-        .partition("debug", "Nodes=n1 Default=YES MaxTime=60")
-        .build();
-    fx.register_all();
-    let view = FedView {
-        federation: "fed".into(),
-        me: member("test", 1),
-        siblings: vec![member("b", 2)],
-    };
-    let now = fx.now;
-    assert!(federation::on_fed_view(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        view
-    ));
-    fx.out.take();
-    fx
-}
+use sluice_ctld::testkit::CoreFixture;
+use sluice_vocab::FedJobId;
 
 /// A held federated job submitted without `-t` or `-p`, recorded at the dbd.
 fn held_job(fx: &mut CoreFixture) -> FedJobId {
@@ -93,7 +62,7 @@ fn offered_desc(fx: &mut CoreFixture, id: FedJobId) -> FedDesc {
 
 #[test]
 fn a_job_without_limit_or_partition_leaves_them_to_the_siblings() {
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B);
     let id = held_job(&mut fx);
     let desc = offered_desc(&mut fx, id);
     assert_eq!((desc.time_limit_min, desc.partition), (None, None));
@@ -101,7 +70,7 @@ fn a_job_without_limit_or_partition_leaves_them_to_the_siblings() {
 
 #[test]
 fn an_updated_time_limit_and_partition_reach_the_description() {
-    let mut fx = fixture();
+    let mut fx = fixture("n1", B);
     let id = held_job(&mut fx);
     let (now, admin) = (fx.now, fx.admin());
     let changes = [

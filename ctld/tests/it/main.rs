@@ -2,6 +2,7 @@
 //! test target; the support modules are compiled once and shared.
 
 mod core_support;
+mod fed_core_support;
 mod fed_support;
 mod gang_support;
 mod power_support;
