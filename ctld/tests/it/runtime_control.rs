@@ -32,11 +32,13 @@ async fn reason(c: &mut sluice_wire::client::CtldClient, id: u32) -> (String, i6
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn holds_suspends_updates_and_drains_follow_slurms_rules() {
-    let (dir, state) = temp();
-    let (ports, mut events) = fake_nodes(&["n1"]).await;
-    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 1, "")), None).await;
-    let mut admin = client(ctld.port, 0).await;
-    register(&mut admin, "n1", ports[0], vec![]).await;
+    let OneNode {
+        _dir,
+        ctld,
+        mut admin,
+        mut events,
+        ..
+    } = one_node().await;
     let mut user = client(ctld.port, 4242).await;
     let running = user.submit(job("r")).await.unwrap().into_inner().job_id;
     assert!(matches!(

@@ -143,11 +143,13 @@ async fn exits_end_jobs_completed_or_failed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn users_cancel_only_their_own_jobs_and_admins_any() {
-    let (dir, state) = temp();
-    let (ports, mut events) = fake_nodes(&["n1"]).await;
-    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 1, "")), None).await;
-    let mut admin = client(ctld.port, 0).await;
-    register(&mut admin, "n1", ports[0], vec![]).await;
+    let OneNode {
+        _dir,
+        ctld,
+        mut admin,
+        mut events,
+        ..
+    } = one_node().await;
     let mut owner = client(ctld.port, 1001).await;
     let mut other = client(ctld.port, 1002).await;
     let running = owner.submit(job("r")).await.unwrap().into_inner().job_id;
@@ -199,11 +201,13 @@ async fn users_cancel_only_their_own_jobs_and_admins_any() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn srun_allocations_stream_queued_then_granted_and_end_with_their_step() {
-    let (dir, state) = temp();
-    let (ports, mut events) = fake_nodes(&["n1"]).await;
-    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 1, "")), None).await;
-    let mut admin = client(ctld.port, 0).await;
-    register(&mut admin, "n1", ports[0], vec![]).await;
+    let OneNode {
+        _dir,
+        ctld,
+        mut admin,
+        node_port,
+        mut events,
+    } = one_node().await;
     let mut user = client(ctld.port, 4242).await;
     let batch = user.submit(job("busy")).await.unwrap().into_inner().job_id;
     assert!(matches!(
@@ -230,7 +234,7 @@ async fn srun_allocations_stream_queued_then_granted_and_end_with_their_step() {
         (granted.job_id, granted.node_list.as_str()),
         (alloc_id, "n1")
     );
-    assert_eq!(granted.nodes[0].port, u32::from(ports[0]));
+    assert_eq!(granted.nodes[0].port, u32::from(node_port));
     assert!(srun.message().await.unwrap().is_none(), "the stream ends");
 
     let step = user

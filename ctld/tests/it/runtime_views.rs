@@ -27,11 +27,13 @@ async fn show(c: &mut sluice_wire::client::CtldClient, id: u32) -> JobInfo {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn completing_jobs_show_cg_and_dependencies_show_as_slurms() {
-    let (dir, state) = temp();
-    let (ports, mut events) = fake_nodes(&["n1"]).await;
-    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 1, "")), None).await;
-    let mut admin = client(ctld.port, 0).await;
-    register(&mut admin, "n1", ports[0], vec![]).await;
+    let OneNode {
+        _dir,
+        ctld,
+        mut admin,
+        mut events,
+        ..
+    } = one_node().await;
     let mut user = client(ctld.port, 4242).await;
     let a = user.submit(job("a")).await.unwrap().into_inner().job_id;
     assert!(matches!(
@@ -83,11 +85,12 @@ async fn completing_jobs_show_cg_and_dependencies_show_as_slurms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scancel_of_a_step_or_the_batch_shell_signals_only_that() {
-    let (dir, state) = temp();
-    let (ports, mut events) = fake_nodes(&["n1"]).await;
-    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 1, "")), None).await;
-    let mut admin = client(ctld.port, 0).await;
-    register(&mut admin, "n1", ports[0], vec![]).await;
+    let OneNode {
+        _dir,
+        ctld,
+        mut events,
+        ..
+    } = one_node().await;
     let mut user = client(ctld.port, 4242).await;
     let id = user.submit(job("s")).await.unwrap().into_inner().job_id;
     assert!(matches!(

@@ -224,6 +224,36 @@ pub async fn exited(c: &mut CtldClient, node: &str, id: u32, code: i32) {
     .unwrap();
 }
 
+/// A controller whose one node `n1` (a fake) has registered, with an admin's client.
+pub struct OneNode {
+    /// The temporary directory everything lives in (kept for the test's length).
+    pub _dir: tempfile::TempDir,
+    pub ctld: Ctld,
+    /// A client signed as root.
+    pub admin: CtldClient,
+    /// The port the fake node listens on.
+    pub node_port: u16,
+    /// What the fake node is asked to do.
+    pub events: mpsc::UnboundedReceiver<NodeEvent>,
+}
+
+/// Starts a controller of one fake node `n1` with the default test configuration and registers
+/// the node.
+pub async fn one_node() -> OneNode {
+    let (dir, state) = temp();
+    let (ports, events) = fake_nodes(&["n1"]).await;
+    let ctld = Ctld::start(conf(dir.path(), &conf_text(&state, 1, "")), None).await;
+    let mut admin = client(ctld.port, 0).await;
+    register(&mut admin, "n1", ports[0], vec![]).await;
+    OneNode {
+        _dir: dir,
+        ctld,
+        admin,
+        node_port: ports[0],
+        events,
+    }
+}
+
 /// A temp dir with `state/` inside.
 pub fn temp() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
