@@ -3,8 +3,8 @@
 //! history intact, several clusters in a federation, Ctrl-C in the foreground.
 
 use crate::common;
+use common::procs::{interrupt, up_in_foreground};
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -321,56 +321,11 @@ fn in_the_foreground_ctrl_c_stops_every_daemon() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("fg");
     let _down = Down(dir.clone(), vec![dir.join("cluster/slurm.conf")]);
-    let mut child = Command::new(bin("sluice"))
-        .args(["up", "--nodes", "1", "--dir"])
-        .arg(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    let mut seen = Vec::new();
-    while !seen
-        .iter()
-        .any(|l: &String| l.contains("Stop it with Ctrl-C"))
-    {
-        match rx.recv_timeout(DAEMON_TIMEOUT) {
-            Ok(line) => seen.push(line),
-            Err(_) => {
-                let _ = child.kill();
-                panic!("sluice up never reported being up: {seen:?}");
-            }
-        }
-    }
+    let (mut child, _) = up_in_foreground(&["--nodes", "1"], &dir);
     let running = pids(&dir);
     assert_eq!(running.len(), 3, "{running:?}");
     assert!(all_running(&dir));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let deadline = std::time::Instant::now() + DAEMON_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "sluice up did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = interrupt(&mut child);
     assert_eq!(exit_code(status), 0);
     for (id, pid) in running {
         assert!(

@@ -5,30 +5,9 @@
 //! `scontrol` / `scancel` / `squeue` with each cluster's `SLURM_CONF`.
 
 use crate::common;
+use common::procs::{TRAPPER, proc_state};
 
 use common::federation::Federation;
-
-/// A script that records the signals it gets in `sig.txt` and exits on SIGTERM; it writes
-/// its shell's and its child's pids first.
-const TRAPPER: &str = r#"#!/bin/sh
-trap 'echo USR1 >> sig.txt' USR1
-trap 'echo TERM >> sig.txt; exit 0' TERM
-echo $$ > pid.txt
-while true; do
-    sleep 300 &
-    echo $! > child.txt
-    wait $!
-done
-"#;
-
-/// The one-letter state of process `pid` (`/proc/<pid>/stat`), e.g. `S`, `T`.
-fn proc_state(pid: &str) -> String {
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next())
-        .unwrap_or_default()
-        .to_string()
-}
 
 /// Cluster `i`'s own copy of `job` as `squeue -o <format>` shows it ("" when it has none:
 /// squeue then fails with Slurm's "Invalid job id specified").

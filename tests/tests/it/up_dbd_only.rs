@@ -1,13 +1,12 @@
 //! `sluice up --dbd-only` and `sluice down`, driven as a user would from a shell.
 
 use crate::common;
+use common::procs::{interrupt, up_in_foreground};
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use common::{CmdOutput, DAEMON_TIMEOUT, bin, exit_code, run};
+use common::{CmdOutput, bin, exit_code, run};
 
 fn sluice(args: &[&str]) -> CmdOutput {
     run(Command::new(bin("sluice")).args(args), None)
@@ -140,61 +139,12 @@ fn in_the_foreground_ctrl_c_stops_the_dbd() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("fg");
     let _down = Down(dir.clone());
-    let mut child = Command::new(bin("sluice"))
-        .args(["up", "--dbd-only", "--dir"])
-        .arg(&dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    let mut seen = Vec::new();
-    while !seen
-        .iter()
-        .any(|l: &String| l.contains("Stop it with Ctrl-C"))
-    {
-        match rx.recv_timeout(DAEMON_TIMEOUT) {
-            Ok(line) => seen.push(line),
-            Err(_) => {
-                let _ = child.kill();
-                panic!("sluice up never reported being up: {seen:?}");
-            }
-        }
-    }
+    let (mut child, _) = up_in_foreground(&["--dbd-only"], &dir);
     let pid = dbd_pid(&dir);
     assert!(alive(pid));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let status = wait_bounded(&mut child);
+    let status = interrupt(&mut child);
     assert_eq!(exit_code(status), 0);
     assert!(!alive(pid), "Ctrl-C left the dbd running");
-}
-
-fn wait_bounded(child: &mut std::process::Child) -> std::process::ExitStatus {
-    let deadline = std::time::Instant::now() + DAEMON_TIMEOUT;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if std::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("sluice up did not stop after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod db;
 pub mod federation;
 pub mod ports;
+pub mod procs;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
