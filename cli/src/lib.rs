@@ -1,7 +1,6 @@
-//! Slurm-compatible commands and the `sluice` tool.
+//! Slurm-compatible commands. The `sluice` tool lives apart, in `cli/tool` (`sluice-tool`).
 //!
 //! * [`slurm_conf`]: finding the cluster's configuration and the accounting daemon (`SLURM_CONF`).
-//! * [`bench`]: `sluice bench`, the speed targets measured on real daemons.
 //! * [`output`]: rendering rows as Slurm-style fixed-width columns or parsable text.
 //! * [`sacctmgr`]: the accounting manager command.
 //! * [`jobspec`]: the job options `sbatch` and `srun` share; [`sbatch`], [`srun`], [`scancel`].
@@ -9,10 +8,7 @@
 //!   [`timefmt`]: Slurm's duration and timestamp formats; [`cmdutil`]: what they share.
 //! * [`sreport`]: usage reports over the dbd's rollups.
 //! * [`multicluster`]: `-M` and `--federation`: other clusters' controllers through the dbd.
-//! * [`up`]: `sluice up` / `sluice down`, a local federation in one command.
-//! * [`swf`]: `sluice import swf` / `sluice gen swf`, Standard Workload Format traces.
 
-pub mod bench;
 pub mod cmdutil;
 pub mod jobspec;
 pub mod multicluster;
@@ -27,7 +23,5 @@ pub mod slurm_conf;
 pub mod squeue;
 pub mod sreport;
 pub mod srun;
-pub mod swf;
 pub mod timefmt;
 pub mod timespec;
-pub mod up;

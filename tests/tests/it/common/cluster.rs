@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use sluice_cli::up::{UpArgs, plan};
+use sluice_tool::up::{UpArgs, plan};
 
 use super::ports::Reserved;
 use super::{CmdOutput, bin, run};
@@ -227,7 +227,7 @@ impl Cluster {
             nix::sys::signal::Signal::SIGKILL,
         );
         self.wait_for("the controller to die", || {
-            !sluice_cli::up::process::is_running(pid, "sluice-ctld")
+            !sluice_tool::up::process::is_running(pid, "sluice-ctld")
         });
     }
 
@@ -239,7 +239,7 @@ impl Cluster {
             nix::sys::signal::Signal::SIGTERM,
         );
         self.wait_for("the dbd to stop", || {
-            !sluice_cli::up::process::is_running(pid, "sluice-dbd")
+            !sluice_tool::up::process::is_running(pid, "sluice-dbd")
         });
     }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use sluice_cli::up::{UpArgs, plan};
+use sluice_tool::up::{UpArgs, plan};
 
 use super::cluster::{STATE_TIMEOUT, TEST_CONF, bin_dir, kill_jobs_of};
 use super::ports::Reserved;
@@ -180,7 +180,7 @@ impl Federation {
             nix::sys::signal::Signal::SIGKILL,
         );
         self.wait_for("the controller to die", || {
-            !sluice_cli::up::process::is_running(pid, "sluice-ctld")
+            !sluice_tool::up::process::is_running(pid, "sluice-ctld")
         });
     }
 
@@ -192,7 +192,7 @@ impl Federation {
             nix::sys::signal::Signal::SIGTERM,
         );
         self.wait_for("the dbd to stop", || {
-            !sluice_cli::up::process::is_running(pid, "sluice-dbd")
+            !sluice_tool::up::process::is_running(pid, "sluice-dbd")
         });
     }
 
