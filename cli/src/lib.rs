@@ -6,13 +6,20 @@
 //! * [`jobspec`]: the job options `sbatch` and `srun` share; [`sbatch`], [`srun`], [`scancel`].
 //! * [`squeue`], [`sinfo`], [`scontrol`], [`sacct`]: the job, node and accounting views;
 //!   [`timefmt`]: Slurm's duration and timestamp formats; [`cmdutil`]: what they share.
+//! * [`getopt`]: every command's option parser, a `getopt_long` work-alike with glibc's texts.
 //! * [`sreport`]: usage reports over the dbd's rollups.
+//! * [`rpc_error`]: Slurm's words for a failed request, for every command.
+//! * [`words`], [`prompt`]: interactive lines (split into words, keyword prefixes) and stdin,
+//!   for sacctmgr, sreport and scontrol.
 //! * [`multicluster`]: `-M` and `--federation`: other clusters' controllers through the dbd.
 
 pub mod cmdutil;
+pub mod getopt;
 pub mod jobspec;
 pub mod multicluster;
 pub mod output;
+pub mod prompt;
+pub mod rpc_error;
 pub mod sacct;
 pub mod sacctmgr;
 pub mod sbatch;
@@ -25,3 +32,4 @@ pub mod sreport;
 pub mod srun;
 pub mod timefmt;
 pub mod timespec;
+pub mod words;
