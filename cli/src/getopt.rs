@@ -1,6 +1,7 @@
 //! A `getopt_long` work-alike, so option errors read exactly as Slurm's commands print them
-//! (glibc's wording: `unrecognized option '--foo'`, `invalid option -- 'z'`, ...). Every
-//! command's option table is a list of [`OptSpec`]s whose `id` is the command's own option enum.
+//! (glibc's wording: `unrecognized option '--foo'`, `invalid option -- 'z'`, ...). A command's
+//! option table is a list of [`OptSpec`]s whose `id` is the command's own option enum (every
+//! command but sacctmgr, whose few flags act as they are met: `sacctmgr -h -x` is help).
 //!
 //! Long options may be abbreviated to any unambiguous prefix, short options may be clustered
 //! (`-Hv`) and take their value attached (`-n4`) or as the next word. In [`Mode::StopAtOperand`]

@@ -6,7 +6,7 @@
 //! * [`jobspec`]: the job options `sbatch` and `srun` share; [`sbatch`], [`srun`], [`scancel`].
 //! * [`squeue`], [`sinfo`], [`scontrol`], [`sacct`]: the job, node and accounting views;
 //!   [`timefmt`]: Slurm's duration and timestamp formats; [`cmdutil`]: what they share.
-//! * [`getopt`]: every command's option parser, a `getopt_long` work-alike with glibc's texts.
+//! * [`getopt`]: the commands' option parser, a `getopt_long` work-alike with glibc's texts.
 //! * [`sreport`]: usage reports over the dbd's rollups.
 //! * [`rpc_error`]: Slurm's words for a failed request, for every command.
 //! * [`words`], [`prompt`]: interactive lines (split into words, keyword prefixes) and stdin,
