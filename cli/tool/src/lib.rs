@@ -6,8 +6,8 @@
 //! * [`swf`]: `sluice import swf` / `sluice gen swf`, Standard Workload Format traces.
 //!
 //! From `sluice-cli` it takes only what every Slurm-facing program shares: finding
-//! `slurm.conf` and the daemons ([`sluice_cli::slurm_conf`]) and Slurm's time words
-//! ([`sluice_cli::timefmt`], [`sluice_cli::timespec`]).
+//! `slurm.conf` and the daemons ([`sluice_cli::slurm_conf`]), Slurm's time words
+//! ([`sluice_cli::timefmt`], [`sluice_cli::timespec`]) and the clock ([`sluice_cli::cmdutil::now`]).
 
 pub mod bench;
 pub mod swf;
