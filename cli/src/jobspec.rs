@@ -1,14 +1,14 @@
 //! The job options `sbatch` and `srun` share, checked as Slurm checks them, and their
 //! translation into a [`SubmitJobRequest`].
 //!
-//! * [`getopt`]: a `getopt_long` work-alike with glibc's error messages.
+//! * [`clusters`]: `-M a,b`: the cluster that would start the job soonest.
 //! * [`values`]: counts, node ranges, memory sizes, time limits, flag environment variables.
 //! * [`export`]: the `--export` selection.
 //! * [`request`]: who submits and the request sent to the controller.
 //! * [`signals`]: signal names, numbers and descriptions.
 
+pub mod clusters;
 pub mod export;
-pub mod getopt;
 pub mod request;
 pub mod signals;
 pub mod values;
@@ -16,8 +16,9 @@ pub mod values;
 use std::io::Write;
 use std::path::PathBuf;
 
-use getopt::{HasArg, OptSpec};
 use sluice_wire::proto::JobShare;
+
+use crate::getopt::{HasArg, OptSpec};
 use values::NodeCount;
 
 pub use export::Export;

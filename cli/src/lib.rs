@@ -1,22 +1,25 @@
-//! Slurm-compatible commands and the `sluice` tool.
+//! Slurm-compatible commands. The `sluice` tool lives apart, in `cli/tool` (`sluice-tool`).
 //!
 //! * [`slurm_conf`]: finding the cluster's configuration and the accounting daemon (`SLURM_CONF`).
-//! * [`bench`]: `sluice bench`, the speed targets measured on real daemons.
 //! * [`output`]: rendering rows as Slurm-style fixed-width columns or parsable text.
 //! * [`sacctmgr`]: the accounting manager command.
 //! * [`jobspec`]: the job options `sbatch` and `srun` share; [`sbatch`], [`srun`], [`scancel`].
 //! * [`squeue`], [`sinfo`], [`scontrol`], [`sacct`]: the job, node and accounting views;
 //!   [`timefmt`]: Slurm's duration and timestamp formats; [`cmdutil`]: what they share.
+//! * [`getopt`]: the commands' option parser, a `getopt_long` work-alike with glibc's texts.
 //! * [`sreport`]: usage reports over the dbd's rollups.
+//! * [`rpc_error`]: Slurm's words for a failed request, for every command.
+//! * [`words`], [`prompt`]: interactive lines (split into words, keyword prefixes) and stdin,
+//!   for sacctmgr, sreport and scontrol.
 //! * [`multicluster`]: `-M` and `--federation`: other clusters' controllers through the dbd.
-//! * [`up`]: `sluice up` / `sluice down`, a local federation in one command.
-//! * [`swf`]: `sluice import swf` / `sluice gen swf`, Standard Workload Format traces.
 
-pub mod bench;
 pub mod cmdutil;
+pub mod getopt;
 pub mod jobspec;
 pub mod multicluster;
 pub mod output;
+pub mod prompt;
+pub mod rpc_error;
 pub mod sacct;
 pub mod sacctmgr;
 pub mod sbatch;
@@ -27,7 +30,6 @@ pub mod slurm_conf;
 pub mod squeue;
 pub mod sreport;
 pub mod srun;
-pub mod swf;
 pub mod timefmt;
 pub mod timespec;
-pub mod up;
+pub mod words;

@@ -11,6 +11,7 @@ use std::io::Write;
 use sluice_wire::client::CtldClient;
 use sluice_wire::proto::{Cluster, Federation, ListClustersRequest, ListFederationsRequest};
 
+use crate::rpc_error::{Asker, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 
 /// One cluster a command can talk to.
@@ -170,7 +171,7 @@ pub async fn resolve(conf: &SlurmConf, sel: &Selection) -> Result<Vec<Member>, M
     let clusters = dbd
         .list_clusters(ListClustersRequest::default())
         .await
-        .map_err(|s| dbd_error(crate::cmdutil::status_text(&s)))?
+        .map_err(|s| dbd_error(status_text(&s, Asker::Views)))?
         .into_inner()
         .clusters;
     select(&clusters, sel)
@@ -189,7 +190,7 @@ pub async fn federation(conf: &SlurmConf) -> Result<Option<(String, Vec<Member>)
             ..Default::default()
         })
         .await
-        .map_err(|s| dbd_error(crate::cmdutil::status_text(&s)))?
+        .map_err(|s| dbd_error(status_text(&s, Asker::Views)))?
         .into_inner()
         .federations;
     Ok(federation_of(&feds, &local))

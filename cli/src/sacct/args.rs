@@ -6,7 +6,8 @@
 use sluice_vocab::JobState;
 
 use super::jobsel::{JobSel, job_list};
-use crate::cmdutil::{ArgKind, OptSpec, getopt, uid_of};
+use crate::cmdutil::uid_of;
+use crate::getopt::{self, Ambiguity, HasArg, Mode, OptSpec};
 use crate::output::OutputMode;
 use crate::timefmt::Zone;
 use crate::timespec;
@@ -113,48 +114,87 @@ pub enum Invocation {
     Version,
 }
 
-const fn spec(short: Option<char>, long: &'static str, arg: ArgKind, id: &'static str) -> OptSpec {
+/// An sacct option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SaOpt {
+    AllUsers,
+    Accounts,
+    Allocations,
+    Brief,
+    Clusters,
+    Delimiter,
+    Duplicates,
+    EndTime,
+    HelpFormat,
+    Federation,
+    Format,
+    Help,
+    Jobs,
+    Json,
+    Long,
+    AllClusters,
+    Local,
+    Name,
+    NoHeader,
+    NodeList,
+    Parsable,
+    Parsable2,
+    Partition,
+    StartTime,
+    State,
+    User,
+    Verbose,
+    Version,
+}
+
+const fn spec(short: Option<char>, long: &'static str, arg: HasArg, id: SaOpt) -> OptSpec<SaOpt> {
     OptSpec {
-        short,
         long,
+        short,
         arg,
         id,
     }
 }
 
-const SPECS: &[OptSpec] = &[
-    spec(Some('a'), "allusers", ArgKind::None, "a"),
-    spec(Some('A'), "accounts", ArgKind::Required, "A"),
-    spec(Some('X'), "allocations", ArgKind::None, "X"),
-    spec(Some('b'), "brief", ArgKind::None, "b"),
-    spec(Some('M'), "clusters", ArgKind::Required, "M"),
-    spec(None, "cluster", ArgKind::Required, "M"),
-    spec(None, "delimiter", ArgKind::Required, "delimiter"),
-    spec(Some('D'), "duplicates", ArgKind::None, "D"),
-    spec(Some('E'), "endtime", ArgKind::Required, "E"),
-    spec(Some('e'), "helpformat", ArgKind::None, "e"),
-    spec(None, "help-fields", ArgKind::None, "e"),
-    spec(None, "federation", ArgKind::None, "federation"),
-    spec(Some('o'), "format", ArgKind::Required, "o"),
-    spec(None, "fields", ArgKind::Required, "o"),
-    spec(Some('h'), "help", ArgKind::None, "h"),
-    spec(Some('j'), "jobs", ArgKind::Required, "j"),
-    spec(None, "json", ArgKind::None, "json"),
-    spec(Some('l'), "long", ArgKind::None, "l"),
-    spec(Some('L'), "allclusters", ArgKind::None, "L"),
-    spec(None, "local", ArgKind::None, "local"),
-    spec(None, "name", ArgKind::Required, "name"),
-    spec(Some('n'), "noheader", ArgKind::None, "n"),
-    spec(Some('N'), "nodelist", ArgKind::Required, "N"),
-    spec(Some('p'), "parsable", ArgKind::None, "p"),
-    spec(Some('P'), "parsable2", ArgKind::None, "P"),
-    spec(Some('r'), "partition", ArgKind::Required, "r"),
-    spec(Some('S'), "starttime", ArgKind::Required, "S"),
-    spec(Some('s'), "state", ArgKind::Required, "s"),
-    spec(Some('u'), "user", ArgKind::Required, "u"),
-    spec(None, "uid", ArgKind::Required, "u"),
-    spec(Some('v'), "verbose", ArgKind::None, "v"),
-    spec(Some('V'), "version", ArgKind::None, "V"),
+const SPECS: &[OptSpec<SaOpt>] = &[
+    spec(Some('a'), "allusers", HasArg::No, SaOpt::AllUsers),
+    spec(Some('A'), "accounts", HasArg::Required, SaOpt::Accounts),
+    spec(Some('X'), "allocations", HasArg::No, SaOpt::Allocations),
+    spec(Some('b'), "brief", HasArg::No, SaOpt::Brief),
+    spec(Some('M'), "clusters", HasArg::Required, SaOpt::Clusters),
+    spec(None, "cluster", HasArg::Required, SaOpt::Clusters),
+    spec(None, "delimiter", HasArg::Required, SaOpt::Delimiter),
+    spec(Some('D'), "duplicates", HasArg::No, SaOpt::Duplicates),
+    spec(Some('E'), "endtime", HasArg::Required, SaOpt::EndTime),
+    spec(Some('e'), "helpformat", HasArg::No, SaOpt::HelpFormat),
+    spec(None, "help-fields", HasArg::No, SaOpt::HelpFormat),
+    spec(None, "federation", HasArg::No, SaOpt::Federation),
+    spec(Some('o'), "format", HasArg::Required, SaOpt::Format),
+    spec(None, "fields", HasArg::Required, SaOpt::Format),
+    spec(Some('h'), "help", HasArg::No, SaOpt::Help),
+    // `--h`, `--he` and `--hel` have always meant --helpformat here (its two names came first
+    // and share one option), where glibc would call them ambiguous with --help; kept so. Only
+    // `--h=x` now names `--h`, not `--helpformat`, in its "doesn't allow an argument" error.
+    spec(None, "h", HasArg::No, SaOpt::HelpFormat),
+    spec(None, "he", HasArg::No, SaOpt::HelpFormat),
+    spec(None, "hel", HasArg::No, SaOpt::HelpFormat),
+    spec(Some('j'), "jobs", HasArg::Required, SaOpt::Jobs),
+    spec(None, "json", HasArg::No, SaOpt::Json),
+    spec(Some('l'), "long", HasArg::No, SaOpt::Long),
+    spec(Some('L'), "allclusters", HasArg::No, SaOpt::AllClusters),
+    spec(None, "local", HasArg::No, SaOpt::Local),
+    spec(None, "name", HasArg::Required, SaOpt::Name),
+    spec(Some('n'), "noheader", HasArg::No, SaOpt::NoHeader),
+    spec(Some('N'), "nodelist", HasArg::Required, SaOpt::NodeList),
+    spec(Some('p'), "parsable", HasArg::No, SaOpt::Parsable),
+    spec(Some('P'), "parsable2", HasArg::No, SaOpt::Parsable2),
+    spec(Some('r'), "partition", HasArg::Required, SaOpt::Partition),
+    spec(Some('S'), "starttime", HasArg::Required, SaOpt::StartTime),
+    spec(Some('s'), "state", HasArg::Required, SaOpt::State),
+    spec(Some('u'), "user", HasArg::Required, SaOpt::User),
+    spec(None, "uid", HasArg::Required, SaOpt::User),
+    spec(Some('v'), "verbose", HasArg::No, SaOpt::Verbose),
+    spec(Some('V'), "version", HasArg::No, SaOpt::Version),
 ];
 
 /// The environment and clock the options are read against.
@@ -174,10 +214,11 @@ fn items(v: &str) -> impl Iterator<Item = String> + '_ {
 
 /// Parses sacct's arguments; errors are Slurm's texts, ready for stderr.
 pub fn parse(args: &[String], cx: &Context) -> Result<Invocation, String> {
-    let parsed = getopt("sacct", args, SPECS)?;
-    if !parsed.positional.is_empty() {
+    let parsed = getopt::parse(SPECS, args, Mode::Permute)
+        .map_err(|e| e.usage_text("sacct", Ambiguity::Bare))?;
+    if !parsed.operands.is_empty() {
         let mut text = "sacct: error: Unknown arguments:".to_string();
-        for w in &parsed.positional {
+        for w in &parsed.operands {
             text.push_str(&format!("\nsacct: error:  {w}"));
         }
         return Err(text);
@@ -212,38 +253,38 @@ pub fn parse(args: &[String], cx: &Context) -> Result<Invocation, String> {
     for (id, value) in parsed.opts {
         let v = value.unwrap_or_default();
         match id {
-            "h" => return Ok(Invocation::Help),
-            "e" => return Ok(Invocation::HelpFields),
-            "V" => return Ok(Invocation::Version),
-            "a" => o.all_users = true,
-            "A" => o.accounts.extend(items(&v)),
-            "X" => o.no_steps = true,
-            "b" => brief = true,
-            "l" => long = true,
-            "D" => o.duplicates = true,
-            "L" => all_clusters = true,
-            "M" if v.eq_ignore_ascii_case("all") || v == "-1" => all_clusters = true,
-            "M" => {
+            SaOpt::Help => return Ok(Invocation::Help),
+            SaOpt::HelpFormat => return Ok(Invocation::HelpFields),
+            SaOpt::Version => return Ok(Invocation::Version),
+            SaOpt::AllUsers => o.all_users = true,
+            SaOpt::Accounts => o.accounts.extend(items(&v)),
+            SaOpt::Allocations => o.no_steps = true,
+            SaOpt::Brief => brief = true,
+            SaOpt::Long => long = true,
+            SaOpt::Duplicates => o.duplicates = true,
+            SaOpt::AllClusters => all_clusters = true,
+            SaOpt::Clusters if v.eq_ignore_ascii_case("all") || v == "-1" => all_clusters = true,
+            SaOpt::Clusters => {
                 all_clusters = false;
                 local = true;
                 cluster_list.extend(items(&v));
             }
-            "federation" => (federation, all_clusters) = (true, false),
-            "local" => (local, all_clusters) = (true, false),
-            "delimiter" => o.delimiter = v,
-            "n" => o.no_header = true,
-            "N" => o.nodelist = o.nodelist.take().or(Some(v)),
-            "name" => o.names.extend(items(&v)),
-            "p" => o.mode = OutputMode::Parsable,
-            "P" => o.mode = OutputMode::Parsable2,
-            "r" => o.partitions.extend(items(&v)),
-            "o" => formats.push(v),
-            "j" => o.jobs.get_or_insert_with(Vec::new).extend(job_list(&v)?),
-            "S" => o.start = Some(time(&v)?),
-            "E" => o.end = Some(time(&v)?),
-            "s" => o.states.extend(state_list(&v)?),
-            "u" if v == "-1" => o.all_users = true,
-            "u" => {
+            SaOpt::Federation => (federation, all_clusters) = (true, false),
+            SaOpt::Local => (local, all_clusters) = (true, false),
+            SaOpt::Delimiter => o.delimiter = v,
+            SaOpt::NoHeader => o.no_header = true,
+            SaOpt::NodeList => o.nodelist = o.nodelist.take().or(Some(v)),
+            SaOpt::Name => o.names.extend(items(&v)),
+            SaOpt::Parsable => o.mode = OutputMode::Parsable,
+            SaOpt::Parsable2 => o.mode = OutputMode::Parsable2,
+            SaOpt::Partition => o.partitions.extend(items(&v)),
+            SaOpt::Format => formats.push(v),
+            SaOpt::Jobs => o.jobs.get_or_insert_with(Vec::new).extend(job_list(&v)?),
+            SaOpt::StartTime => o.start = Some(time(&v)?),
+            SaOpt::EndTime => o.end = Some(time(&v)?),
+            SaOpt::State => o.states.extend(state_list(&v)?),
+            SaOpt::User if v == "-1" => o.all_users = true,
+            SaOpt::User => {
                 o.all_users = false;
                 let uids = o.users.get_or_insert_with(Vec::new);
                 for u in items(&v) {
@@ -252,8 +293,8 @@ pub fn parse(args: &[String], cx: &Context) -> Result<Invocation, String> {
                     );
                 }
             }
-            "json" => o.json = true,
-            _ => {}
+            SaOpt::Json => o.json = true,
+            SaOpt::Verbose => {}
         }
     }
     if long && !formats.is_empty() {

@@ -163,3 +163,23 @@ fn bad_input_gets_slurms_errors() {
             .starts_with("sacct: unrecognized option '--bogus'")
     );
 }
+
+#[test]
+fn help_prefixes_keep_their_meanings() {
+    for word in ["--h", "--he", "--hel", "--help-", "--helpf"] {
+        assert_eq!(
+            parse_with(&[word], &|_| None),
+            Ok(Invocation::HelpFields),
+            "{word}"
+        );
+    }
+    assert_eq!(parse_with(&["--help"], &|_| None), Ok(Invocation::Help));
+    assert_eq!(
+        parse_with(&["--fo=a", "--he"], &|_| None),
+        Ok(Invocation::HelpFields)
+    );
+    assert_eq!(
+        parse_with(&["--f"], &|_| None),
+        Err("sacct: option '--f' is ambiguous\nTry \"sacct --help\" for more information".into())
+    );
+}

@@ -24,7 +24,7 @@ use sluice_wire::proto::{JobQuery, ListClustersRequest, ListFederationsRequest};
 use tonic::Status;
 
 use crate::cmdutil;
-use crate::sacctmgr::error::status_text;
+use crate::rpc_error::{Asker, database_problem, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 use crate::timefmt::Zone;
 use args::{ClusterSel, Context, Invocation, SacctOpts};
@@ -108,10 +108,6 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     })
 }
 
-fn db_problem(reason: &str) -> String {
-    format!("sacct: error: Problem talking to the database: {reason}")
-}
-
 /// The clusters to search (empty = all) and, in a federation view, the local cluster.
 async fn clusters(
     conf: &SlurmConf,
@@ -128,7 +124,7 @@ async fn clusters(
             };
             let members = federation_members(conf, &name)
                 .await
-                .map_err(|st| db_problem(&status_text(&st)))?;
+                .map_err(|st| database_problem("sacct", &status_text(&st, Asker::Accounting)))?;
             match members {
                 Some(m) => Ok((m, Some(name))),
                 None => Ok((vec![name], None)),
@@ -187,7 +183,7 @@ async fn stream(
                 _ => String::new(),
             };
             let _ = writeln!(err, "sacct: error: {e}");
-            let _ = writeln!(err, "{}", db_problem(&reason));
+            let _ = writeln!(err, "{}", database_problem("sacct", &reason));
             return 1;
         }
         Err(e) => {
@@ -198,7 +194,11 @@ async fn stream(
     let mut rows = match client.list_jobs(q).await {
         Ok(r) => r.into_inner(),
         Err(st) => {
-            let _ = writeln!(err, "{}", db_problem(&status_text(&st)));
+            let _ = writeln!(
+                err,
+                "{}",
+                database_problem("sacct", &status_text(&st, Asker::Accounting))
+            );
             return 1;
         }
     };
@@ -225,7 +225,11 @@ async fn stream(
             }
             Ok(None) => break,
             Err(st) => {
-                let _ = writeln!(err, "{}", db_problem(&status_text(&st)));
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    database_problem("sacct", &status_text(&st, Asker::Accounting))
+                );
                 return 1;
             }
         }

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use sluice_wire::proto::{self, ListAssociationsRequest};
 
 use super::Verb;
-use super::args::{Parts, Word, is_keyword, split_list};
+use super::args::{Parts, Word, split_list};
 use super::error::SacctmgrError;
 use super::fields::{Field, parse_format};
 use super::session::{Done, Outcome, Session};
+use crate::words::is_keyword;
 
 /// Slurm's default `show association` format.
 pub const DEFAULT_FORMAT: &str = "Cluster,Account,User,Part,Share,Priority,GrpJ,GrpTRES,GrpS,\

@@ -6,12 +6,13 @@ use sluice_wire::proto::{
 };
 
 use super::Verb;
-use super::args::{ModeList, Op, Parts, Word, is_keyword, split_list};
+use super::args::{ModeList, Op, Parts, Word, split_list};
 use super::error::SacctmgrError;
 use super::federation::indented;
 use super::fields::{Field, parse_format};
 use super::session::{Change, Done, Outcome, Session};
 use super::verify;
+use crate::words::is_keyword;
 
 /// Slurm's default `show cluster` columns, the limit columns (unless `WOLimits`) and the
 /// federation columns (with `WithFed`).

@@ -1,6 +1,7 @@
 //! sacctmgr's errors. Each one displays as the exact text Slurm's sacctmgr prints on stderr
 //! (without the final newline); every one makes the command exit 1.
 
+use crate::rpc_error::database_problem;
 use crate::slurm_conf::CliError;
 
 /// Why a sacctmgr command failed.
@@ -119,29 +120,10 @@ pub enum SacctmgrError {
 fn setup_text(e: &CliError) -> String {
     match e {
         CliError::Connect { reason, .. } => {
-            format!("{e}\nsacctmgr: error: Problem talking to the database: {reason}")
+            format!("{e}\n{}", database_problem("sacctmgr", reason))
         }
         other => other.to_string(),
     }
-}
-
-/// The dbd's reason for a refused request, with Slurm's text for the usual codes.
-pub fn status_text(status: &tonic::Status) -> String {
-    let msg = status.message().trim();
-    if !msg.is_empty() {
-        return msg.to_string();
-    }
-    match status.code() {
-        tonic::Code::PermissionDenied => "Access/permission denied".to_string(),
-        tonic::Code::Unauthenticated => sluice_wire::auth::AUTH_ERROR.to_string(),
-        tonic::Code::Unavailable => "Connection refused".to_string(),
-        other => other.description().to_string(),
-    }
-}
-
-/// Whether a status means the dbd could not be reached at all.
-pub fn is_unreachable(status: &tonic::Status) -> bool {
-    status.code() == tonic::Code::Unavailable
 }
 
 #[cfg(test)]
@@ -174,14 +156,5 @@ mod tests {
             .to_string(),
             " You didn't specify any clusters to add"
         );
-    }
-
-    #[test]
-    fn empty_status_messages_get_slurm_text() {
-        assert_eq!(
-            status_text(&tonic::Status::permission_denied("")),
-            "Access/permission denied"
-        );
-        assert_eq!(status_text(&tonic::Status::invalid_argument("x y")), "x y");
     }
 }

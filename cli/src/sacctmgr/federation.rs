@@ -6,11 +6,12 @@ use sluice_wire::proto::{
 };
 
 use super::Verb;
-use super::args::{ModeList, Op, Parts, Word, is_edit, is_keyword, split_list};
+use super::args::{ModeList, Op, Parts, Word, is_edit, split_list};
 use super::error::SacctmgrError;
 use super::fields::{Chosen, Field, parse_format};
 use super::session::{Change, Done, Outcome, Session};
 use super::verify;
+use crate::words::is_keyword;
 
 /// Slurm's default `show federation` format.
 pub const DEFAULT_FORMAT: &str = "Federation,Cluster,ID%2,Features,FedState";

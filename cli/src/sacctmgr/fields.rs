@@ -150,7 +150,7 @@ pub fn parse_field(word: &str) -> Result<Chosen, SacctmgrError> {
     let key = name.trim();
     let spec = FIELDS
         .iter()
-        .find(|s| super::args::is_keyword(key, s.0, s.1))
+        .find(|s| crate::words::is_keyword(key, s.0, s.1))
         .ok_or_else(|| SacctmgrError::UnknownField(key.to_string()))?;
     Ok(Chosen {
         field: spec.2,

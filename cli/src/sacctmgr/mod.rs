@@ -4,7 +4,7 @@
 //! * [`args`]: options, words, keyword prefixes; [`fields`]: `format=` fields.
 //! * [`cluster`], [`federation`], [`account`], [`user`]: parse an entity's words, call the dbd,
 //!   render Slurm's messages and tables; [`assoc`]: `show association`.
-//! * [`session`]: output streams, the dbd connection and the commit flow; [`prompt`]: stdin.
+//! * [`session`]: output streams, the dbd connection and the commit flow; [`crate::prompt`]: stdin.
 
 pub mod account;
 pub mod args;
@@ -13,7 +13,6 @@ pub mod cluster;
 pub mod error;
 pub mod federation;
 pub mod fields;
-pub mod prompt;
 pub mod session;
 pub mod user;
 pub mod verify;
@@ -23,9 +22,10 @@ mod render_tests;
 
 use std::io::Write;
 
-use args::{Invocation, is_keyword, parse_invocation, split_line};
+use crate::prompt::{Input, Read};
+use crate::words::{is_keyword, split_line};
+use args::{Invocation, parse_invocation};
 use error::SacctmgrError;
-use prompt::{Input, Read};
 use session::{Done, Outcome, Session};
 
 /// The verbs sacctmgr knows.

@@ -14,9 +14,10 @@ use crate::output::Printer;
 use crate::slurm_conf::SlurmConf;
 
 use super::args::Options;
-use super::error::{SacctmgrError, status_text};
+use super::error::SacctmgrError;
 use super::fields::{Chosen, columns};
-use super::prompt::{ANSWER_TIMEOUT, Input, Read, is_yes};
+use crate::prompt::{ANSWER_TIMEOUT, Input, Read, is_yes};
+use crate::rpc_error::{Asker, status_text};
 
 /// How a command ended when it did not fail with an error: Slurm exits 1 after some
 /// outcomes it reports on stdout (" Nothing deleted", " This cluster c1 already exists").
@@ -162,7 +163,7 @@ impl<'io> Session<'io> {
             .await
             .map_err(|s| SacctmgrError::Request {
                 action,
-                message: status_text(&s),
+                message: status_text(&s, Asker::Accounting),
             })
     }
 
@@ -182,7 +183,7 @@ impl<'io> Session<'io> {
             .await
             .map_err(|s| SacctmgrError::Request {
                 action,
-                message: status_text(&s),
+                message: status_text(&s, Asker::Accounting),
             })?;
         Ok(Done::Ok)
     }
@@ -223,5 +224,5 @@ impl<'io> Session<'io> {
 }
 
 fn query_error(status: tonic::Status) -> SacctmgrError {
-    SacctmgrError::Query(status_text(&status))
+    SacctmgrError::Query(status_text(&status, Asker::Accounting))
 }

@@ -3,12 +3,13 @@
 use sluice_wire::proto::{self, AddUsersRequest, DeleteUsersRequest, ModifyUsersRequest};
 
 use super::Verb;
-use super::args::{Parts, Word, is_keyword, split_list};
+use super::args::{Parts, Word, split_list};
 use super::error::SacctmgrError;
 use super::federation::indented;
 use super::fields::{Field, parse_format};
 use super::session::{Change, Done, Outcome, Session};
 use super::verify;
+use crate::words::is_keyword;
 
 /// Slurm's default `show user` format.
 pub const DEFAULT_FORMAT: &str = "U,DefaultA,Ad";

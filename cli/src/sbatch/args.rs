@@ -1,7 +1,7 @@
 //! sbatch's options: the shared job options plus `--wrap`, `--parsable`, `--test-only`, and
 //! the input environment variables (`SBATCH_*`) that stand for options.
 
-use crate::jobspec::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
+use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
 use crate::jobspec::{BATCH_ONLY, COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table};
 
 /// An sbatch option.

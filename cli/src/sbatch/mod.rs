@@ -3,13 +3,11 @@
 //! * [`args`]: the option table, the `SBATCH_*` environment variables, the command line.
 //! * [`script`]: `--wrap`, the script checks, `#SBATCH` directives.
 //! * [`submit`]: the request to the controller, retries and the printed result.
-//! * [`clusters`]: `-M a,b`: the cluster that would start the job soonest.
 //!
 //! Options are applied as Slurm applies them: directives first, then the environment, then the
 //! command line, so the command line wins.
 
 pub mod args;
-pub mod clusters;
 pub mod script;
 pub mod submit;
 
@@ -18,7 +16,8 @@ use std::path::Path;
 
 use sluice_wire::proto::SubmitJobRequest;
 
-use crate::jobspec::getopt::{self, GetoptError, Mode};
+use crate::getopt::{self, Ambiguity, GetoptError, Mode};
+use crate::jobspec::clusters::NoCluster;
 use crate::jobspec::{self, OptError, Submitter};
 use crate::slurm_conf::{CliError, SlurmConf};
 use args::{CommandLine, SbOpt, SbatchOpts};
@@ -73,8 +72,8 @@ pub enum SbatchError {
     #[error("allocation failure: {0}")]
     TestOnly(String),
     /// `-M` named clusters that cannot be reached (one `sbatch: error:` line each).
-    #[error("{}", .0.join("\n"))]
-    Clusters(Vec<String>),
+    #[error("{0}")]
+    Clusters(#[from] NoCluster),
 }
 
 impl SbatchError {
@@ -82,15 +81,12 @@ impl SbatchError {
     pub fn print(&self, err: &mut dyn Write) {
         match self {
             Self::Getopt(e) => {
-                let _ = writeln!(
-                    err,
-                    "sbatch: {e}\nTry \"sbatch --help\" for more information"
-                );
+                let _ = writeln!(err, "{}", e.usage_text("sbatch", Ambiguity::Listed));
             }
             Self::UnmatchedQuote { .. } => {
                 let _ = writeln!(err, "sbatch: fatal: {self}");
             }
-            Self::Clusters(lines) => {
+            Self::Clusters(NoCluster(lines)) => {
                 for line in lines {
                     jobspec::print_error(err, "sbatch", line);
                 }

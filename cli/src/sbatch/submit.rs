@@ -6,18 +6,16 @@ use std::time::Duration;
 
 use chrono::{Local, TimeZone};
 use sluice_wire::proto::SubmitJobReply;
-use tonic::{Code, Status};
+use tonic::Status;
 
 use super::{SbatchError, Submission};
 use crate::jobspec;
+use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 
 /// How many times sbatch retries while the controller is temporarily unable to take jobs
 /// (Slurm's `MAX_RETRIES`); it sleeps 1, 2, 3... seconds in between.
 pub const MAX_RETRIES: u64 = 15;
-
-/// Slurm's text when the controller cannot be reached.
-pub const CONNECT_FAILURE: &str = "Unable to contact slurm controller (connect failure)";
 
 /// Submits, retrying while the controller is busy; prints the outcome; returns the exit code.
 pub async fn submit(
@@ -30,9 +28,9 @@ pub async fn submit(
         e.print(err);
         1
     };
-    let target = match super::clusters::pick(conf, &s.request).await {
+    let target = match jobspec::clusters::pick(conf, &s.request).await {
         Ok(t) => t,
-        Err(e) => return fail(e, err),
+        Err(e) => return fail(e.into(), err),
     };
     let connected = match &target {
         Some(m) => crate::multicluster::connect(conf, m).await,
@@ -61,7 +59,7 @@ pub async fn submit(
                 retries += 1;
                 tokio::time::sleep(Duration::from_secs(retries)).await;
             }
-            Err(status) => return fail(failure(s, status_text(&status)), err),
+            Err(status) => return fail(failure(s, status_text(&status, Asker::Jobs)), err),
         }
     }
 }
@@ -79,22 +77,6 @@ fn is_busy(status: &Status) -> bool {
     status
         .message()
         .contains("Resource temporarily unavailable")
-}
-
-/// Slurm's text for a failed call: the controller's message, or the connect failure.
-pub fn status_text(status: &Status) -> String {
-    let msg = status.message();
-    let transport = status.code() == Code::Unavailable
-        && (msg.is_empty()
-            || std::error::Error::source(status).is_some()
-            || msg.contains("connect")
-            || msg.contains("transport")
-            || msg.contains("broken pipe"));
-    if transport || msg.is_empty() {
-        CONNECT_FAILURE.to_string()
-    } else {
-        msg.to_string()
-    }
 }
 
 /// Prints the accepted submission as Slurm does.
@@ -193,19 +175,10 @@ mod tests {
     }
 
     #[test]
-    fn status_texts() {
-        assert_eq!(
-            status_text(&Status::invalid_argument(
-                "Invalid partition name specified"
-            )),
-            "Invalid partition name specified"
-        );
-        assert_eq!(
-            status_text(&Status::unavailable("tcp connect error")),
-            CONNECT_FAILURE
-        );
+    fn a_controller_out_of_resources_is_busy() {
         assert!(is_busy(&Status::unavailable(
             "Resource temporarily unavailable"
         )));
+        assert!(!is_busy(&Status::unavailable("tcp connect error")));
     }
 }

@@ -5,7 +5,7 @@ use sluice_vocab::JobState;
 use sluice_wire::proto::CancelRequest;
 
 use super::ScancelError;
-use crate::jobspec::getopt::{self, HasArg, Mode, OptSpec};
+use crate::getopt::{self, HasArg, Mode, OptSpec};
 use crate::jobspec::signals;
 
 /// Largest `N_[a-b]` expansion accepted (Slurm's largest `MaxArraySize`).

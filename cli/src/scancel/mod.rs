@@ -12,10 +12,10 @@ use std::io::Write;
 
 use sluice_wire::proto::{CancelReply, CancelRequest};
 
-use crate::jobspec::getopt::GetoptError;
+use crate::getopt::{Ambiguity, GetoptError};
 use crate::jobspec::{self, signals};
 use crate::multicluster::{self, Member, Selection};
-use crate::sbatch::submit::{CONNECT_FAILURE, status_text};
+use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 use args::Command;
 
@@ -50,10 +50,7 @@ impl ScancelError {
     pub fn print(&self, err: &mut dyn Write) {
         match self {
             Self::Getopt(e) => {
-                let _ = writeln!(
-                    err,
-                    "scancel: {e}\nTry \"scancel --help\" for more information"
-                );
+                let _ = writeln!(err, "{}", e.usage_text("scancel", Ambiguity::Listed));
             }
             _ => jobspec::print_error(err, "scancel", &self.to_string()),
         }
@@ -162,7 +159,7 @@ async fn cancel(
         .cancel(request)
         .await
         .map(tonic::Response::into_inner)
-        .map_err(|s| ScancelError::Rpc(status_text(&s)))
+        .map_err(|s| ScancelError::Rpc(status_text(&s, Asker::Jobs)))
 }
 
 /// Prints the per-job errors (and, with `-v`, what was done); exit code 1 on any error.

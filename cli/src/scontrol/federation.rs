@@ -6,7 +6,7 @@
 
 use sluice_wire::proto::{FedClusterRequest, FedMember, FederationView};
 
-use crate::cmdutil;
+use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 
 /// The label column's width.
@@ -65,8 +65,7 @@ pub async fn fetch(conf: &SlurmConf) -> Result<FederationView, String> {
     };
     let mut client = conf.connect_fed_arbiter().await.map_err(|e| match e {
         CliError::Connect { .. } => {
-            "slurm_load_federation error: Unable to contact slurm controller (connect failure)"
-                .to_string()
+            format!("slurm_load_federation error: {CONNECT_FAILURE}")
         }
         other => format!("scontrol: error: {other}"),
     })?;
@@ -74,7 +73,12 @@ pub async fn fetch(conf: &SlurmConf) -> Result<FederationView, String> {
         .get_federation_view(FedClusterRequest { cluster })
         .await
         .map(tonic::Response::into_inner)
-        .map_err(|s| format!("slurm_load_federation error: {}", cmdutil::status_text(&s)))
+        .map_err(|s| {
+            format!(
+                "slurm_load_federation error: {}",
+                status_text(&s, Asker::Views)
+            )
+        })
 }
 
 #[cfg(test)]

@@ -21,35 +21,49 @@ use sluice_wire::proto::{
     ListPartitionsRequest, ReconfigureRequest,
 };
 
-use crate::cmdutil::{self, ArgKind, OptSpec, getopt};
-use crate::sacctmgr::args::{is_keyword, split_line};
-use crate::sacctmgr::prompt::{Input, Read};
+use crate::cmdutil;
+use crate::getopt::{self, Ambiguity, HasArg, Mode, OptSpec};
+use crate::prompt::{Input, Read};
+use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 use crate::timefmt::Zone;
+use crate::words::{is_keyword, split_line};
 use update::Update;
 
 const USAGE: &str = "Usage: scontrol [<OPTION>] [<COMMAND>]\n\
     Valid <COMMAND> values are: show job|node|partition|config|hostnames, update, hold, uhold,\n\
     release, requeue, requeuehold, suspend, resume, reconfigure, quit\n";
 
-const fn spec(short: Option<char>, long: &'static str, id: &'static str) -> OptSpec {
+/// An scontrol option (all are flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScOpt {
+    All,
+    Details,
+    Help,
+    OneLiner,
+    Quiet,
+    Verbose,
+    Version,
+}
+
+const fn spec(short: Option<char>, long: &'static str, id: ScOpt) -> OptSpec<ScOpt> {
     OptSpec {
-        short,
         long,
-        arg: ArgKind::None,
+        short,
+        arg: HasArg::No,
         id,
     }
 }
 
-const SPECS: &[OptSpec] = &[
-    spec(Some('a'), "all", "a"),
-    spec(Some('d'), "details", "d"),
-    spec(Some('h'), "help", "help"),
-    spec(None, "usage", "help"),
-    spec(Some('o'), "oneliner", "o"),
-    spec(Some('Q'), "quiet", "Q"),
-    spec(Some('v'), "verbose", "v"),
-    spec(Some('V'), "version", "V"),
+const SPECS: &[OptSpec<ScOpt>] = &[
+    spec(Some('a'), "all", ScOpt::All),
+    spec(Some('d'), "details", ScOpt::Details),
+    spec(Some('h'), "help", ScOpt::Help),
+    spec(None, "usage", ScOpt::Help),
+    spec(Some('o'), "oneliner", ScOpt::OneLiner),
+    spec(Some('Q'), "quiet", ScOpt::Quiet),
+    spec(Some('v'), "verbose", ScOpt::Verbose),
+    spec(Some('V'), "version", ScOpt::Version),
 ];
 
 /// One scontrol session: its options, output streams and (once needed) controller client.
@@ -75,16 +89,14 @@ impl Session<'_> {
         if self.client.is_none() {
             let conf = SlurmConf::from_env().map_err(|e| format!("scontrol: error: {e}"))?;
             let c = conf.connect_ctld().await.map_err(|e| match e {
-                CliError::Connect { .. } => {
-                    "Unable to contact slurm controller (connect failure)".to_string()
-                }
+                CliError::Connect { .. } => CONNECT_FAILURE.to_string(),
                 other => format!("scontrol: error: {other}"),
             })?;
             self.client = Some(c);
         }
         self.client
             .as_mut()
-            .ok_or_else(|| "Unable to contact slurm controller (connect failure)".to_string())
+            .ok_or_else(|| CONNECT_FAILURE.to_string())
     }
 
     /// The controller's administration service (`reconfigure`, `update SuspendExc*`).
@@ -92,16 +104,14 @@ impl Session<'_> {
         if self.admin.is_none() {
             let conf = SlurmConf::from_env().map_err(|e| format!("scontrol: error: {e}"))?;
             let c = conf.connect_ctld_admin().await.map_err(|e| match e {
-                CliError::Connect { .. } => {
-                    "Unable to contact slurm controller (connect failure)".to_string()
-                }
+                CliError::Connect { .. } => CONNECT_FAILURE.to_string(),
                 other => format!("scontrol: error: {other}"),
             })?;
             self.admin = Some(c);
         }
         self.admin
             .as_mut()
-            .ok_or_else(|| "Unable to contact slurm controller (connect failure)".to_string())
+            .ok_or_else(|| CONNECT_FAILURE.to_string())
     }
 }
 
@@ -119,7 +129,9 @@ pub fn main() -> i32 {
 
 /// Runs scontrol with `args` (commands from `input` when none is given); returns the exit code.
 pub fn run(args: &[String], mut input: Input, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let parsed = match getopt("scontrol", args, SPECS) {
+    let parsed = match getopt::parse(SPECS, args, Mode::Permute)
+        .map_err(|e| e.usage_text("scontrol", Ambiguity::Bare))
+    {
         Ok(p) => p,
         Err(e) => {
             let _ = writeln!(err, "{e}");
@@ -137,25 +149,25 @@ pub fn run(args: &[String], mut input: Input, out: &mut dyn Write, err: &mut dyn
     };
     for (id, _) in &parsed.opts {
         match *id {
-            "help" => {
+            ScOpt::Help => {
                 let _ = s.out.write_all(USAGE.as_bytes());
                 return 0;
             }
-            "V" => {
+            ScOpt::Version => {
                 let _ = writeln!(s.out, "sluice {}", env!("CARGO_PKG_VERSION"));
                 return 0;
             }
-            "o" => s.one_liner = true,
-            "Q" => s.quiet = true,
-            _ => {}
+            ScOpt::OneLiner => s.one_liner = true,
+            ScOpt::Quiet => s.quiet = true,
+            ScOpt::All | ScOpt::Details | ScOpt::Verbose => {}
         }
     }
     let Some(rt) = cmdutil::runtime("scontrol", s.err) else {
         return 1;
     };
     rt.block_on(async {
-        if !parsed.positional.is_empty() {
-            return execute(&mut s, &parsed.positional).await.unwrap_or(0);
+        if !parsed.operands.is_empty() {
+            return execute(&mut s, &parsed.operands).await.unwrap_or(0);
         }
         let mut code = 0;
         loop {
@@ -271,7 +283,7 @@ async fn show_cmd(s: &mut Session<'_>, words: &[String]) -> i32 {
         match client.list_jobs(req).await {
             Err(st) => Err(format!(
                 "slurm_load_jobs error: {}",
-                cmdutil::status_text(&st)
+                status_text(&st, Asker::Views)
             )),
             Ok(r) => {
                 let mut jobs = r.into_inner().jobs;
@@ -288,7 +300,7 @@ async fn show_cmd(s: &mut Session<'_>, words: &[String]) -> i32 {
         match client.list_nodes(ListNodesRequest { names }).await {
             Err(st) => Err(format!(
                 "slurm_load_node error: {}",
-                cmdutil::status_text(&st)
+                status_text(&st, Asker::Views)
             )),
             Ok(r) => {
                 let nodes = r.into_inner().nodes;
@@ -307,7 +319,7 @@ async fn show_cmd(s: &mut Session<'_>, words: &[String]) -> i32 {
         {
             Err(st) => Err(format!(
                 "slurm_load_partitions error: {}",
-                cmdutil::status_text(&st)
+                status_text(&st, Asker::Views)
             )),
             Ok(r) => {
                 let parts = r.into_inner().partitions;
@@ -322,7 +334,7 @@ async fn show_cmd(s: &mut Session<'_>, words: &[String]) -> i32 {
         match client.get_config(GetConfigRequest {}).await {
             Err(st) => Err(format!(
                 "slurm_load_ctl_conf error: {}",
-                cmdutil::status_text(&st)
+                status_text(&st, Asker::Views)
             )),
             Ok(r) => Ok(show::config(&r.into_inner(), zone)),
         }
@@ -361,7 +373,7 @@ async fn reconfigure_cmd(s: &mut Session<'_>) -> i32 {
         Ok(_) => 0,
         Err(st) => s.fail(&format!(
             "slurm_reconfigure error: {}",
-            cmdutil::status_text(&st)
+            status_text(&st, Asker::Views)
         )),
     }
 }
@@ -385,7 +397,7 @@ async fn update_cmd(s: &mut Session<'_>, u: Update) -> i32 {
         Ok(errors) => job_errors(s, &errors),
         Err(st) => s.fail(&format!(
             "slurm_update error: {}",
-            cmdutil::status_text(&st)
+            status_text(&st, Asker::Views)
         )),
     }
 }
@@ -405,7 +417,7 @@ async fn action_cmd(s: &mut Session<'_>, action: JobAction, jobs: &[String]) -> 
     match client.control_job(req).await {
         Ok(r) => job_errors(s, &r.into_inner().errors),
         Err(st) => {
-            let text = cmdutil::status_text(&st);
+            let text = status_text(&st, Asker::Views);
             s.fail(&format!("{text} for job {}", jobs.join(",")))
         }
     }

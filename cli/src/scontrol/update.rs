@@ -6,7 +6,7 @@ use sluice_wire::proto::{
     UpdateSuspendExcRequest,
 };
 
-use crate::sacctmgr::args::is_keyword;
+use crate::words::is_keyword;
 
 /// What an `update` line asks.
 #[derive(Debug, Clone, PartialEq)]

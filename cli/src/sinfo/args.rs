@@ -3,7 +3,7 @@
 use sluice_vocab::NodeState;
 use sluice_vocab::hostlist::Hostlist;
 
-use crate::cmdutil::{ArgKind, OptSpec, getopt};
+use crate::getopt::{self, Ambiguity, HasArg, Mode, OptSpec};
 
 /// The partition view.
 pub const DEFAULT_FORMAT: &str = "%#P %.5a %.10l %.6D %.6t %N";
@@ -70,43 +70,68 @@ pub enum Invocation {
     Version,
 }
 
-const fn spec(short: Option<char>, long: &'static str, arg: ArgKind, id: &'static str) -> OptSpec {
+/// An sinfo option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SiOpt {
+    All,
+    Clusters,
+    Federation,
+    Local,
+    Dead,
+    Exact,
+    Format,
+    Help,
+    NoHeader,
+    Long,
+    NodeView,
+    Nodes,
+    Partition,
+    ListReasons,
+    Responding,
+    Summarize,
+    States,
+    Verbose,
+    Version,
+}
+
+const fn spec(short: Option<char>, long: &'static str, arg: HasArg, id: SiOpt) -> OptSpec<SiOpt> {
     OptSpec {
-        short,
         long,
+        short,
         arg,
         id,
     }
 }
 
-const SPECS: &[OptSpec] = &[
-    spec(Some('a'), "all", ArgKind::None, "a"),
-    spec(Some('M'), "clusters", ArgKind::Required, "M"),
-    spec(None, "cluster", ArgKind::Required, "M"),
-    spec(None, "federation", ArgKind::None, "federation"),
-    spec(None, "local", ArgKind::None, "local"),
-    spec(Some('d'), "dead", ArgKind::None, "d"),
-    spec(Some('e'), "exact", ArgKind::None, "e"),
-    spec(Some('o'), "format", ArgKind::Required, "o"),
-    spec(None, "help", ArgKind::None, "help"),
-    spec(None, "usage", ArgKind::None, "help"),
-    spec(Some('h'), "noheader", ArgKind::None, "h"),
-    spec(Some('l'), "long", ArgKind::None, "l"),
-    spec(Some('N'), "Node", ArgKind::None, "N"),
-    spec(Some('n'), "nodes", ArgKind::Required, "n"),
-    spec(Some('p'), "partition", ArgKind::Required, "p"),
-    spec(Some('R'), "list-reasons", ArgKind::None, "R"),
-    spec(Some('r'), "responding", ArgKind::None, "r"),
-    spec(Some('s'), "summarize", ArgKind::None, "s"),
-    spec(Some('t'), "states", ArgKind::Required, "t"),
-    spec(Some('v'), "verbose", ArgKind::None, "v"),
-    spec(Some('V'), "version", ArgKind::None, "V"),
+const SPECS: &[OptSpec<SiOpt>] = &[
+    spec(Some('a'), "all", HasArg::No, SiOpt::All),
+    spec(Some('M'), "clusters", HasArg::Required, SiOpt::Clusters),
+    spec(None, "cluster", HasArg::Required, SiOpt::Clusters),
+    spec(None, "federation", HasArg::No, SiOpt::Federation),
+    spec(None, "local", HasArg::No, SiOpt::Local),
+    spec(Some('d'), "dead", HasArg::No, SiOpt::Dead),
+    spec(Some('e'), "exact", HasArg::No, SiOpt::Exact),
+    spec(Some('o'), "format", HasArg::Required, SiOpt::Format),
+    spec(None, "help", HasArg::No, SiOpt::Help),
+    spec(None, "usage", HasArg::No, SiOpt::Help),
+    spec(Some('h'), "noheader", HasArg::No, SiOpt::NoHeader),
+    spec(Some('l'), "long", HasArg::No, SiOpt::Long),
+    spec(Some('N'), "Node", HasArg::No, SiOpt::NodeView),
+    spec(Some('n'), "nodes", HasArg::Required, SiOpt::Nodes),
+    spec(Some('p'), "partition", HasArg::Required, SiOpt::Partition),
+    spec(Some('R'), "list-reasons", HasArg::No, SiOpt::ListReasons),
+    spec(Some('r'), "responding", HasArg::No, SiOpt::Responding),
+    spec(Some('s'), "summarize", HasArg::No, SiOpt::Summarize),
+    spec(Some('t'), "states", HasArg::Required, SiOpt::States),
+    spec(Some('v'), "verbose", HasArg::No, SiOpt::Verbose),
+    spec(Some('V'), "version", HasArg::No, SiOpt::Version),
 ];
 
 /// Parses sinfo's arguments; `env` reads `SINFO_FORMAT`. The error is the text for stderr.
 pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<Invocation, String> {
-    let parsed = getopt("sinfo", args, SPECS)?;
-    if let Some(word) = parsed.positional.first() {
+    let parsed = getopt::parse(SPECS, args, Mode::Permute)
+        .map_err(|e| e.usage_text("sinfo", Ambiguity::Bare))?;
+    if let Some(word) = parsed.operands.first() {
         return Err(format!(
             "sinfo: error: Unrecognized option: {word}\nUsage: sinfo [OPTIONS]"
         ));
@@ -118,23 +143,23 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<In
     for (id, value) in parsed.opts {
         let v = value.unwrap_or_default();
         match id {
-            "help" => return Ok(Invocation::Help),
-            "V" => return Ok(Invocation::Version),
-            "d" => o.dead = true,
-            "r" => o.responding = true,
-            "o" => format = Some(v),
-            "h" => o.no_header = true,
-            "l" => o.long = true,
-            "N" => o.node_view = true,
-            "R" => o.reasons = true,
-            "s" => summarize = true,
-            "n" => {
+            SiOpt::Help => return Ok(Invocation::Help),
+            SiOpt::Version => return Ok(Invocation::Version),
+            SiOpt::Dead => o.dead = true,
+            SiOpt::Responding => o.responding = true,
+            SiOpt::Format => format = Some(v),
+            SiOpt::NoHeader => o.no_header = true,
+            SiOpt::Long => o.long = true,
+            SiOpt::NodeView => o.node_view = true,
+            SiOpt::ListReasons => o.reasons = true,
+            SiOpt::Summarize => summarize = true,
+            SiOpt::Nodes => {
                 o.nodes =
                     Some(Hostlist::parse(&v).map_err(|_| {
                         format!("sinfo: error: Invalid node name specification: {v}")
                     })?)
             }
-            "p" => {
+            SiOpt::Partition => {
                 o.partitions = Some(
                     v.split(',')
                         .filter(|s| !s.is_empty())
@@ -142,11 +167,11 @@ pub fn parse(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Result<In
                         .collect(),
                 )
             }
-            "t" => o.states = Some(state_list(&v)?),
-            "M" => clusters = Some(v),
-            "federation" => fed = true,
-            "local" => local = true,
-            _ => {}
+            SiOpt::States => o.states = Some(state_list(&v)?),
+            SiOpt::Clusters => clusters = Some(v),
+            SiOpt::Federation => fed = true,
+            SiOpt::Local => local = true,
+            SiOpt::All | SiOpt::Exact | SiOpt::Verbose => {}
         }
     }
     if o.reasons && o.states.is_none() {

@@ -22,6 +22,7 @@ use sluice_wire::proto::{ListNodesRequest, ListPartitionsRequest, NodeInfo, Part
 use crate::cmdutil;
 use crate::multicluster::{self, Selection};
 use crate::output::percent::{self, FieldSpec, pad};
+use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 use crate::timefmt::{self, Zone};
 use args::{Invocation, SinfoOpts, View};
@@ -102,7 +103,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 let fetched = rt.block_on(async {
                     let client = multicluster::connect(&conf, m)
                         .await
-                        .map_err(|_| CONNECT_FAILURE.to_string())?;
+                        .map_err(|_| load_failure())?;
                     fetch_from(client, m.name.clone()).await
                 });
                 code |= show(fetched.map(|c| vec![c]), out, err);
@@ -123,12 +124,14 @@ pub struct ClusterInfo {
     pub parts: Vec<PartitionInfo>,
 }
 
-const CONNECT_FAILURE: &str =
-    "slurm_load_partitions: Unable to contact slurm controller (connect failure)";
+/// The text for a controller that cannot be reached (sinfo's first call names it).
+fn load_failure() -> String {
+    format!("slurm_load_partitions: {CONNECT_FAILURE}")
+}
 
 async fn fetch_local(conf: &SlurmConf) -> Result<Vec<ClusterInfo>, String> {
     let client = conf.connect_ctld().await.map_err(|e| match e {
-        CliError::Connect { .. } => CONNECT_FAILURE.to_string(),
+        CliError::Connect { .. } => load_failure(),
         other => format!("sinfo: error: {other}"),
     })?;
     let name = conf.cluster_name.clone().unwrap_or_default();
@@ -151,7 +154,7 @@ async fn fetch_federation(conf: &SlurmConf) -> Result<Vec<ClusterInfo>, String> 
         }
     }
     if all.is_empty() {
-        return Err(CONNECT_FAILURE.to_string());
+        return Err(load_failure());
     }
     Ok(all)
 }
@@ -163,11 +166,11 @@ async fn fetch_from(
     let parts = client
         .list_partitions(ListPartitionsRequest::default())
         .await
-        .map_err(|s| format!("slurm_load_partitions: {}", cmdutil::status_text(&s)))?;
+        .map_err(|s| format!("slurm_load_partitions: {}", status_text(&s, Asker::Views)))?;
     let nodes = client
         .list_nodes(ListNodesRequest::default())
         .await
-        .map_err(|s| format!("slurm_load_node: {}", cmdutil::status_text(&s)))?;
+        .map_err(|s| format!("slurm_load_node: {}", status_text(&s, Asker::Views)))?;
     Ok(ClusterInfo {
         name,
         nodes: nodes.into_inner().nodes,

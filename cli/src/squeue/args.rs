@@ -4,7 +4,8 @@
 use sluice_vocab::JobState;
 use sluice_vocab::hostlist::Hostlist;
 
-use crate::cmdutil::{ArgKind, OptSpec, getopt, uid_of};
+use crate::cmdutil::uid_of;
+use crate::getopt::{self, Ambiguity, HasArg, Mode, OptSpec};
 
 /// squeue's default layout.
 pub const DEFAULT_FORMAT: &str = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
@@ -90,41 +91,69 @@ pub enum Invocation {
     Version,
 }
 
-const SPECS: &[OptSpec] = &[
-    spec(Some('A'), "accounts", ArgKind::Required, "A"),
-    spec(Some('M'), "clusters", ArgKind::Required, "M"),
-    spec(None, "cluster", ArgKind::Required, "M"),
-    spec(None, "federation", ArgKind::None, "federation"),
-    spec(None, "sibling", ArgKind::None, "sibling"),
-    spec(Some('a'), "all", ArgKind::None, "a"),
-    spec(Some('r'), "array", ArgKind::None, "r"),
-    spec(Some('O'), "Format", ArgKind::Required, "O"),
-    spec(Some('o'), "format", ArgKind::Required, "o"),
-    spec(None, "help", ArgKind::None, "help"),
-    spec(None, "usage", ArgKind::None, "help"),
-    spec(Some('h'), "noheader", ArgKind::None, "h"),
-    spec(Some('j'), "jobs", ArgKind::Optional, "j"),
-    spec(None, "json", ArgKind::Optional, "json"),
-    spec(Some('l'), "long", ArgKind::None, "l"),
-    spec(None, "local", ArgKind::None, "local"),
-    spec(None, "me", ArgKind::None, "me"),
-    spec(Some('n'), "name", ArgKind::Required, "n"),
-    spec(Some('w'), "nodelist", ArgKind::Required, "w"),
-    spec(None, "nodes", ArgKind::Required, "w"),
-    spec(Some('p'), "partition", ArgKind::Required, "p"),
-    spec(None, "partitions", ArgKind::Required, "p"),
-    spec(Some('S'), "sort", ArgKind::Required, "S"),
-    spec(Some('t'), "states", ArgKind::Required, "t"),
-    spec(Some('u'), "user", ArgKind::Required, "u"),
-    spec(None, "users", ArgKind::Required, "u"),
-    spec(Some('v'), "verbose", ArgKind::None, "v"),
-    spec(Some('V'), "version", ArgKind::None, "V"),
+/// An squeue option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SqOpt {
+    Accounts,
+    Clusters,
+    Federation,
+    Sibling,
+    All,
+    Array,
+    FormatLong,
+    Format,
+    Help,
+    NoHeader,
+    Jobs,
+    Json,
+    Long,
+    Local,
+    Me,
+    Name,
+    NodeList,
+    Partition,
+    Sort,
+    States,
+    User,
+    Verbose,
+    Version,
+}
+
+const SPECS: &[OptSpec<SqOpt>] = &[
+    spec(Some('A'), "accounts", HasArg::Required, SqOpt::Accounts),
+    spec(Some('M'), "clusters", HasArg::Required, SqOpt::Clusters),
+    spec(None, "cluster", HasArg::Required, SqOpt::Clusters),
+    spec(None, "federation", HasArg::No, SqOpt::Federation),
+    spec(None, "sibling", HasArg::No, SqOpt::Sibling),
+    spec(Some('a'), "all", HasArg::No, SqOpt::All),
+    spec(Some('r'), "array", HasArg::No, SqOpt::Array),
+    spec(Some('O'), "Format", HasArg::Required, SqOpt::FormatLong),
+    spec(Some('o'), "format", HasArg::Required, SqOpt::Format),
+    spec(None, "help", HasArg::No, SqOpt::Help),
+    spec(None, "usage", HasArg::No, SqOpt::Help),
+    spec(Some('h'), "noheader", HasArg::No, SqOpt::NoHeader),
+    spec(Some('j'), "jobs", HasArg::Optional, SqOpt::Jobs),
+    spec(None, "json", HasArg::Optional, SqOpt::Json),
+    spec(Some('l'), "long", HasArg::No, SqOpt::Long),
+    spec(None, "local", HasArg::No, SqOpt::Local),
+    spec(None, "me", HasArg::No, SqOpt::Me),
+    spec(Some('n'), "name", HasArg::Required, SqOpt::Name),
+    spec(Some('w'), "nodelist", HasArg::Required, SqOpt::NodeList),
+    spec(None, "nodes", HasArg::Required, SqOpt::NodeList),
+    spec(Some('p'), "partition", HasArg::Required, SqOpt::Partition),
+    spec(None, "partitions", HasArg::Required, SqOpt::Partition),
+    spec(Some('S'), "sort", HasArg::Required, SqOpt::Sort),
+    spec(Some('t'), "states", HasArg::Required, SqOpt::States),
+    spec(Some('u'), "user", HasArg::Required, SqOpt::User),
+    spec(None, "users", HasArg::Required, SqOpt::User),
+    spec(Some('v'), "verbose", HasArg::No, SqOpt::Verbose),
+    spec(Some('V'), "version", HasArg::No, SqOpt::Version),
 ];
 
-const fn spec(short: Option<char>, long: &'static str, arg: ArgKind, id: &'static str) -> OptSpec {
+const fn spec(short: Option<char>, long: &'static str, arg: HasArg, id: SqOpt) -> OptSpec<SqOpt> {
     OptSpec {
-        short,
         long,
+        short,
         arg,
         id,
     }
@@ -137,7 +166,8 @@ pub fn parse(
     env: &dyn Fn(&str) -> Option<String>,
     me: u32,
 ) -> Result<Invocation, String> {
-    let parsed = getopt("squeue", args, SPECS)?;
+    let parsed = getopt::parse(SPECS, args, Mode::Permute)
+        .map_err(|e| e.usage_text("squeue", Ambiguity::Bare))?;
     let mut o = SqueueOpts {
         jobs: None,
         users: None,
@@ -160,51 +190,51 @@ pub fn parse(
     for (id, value) in parsed.opts {
         let v = value.unwrap_or_default();
         match id {
-            "help" => return Ok(Invocation::Help),
-            "V" => return Ok(Invocation::Version),
-            "A" => o.accounts = Some(list(&v)),
-            "j" => {
+            SqOpt::Help => return Ok(Invocation::Help),
+            SqOpt::Version => return Ok(Invocation::Version),
+            SqOpt::Accounts => o.accounts = Some(list(&v)),
+            SqOpt::Jobs => {
                 job_flag = true;
                 if !v.is_empty() {
                     o.jobs = Some(job_list(&v)?);
                 }
             }
-            "n" => o.names = Some(list(&v)),
-            "p" => o.partitions = Some(list(&v)),
-            "t" => o.states = Some(state_list(&v)?),
-            "u" => o.users = Some(user_list(&v, &mut o.warnings)),
-            "me" => o.users = Some(vec![me]),
-            "w" => {
+            SqOpt::Name => o.names = Some(list(&v)),
+            SqOpt::Partition => o.partitions = Some(list(&v)),
+            SqOpt::States => o.states = Some(state_list(&v)?),
+            SqOpt::User => o.users = Some(user_list(&v, &mut o.warnings)),
+            SqOpt::Me => o.users = Some(vec![me]),
+            SqOpt::NodeList => {
                 o.nodes =
                     Some(Hostlist::parse(&v).map_err(|_| {
                         format!("squeue: error: '{v}' invalid entry for --nodelist")
                     })?)
             }
-            "o" if format_long.is_some() => {
+            SqOpt::Format if format_long.is_some() => {
                 return Err(
                     "squeue: error: -o (--format) is incompatible with -O (--Format)".into(),
                 );
             }
-            "O" if format.is_some() => {
+            SqOpt::FormatLong if format.is_some() => {
                 return Err(
                     "squeue: error: -O (--Format) is incompatible with -o (--format)".into(),
                 );
             }
-            "o" => format = Some(v),
-            "O" => format_long = Some(v),
-            "S" => o.sort = v,
-            "h" => o.no_header = true,
-            "l" => o.long = true,
-            "r" => o.array = true,
-            "json" => json = true,
-            "local" => local = true,
-            "federation" => fed = true,
-            "sibling" => sibling = true,
-            "M" => clusters = Some(v),
-            _ => {}
+            SqOpt::Format => format = Some(v),
+            SqOpt::FormatLong => format_long = Some(v),
+            SqOpt::Sort => o.sort = v,
+            SqOpt::NoHeader => o.no_header = true,
+            SqOpt::Long => o.long = true,
+            SqOpt::Array => o.array = true,
+            SqOpt::Json => json = true,
+            SqOpt::Local => local = true,
+            SqOpt::Federation => fed = true,
+            SqOpt::Sibling => sibling = true,
+            SqOpt::Clusters => clusters = Some(v),
+            SqOpt::All | SqOpt::Verbose => {}
         }
     }
-    let mut rest = parsed.positional.into_iter();
+    let mut rest = parsed.operands.into_iter();
     if let Some(word) = rest.next() {
         if job_flag && o.jobs.is_none() {
             o.jobs = Some(job_list(&word)?);

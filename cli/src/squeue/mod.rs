@@ -23,6 +23,7 @@ use sluice_wire::proto::{JobInfo, ListJobsRequest};
 use crate::cmdutil;
 use crate::multicluster::{self, Member, Selection};
 use crate::output::percent::{self, FieldSpec, pad};
+use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 use crate::timefmt::{self, Zone};
 use args::{Invocation, Layout, SqueueOpts, View};
@@ -193,15 +194,13 @@ fn prefixed(e: &multicluster::MultiError) -> String {
 
 async fn fetch_local(conf: &SlurmConf, request: ListJobsRequest) -> Result<Vec<JobInfo>, String> {
     let mut client = conf.connect_ctld().await.map_err(|e| match e {
-        CliError::Connect { .. } => {
-            load_error("Unable to contact slurm controller (connect failure)".into())
-        }
+        CliError::Connect { .. } => load_error(CONNECT_FAILURE.into()),
         other => format!("squeue: error: {other}"),
     })?;
     let reply = client
         .list_jobs(request)
         .await
-        .map_err(|s| load_error(cmdutil::status_text(&s)))?;
+        .map_err(|s| load_error(status_text(&s, Asker::Views)))?;
     Ok(reply.into_inner().jobs)
 }
 
@@ -212,11 +211,11 @@ async fn fetch_member(
 ) -> Result<Vec<JobInfo>, String> {
     let mut client = multicluster::connect(conf, m)
         .await
-        .map_err(|_| load_error("Unable to contact slurm controller (connect failure)".into()))?;
+        .map_err(|_| load_error(CONNECT_FAILURE.into()))?;
     let reply = client
         .list_jobs(request)
         .await
-        .map_err(|s| load_error(cmdutil::status_text(&s)))?;
+        .map_err(|s| load_error(status_text(&s, Asker::Views)))?;
     Ok(reply.into_inner().jobs)
 }
 

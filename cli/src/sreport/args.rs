@@ -2,7 +2,7 @@
 //! and the environment variables that preset them (`SREPORT_TRES`, `SREPORT_CLUSTER`,
 //! `SREPORT_FEDERATION`, `SREPORT_LOCAL`).
 
-use crate::cmdutil::{ArgKind, OptSpec, getopt};
+use crate::getopt::{self, Ambiguity, HasArg, Mode, OptSpec};
 use crate::output::OutputMode;
 
 use super::error::SreportError;
@@ -49,32 +49,53 @@ pub enum Invocation {
     Version,
 }
 
-const fn spec(short: Option<char>, long: &'static str, arg: ArgKind, id: &'static str) -> OptSpec {
+/// An sreport option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SrOpt {
+    AllClusters,
+    Cluster,
+    Federation,
+    Help,
+    Immediate,
+    Local,
+    NoHeader,
+    Parsable,
+    Parsable2,
+    Quiet,
+    Sort,
+    /// `-t`: short only.
+    TimeFormat,
+    Tres,
+    Verbose,
+    Version,
+}
+
+const fn spec(short: Option<char>, long: &'static str, arg: HasArg, id: SrOpt) -> OptSpec<SrOpt> {
     OptSpec {
-        short,
         long,
+        short,
         arg,
         id,
     }
 }
 
-const SPECS: &[OptSpec] = &[
-    spec(Some('a'), "all_clusters", ArgKind::None, "a"),
-    spec(Some('M'), "cluster", ArgKind::Required, "M"),
-    spec(None, "federation", ArgKind::None, "fed"),
-    spec(Some('h'), "help", ArgKind::None, "h"),
-    spec(None, "immediate", ArgKind::None, "i"),
-    spec(None, "local", ArgKind::None, "local"),
-    spec(Some('n'), "noheader", ArgKind::None, "n"),
-    spec(Some('p'), "parsable", ArgKind::None, "p"),
-    spec(Some('P'), "parsable2", ArgKind::None, "P"),
-    spec(Some('Q'), "quiet", ArgKind::None, "Q"),
-    spec(Some('s'), "sort", ArgKind::Required, "s"),
-    spec(Some('t'), "", ArgKind::Required, "t"),
-    spec(Some('T'), "tres", ArgKind::Required, "T"),
-    spec(None, "usage", ArgKind::None, "h"),
-    spec(Some('v'), "verbose", ArgKind::None, "v"),
-    spec(Some('V'), "version", ArgKind::None, "V"),
+const SPECS: &[OptSpec<SrOpt>] = &[
+    spec(Some('a'), "all_clusters", HasArg::No, SrOpt::AllClusters),
+    spec(Some('M'), "cluster", HasArg::Required, SrOpt::Cluster),
+    spec(None, "federation", HasArg::No, SrOpt::Federation),
+    spec(Some('h'), "help", HasArg::No, SrOpt::Help),
+    spec(None, "immediate", HasArg::No, SrOpt::Immediate),
+    spec(None, "local", HasArg::No, SrOpt::Local),
+    spec(Some('n'), "noheader", HasArg::No, SrOpt::NoHeader),
+    spec(Some('p'), "parsable", HasArg::No, SrOpt::Parsable),
+    spec(Some('P'), "parsable2", HasArg::No, SrOpt::Parsable2),
+    spec(Some('Q'), "quiet", HasArg::No, SrOpt::Quiet),
+    spec(Some('s'), "sort", HasArg::Required, SrOpt::Sort),
+    spec(Some('t'), "", HasArg::Required, SrOpt::TimeFormat),
+    spec(Some('T'), "tres", HasArg::Required, SrOpt::Tres),
+    spec(None, "usage", HasArg::No, SrOpt::Help),
+    spec(Some('v'), "verbose", HasArg::No, SrOpt::Verbose),
+    spec(Some('V'), "version", HasArg::No, SrOpt::Version),
 ];
 
 /// Parses the arguments after the program name, with `env` giving environment variables.
@@ -82,7 +103,9 @@ pub fn parse(
     args: &[String],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Invocation, SreportError> {
-    let parsed = getopt("sreport", args, SPECS).map_err(SreportError::Usage)?;
+    let parsed = getopt::parse(SPECS, args, Mode::Permute)
+        .map_err(|e| e.usage_text("sreport", Ambiguity::Bare))
+        .map_err(SreportError::Usage)?;
     let mut o = Options::default();
     let mut tres = env("SREPORT_TRES");
     let mut cluster = env("SREPORT_CLUSTER");
@@ -92,21 +115,21 @@ pub fn parse(
     for (id, value) in parsed.opts {
         let value = value.unwrap_or_default();
         match id {
-            "h" => return Ok(Invocation::Help),
-            "V" => return Ok(Invocation::Version),
-            "a" => all = true,
-            "M" => cluster = Some(value),
-            "fed" => o.federation = true,
-            "local" => local = true,
-            "n" => o.noheader = true,
-            "p" => o.mode = OutputMode::Parsable,
-            "P" => o.mode = OutputMode::Parsable2,
-            "Q" => o.quiet = true,
-            "s" => o.sort_by_name = sort_by_name(&value)?,
-            "t" => o.time = TimeFormat::parse(&value)?,
-            "T" => tres = Some(value),
+            SrOpt::Help => return Ok(Invocation::Help),
+            SrOpt::Version => return Ok(Invocation::Version),
+            SrOpt::AllClusters => all = true,
+            SrOpt::Cluster => cluster = Some(value),
+            SrOpt::Federation => o.federation = true,
+            SrOpt::Local => local = true,
+            SrOpt::NoHeader => o.noheader = true,
+            SrOpt::Parsable => o.mode = OutputMode::Parsable,
+            SrOpt::Parsable2 => o.mode = OutputMode::Parsable2,
+            SrOpt::Quiet => o.quiet = true,
+            SrOpt::Sort => o.sort_by_name = sort_by_name(&value)?,
+            SrOpt::TimeFormat => o.time = TimeFormat::parse(&value)?,
+            SrOpt::Tres => tres = Some(value),
             // -v and --immediate change nothing sreport prints.
-            _ => {}
+            SrOpt::Immediate | SrOpt::Verbose => {}
         }
     }
     if usize::from(all) + usize::from(cluster.is_some()) + usize::from(local) > 1 {
@@ -128,15 +151,15 @@ pub fn parse(
     o.tres = TresSel::parse(tres.as_deref()).map_err(SreportError::Usage)?;
     Ok(Invocation::Run {
         opts: o,
-        words: parsed.positional,
+        words: parsed.operands,
     })
 }
 
 /// `-s`/`sort`: `Name` (one character) or `Time` (six: the word must be complete).
 pub fn sort_by_name(value: &str) -> Result<bool, SreportError> {
-    if super::is_keyword(value, "Name", 1) {
+    if crate::words::is_keyword(value, "Name", 1) {
         Ok(true)
-    } else if value.len() >= 4 && super::is_keyword(value, "Time", 4) {
+    } else if value.len() >= 4 && crate::words::is_keyword(value, "Time", 4) {
         Ok(false)
     } else {
         Err(SreportError::SortFormat(value.to_string()))

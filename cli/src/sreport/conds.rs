@@ -7,7 +7,7 @@
 
 use super::error::SreportError;
 use super::fields::{add_to_list, atoi};
-use super::is_keyword;
+use crate::words::is_keyword;
 
 /// The report a set of conditions is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

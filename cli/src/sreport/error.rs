@@ -1,6 +1,7 @@
 //! sreport's errors: each displays as the text Slurm's sreport prints on stderr (without the
 //! final newline). Every one makes the command's exit code 1.
 
+use crate::rpc_error::database_problem;
 use crate::slurm_conf::CliError;
 
 /// Why an sreport command (or part of one) failed.
@@ -10,7 +11,7 @@ pub enum SreportError {
     #[error("sreport: error: {0}")]
     Setup(#[from] CliError),
     /// The accounting daemon refused or did not answer a query.
-    #[error("sreport: error: Problem talking to the database: {0}")]
+    #[error("{}", database_problem("sreport", .0))]
     Database(String),
     /// A command-line mistake, with the full text to print (getopt's message and hint).
     #[error("{0}")]

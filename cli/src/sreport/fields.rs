@@ -9,8 +9,8 @@
 
 use crate::output::Column;
 
-use super::is_keyword;
 use super::units::TimeFormat;
+use crate::words::is_keyword;
 
 /// A printable field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

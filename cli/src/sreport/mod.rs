@@ -31,9 +31,9 @@ mod render_tests;
 use std::io::Write;
 
 use crate::output::OutputMode;
-pub(crate) use crate::sacctmgr::args::is_keyword;
-use crate::sacctmgr::args::split_line;
-use crate::sacctmgr::prompt::{Input, Read};
+use crate::prompt::{Input, Read};
+use crate::words::is_keyword;
+use crate::words::split_line;
 use args::Invocation;
 use assoc::Order;
 use error::SreportError;

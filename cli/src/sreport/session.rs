@@ -10,6 +10,7 @@ use sluice_wire::client::{DbdClient, SignedChannel};
 use sluice_wire::proto::reports_client::ReportsClient;
 use sluice_wire::proto::{self, JobSizesQuery, UsageQuery};
 
+use crate::rpc_error::{Asker, status_text};
 use crate::slurm_conf::SlurmConf;
 use crate::timefmt::Zone;
 
@@ -215,5 +216,5 @@ fn connect_error(e: crate::slurm_conf::CliError) -> SreportError {
 }
 
 fn query_error(status: tonic::Status) -> SreportError {
-    SreportError::Database(crate::sacctmgr::error::status_text(&status))
+    SreportError::Database(status_text(&status, Asker::Accounting))
 }

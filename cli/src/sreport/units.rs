@@ -28,7 +28,7 @@ impl TimeFormat {
     /// Parses a `-t` value the way sreport does: `SecPer`, `MinPer`, `HourPer` need six
     /// characters, the others one (case-insensitive prefixes).
     pub fn parse(word: &str) -> Result<Self, SreportError> {
-        use super::is_keyword as kw;
+        use crate::words::is_keyword as kw;
         let found = [
             ("SecPer", 6, Self::SecPer),
             ("MinPer", 6, Self::MinPer),

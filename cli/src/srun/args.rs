@@ -2,7 +2,7 @@
 //! the step options `--overlap` and `-w/--nodelist`, and the `SLURM_*` input environment
 //! variables srun honours.
 
-use crate::jobspec::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
+use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
 use crate::jobspec::{COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table, values};
 
 /// An srun option.

@@ -17,7 +17,7 @@ use super::interrupt::{Action, Interrupts};
 use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
 use super::output::TaskOutput;
 use crate::jobspec;
-use crate::sbatch::submit::status_text;
+use crate::rpc_error::{Asker, status_text};
 
 /// A step ready to launch.
 #[derive(Debug, Clone)]
@@ -221,7 +221,7 @@ async fn stream_node(
         Err(status) => {
             let _ = tx.send(Event::Failed {
                 node,
-                text: status_text(&status),
+                text: status_text(&status, Asker::Jobs),
             });
             return;
         }
@@ -252,7 +252,7 @@ async fn stream_node(
             Err(status) => {
                 let _ = tx.send(Event::Failed {
                     node,
-                    text: status_text(&status),
+                    text: status_text(&status, Asker::Jobs),
                 });
                 return;
             }

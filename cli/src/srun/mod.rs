@@ -27,8 +27,9 @@ use sluice_wire::client::CtldClient;
 use sluice_wire::proto::{CancelRequest, RunStepRequest, StepDoneRequest, allocation_event};
 use tokio::sync::mpsc;
 
+use crate::getopt::Ambiguity;
 use crate::jobspec::{self, Submitter, request::workdir};
-use crate::sbatch::submit::{CONNECT_FAILURE, status_text};
+use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 use args::{ArgsError, Invocation};
 
@@ -114,7 +115,7 @@ pub async fn run_async(
             return print(out, &format!("sluice {}\n", env!("CARGO_PKG_VERSION")));
         }
         Err(ArgsError::Getopt(e)) => {
-            let _ = writeln!(err, "srun: {e}\nTry \"srun --help\" for more information");
+            let _ = writeln!(err, "{}", e.usage_text("srun", Ambiguity::Listed));
             return 1;
         }
         Err(ArgsError::NoCommand) => {
@@ -140,7 +141,7 @@ pub async fn run_async(
     let probe = opts
         .job
         .to_request(&probe_name, String::new(), who, environ);
-    let target = match crate::sbatch::clusters::pick(&conf, &probe).await {
+    let target = match jobspec::clusters::pick(&conf, &probe).await {
         Ok(t) => t,
         Err(e) => {
             jobspec::print_error(err, "srun", &e.to_string());
@@ -282,7 +283,7 @@ async fn allocate(
     };
     let mut stream = match ctld.allocate(req).await {
         Ok(s) => s.into_inner(),
-        Err(status) => return Err(unable(err, &status_text(&status))),
+        Err(status) => return Err(unable(err, &status_text(&status, Asker::Jobs))),
     };
     let mut job_id = None;
     let mut waited = false;
@@ -309,7 +310,7 @@ async fn allocate(
                     }
                 }
                 Ok(None) => return Err(unable(err, CONNECT_FAILURE)),
-                Err(status) => return Err(unable(err, &status_text(&status))),
+                Err(status) => return Err(unable(err, &status_text(&status, Asker::Jobs))),
             },
             Some(_) = interrupts.recv() => {
                 if let Some(id) = job_id {

@@ -13,7 +13,7 @@ use tonic::Code;
 
 use super::Interrupt;
 use super::args::SrunOpts;
-use crate::sbatch::submit::status_text;
+use crate::rpc_error::{Asker, status_text};
 
 /// The controller's text for a step whose CPUs other steps hold (`ESLURM_NODES_BUSY`).
 const NODES_BUSY: &str = "Requested nodes are busy";
@@ -81,7 +81,7 @@ pub async fn create(
             }
             Err(status) => status,
         };
-        let text = status_text(&status);
+        let text = status_text(&status, Asker::Jobs);
         if status.code() != Code::ResourceExhausted || text != NODES_BUSY {
             return Err(StepFailure::Refused(text));
         }

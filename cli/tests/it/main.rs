@@ -6,7 +6,6 @@ mod fed_support;
 mod sacct_support;
 mod sreport_support;
 mod srun_support;
-mod swf_support;
 
 mod fed_commands;
 mod fed_sacct;
@@ -21,6 +20,3 @@ mod squeue_fake;
 mod sreport_dbd;
 mod sreport_fake;
 mod srun_stream;
-mod swf_gen;
-mod swf_import;
-mod swf_parse;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::federation::{STATE_TIMEOUT, kill_jobs_of};
 use common::{CmdOutput, DAEMON_TIMEOUT, bin, exit_code, run};
-use sluice_cli::up::process::is_running;
+use sluice_tool::up::process::is_running;
 
 fn sluice(args: &[&str]) -> CmdOutput {
     run(Command::new(bin("sluice")).args(args), None)

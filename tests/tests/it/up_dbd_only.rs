@@ -45,7 +45,7 @@ fn dbd_pid(dir: &Path) -> i32 {
 
 /// Running and not a zombie (a detached dbd's parent may be an init that reaps late).
 fn alive(pid: i32) -> bool {
-    sluice_cli::up::process::is_running(pid, "sluice-dbd")
+    sluice_tool::up::process::is_running(pid, "sluice-dbd")
 }
 
 #[test]

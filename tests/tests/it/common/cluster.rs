@@ -5,7 +5,7 @@ use std::ops::Deref;
 use std::path::PathBuf;
 use std::process::Command;
 
-use sluice_cli::up::{UpArgs, plan};
+use sluice_tool::up::{UpArgs, plan};
 
 use super::CmdOutput;
 use super::federation::Federation;

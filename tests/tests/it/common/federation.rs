@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use sluice_cli::up::{UpArgs, plan};
+use sluice_tool::up::{UpArgs, plan};
 
 use super::ports::Reserved;
 use super::{CmdOutput, bin, run};
@@ -272,7 +272,7 @@ impl Federation {
         let pid = self.pid(id).unwrap_or_else(|| panic!("no pid for {id}"));
         let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
         self.wait_for(&format!("{id} to stop"), || {
-            !sluice_cli::up::process::is_running(pid, program)
+            !sluice_tool::up::process::is_running(pid, program)
         });
     }
 

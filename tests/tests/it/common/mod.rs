@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use sluice_cli::up::storage::StorageSpec;
+use sluice_tool::up::storage::StorageSpec;
 use sluice_wire::auth::Key;
 
 use db::{Server, ThrowawayDb};

@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use sluice_cli::up::UpError;
-use sluice_cli::up::ports::free_ports;
+use sluice_tool::up::UpError;
+use sluice_tool::up::ports::free_ports;
 
 /// The reservations of one test cluster; released on drop.
 #[derive(Debug, Default)]

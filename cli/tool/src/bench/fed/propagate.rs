@@ -15,7 +15,7 @@ use sluice_wire::proto::{GetFederationRequest, ListEdit, ListOp, ModifyClustersR
 use crate::bench::gauge::{self, Gauge};
 use crate::bench::load::rpc;
 use crate::bench::{BenchError, report};
-use crate::slurm_conf::SlurmConf;
+use sluice_cli::slurm_conf::SlurmConf;
 
 /// The target: a change reaches every controller within a second.
 const TARGET: Duration = Duration::from_secs(1);

@@ -12,9 +12,9 @@ use sluice_wire::proto::ListJobsRequest;
 use super::gauge::{self, Gauge};
 use super::load::{edit_conf, job, list, sbatch_round_trip, submit_many, with_cpus};
 use super::{BenchError, work_dir};
-use crate::slurm_conf::SlurmConf;
 use crate::up::daemons::Daemon;
 use crate::up::{self, DownArgs, UpArgs, plan, process};
+use sluice_cli::slurm_conf::SlurmConf;
 
 /// Options of `sluice bench ctld`.
 #[derive(Debug, Clone, clap::Args)]

@@ -50,7 +50,7 @@ pub enum BenchError {
     },
     /// The dbd could not be reached.
     #[error(transparent)]
-    Cli(#[from] crate::slurm_conf::CliError),
+    Cli(#[from] sluice_cli::slurm_conf::CliError),
     /// A command run by the benchmark failed.
     #[error("{command} failed: {detail}")]
     Command { command: String, detail: String },

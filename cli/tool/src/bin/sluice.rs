@@ -4,9 +4,9 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use sluice_cli::bench::{self, BenchArgs};
-use sluice_cli::swf::{self, GenArgs, ImportArgs};
-use sluice_cli::up::{self, DownArgs, UpArgs};
+use sluice_tool::bench::{self, BenchArgs};
+use sluice_tool::swf::{self, GenArgs, ImportArgs};
+use sluice_tool::up::{self, DownArgs, UpArgs};
 
 /// Command line of `sluice`.
 #[derive(Debug, Parser)]

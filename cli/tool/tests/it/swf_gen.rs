@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use sluice_cli::swf::generate::{GenConfig, GenStats, write_trace};
-use sluice_cli::swf::{Event, Reader, Status, SwfJob};
+use sluice_tool::swf::generate::{GenConfig, GenStats, write_trace};
+use sluice_tool::swf::{Event, Reader, Status, SwfJob};
 
 /// 2026-11-02T00:00:00Z, a Monday.
 const START: i64 = 1_793_577_600;
@@ -29,7 +29,7 @@ fn generate(cfg: &GenConfig) -> (Vec<u8>, GenStats) {
 }
 
 /// Reads a trace back: its header and jobs; fails on any malformed line.
-fn read_back(text: &[u8]) -> (sluice_cli::swf::Header, Vec<SwfJob>) {
+fn read_back(text: &[u8]) -> (sluice_tool::swf::Header, Vec<SwfJob>) {
     let mut reader = Reader::new(text);
     let mut jobs = Vec::new();
     while let Some(event) = reader.next_event() {

@@ -1,10 +1,13 @@
 //! A `getopt_long` work-alike, so option errors read exactly as Slurm's commands print them
-//! (glibc's wording: `unrecognized option '--foo'`, `invalid option -- 'z'`, ...).
+//! (glibc's wording: `unrecognized option '--foo'`, `invalid option -- 'z'`, ...). A command's
+//! option table is a list of [`OptSpec`]s whose `id` is the command's own option enum (every
+//! command but sacctmgr, whose few flags act as they are met: `sacctmgr -h -x` is help).
 //!
 //! Long options may be abbreviated to any unambiguous prefix, short options may be clustered
 //! (`-Hv`) and take their value attached (`-n4`) or as the next word. In [`Mode::StopAtOperand`]
 //! parsing ends at the first word that is not an option (sbatch's script, srun's command); in
-//! [`Mode::Permute`] operands are collected and parsing goes on (scancel's job ids).
+//! [`Mode::Permute`] operands are collected and parsing goes on (scancel's job ids, the query
+//! commands' stray words). A short-only option has an empty long name, which no `--` word names.
 
 /// Whether an option takes a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +75,31 @@ pub enum GetoptError {
     /// `--flag=value` for a flag.
     #[error("option '--{0}' doesn't allow an argument")]
     LongTakesNoArg(&'static str),
+}
+
+/// How a command words an ambiguous long option: sbatch, srun and scancel list the options the
+/// prefix matches (glibc since 2.24); squeue, sinfo, scontrol, sacct and sreport name only the
+/// prefix (older glibc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ambiguity {
+    /// `option '--co' is ambiguous; possibilities: '--comment' '--constraint'`.
+    Listed,
+    /// `option '--co' is ambiguous`.
+    Bare,
+}
+
+impl GetoptError {
+    /// The whole text `prog` prints for this error: `prog: ` and glibc's message, then Slurm's
+    /// hint line (without the final newline).
+    pub fn usage_text(&self, prog: &str, ambiguity: Ambiguity) -> String {
+        let message = match (self, ambiguity) {
+            (Self::Ambiguous { name, .. }, Ambiguity::Bare) => {
+                format!("option '--{name}' is ambiguous")
+            }
+            _ => self.to_string(),
+        };
+        format!("{prog}: {message}\nTry \"{prog} --help\" for more information")
+    }
 }
 
 /// Parses `args` (without the program name) against `table`.
@@ -160,13 +188,13 @@ fn find_long<'a, O: Copy + PartialEq>(
     table: &'a [OptSpec<O>],
     name: &str,
 ) -> Result<&'a OptSpec<O>, GetoptError> {
+    if name.is_empty() {
+        return Err(GetoptError::UnknownLong(String::new()));
+    }
     if let Some(spec) = table.iter().find(|s| s.long == name) {
         return Ok(spec);
     }
-    let matches: Vec<&OptSpec<O>> = table
-        .iter()
-        .filter(|s| !name.is_empty() && s.long.starts_with(name))
-        .collect();
+    let matches: Vec<&OptSpec<O>> = table.iter().filter(|s| s.long.starts_with(name)).collect();
     match matches.as_slice() {
         [] => Err(GetoptError::UnknownLong(name.to_string())),
         [one] => Ok(one),
@@ -332,5 +360,152 @@ mod tests {
             msg("--hold=yes"),
             "option '--hold' doesn't allow an argument"
         );
+    }
+}
+
+/// The query commands' style: permuted operands, `Bare` ambiguity, the hint line.
+#[cfg(test)]
+mod query_tests {
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Q {
+        NoHeader,
+        User,
+        Jobs,
+        Format,
+        FormatLong,
+        Time,
+        Comment,
+        Constraint,
+    }
+
+    const SPECS: &[OptSpec<Q>] = &[
+        OptSpec {
+            short: Some('h'),
+            long: "noheader",
+            arg: HasArg::No,
+            id: Q::NoHeader,
+        },
+        OptSpec {
+            short: Some('u'),
+            long: "user",
+            arg: HasArg::Required,
+            id: Q::User,
+        },
+        OptSpec {
+            short: None,
+            long: "users",
+            arg: HasArg::Required,
+            id: Q::User,
+        },
+        OptSpec {
+            short: Some('j'),
+            long: "jobs",
+            arg: HasArg::Optional,
+            id: Q::Jobs,
+        },
+        OptSpec {
+            short: Some('o'),
+            long: "format",
+            arg: HasArg::Required,
+            id: Q::Format,
+        },
+        OptSpec {
+            short: Some('O'),
+            long: "Format",
+            arg: HasArg::Required,
+            id: Q::FormatLong,
+        },
+        OptSpec {
+            short: Some('t'),
+            long: "",
+            arg: HasArg::Required,
+            id: Q::Time,
+        },
+        OptSpec {
+            short: None,
+            long: "comment",
+            arg: HasArg::Required,
+            id: Q::Comment,
+        },
+        OptSpec {
+            short: None,
+            long: "constraint",
+            arg: HasArg::Required,
+            id: Q::Constraint,
+        },
+    ];
+
+    fn run(args: &[&str]) -> Result<Parsed<Q>, String> {
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        parse(SPECS, &a, Mode::Permute).map_err(|e| e.usage_text("squeue", Ambiguity::Bare))
+    }
+
+    #[test]
+    fn short_clusters_attached_and_separate_values() {
+        let p = run(&["-hualice", "-j5", "-j", "7", "--user=bob", "--us", "carl"]).unwrap();
+        assert_eq!(
+            p.opts,
+            vec![
+                (Q::NoHeader, None),
+                (Q::User, Some("alice".into())),
+                (Q::Jobs, Some("5".into())),
+                (Q::Jobs, None),
+                (Q::User, Some("bob".into())),
+                (Q::User, Some("carl".into())),
+            ]
+        );
+        assert_eq!(p.operands, vec!["7".to_string()]);
+    }
+
+    #[test]
+    fn getopt_errors_name_the_option() {
+        assert_eq!(
+            run(&["-x"]).unwrap_err(),
+            "squeue: invalid option -- 'x'\nTry \"squeue --help\" for more information"
+        );
+        assert!(
+            run(&["--bogus"])
+                .unwrap_err()
+                .starts_with("squeue: unrecognized option '--bogus'")
+        );
+        assert!(
+            run(&["-u"])
+                .unwrap_err()
+                .contains("requires an argument -- 'u'")
+        );
+        assert!(
+            run(&["--form", "x"]).is_ok(),
+            "case-sensitive prefix is unique"
+        );
+        assert!(
+            run(&["--noheader=1"])
+                .unwrap_err()
+                .contains("doesn't allow")
+        );
+        assert_eq!(
+            run(&["--co=x"]).unwrap_err(),
+            "squeue: option '--co' is ambiguous\nTry \"squeue --help\" for more information"
+        );
+    }
+
+    #[test]
+    fn an_empty_long_name_names_no_short_only_option() {
+        assert_eq!(
+            run(&["--=x"]).unwrap_err(),
+            "squeue: unrecognized option '--'\nTry \"squeue --help\" for more information"
+        );
+        assert_eq!(
+            run(&["-tx"]).unwrap().opts,
+            vec![(Q::Time, Some("x".into()))]
+        );
+    }
+
+    #[test]
+    fn double_dash_ends_options() {
+        let p = run(&["--", "-h"]).unwrap();
+        assert!(p.opts.is_empty());
+        assert_eq!(p.operands, vec!["-h".to_string()]);
     }
 }

@@ -8,12 +8,12 @@ use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use sluice_cli::swf::generate::{GenConfig, write_trace};
-use sluice_cli::swf::{Event, ImportOptions, ImportSummary, Reader, Status, SwfError, import_swf};
 use sluice_dbd::service::{AccountingService, RecordsService, ReportsService};
 use sluice_dbd::store::usage::PurgePolicy;
 use sluice_dbd::store::{AddClusters, Apply, Store};
 use sluice_reports::Calendar;
+use sluice_tool::swf::generate::{GenConfig, write_trace};
+use sluice_tool::swf::{Event, ImportOptions, ImportSummary, Reader, Status, SwfError, import_swf};
 use sluice_vocab::states::JobState;
 use sluice_wire::auth::{KEY_FILE, Key, Signer, Verifier};
 use sluice_wire::client::{RecordsClient, connect, connect_dbd};

@@ -8,8 +8,8 @@ use std::time::Instant;
 use super::SwfError;
 use super::format::LineError;
 use super::import::{ImportOptions, ImportSummary, import_swf};
-use crate::slurm_conf::SlurmConf;
-use crate::timefmt::{Zone, timestamp};
+use sluice_cli::slurm_conf::SlurmConf;
+use sluice_cli::timefmt::{Zone, timestamp};
 
 /// Options of `sluice import swf`.
 #[derive(Debug, Clone, clap::Args)]
@@ -33,9 +33,9 @@ const SHOWN_MALFORMED: u64 = 100;
 /// Runs `sluice import swf` against the dbd `SLURM_CONF` names, printing the summary.
 pub async fn run(args: &ImportSwfArgs) -> Result<(), SwfError> {
     let start = match &args.start {
-        Some(spec) => Some(crate::timespec::parse(
+        Some(spec) => Some(sluice_cli::timespec::parse(
             spec,
-            crate::cmdutil::now(),
+            sluice_cli::cmdutil::now(),
             Zone::Local,
         )?),
         None => None,

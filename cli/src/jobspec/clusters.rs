@@ -1,4 +1,4 @@
-//! `sbatch -M a,b`: which cluster gets the job. As Slurm's `slurmdb_get_first_avail_cluster`,
+//! `sbatch -M a,b` and `srun -M a,b`: which cluster gets the job. As Slurm's `slurmdb_get_first_avail_cluster`,
 //! one listed cluster is used as is; with several, each controller is asked when the job would
 //! start (a `--test-only` request) and the job goes to the soonest; ties go to the local
 //! cluster, then to the first listed. The `-M` list still travels with the job, so a
@@ -6,9 +6,13 @@
 
 use sluice_wire::proto::SubmitJobRequest;
 
-use super::SbatchError;
 use crate::multicluster::{self, Member, Selection};
 use crate::slurm_conf::SlurmConf;
+
+/// `-M` named clusters of which none can take the job: one error line each.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("\n"))]
+pub struct NoCluster(pub Vec<String>);
 
 /// Slurm's text when no listed cluster could run the job.
 pub const NO_CLUSTER: &str = "Can't run on any of the clusters given";
@@ -35,10 +39,10 @@ pub fn soonest(answers: &[WillRun], local: Option<&str>) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-fn unreachable(list: &str, e: &multicluster::MultiError) -> SbatchError {
+fn unreachable(list: &str, e: &multicluster::MultiError) -> NoCluster {
     let mut lines = e.lines();
     if matches!(e, multicluster::MultiError::Dbd { .. }) {
-        return SbatchError::Clusters(lines);
+        return NoCluster(lines);
     }
     if !lines.iter().any(|l| l.contains("can't be reached now")) {
         lines.push(
@@ -48,14 +52,14 @@ fn unreachable(list: &str, e: &multicluster::MultiError) -> SbatchError {
             .to_string(),
         );
     }
-    SbatchError::Clusters(lines)
+    NoCluster(lines)
 }
 
 /// The controller to submit `request` to when `-M` was given (`None` without `-M`).
 pub async fn pick(
     conf: &SlurmConf,
     request: &SubmitJobRequest,
-) -> Result<Option<Member>, SbatchError> {
+) -> Result<Option<Member>, NoCluster> {
     if request.clusters.is_empty() {
         return Ok(None);
     }
@@ -84,7 +88,7 @@ pub async fn pick(
         }
     }
     let Some(best) = soonest(&answers, conf.cluster_name.as_deref()) else {
-        return Err(SbatchError::Clusters(vec![
+        return Err(NoCluster(vec![
             NO_CLUSTER.to_string(),
             multicluster::MultiError::Unreachable { name: list }.to_string(),
         ]));

@@ -26,7 +26,7 @@ pub use model::{Job, Population};
 pub use write::{GenStats, write_trace};
 
 use super::SwfError;
-use crate::timefmt::Zone;
+use sluice_cli::timefmt::Zone;
 
 /// Options of `sluice gen swf`.
 #[derive(Debug, Clone, clap::Args)]
@@ -129,9 +129,9 @@ pub fn run(args: &GenSwfArgs) -> Result<(), SwfError> {
             reason: "must be at least 1",
         });
     }
-    let now = crate::cmdutil::now();
+    let now = sluice_cli::cmdutil::now();
     let start = match &args.start {
-        Some(spec) => crate::timespec::parse(spec, now, Zone::Local)?,
+        Some(spec) => sluice_cli::timespec::parse(spec, now, Zone::Local)?,
         None => now - now.rem_euclid(86_400) - i64::from(args.days) * 86_400,
     };
     let cfg = GenConfig {
@@ -171,7 +171,7 @@ pub fn run(args: &GenSwfArgs) -> Result<(), SwfError> {
         stats.procs,
         stats.nodes,
         cfg.days,
-        crate::timefmt::timestamp(cfg.start, Zone::Utc),
+        sluice_cli::timefmt::timestamp(cfg.start, Zone::Utc),
         stats.utilization(cfg.days) * 100.0
     );
     Ok(())

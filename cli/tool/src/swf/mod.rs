@@ -86,7 +86,7 @@ pub enum SwfError {
     },
     /// `slurm.conf` or the key could not be read, or the dbd could not be reached.
     #[error(transparent)]
-    Cli(#[from] crate::slurm_conf::CliError),
+    Cli(#[from] sluice_cli::slurm_conf::CliError),
     /// The cluster named by `--cluster` is not in the accounting database.
     #[error(
         "cluster '{name}' does not exist in the accounting database; add it first (sacctmgr add cluster {name})"
@@ -112,7 +112,7 @@ pub enum SwfError {
     NoStartTime,
     /// `--start` is not a time Slurm reads.
     #[error(transparent)]
-    BadStart(#[from] crate::timespec::TimeSpecError),
+    BadStart(#[from] sluice_cli::timespec::TimeSpecError),
     /// A generator option out of its range.
     #[error("{option}: {reason}")]
     BadOption {

@@ -3,8 +3,8 @@
 
 use crate::swf_support;
 
-use sluice_cli::swf::format::FIELD_NAMES;
-use sluice_cli::swf::{
+use sluice_tool::swf::format::FIELD_NAMES;
+use sluice_tool::swf::{
     Event, LineError, LineProblem, Mapped, Mapping, Reader, Status, SwfJob, map_job, parse_line,
 };
 use sluice_vocab::states::JobState;
@@ -157,18 +157,18 @@ fn lines_that_are_not_text_are_malformed_and_reading_goes_on() {
 fn line_kinds() {
     assert_eq!(
         parse_line("   \t"),
-        Ok(sluice_cli::swf::format::Line::Blank)
+        Ok(sluice_tool::swf::format::Line::Blank)
     );
     assert_eq!(
         parse_line(";MaxNodes:  128 "),
-        Ok(sluice_cli::swf::format::Line::Comment(Some((
+        Ok(sluice_tool::swf::format::Line::Comment(Some((
             "MaxNodes".into(),
             "128".into()
         ))))
     );
     assert_eq!(
         parse_line("; just words"),
-        Ok(sluice_cli::swf::format::Line::Comment(None))
+        Ok(sluice_tool::swf::format::Line::Comment(None))
     );
     assert_eq!(FIELD_NAMES.len(), 18);
     for (i, name) in FIELD_NAMES.iter().enumerate().skip(1) {
@@ -322,7 +322,7 @@ fn cpu_seconds_are_cpus_times_run_time() {
 #[test]
 fn a_status_without_a_run_time_never_ran() {
     let line = "1 0 30 -1 4 -1 -1 4 600 -1 -1 1 1 -1 -1 -1 -1 -1";
-    let Ok(sluice_cli::swf::format::Line::Job(job)) = parse_line(line) else {
+    let Ok(sluice_tool::swf::format::Line::Job(job)) = parse_line(line) else {
         panic!("a valid line");
     };
     match map_job(&job, &Mapping::new(T0, None, None)) {

@@ -14,8 +14,8 @@ use sluice_wire::proto::{
 
 use super::report::{self, Figure};
 use super::{BenchError, work_dir};
-use crate::slurm_conf::SlurmConf;
 use crate::up::{self, DownArgs, UpArgs, process};
+use sluice_cli::slurm_conf::SlurmConf;
 
 /// Options of `sluice bench dbd`.
 #[derive(Debug, Clone, clap::Args)]

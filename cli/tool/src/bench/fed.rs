@@ -20,8 +20,8 @@ use sluice_wire::proto::{GetFederationRequest, ListJobsRequest};
 use super::gauge::{self, Gauge};
 use super::load::{job, list, rpc, submit_many};
 use super::{BenchError, report, work_dir};
-use crate::slurm_conf::SlurmConf;
 use crate::up::{self, DownArgs, UpArgs, plan};
+use sluice_cli::slurm_conf::SlurmConf;
 
 mod propagate;
 
