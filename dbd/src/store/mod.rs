@@ -6,6 +6,21 @@
 //! `as_mysql_federation.c` / `as_mysql_cluster.c`) live in the entity modules; the row types and
 //! single-table queries in [`models`].
 //!
+//! Layering (each module uses only the ones below it; none reaches up):
+//! 1. [`conn`] (backends and migrations) and `error`, over the diesel schema in `crate::db`;
+//! 2. `types`: the domain types (admin entities, `types::records` for accounting records and
+//!    job runs, `types::fed` for the federation arbiter, also reachable as [`fed::types`]);
+//!    they depend on nothing in the store;
+//! 3. [`models`]: one diesel row type per table with its single-table queries, depending only
+//!    on `types` and `conn` (`bulk` holds the many-row writes and chunk sizes they share);
+//! 4. the rules, one module per entity (`accounts`, `users`, `clusters`, `federations`,
+//!    `leases`, [`usage`], `records` (ingest), [`fed`]) over `models`;
+//! 5. `jobs`: sacct's job query and the record-batch entry point, over `records` and `models`;
+//!    inside it `types` (query, cursor, page) ← `window` (the matching rules) ← `query` (the
+//!    paged scan) and `fed_dups` ← `jobs` itself;
+//! 6. this module: [`Store`], the facade whose methods (here and in `impl Store` blocks of the
+//!    entity modules) each run one transaction.
+//!
 //! Concurrency: one connection behind a `std::sync::Mutex`. The async service calls the store
 //! from `tokio::task::spawn_blocking`, so requests are serialised; that is simple and plenty
 //! for sacctmgr traffic and lease requests. A pool can replace the mutex later without changing
@@ -18,9 +33,6 @@ pub mod conn;
 mod error;
 pub mod fed;
 mod federations;
-mod job_fed_dups;
-mod job_query;
-mod job_window;
 mod jobs;
 mod leases;
 pub mod models;
@@ -38,14 +50,14 @@ pub use conn::{AnyConnection, Backend};
 pub use error::{ObjectKind, StoreError};
 pub use jobs::{JobCursor, JobPage, JobQuery};
 pub use leases::{MAX_JOB_ID, MAX_LEASE_COUNT};
-pub use records::{
-    ClusterCapacity, JobEnded, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
-    NodeEventInfo, Record, RecordKind, Step,
-};
 pub use requests::{
     AccountFilter, AddAccounts, AddClusters, AddFederations, AddUsers, AssociationFilter,
     ClusterFilter, DeleteClusters, DeleteUsers, FederationFilter, ModifyAccounts, ModifyClusters,
     ModifyFederations, ModifyUsers, UserFilter,
+};
+pub use types::records::{
+    ClusterCapacity, JobEnded, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
+    NodeEventInfo, Record, RecordKind, Step,
 };
 pub use types::{
     Account, AdminLevel, Apply, Association, Change, Cluster, Federation, JobIdRange, ListEdit,

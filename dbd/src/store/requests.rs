@@ -1,5 +1,6 @@
 //! Change requests and list filters the store takes. Empty lists in conditions mean "any".
 
+use super::error::{ObjectKind, StoreError};
 use super::types::{AdminLevel, ListEdit};
 
 /// `sacctmgr add cluster`.
@@ -147,7 +148,7 @@ const MAX_NAME_LEN: usize = 255;
 
 /// Checks one object name: not empty, at most 255 bytes, and free of the characters sacctmgr
 /// uses as separators (`,`, `=`, quotes, whitespace) or as edit prefixes (`+`, `-` in front).
-pub(crate) fn check_name(kind: super::ObjectKind, name: &str) -> Result<(), super::StoreError> {
+pub(crate) fn check_name(kind: ObjectKind, name: &str) -> Result<(), StoreError> {
     let bad = name.is_empty()
         || name.len() > MAX_NAME_LEN
         || name.starts_with(['+', '-'])
@@ -155,7 +156,7 @@ pub(crate) fn check_name(kind: super::ObjectKind, name: &str) -> Result<(), supe
             .chars()
             .any(|c| c.is_whitespace() || c.is_control() || matches!(c, ',' | '=' | '\'' | '"'));
     if bad {
-        return Err(super::StoreError::InvalidName {
+        return Err(StoreError::InvalidName {
             kind,
             name: name.to_string(),
         });
@@ -164,12 +165,9 @@ pub(crate) fn check_name(kind: super::ObjectKind, name: &str) -> Result<(), supe
 }
 
 /// Checks every name of an add request and drops repeats, keeping the first occurrence.
-pub(crate) fn checked_names(
-    kind: super::ObjectKind,
-    names: &[String],
-) -> Result<Vec<String>, super::StoreError> {
+pub(crate) fn checked_names(kind: ObjectKind, names: &[String]) -> Result<Vec<String>, StoreError> {
     if names.is_empty() {
-        return Err(super::StoreError::NoNames { kind });
+        return Err(StoreError::NoNames { kind });
     }
     let mut out: Vec<String> = Vec::with_capacity(names.len());
     for name in names {

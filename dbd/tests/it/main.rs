@@ -6,6 +6,7 @@ mod common;
 mod store_fed_support;
 mod usage_support;
 
+mod migrations;
 mod store_accounts;
 mod store_clusters;
 mod store_fed_control;

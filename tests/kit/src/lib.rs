@@ -1,10 +1,13 @@
 //! What Sluice's tests share.
 //!
+//! * [`dbd`]: a real accounting daemon in process on a fresh SQLite, MariaDB or PostgreSQL
+//!   database ([`dbd::TestDbd`]), or only the database ([`dbd::TestDatabase`]).
 //! * [`fake`]: fake servers of every service, generated: every method is `Unimplemented` unless
 //!   the test overrides it.
 //! * [`serve`]: runs a fake (or any tonic service) on an ephemeral loopback port.
 //! * [`eventually`]: waits for a condition with a bounded number of polls, never a bare sleep.
 
+pub mod dbd;
 pub mod fake;
 pub mod serve;
 pub mod wait;

@@ -23,9 +23,12 @@ pub mod removal;
 pub(crate) mod settle;
 pub mod start;
 mod submission;
-pub mod types;
 pub mod viable;
 pub mod view;
+
+/// The arbiter's domain types (kept in [`crate::store::types::fed`] with the other domain
+/// types, below the row models that store them).
+pub use super::types::fed as types;
 
 use diesel::Connection;
 use tokio::sync::watch;

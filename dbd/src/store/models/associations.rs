@@ -158,7 +158,7 @@ pub fn ensure_on(
         })
         .collect();
     if !missing.is_empty() {
-        crate::store::models::jobs::insert_rows!(conn, associations::table, &missing)?;
+        crate::store::models::bulk::insert_rows!(conn, associations::table, &missing)?;
     }
     Ok(revive.len() + missing.len())
 }

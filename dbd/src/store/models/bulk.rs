@@ -18,6 +18,22 @@
 /// Rows per multi-row INSERT: well below every backend's bind-parameter limit (32 columns ×
 /// 200 rows = 6,400; MySQL allows 65,535, SQLite 32,766).
 pub const INSERT_CHUNK: usize = 200;
+/// Ids per `IN (...)` list.
+pub const IN_CHUNK: usize = 500;
+
+/// A multi-row INSERT of `rows` into `table`, run on the concrete connection: diesel's
+/// `MultiConnection` has no batch insert, and one statement per row would cost a round trip each
+/// on MariaDB and PostgreSQL.
+macro_rules! insert_rows {
+    ($conn:expr, $table:expr, $rows:expr) => {
+        match $conn {
+            AnyConnection::Sqlite(c) => diesel::insert_into($table).values($rows).execute(c),
+            AnyConnection::Mysql(c) => diesel::insert_into($table).values($rows).execute(c),
+            AnyConnection::Postgresql(c) => diesel::insert_into($table).values($rows).execute(c),
+        }
+    };
+}
+pub(crate) use insert_rows;
 
 /// Inserts every row of the slice `$rows` into `$table` (see the module doc); evaluates to a
 /// `QueryResult<()>`.

@@ -6,7 +6,7 @@ use crate::db::schema::fed_jobs;
 use diesel::prelude::*;
 
 use crate::store::conn::AnyConnection;
-use crate::store::fed::types::{FedJob, FedPhase, RequeueMode, StartLock};
+use crate::store::types::fed::{FedJob, FedPhase, RequeueMode, StartLock};
 
 /// One row of `fed_jobs`.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable, AsChangeset)]

@@ -4,26 +4,9 @@ use crate::db::schema::job_runs;
 use diesel::prelude::*;
 
 use super::bulk::insert_all;
+use super::u32_of;
 use crate::store::conn::AnyConnection;
-use crate::store::records::JobRun;
-
-pub use super::bulk::INSERT_CHUNK;
-/// Ids per `IN (...)` list.
-pub const IN_CHUNK: usize = 500;
-
-/// A multi-row INSERT of `rows` into `table`, run on the concrete connection: diesel's
-/// `MultiConnection` has no batch insert, and one statement per row would cost a round trip each
-/// on MariaDB and PostgreSQL.
-macro_rules! insert_rows {
-    ($conn:expr, $table:expr, $rows:expr) => {
-        match $conn {
-            AnyConnection::Sqlite(c) => diesel::insert_into($table).values($rows).execute(c),
-            AnyConnection::Mysql(c) => diesel::insert_into($table).values($rows).execute(c),
-            AnyConnection::Postgresql(c) => diesel::insert_into($table).values($rows).execute(c),
-        }
-    };
-}
-pub(crate) use insert_rows;
+use crate::store::types::records::JobRun;
 
 /// One row of `job_runs`. Unsigned wire values are stored widened to BIGINT.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]
@@ -104,16 +87,6 @@ impl JobRunRow {
             requester_uid: -1,
         }
     }
-}
-
-/// A stored BIGINT holding a `u32`; out-of-range values (never written by us) read as 0.
-pub(crate) fn u32_of(v: i64) -> u32 {
-    u32::try_from(v).unwrap_or(0)
-}
-
-/// A `u64` for a BIGINT column, clamped at `i64::MAX`.
-pub(crate) fn i64_of(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 impl From<JobRunRow> for JobRun {

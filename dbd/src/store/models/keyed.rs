@@ -25,7 +25,7 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Text};
 
-use super::jobs::IN_CHUNK;
+use super::bulk::IN_CHUNK;
 use crate::store::conn::AnyConnection;
 
 /// Ids further apart than this end a dense stretch of a read.

@@ -27,3 +27,13 @@ pub(crate) fn to_u32(v: i32) -> u32 {
 pub(crate) fn to_i32(v: u32) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
 }
+
+/// A stored BIGINT holding a `u32`; out-of-range values (never written by us) read as 0.
+pub(crate) fn u32_of(v: i64) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+/// A `u64` for a BIGINT column, clamped at `i64::MAX`.
+pub(crate) fn i64_of(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}

@@ -3,9 +3,10 @@
 use crate::db::schema::node_events;
 use diesel::prelude::*;
 
-use super::jobs::{IN_CHUNK, INSERT_CHUNK, insert_rows, u32_of};
+use super::bulk::{IN_CHUNK, INSERT_CHUNK, insert_rows};
+use super::u32_of;
 use crate::store::conn::AnyConnection;
-use crate::store::records::NodeEventInfo;
+use crate::store::types::records::NodeEventInfo;
 
 /// One stored row of `node_events`.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, AsChangeset, Identifiable)]

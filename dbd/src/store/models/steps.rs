@@ -5,9 +5,9 @@ use diesel::prelude::*;
 use sluice_vocab::jobacct::{StepUsage, TresMap, UsageSide};
 
 use super::bulk::insert_all;
-use super::jobs::u32_of;
+use super::u32_of;
 use crate::store::conn::AnyConnection;
-use crate::store::records::Step;
+use crate::store::types::records::Step;
 
 /// One row of `job_steps`.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable, Insertable)]

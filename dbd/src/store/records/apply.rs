@@ -8,13 +8,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use sluice_vocab::states::JobState;
 
-use super::types::{
-    EventEffect, JobEnded, JobStarted, JobSubmitted, JobSuspended, NodeEvent, RecordKind, Step,
-};
-use crate::store::models::jobs::{JobRunRow, i64_of};
+use crate::store::models::i64_of;
+use crate::store::models::jobs::JobRunRow;
 use crate::store::models::node_events::NodeEventRow;
 use crate::store::models::steps::{StepKey, StepRow};
 use crate::store::models::to_i32;
+use crate::store::types::records::{
+    EventEffect, JobEnded, JobStarted, JobSubmitted, JobSuspended, NodeEvent, RecordKind, Step,
+};
 
 /// A row with where it lives: `stored` rows are updated, the others inserted; only `dirty` rows
 /// are written.

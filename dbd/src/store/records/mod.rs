@@ -28,7 +28,6 @@
 mod apply;
 #[cfg(test)]
 mod tests;
-mod types;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -38,13 +37,11 @@ use diesel::prelude::*;
 use self::apply::{Batch, Tracked};
 use super::conn::AnyConnection;
 use super::error::StoreError;
+use super::models::bulk::IN_CHUNK;
 use super::models::node_events::NewNodeEvent;
 use super::models::{clusters, job_spans, jobs, node_events, record_cursors, steps};
 
-pub use types::{
-    ClusterCapacity, JobEnded, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
-    NodeEventInfo, Record, RecordKind, Step,
-};
+use super::types::records::{Record, RecordKind};
 
 /// A seq as stored (seqs come from a SQLite rowid, so they fit; larger ones are clamped).
 fn stored_seq(seq: u64) -> i64 {
@@ -127,7 +124,7 @@ fn default_accounts(
     names: &[String],
 ) -> Result<HashMap<String, String>, StoreError> {
     let mut map = HashMap::new();
-    for chunk in names.chunks(jobs::IN_CHUNK) {
+    for chunk in names.chunks(IN_CHUNK) {
         let rows: Vec<(String, String)> = users::table
             .filter(users::name.eq_any(chunk))
             .filter(users::deleted.eq(false))

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use sluice_vocab::states::JobState;
 
 use super::apply::Batch;
-use super::types::*;
+use crate::store::types::records::*;
 
 fn batch() -> Batch {
     let defaults = HashMap::from([("alice".to_string(), "physics".to_string())]);

@@ -5,8 +5,8 @@ use crate::db::schema::{job_suspends, node_events};
 use diesel::prelude::*;
 
 use crate::store::conn::AnyConnection;
+use crate::store::models::bulk::IN_CHUNK;
 use crate::store::models::bulk::insert_all;
-use crate::store::models::jobs::IN_CHUNK;
 
 /// The `kind` of a capacity event (a `node_events` row with an empty node name).
 pub const CAPACITY_KIND: &str = "cluster";

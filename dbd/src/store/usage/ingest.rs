@@ -16,7 +16,7 @@ use super::events::{self, SuspendRow};
 use super::rows::{self, wide};
 use crate::store::conn::AnyConnection;
 use crate::store::error::StoreError;
-use crate::store::records::{ClusterCapacity, Record, RecordKind};
+use crate::store::types::records::{ClusterCapacity, Record, RecordKind};
 
 /// The earliest time from which a record changes usage; `None` for records that do not.
 pub fn effective_from(kind: &RecordKind) -> Option<i64> {

@@ -10,7 +10,7 @@ use sluice_reports::{Capacity, JobUse, NodeDown, TresCounts};
 use super::events::{self, EventRow};
 use super::rows::narrow;
 use crate::store::conn::AnyConnection;
-use crate::store::models::jobs::IN_CHUNK;
+use crate::store::models::bulk::IN_CHUNK;
 
 /// The columns of a run the rollups read.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]

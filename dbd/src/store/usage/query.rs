@@ -17,7 +17,7 @@ use super::{
 };
 use crate::store::conn::AnyConnection;
 use crate::store::error::StoreError;
-use crate::store::models::jobs::IN_CHUNK;
+use crate::store::models::bulk::IN_CHUNK;
 
 /// The root of every account tree; accounts the tree does not know hang under it.
 const ROOT: &str = "root";

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use sluice_reports::{Period, Tres, UsageSecs};
 
 use crate::store::conn::AnyConnection;
-use crate::store::models::jobs::{INSERT_CHUNK, insert_rows};
+use crate::store::models::bulk::{INSERT_CHUNK, insert_rows};
 
 /// A `u64` for a BIGINT column, clamped at `i64::MAX`.
 pub fn wide(v: u64) -> i64 {

@@ -1,5 +1,13 @@
 //! The store's domain types: records it returns and the change requests it takes. The gRPC
 //! service converts the wire messages to and from these at its edge.
+//!
+//! They sit below everything else in the store (row models convert to and from them, the rules
+//! take and return them) and use nothing of it. Here: the admin entities (clusters,
+//! federations, accounts, users, associations, leases); [`records`]: accounting records and
+//! the job runs sacct gets back; [`fed`]: the federation arbiter's jobs, events and views.
+
+pub mod fed;
+pub mod records;
 
 use std::fmt;
 

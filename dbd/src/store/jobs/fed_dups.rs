@@ -14,10 +14,11 @@ use crate::db::schema::{clusters, job_runs};
 use diesel::prelude::*;
 use sluice_vocab::states::JobState;
 
-use super::AnyConnection;
-use super::job_window;
-use super::jobs::JobQuery;
-use super::models::jobs::{IN_CHUNK, JobRunRow};
+use super::types::JobQuery;
+use super::window;
+use crate::store::AnyConnection;
+use crate::store::models::bulk::IN_CHUNK;
+use crate::store::models::jobs::JobRunRow;
 
 /// How much later a run with the same id must have been submitted to hide an older one.
 const DAY_SECS: i64 = 86_400;
@@ -92,5 +93,5 @@ fn newest_submits(
 fn in_result(r: &JobRunRow, query: &JobQuery, nodes: &HashSet<String>) -> bool {
     let named = |id: i64| query.job_ids.iter().any(|&j| i64::from(j) == id);
     let by_id = query.job_ids.is_empty() || named(r.job_id) || named(r.array_job_id);
-    by_id && job_window::keep(r, query, nodes)
+    by_id && window::keep(r, query, nodes)
 }

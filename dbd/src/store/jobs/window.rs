@@ -19,9 +19,9 @@ use diesel::sql_types::Bool;
 use sluice_vocab::hostlist::Hostlist;
 use sluice_vocab::states::JobState;
 
-use super::conn::MultiBackend;
-use super::jobs::JobQuery;
-use super::models::jobs::JobRunRow;
+use super::types::JobQuery;
+use crate::store::conn::MultiBackend;
+use crate::store::models::jobs::JobRunRow;
 
 /// A boxed SQL condition on `job_runs`.
 pub(super) type Cond = Box<dyn BoxableExpression<job_runs::table, MultiBackend, SqlType = Bool>>;

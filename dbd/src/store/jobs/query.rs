@@ -1,6 +1,6 @@
 //! sacct's query over `job_runs`, one page at a time, built so each read is a bounded index
 //! range on every backend whatever the planner knows (see [`JobQuery`] for what matches and
-//! [`job_window`](super::job_window) for the rules).
+//! [`window`](super::window) for the rules).
 //!
 //! Clusters are walked one after the other in name order; inside a cluster rows come in
 //! (time_submit, job_id, run) order. Three shapes of read:
@@ -18,7 +18,7 @@
 //!
 //! Each page returns the rows it read (its cursor is the last of them); the rows failing a
 //! condition checked in Rust are dropped by the caller with
-//! [`job_window::keep`](super::job_window::keep).
+//! [`window::keep`](super::window::keep).
 
 use std::collections::BTreeMap;
 
@@ -28,12 +28,13 @@ use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use sluice_vocab::states::JobState;
 
-use super::AnyConnection;
-use super::conn::MultiBackend;
-use super::job_window::sql_window;
-use super::jobs::{JobCursor, JobQuery};
-use super::models::job_spans;
-use super::models::jobs::{IN_CHUNK, JobRunRow};
+use super::types::{JobCursor, JobQuery};
+use super::window::sql_window;
+use crate::store::AnyConnection;
+use crate::store::conn::MultiBackend;
+use crate::store::models::bulk::IN_CHUNK;
+use crate::store::models::job_spans;
+use crate::store::models::jobs::JobRunRow;
 
 /// Which rows of a cluster one statement reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +112,7 @@ fn cluster_rows(
 
 /// The runs of the jobs `query.job_ids` and the tasks of arrays with those ids, after
 /// `after`, sorted; conditions other than the ids are left to
-/// [`job_window::keep`](super::job_window::keep).
+/// [`window::keep`](super::window::keep).
 fn by_ids(
     conn: &mut AnyConnection,
     cluster: &str,

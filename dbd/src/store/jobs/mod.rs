@@ -1,4 +1,4 @@
-//! Job accounting: ingesting the controllers' record batches (see [`records`](super::records))
+//! Job accounting: ingesting the controllers' record batches (see [`records`](crate::store::records))
 //! and sacct's query over the stored runs, read page by page so a huge result never sits in
 //! memory and never holds the store for long.
 //!
@@ -18,71 +18,26 @@
 //!   `federation` also no run whose job id the result shows again, submitted over a day later;
 //! * rows come ordered by cluster, submit time, job id, run; each carries its steps (batch step
 //!   first, then extern, then numbered steps). How each page stays an index range is in
-//!   [`job_query`](super::job_query).
+//!   [`query`].
 
 use std::collections::{HashMap, HashSet};
 
-use super::models::{node_events, steps};
-use super::records::{self, JobRun, NodeEventInfo, Record, Step};
-use super::{AnyConnection, Apply, Store, StoreError};
-use super::{job_fed_dups, job_query, job_window};
+mod fed_dups;
+mod query;
+mod types;
+mod window;
 
-/// sacct's selection of job runs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JobQuery {
-    /// Clusters to search; empty = every cluster.
-    pub clusters: Vec<String>,
-    /// Job ids, matched against the job id and the array job id.
-    pub job_ids: Vec<u32>,
-    pub uids: Vec<u32>,
-    pub accounts: Vec<String>,
-    /// Stored `JobState` values.
-    pub states: Vec<u32>,
-    pub names: Vec<String>,
-    pub partitions: Vec<String>,
-    /// Host names (sacct `--nodelist`, expanded): runs that used one of them; empty = any.
-    pub nodes: Vec<String>,
-    /// Window start (unix seconds); 0 = open.
-    pub start: i64,
-    /// Window end (unix seconds, inclusive); 0 = open.
-    pub end: i64,
-    /// Every run of every job, not only the newest.
-    pub duplicates: bool,
-    /// sacct `--federation`: without `duplicates`, a run is left out when the result holds a
-    /// run with the same job id submitted more than a day later (see
-    /// [`job_fed_dups`](super::job_fed_dups)).
-    pub federation: bool,
-}
+pub use types::{JobCursor, JobPage, JobQuery};
 
-/// Where the next page of a query starts: just after this run in the result order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobCursor {
-    pub(super) cluster: String,
-    submit: i64,
-    job_id: i64,
-    run: i32,
-}
-
-impl JobCursor {
-    /// The position inside its cluster: (submit time, job id, run).
-    pub(super) fn key(&self) -> (i64, i64, i32) {
-        (self.submit, self.job_id, self.run)
-    }
-}
-
-/// One page of a job query.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JobPage {
-    /// The runs, in result order, with their steps.
-    pub runs: Vec<JobRun>,
-    /// Where the next page starts; `None` when this is the last page.
-    pub next: Option<JobCursor>,
-}
+use crate::store::models::{node_events, steps};
+use crate::store::records;
+use crate::store::types::records::{JobRun, NodeEventInfo, Record, Step};
+use crate::store::{AnyConnection, Apply, Store, StoreError};
 
 impl Store {
     /// `RecordBatch`: applies the records of `cluster`'s outbox stream `stream` above the
     /// stream's applied seq, in one transaction, and returns the new applied seq (see
-    /// [`records`](super::records)).
+    /// [`records`](crate::store::records)).
     pub fn record_batch(
         &self,
         cluster: &str,
@@ -124,7 +79,7 @@ fn page(
     after: Option<&JobCursor>,
     limit: usize,
 ) -> Result<JobPage, StoreError> {
-    let scan = job_query::scan(conn, query, after, limit)?;
+    let scan = query::scan(conn, query, after, limit)?;
     let next = scan
         .more
         .then(|| scan.rows.last())
@@ -139,9 +94,9 @@ fn page(
     let kept: Vec<_> = scan
         .rows
         .into_iter()
-        .filter(|r| job_window::keep(r, query, &nodes))
+        .filter(|r| window::keep(r, query, &nodes))
         .collect();
-    let mut runs: Vec<JobRun> = job_fed_dups::drop_superseded(conn, query, &nodes, kept)?
+    let mut runs: Vec<JobRun> = fed_dups::drop_superseded(conn, query, &nodes, kept)?
         .into_iter()
         .map(JobRun::from)
         .collect();

@@ -1,0 +1,56 @@
+//! sacct's job query as the store takes it, and the pages it answers with (the semantics are
+//! in [the module doc](super)).
+
+use crate::store::types::records::JobRun;
+
+/// sacct's selection of job runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobQuery {
+    /// Clusters to search; empty = every cluster.
+    pub clusters: Vec<String>,
+    /// Job ids, matched against the job id and the array job id.
+    pub job_ids: Vec<u32>,
+    pub uids: Vec<u32>,
+    pub accounts: Vec<String>,
+    /// Stored `JobState` values.
+    pub states: Vec<u32>,
+    pub names: Vec<String>,
+    pub partitions: Vec<String>,
+    /// Host names (sacct `--nodelist`, expanded): runs that used one of them; empty = any.
+    pub nodes: Vec<String>,
+    /// Window start (unix seconds); 0 = open.
+    pub start: i64,
+    /// Window end (unix seconds, inclusive); 0 = open.
+    pub end: i64,
+    /// Every run of every job, not only the newest.
+    pub duplicates: bool,
+    /// sacct `--federation`: without `duplicates`, a run is left out when the result holds a
+    /// run with the same job id submitted more than a day later (see
+    /// [`fed_dups`](super::fed_dups)).
+    pub federation: bool,
+}
+
+/// Where the next page of a query starts: just after this run in the result order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobCursor {
+    pub(super) cluster: String,
+    pub(super) submit: i64,
+    pub(super) job_id: i64,
+    pub(super) run: i32,
+}
+
+impl JobCursor {
+    /// The position inside its cluster: (submit time, job id, run).
+    pub(super) fn key(&self) -> (i64, i64, i32) {
+        (self.submit, self.job_id, self.run)
+    }
+}
+
+/// One page of a job query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobPage {
+    /// The runs, in result order, with their steps.
+    pub runs: Vec<JobRun>,
+    /// Where the next page starts; `None` when this is the last page.
+    pub next: Option<JobCursor>,
+}
