@@ -4,6 +4,7 @@
 //! with its address as a real controller registers. `slurm.conf` names `c1` as the local
 //! cluster.
 
+use sluice_testkit::dbd::{Backend, TestDbd};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -164,15 +165,13 @@ pub struct Output {
 
 /// A dbd with clusters, a federation and a fake controller per registered cluster.
 pub struct Fed {
-    pub dir: tempfile::TempDir,
+    dbd: TestDbd,
     pub dbd_port: u16,
     /// The fake controllers by cluster name.
     pub ctlds: Vec<(String, Shared)>,
     /// Their ports by cluster name.
     pub ports: Vec<(String, u16)>,
     rt: tokio::runtime::Runtime,
-    stop: Option<oneshot::Sender<()>>,
-    server: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Fed {
@@ -180,38 +179,8 @@ impl Fed {
     /// their fed ids are 1, 2, ...), and starts and registers a fake controller for every
     /// cluster in `registered`.
     pub fn start(clusters: &[&str], members: &[&str], registered: &[&str]) -> Fed {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-            .ok()
-            .flatten()
-            .map_or_else(|| "root".to_string(), |u| u.name);
-        std::fs::write(
-            dir.path().join("slurmdbd.conf"),
-            format!(
-                "DbdHost=127.0.0.1\nDbdPort=0\nSlurmUser={user}\n\
-                 StorageType=accounting_storage/sqlite\nStorageLoc={}\n",
-                dir.path().join("acct.db").display()
-            ),
-        )
-        .expect("write slurmdbd.conf");
-        Key::create_if_missing(&dir.path().join(KEY_FILE)).expect("key");
-        let config = sluice_dbd::config::DbdConfig::load(&dir.path().join("slurmdbd.conf"))
-            .expect("slurmdbd.conf");
-        let listener = sluice_dbd::daemon::bind(&config).expect("bind");
-        let dbd_port = listener.local_addr().expect("addr").port();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let server = std::thread::spawn(move || {
-            let rt = tokio::runtime::Runtime::new().expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                let shutdown = async {
-                    let _ = stopped.await;
-                };
-                sluice_dbd::daemon::serve(config, listener, shutdown)
-                    .await
-                    .expect("dbd serves");
-            });
-        });
+        let dbd = TestDbd::start(Backend::Sqlite);
+        let dbd_port = dbd.port();
         let mut ctlds = Vec::new();
         let mut ports = Vec::new();
         for name in registered {
@@ -225,7 +194,7 @@ impl Fed {
         }
         let local_port = ports.iter().find(|(n, _)| n == "c1").map_or(1, |(_, p)| *p);
         std::fs::write(
-            dir.path().join("slurm.conf"),
+            dbd.dir().join("slurm.conf"),
             format!(
                 "ClusterName=c1\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort={local_port}\n\
                  AccountingStorageHost=127.0.0.1\nAccountingStoragePort={dbd_port}\n"
@@ -233,13 +202,11 @@ impl Fed {
         )
         .expect("write slurm.conf");
         let fed = Fed {
-            dir,
+            dbd,
             dbd_port,
             ctlds,
             ports: ports.clone(),
             rt: tokio::runtime::Runtime::new().expect("runtime"),
-            stop: Some(stop),
-            server: Some(server),
         };
         let clusters: Vec<String> = clusters.iter().map(|s| s.to_string()).collect();
         let members: Vec<String> = members.iter().map(|s| s.to_string()).collect();
@@ -284,7 +251,7 @@ impl Fed {
     }
 
     fn signer(&self) -> Signer {
-        Signer::for_current_user(Key::load(&self.dir.path().join(KEY_FILE)).expect("key"))
+        self.dbd.signer()
     }
 
     /// Runs `f` with an admin client of the dbd.
@@ -349,7 +316,7 @@ impl Fed {
 
     /// The `slurm.conf` the commands read.
     pub fn conf(&self) -> PathBuf {
-        self.dir.path().join("slurm.conf")
+        self.dbd.dir().join("slurm.conf")
     }
 
     /// Runs `bin` with `args` in UTC against this federation (local cluster c1).
@@ -358,7 +325,7 @@ impl Fed {
             .args(args)
             .env("SLURM_CONF", self.conf())
             .env("TZ", "UTC")
-            .current_dir(self.dir.path())
+            .current_dir(self.dbd.dir())
             .env_remove("SQUEUE_FORMAT")
             .env_remove("SQUEUE_FORMAT2")
             .env_remove("SQUEUE_SORT")
@@ -377,13 +344,3 @@ impl Fed {
     }
 }
 
-impl Drop for Fed {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(server) = self.server.take() {
-            let _ = server.join();
-        }
-    }
-}

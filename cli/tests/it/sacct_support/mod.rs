@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use sluice_wire::auth::{KEY_FILE, Key, Signer};
+use sluice_testkit::dbd::{Backend, TestDbd};
+use sluice_wire::auth::Signer;
 use sluice_wire::client::{connect, connect_dbd};
 use sluice_wire::proto::accounting_records_client::AccountingRecordsClient;
 use sluice_wire::proto::acct_record::Kind;
 use sluice_wire::proto::*;
-use tokio::sync::oneshot;
 
 /// What a command did.
 pub struct Output {
@@ -21,47 +21,18 @@ pub struct Output {
 
 /// A running dbd with a `slurm.conf` (cluster `c1`) pointing at it; stopped on drop.
 pub struct Dbd {
-    pub dir: tempfile::TempDir,
+    dbd: TestDbd,
     pub port: u16,
     rt: tokio::runtime::Runtime,
-    stop: Option<oneshot::Sender<()>>,
-    server: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Dbd {
-    /// Starts the daemon with clusters `clusters` registered.
+    /// Starts the daemon (SQLite) with clusters `clusters` registered.
     pub fn start(clusters: &[&str]) -> Dbd {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-            .ok()
-            .flatten()
-            .map_or_else(|| "root".to_string(), |u| u.name);
-        let conf = format!(
-            "DbdHost=127.0.0.1\nDbdPort=0\nSlurmUser={user}\n\
-             StorageType=accounting_storage/sqlite\nStorageLoc={}\n",
-            dir.path().join("acct.db").display()
-        );
-        std::fs::write(dir.path().join("slurmdbd.conf"), conf).expect("write slurmdbd.conf");
-        Key::create_if_missing(&dir.path().join(KEY_FILE)).expect("key");
-        let config = sluice_dbd::config::DbdConfig::load(&dir.path().join("slurmdbd.conf"))
-            .expect("slurmdbd.conf");
-        let listener = sluice_dbd::daemon::bind(&config).expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let server = std::thread::spawn(move || {
-            let rt = tokio::runtime::Runtime::new().expect("runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                let shutdown = async {
-                    let _ = stopped.await;
-                };
-                sluice_dbd::daemon::serve(config, listener, shutdown)
-                    .await
-                    .expect("dbd serves");
-            });
-        });
+        let dbd = TestDbd::start(Backend::Sqlite);
+        let port = dbd.port();
         std::fs::write(
-            dir.path().join("slurm.conf"),
+            dbd.dir().join("slurm.conf"),
             format!(
                 "ClusterName=c1\nAccountingStorageType=accounting_storage/slurmdbd\n\
                  AccountingStorageHost=127.0.0.1\nAccountingStoragePort={port}\n"
@@ -69,11 +40,9 @@ impl Dbd {
         )
         .expect("write slurm.conf");
         let dbd = Dbd {
-            dir,
+            dbd,
             port,
             rt: tokio::runtime::Runtime::new().expect("runtime"),
-            stop: Some(stop),
-            server: Some(server),
         };
         dbd.admin(|mut c| async move {
             c.add_clusters(AddClustersRequest {
@@ -88,7 +57,7 @@ impl Dbd {
     }
 
     fn signer(&self) -> Signer {
-        Signer::for_current_user(Key::load(&self.dir.path().join(KEY_FILE)).expect("key"))
+        self.dbd.signer()
     }
 
     /// Runs `f` with an accounting client (the listener is bound before the daemon starts, so
@@ -133,7 +102,7 @@ impl Dbd {
 
     /// The `slurm.conf` commands read.
     pub fn conf(&self) -> PathBuf {
-        self.dir.path().join("slurm.conf")
+        self.dbd.dir().join("slurm.conf")
     }
 
     /// Runs `bin` with `args` in UTC against this dbd.
@@ -158,17 +127,6 @@ impl Dbd {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
-    }
-}
-
-impl Drop for Dbd {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(server) = self.server.take() {
-            let _ = server.join();
         }
     }
 }

@@ -4,12 +4,10 @@
 //! Binaries come from the build's output directory (`target/<profile>/`); build them first
 //! with `cargo build --workspace --bins`.
 
-// Each test file uses a different part of the harness.
-pub mod cluster;
-pub mod db;
-pub mod federation;
-pub mod ports;
-pub mod procs;
+// The site harness (clusters and federations started with `sluice up`) and running the
+// commands come from the testkit; this module adds the stand-alone accounting daemon.
+pub use sluice_testkit::cmd::{CmdOutput, DAEMON_TIMEOUT, bin, block_on, exit_code, run};
+pub use sluice_testkit::site::{cluster, federation, procs};
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -21,81 +19,7 @@ use std::time::{Duration, Instant};
 use sluice_tool::up::storage::StorageSpec;
 use sluice_wire::auth::Key;
 
-use db::{Server, ThrowawayDb};
-
-/// How long a daemon may take to come up (debug builds, database migrations) or to stop.
-pub const DAEMON_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// What a command did.
-#[derive(Debug, Clone)]
-pub struct CmdOutput {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-/// The path of the built binary `name`, next to the test executable's `deps/` directory.
-pub fn bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable has a path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test executable lives in target/<profile>/deps");
-    let path = dir.join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build --workspace --bins` first",
-        path.display()
-    );
-    path
-}
-
-/// Runs `cmd` with `stdin` (closed if `None`), waiting at most [`DAEMON_TIMEOUT`].
-pub fn run(cmd: &mut Command, stdin: Option<&str>) -> CmdOutput {
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        // A command may exit before reading everything; that is its business.
-        let _ = pipe.write_all(text.as_bytes());
-    }
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let output = match rx.recv_timeout(DAEMON_TIMEOUT) {
-        Ok(output) => output.unwrap_or_else(|e| panic!("waiting for {cmd:?}: {e}")),
-        Err(_) => {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid as i32),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            panic!("{cmd:?} did not finish within {DAEMON_TIMEOUT:?}");
-        }
-    };
-    CmdOutput {
-        code: exit_code(output.status),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-/// The exit code, or 128+signal for a process killed by a signal (as a shell reports it).
-pub fn exit_code(status: ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(-1)
-}
+use sluice_testkit::dbd::{Backend, TestDatabase};
 
 /// Writes a fresh key (mode 0600) into `dir`.
 pub fn write_key(dir: &Path) -> Key {
@@ -116,7 +40,7 @@ pub struct Dbd {
     port: u16,
     child: Option<Child>,
     // Dropped after the daemon has stopped (field order), so no connection holds it.
-    _db: Option<ThrowawayDb>,
+    _db: Option<TestDatabase>,
 }
 
 impl Dbd {
@@ -134,11 +58,11 @@ impl Dbd {
     /// Like [`Dbd::start_with`], with `extra` lines appended to `slurmdbd.conf`.
     pub fn start_with_conf(storage: &str, extra: &[&str]) -> Dbd {
         let db = match storage {
-            "mysql" | "mariadb" => Some(ThrowawayDb::create(Server::Mysql)),
-            "postgres" | "pgsql" => Some(ThrowawayDb::create(Server::Postgres)),
+            "mysql" | "mariadb" => Some(TestDatabase::create(Backend::Mysql)),
+            "postgres" | "pgsql" => Some(TestDatabase::create(Backend::Postgres)),
             _ => None,
         };
-        let url = db.as_ref().map_or(storage, ThrowawayDb::url);
+        let url = db.as_ref().map_or(storage, TestDatabase::url);
         let spec = StorageSpec::parse(url).unwrap_or_else(|e| panic!("{e}"));
         let dir = tempfile::tempdir().expect("temp dir");
         let mut conf = vec!["DbdHost=127.0.0.1".to_string(), "DbdPort=0".into()];
@@ -302,11 +226,3 @@ impl Drop for Dbd {
     }
 }
 
-/// Runs `f` on a fresh single-threaded runtime (for gRPC calls from synchronous tests).
-pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
-        .block_on(f)
-}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use sluice_tool::up::{UpArgs, plan};
 
 use super::ports::Reserved;
-use super::{CmdOutput, bin, run};
+use crate::cmd::{CmdOutput, bin, run};
 
 /// The federation's name.
 pub const FED: &str = "fed1";
@@ -203,7 +203,7 @@ impl Federation {
         let conf = sluice_cli::slurm_conf::SlurmConf::read(&self.conf(i))
             .unwrap_or_else(|e| panic!("reading {}: {e}", self.conf(i).display()));
         let key = sluice_wire::auth::Key::load(&conf.key_path()).expect("load slurm.key");
-        super::block_on(async {
+        crate::cmd::block_on(async {
             let signer = sluice_wire::auth::Signer::for_current_user(key);
             let channel = sluice_wire::client::connect(&conf.ctld_host, conf.ctld_port, signer)
                 .await

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use sluice_tool::up::{UpArgs, plan};
 
-use super::CmdOutput;
+use crate::cmd::CmdOutput;
 use super::federation::Federation;
 pub use super::federation::STATE_TIMEOUT;
 

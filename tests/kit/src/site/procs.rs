@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{DAEMON_TIMEOUT, bin};
+use crate::cmd::{DAEMON_TIMEOUT, bin};
 
 /// A script that records the signals it gets in `sig.txt` and exits on SIGTERM; it writes
 /// its shell's and its child's pids first.
