@@ -2,15 +2,15 @@
 //! gRPC service and shutting down gracefully.
 //!
 //! [`serve`] is the whole daemon minus process concerns (daemonizing, logging, signals, pid
-//! and port files), so tests and benchmarks can run it in-process; `main.rs` adds those.
+//! and port files), so tests and benchmarks can run it in-process; `main.rs` adds those with
+//! [`sluice_wire::daemon`].
 
 use std::future::Future;
-use std::net::ToSocketAddrs;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_vocab::conf::ConfError;
 use sluice_wire::auth::{AuthError, Key, Verifier};
+use sluice_wire::daemon::{self as process, ProcessError};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
@@ -37,26 +37,10 @@ pub enum DaemonError {
     /// The task opening the database died.
     #[error("storage: connection task failed: {0}")]
     StoreTask(#[from] tokio::task::JoinError),
-    /// The listening address could not be resolved or bound.
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        addr: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A pid, port or log file could not be written.
-    #[error("{path}: {source}")]
-    File {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The process could not detach from the terminal.
-    #[error("cannot daemonize: {0}")]
-    Daemonize(#[from] nix::Error),
-    /// The async runtime or the signal handlers could not be set up.
-    #[error("cannot start the runtime: {0}")]
-    Runtime(#[source] std::io::Error),
+    /// The listener, a pid, port or log file, the runtime or the signal handlers could not be
+    /// set up.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
     /// The gRPC server failed.
     #[error("server: {0}")]
     Serve(#[from] tonic::transport::Error),
@@ -65,18 +49,7 @@ pub enum DaemonError {
 /// Binds the configured `DbdAddr|DbdHost:DbdPort` (port 0 picks a free port). Done before
 /// daemonizing and before the runtime exists, so a taken port is reported on the terminal.
 pub fn bind(config: &DbdConfig) -> Result<std::net::TcpListener, DaemonError> {
-    let addr = format!("{}:{}", config.bind_host(), config.dbd_port);
-    let bind_err = |source| DaemonError::Bind {
-        addr: addr.clone(),
-        source,
-    };
-    let addrs: Vec<_> = (config.bind_host(), config.dbd_port)
-        .to_socket_addrs()
-        .map_err(bind_err)?
-        .collect();
-    let listener = std::net::TcpListener::bind(&addrs[..]).map_err(bind_err)?;
-    listener.set_nonblocking(true).map_err(bind_err)?;
-    Ok(listener)
+    Ok(process::bind(config.bind_host(), config.dbd_port)?)
 }
 
 /// A daemon whose key is loaded and whose database is open and migrated: ready to serve.
@@ -112,7 +85,7 @@ impl Prepared {
         if let Ok(addr) = listener.local_addr() {
             tracing::info!(%addr, "accounting daemon listening");
         }
-        let verifier = Verifier::new(self.key);
+        let verifier = Verifier::new(self.key).serving("sluice-dbd");
         // Job records from the controllers and sacct's reads, behind the same verifier.
         let records = RecordsService::new(Arc::clone(&self.store), self.admin_uids.clone());
         let records = InterceptedService::new(records.into_server(), verifier.clone());
@@ -177,60 +150,16 @@ pub async fn serve(
         .await
 }
 
-/// Completes on the first SIGTERM or SIGINT. The handlers are installed when this is called,
-/// not when the future is first polled, so a signal arriving right after start-up is not lost.
-pub fn shutdown_signal() -> Result<impl Future<Output = ()> + Send, std::io::Error> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM received, shutting down"),
-            _ = int.recv() => tracing::info!("SIGINT received, shutting down"),
-        }
-    })
-}
-
-/// Writes `contents` to `path` through a temporary file and a rename, so a reader polling for
-/// the file never sees it half written.
-pub fn write_file_atomically(path: &Path, contents: &str) -> Result<(), DaemonError> {
-    let err = |source| DaemonError::File {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(err)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, contents).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn atomic_writes_create_directories_and_replace_contents() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("run/dbd.pid");
-        write_file_atomically(&path, "1\n").unwrap();
-        write_file_atomically(&path, "42\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "42\n");
-        assert_eq!(
-            std::fs::read_dir(dir.path().join("run")).unwrap().count(),
-            1
-        );
-    }
 
     #[test]
     fn binding_a_taken_port_names_the_address() {
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = taken.local_addr().unwrap().port();
         let file = sluice_vocab::conf::ConfFile::parse(
-            Path::new("/x/slurmdbd.conf"),
+            std::path::Path::new("/x/slurmdbd.conf"),
             &format!("DbdHost=127.0.0.1 DbdPort={port}\n"),
         )
         .unwrap();

@@ -2,16 +2,16 @@
 //! gRPC service, and shutting down.
 //!
 //! [`serve`] is the whole daemon minus process concerns (daemonizing, logging, signals, pid and
-//! port files), so tests run real node daemons in-process; `main.rs` adds those. Stopping the
-//! daemon does not stop its jobs' processes (they are not killed when their handles drop).
+//! port files), so tests run real node daemons in-process; `main.rs` adds those with
+//! [`sluice_wire::daemon`]. Stopping the daemon does not stop its jobs' processes (they are not
+//! killed when their handles drop).
 
 use std::future::Future;
-use std::net::ToSocketAddrs;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_wire::auth::{Key, Signer, Verifier};
 use sluice_wire::client::connect_lazy;
+use sluice_wire::daemon as process;
 use sluice_wire::proto::controller_client::ControllerClient;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
@@ -25,18 +25,7 @@ use crate::{adopt, link};
 /// Binds the node's `NodeAddr:Port` (port 0 picks a free port). Done before daemonizing and
 /// before the runtime exists, so a taken port is reported on the terminal.
 pub fn bind(config: &NodedConfig) -> Result<std::net::TcpListener, NodedError> {
-    let addr = format!("{}:{}", config.addr, config.port);
-    let bind_err = |source| NodedError::Bind {
-        addr: addr.clone(),
-        source,
-    };
-    let addrs: Vec<_> = (config.addr.as_str(), config.port)
-        .to_socket_addrs()
-        .map_err(bind_err)?
-        .collect();
-    let listener = std::net::TcpListener::bind(&addrs[..]).map_err(bind_err)?;
-    listener.set_nonblocking(true).map_err(bind_err)?;
-    Ok(listener)
+    Ok(process::bind(&config.addr, config.port)?)
 }
 
 /// A node daemon whose spool is open and whose listener is bound: ready to serve.
@@ -98,7 +87,8 @@ impl Prepared {
             "node daemon listening"
         );
         let service = NodeService::new(Arc::clone(&self.node)).into_server();
-        let service = InterceptedService::new(service, Verifier::new(self.key));
+        let service =
+            InterceptedService::new(service, Verifier::new(self.key).serving("sluice-noded"));
         let result = tonic::transport::Server::builder()
             .add_service(service)
             .serve_with_incoming_shutdown(
@@ -121,32 +111,4 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), NodedError> {
     Prepared::new(config, key, listener)?.serve(shutdown).await
-}
-
-/// Completes on the first SIGTERM or SIGINT. The handlers are installed when this is called,
-/// so a signal arriving right after start-up is not lost.
-pub fn shutdown_signal() -> Result<impl Future<Output = ()> + Send, std::io::Error> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM received, shutting down"),
-            _ = int.recv() => tracing::info!("SIGINT received, shutting down"),
-        }
-    })
-}
-
-/// Writes `contents` to `path` through a temporary file and a rename, so a reader polling for
-/// the file never sees it half written.
-pub fn write_file_atomically(path: &Path, contents: &str) -> Result<(), NodedError> {
-    let err = |source| NodedError::file(path, source);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(err)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, contents).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use sluice_vocab::conf::ConfError;
 use sluice_wire::auth::AuthError;
+use sluice_wire::daemon::ProcessError;
 
 /// Why the node daemon could not start, stopped, or refused a request.
 #[derive(Debug, thiserror::Error)]
@@ -45,12 +46,10 @@ pub enum NodedError {
         #[source]
         source: tonic::transport::Error,
     },
-    /// The process could not detach from the terminal.
-    #[error("cannot daemonize: {0}")]
-    Daemonize(#[from] nix::Error),
-    /// The async runtime or the signal handlers could not be set up.
-    #[error("cannot start the runtime: {0}")]
-    Runtime(#[source] std::io::Error),
+    /// The listener, a pid, port or log file, the runtime or the signal handlers could not be
+    /// set up.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
     /// The gRPC server failed.
     #[error("server: {0}")]
     Serve(#[from] tonic::transport::Error),

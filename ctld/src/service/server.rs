@@ -77,7 +77,7 @@ pub async fn serve_runtime(
     let service = ControllerService::new(rt.handle(), Arc::new(conf), admins, started)
         .with_dbd_admins(rt.dbd_admins())
         .with_fed(fed);
-    let verifier = Verifier::new(key);
+    let verifier = Verifier::new(key).serving("sluice-ctld");
     let federation = super::federation::FederationInfoService::new(rt.handle()).into_server();
     let federation = InterceptedService::new(federation, verifier.clone());
     let (service, admin) = service.into_servers();

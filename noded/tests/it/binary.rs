@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use common::*;
+use sluice_wire::protocol::{PROTOCOL_METADATA, PROTOCOL_VERSION};
 
 /// A node daemon process, killed when dropped.
 struct Daemon(Child);
@@ -127,4 +128,43 @@ impl RunningNodedAddr {
             .unwrap();
         sluice_wire::proto::node_daemon_client::NodeDaemonClient::new(channel)
     }
+}
+
+#[tokio::test]
+async fn a_client_of_another_protocol_version_is_told_both_versions() {
+    let ctld = FakeCtld::start(&sluice_wire::auth::Key::from_bytes(vec![42; 64]), 0, vec![]).await;
+    let cluster = TestCluster::new(ctld.port, "NodeName=n1 NodeAddr=127.0.0.1 Port=0");
+    write_key(&cluster);
+    let port_file = cluster.path("n1.port");
+    let _daemon = start_binary(&cluster, "n1", &port_file);
+    let port: u16 = wait_for_file(&port_file).await.trim().parse().unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let theirs = PROTOCOL_VERSION + 1;
+    let mut signer =
+        sluice_wire::auth::Signer::new(cluster.key.clone(), nix::unistd::geteuid().as_raw());
+    let mut client = sluice_wire::proto::node_daemon_client::NodeDaemonClient::with_interceptor(
+        channel,
+        move |req| {
+            let mut req = tonic::service::Interceptor::call(&mut signer, req)?;
+            req.metadata_mut()
+                .insert(PROTOCOL_METADATA, theirs.to_string().parse().unwrap());
+            Ok(req)
+        },
+    );
+    let status = client
+        .ping(sluice_wire::proto::PingRequest {})
+        .await
+        .expect_err("another protocol version is refused");
+    assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(
+        status.message(),
+        format!(
+            "protocol version mismatch: client speaks {theirs}, sluice-noded speaks {PROTOCOL_VERSION}"
+        )
+    );
+    ctld.stop().await;
 }

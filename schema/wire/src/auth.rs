@@ -17,6 +17,8 @@ use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
+use crate::protocol::ProtocolError;
+
 /// The key file's name, next to `slurm.conf` / `slurmdbd.conf`.
 pub const KEY_FILE: &str = "slurm.key";
 /// How long after its issue a token is accepted, in seconds.
@@ -194,21 +196,32 @@ impl Interceptor for Signer {
         let value = MetadataValue::try_from(format!("Bearer {token}"))
             .map_err(|_| Status::internal("token is not valid metadata"))?;
         req.metadata_mut().insert("authorization", value);
+        crate::protocol::stamp(req.metadata_mut());
         Ok(req)
     }
 }
 
-/// Server side: refuses unsigned, badly signed and stale requests, and records the caller's
-/// [`Identity`] in the request's extensions.
+/// Server side: refuses unsigned, badly signed and stale requests (`Unauthenticated`) and
+/// requests of another or no protocol version (`FailedPrecondition`, see [`crate::protocol`]),
+/// and records the caller's [`Identity`] in the request's extensions.
 #[derive(Debug, Clone)]
 pub struct Verifier {
     key: Key,
+    server: &'static str,
 }
 
 impl Verifier {
-    /// A verifier for `key`.
+    /// A verifier for `key`, naming its server "the server" in protocol errors.
     pub fn new(key: Key) -> Self {
-        Self { key }
+        Self {
+            key,
+            server: "the server",
+        }
+    }
+
+    /// Names the program this verifier guards (`sluice-ctld`, ...) in protocol errors.
+    pub fn serving(self, server: &'static str) -> Self {
+        Self { server, ..self }
     }
 
     /// Checks the `authorization` metadata of a request at unix time `now`.
@@ -228,8 +241,15 @@ impl Verifier {
 
 impl Interceptor for Verifier {
     fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        // Another version is refused before the signature, since it may sign differently; a
+        // missing version after it, so that an unsigned stranger is told it is unauthenticated.
+        let protocol = crate::protocol::check(req.metadata(), self.server);
+        if let Err(e @ ProtocolError::Mismatch { .. }) = protocol {
+            return Err(e.into());
+        }
         match self.check(req.metadata(), unix_now()) {
             Ok(identity) => {
+                protocol?;
                 req.extensions_mut().insert(identity);
                 Ok(req)
             }
@@ -299,5 +319,77 @@ mod tests {
         std::fs::write(&short, b"abc").unwrap();
         std::fs::set_permissions(&short, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(matches!(Key::load(&short), Err(AuthError::TooShort { .. })));
+    }
+
+    /// A request through `signer`, as the server receives it.
+    fn signed(signer: &mut Signer) -> Request<()> {
+        signer.call(Request::new(())).unwrap()
+    }
+
+    #[test]
+    fn signed_requests_of_our_protocol_version_pass_the_verifier() {
+        let mut signer = Signer::new(key(1), 1000);
+        let mut verifier = Verifier::new(key(1)).serving("sluice-ctld");
+        let req = verifier.call(signed(&mut signer)).unwrap();
+        assert_eq!(identity(&req).unwrap(), Identity { uid: 1000 });
+    }
+
+    #[test]
+    fn requests_without_a_protocol_version_are_refused_as_a_mismatch() {
+        let mut req = signed(&mut Signer::new(key(1), 0));
+        req.metadata_mut()
+            .remove(crate::protocol::PROTOCOL_METADATA);
+        let mut verifier = Verifier::new(key(1)).serving("sluice-dbd");
+        let status = verifier.call(req).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+        assert_eq!(
+            status.message(),
+            format!(
+                "protocol version mismatch: client sent no protocol version, sluice-dbd speaks {}",
+                crate::protocol::PROTOCOL_VERSION
+            )
+        );
+    }
+
+    #[test]
+    fn requests_of_another_protocol_version_are_refused_naming_both() {
+        let ours = crate::protocol::PROTOCOL_VERSION;
+        let mut req = signed(&mut Signer::new(key(1), 0));
+        req.metadata_mut().insert(
+            crate::protocol::PROTOCOL_METADATA,
+            MetadataValue::from(ours + 1),
+        );
+        let mut verifier = Verifier::new(key(1)).serving("sluice-ctld");
+        let status = verifier.call(req).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+        assert_eq!(
+            status.message(),
+            format!(
+                "protocol version mismatch: client speaks {}, sluice-ctld speaks {ours}",
+                ours + 1
+            )
+        );
+        // Checked before the signature, so even a foreign key gets the clear message.
+        let mut req = signed(&mut Signer::new(key(2), 0));
+        req.metadata_mut().insert(
+            crate::protocol::PROTOCOL_METADATA,
+            MetadataValue::from(0u32),
+        );
+        let status = Verifier::new(key(1)).call(req).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+    }
+
+    #[test]
+    fn unsigned_requests_without_a_version_are_an_auth_error() {
+        let status = Verifier::new(key(1)).call(Request::new(())).unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unauthenticated);
+    }
+
+    #[test]
+    fn a_wrong_key_with_our_protocol_version_is_still_an_auth_error() {
+        let status = Verifier::new(key(1))
+            .call(signed(&mut Signer::new(key(2), 0)))
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unauthenticated);
     }
 }

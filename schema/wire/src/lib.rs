@@ -3,10 +3,15 @@
 //! * [`proto`]: the generated messages and gRPC services, one `.proto` file per service under
 //!   `proto/` (all in package `sluice.v1`).
 //! * [`auth`]: signed requests (`slurm.key` tokens) and their verification.
+//! * [`protocol`]: the protocol version every request carries and every daemon checks.
 //! * [`client`]: connecting to a daemon with every request signed.
+//! * [`daemon`]: the daemons' shared process start-up (listener, pid and port files, signals,
+//!   logging).
 //! * [`jobacct`]: the wire form of a step's usage.
 
 pub mod auth;
 pub mod client;
+pub mod daemon;
 pub mod jobacct;
 pub mod proto;
+pub mod protocol;

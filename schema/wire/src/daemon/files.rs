@@ -1,0 +1,88 @@
+//! The files a daemon leaves for others: its pid while it runs and the port it bound.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::ProcessError;
+
+/// The environment variable naming a file the daemon writes its bound port to once it serves
+/// (how tests and `sluice up` learn the port a daemon picked for port 0).
+pub const PORT_FILE_ENV: &str = "SLUICE_PORT_FILE";
+
+/// Writes `contents` to `path` through a synced temporary file and a rename, so a reader
+/// polling for the file never sees it half written, even after a crash. Creates the directory.
+pub fn write_file_atomically(path: &Path, contents: &str) -> Result<(), ProcessError> {
+    let err = |error| ProcessError::File {
+        path: path.to_path_buf(),
+        error,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let mut file = std::fs::File::create(&tmp).map_err(err)?;
+    file.write_all(contents.as_bytes()).map_err(err)?;
+    file.sync_all().map_err(err)?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// Writes `port` to the file named by [`PORT_FILE_ENV`], if the variable is set.
+pub fn write_port_file(port: u16) -> Result<(), ProcessError> {
+    match std::env::var_os(PORT_FILE_ENV) {
+        Some(file) => write_file_atomically(Path::new(&file), &format!("{port}\n")),
+        None => Ok(()),
+    }
+}
+
+/// The daemon's pid file: written when created, removed when dropped.
+#[derive(Debug)]
+pub struct PidFile {
+    path: PathBuf,
+}
+
+impl PidFile {
+    /// Writes this process's pid to `path`.
+    pub fn create(path: PathBuf) -> Result<Self, ProcessError> {
+        write_file_atomically(&path, &format!("{}\n", std::process::id()))?;
+        Ok(Self { path })
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        // Best effort: a stale pid file is harmless, callers check that the pid is alive.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_writes_create_directories_and_replace_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run/dbd.pid");
+        write_file_atomically(&path, "1\n").unwrap();
+        write_file_atomically(&path, "42\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "42\n");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("run")).unwrap().count(),
+            1
+        );
+    }
+
+    #[test]
+    fn pid_files_hold_the_pid_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run/noded.pid");
+        let pid_file = PidFile::create(path.clone()).unwrap();
+        let pid = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(pid, format!("{}\n", std::process::id()));
+        drop(pid_file);
+        assert!(!path.exists());
+    }
+}

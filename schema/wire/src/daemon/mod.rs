@@ -1,0 +1,138 @@
+//! Process concerns shared by the three daemons (`sluice-dbd`, `sluice-ctld`, `sluice-noded`):
+//! binding the listener before daemonizing, detaching, logging, the pid and port files, and the
+//! signals that stop the daemon.
+//!
+//! Each daemon's `main` loads its configuration, checks its key, [`bind`]s, and hands the rest to
+//! [`Process::run`] with a closure that prepares its service and returns the future serving it.
+//! Everything that can fail on the terminal is done before daemonizing, so mistakes are printed
+//! on stderr with a non-zero exit. The tokio runtime is built only after `daemon(3)`, since a
+//! fork keeps just the calling thread.
+
+mod files;
+mod logging;
+mod signal;
+
+use std::future::Future;
+use std::net::ToSocketAddrs;
+use std::path::PathBuf;
+
+pub use files::{PORT_FILE_ENV, PidFile, write_file_atomically, write_port_file};
+pub use logging::{init_logging, raise};
+pub use signal::ShutdownSignal;
+pub use tracing::level_filters::LevelFilter;
+
+/// Why a daemon process could not be set up.
+///
+/// The messages carry their cause themselves (there is no `source()`): `sluice-ctld` prints the
+/// whole error chain, which would otherwise repeat the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    /// The listening address could not be resolved or bound.
+    #[error("cannot listen on {addr}: {error}")]
+    Bind { addr: String, error: std::io::Error },
+    /// The bound socket could not be handed to the runtime.
+    #[error("cannot use the listening socket: {0}")]
+    Listener(std::io::Error),
+    /// A pid, port or log file could not be written.
+    #[error("{path}: {error}")]
+    File {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// The process could not detach from the terminal.
+    #[error("cannot daemonize: {0}")]
+    Daemonize(nix::Error),
+    /// The async runtime or the signal handlers could not be set up.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Binds `host:port` (port 0 picks a free port), non-blocking for the runtime to come. Done
+/// before daemonizing and before the runtime exists, so a taken port is reported on the terminal.
+pub fn bind(host: &str, port: u16) -> Result<std::net::TcpListener, ProcessError> {
+    let bind_err = |error| ProcessError::Bind {
+        addr: format!("{host}:{port}"),
+        error,
+    };
+    let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(bind_err)?.collect();
+    let listener = std::net::TcpListener::bind(&addrs[..]).map_err(bind_err)?;
+    listener.set_nonblocking(true).map_err(bind_err)?;
+    Ok(listener)
+}
+
+/// How a daemon process runs, from its command line and configuration.
+#[derive(Debug, Clone)]
+pub struct Process {
+    /// `-D`: stay in the foreground instead of detaching.
+    pub foreground: bool,
+    /// The level to log at (see [`raise`] for `-v`).
+    pub log_level: LevelFilter,
+    /// Where to log; stderr when `None`.
+    pub log_file: Option<PathBuf>,
+    /// Where to write the daemon's pid while it serves.
+    pub pid_file: Option<PathBuf>,
+    /// Configuration warnings, logged once logging is set up.
+    pub warnings: Vec<String>,
+}
+
+impl Process {
+    /// Detaches (unless in the foreground), sets up logging, builds the runtime and runs the
+    /// daemon on `listener`: `start` prepares the service and returns the future serving it
+    /// until the [`ShutdownSignal`] completes. The pid file and the port file named by
+    /// [`PORT_FILE_ENV`] are written once `start` succeeds (the port file last: whoever waits
+    /// for it may send requests at once), and the pid file is removed when serving ends.
+    pub fn run<E, P, S>(
+        self,
+        listener: std::net::TcpListener,
+        start: impl FnOnce(tokio::net::TcpListener, ShutdownSignal) -> P,
+    ) -> Result<(), E>
+    where
+        E: From<ProcessError>,
+        P: Future<Output = Result<S, E>>,
+        S: Future<Output = Result<(), E>>,
+    {
+        if !self.foreground {
+            nix::unistd::daemon(false, false).map_err(ProcessError::Daemonize)?;
+        }
+        init_logging(self.log_level, self.log_file.as_deref())?;
+        for warning in &self.warnings {
+            tracing::warn!("{warning}");
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(ProcessError::Runtime)?;
+        runtime.block_on(async move {
+            let port = listener
+                .local_addr()
+                .map_err(ProcessError::Listener)?
+                .port();
+            let listener =
+                tokio::net::TcpListener::from_std(listener).map_err(ProcessError::Listener)?;
+            let shutdown = ShutdownSignal::install().map_err(ProcessError::Runtime)?;
+            let serving = start(listener, shutdown).await?;
+            let pid_file = self.pid_file.map(PidFile::create).transpose()?;
+            write_port_file(port)?;
+            let result = serving.await;
+            drop(pid_file);
+            result
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_picks_a_free_port_and_names_a_taken_one() {
+        let free = bind("127.0.0.1", 0).unwrap();
+        let port = free.local_addr().unwrap().port();
+        assert_ne!(port, 0);
+        let e = bind("127.0.0.1", port).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("cannot listen on 127.0.0.1:{port}: ")),
+            "{e}"
+        );
+    }
+}
