@@ -10,10 +10,9 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use sluice_testkit::fake::controller_server::{Controller, ControllerServer};
-use sluice_wire::auth::{KEY_FILE, Key, Signer};
+use sluice_wire::auth::Signer;
 use sluice_wire::client::{DbdClient, connect_dbd};
 use sluice_wire::proto::*;
-use tokio::sync::oneshot;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
 
@@ -343,4 +342,3 @@ impl Fed {
         }
     }
 }
-

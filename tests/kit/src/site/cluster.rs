@@ -7,9 +7,9 @@ use std::process::Command;
 
 use sluice_tool::up::{UpArgs, plan};
 
-use crate::cmd::CmdOutput;
 use super::federation::Federation;
 pub use super::federation::STATE_TIMEOUT;
+use crate::cmd::CmdOutput;
 
 /// A running local cluster in a temp dir; stopped (and its jobs' processes killed) on drop.
 /// Every site-wide call ([`Federation::wait_for`], `logs`, `stop_dbd`, `work`, …) is reached

@@ -9,7 +9,6 @@
 pub use sluice_testkit::cmd::{CmdOutput, DAEMON_TIMEOUT, bin, block_on, exit_code, run};
 pub use sluice_testkit::site::{cluster, federation, procs};
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -225,4 +224,3 @@ impl Drop for Dbd {
         self.stop();
     }
 }
-
