@@ -3,10 +3,10 @@
 //! revocation, the origin's tracker, run-end reports, offers following holds, fedstates and
 //! leaving the federation. Cluster `test` (fed id 1) with siblings `b` (2) and `c` (3).
 
-use crate::fed_core_support::{B_AND_C, builder, job, join, view};
+use crate::fed_core_support::{B_AND_C, builder, info, job, join, origin_submit, view};
 use sluice_ctld::core::federation::{
-    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedRequest,
-    FedRequeue, FedSubmit, FedView, InfoPhase, OriginSubmit,
+    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedRequest, FedRequeue,
+    FedSubmit, FedView, InfoPhase, OriginSubmit,
 };
 use sluice_ctld::core::{
     AcctRecord, JobReason, LaunchSpec, NodeCommand, SubmitRequest, on_release,
@@ -23,44 +23,16 @@ fn fixture(state: FedState) -> CoreFixture {
     fx
 }
 
-fn info(id: FedJobId, phase: InfoPhase, viable: &[&str], active: &[&str]) -> FedInfo {
-    FedInfo {
-        job: id,
-        origin: "test".into(),
-        phase,
-        held: false,
-        viable: viable.iter().map(|s| s.to_string()).collect(),
-        active: active.iter().map(|s| s.to_string()).collect(),
-        winner: None,
-        final_state: 0,
-        exit_code: 0,
-    }
-}
-
 /// Submits `req` as the origin and has the dbd record it (held, as every origin records its
 /// submissions), then, unless held, offer it with `active` holding copies.
 fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) -> FedJobId {
     let now = fx.now;
     let held = req.hold;
-    let rec = match federation::on_fed_submit(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        req,
-        FedSubmit::default(),
-    ) {
-        Ok(OriginSubmit::Federated(rec)) => rec,
-        other => panic!("a federated submission expected, got {other:?}"),
-    };
+    let rec = origin_submit(fx, req);
     let id = rec.reply.job_id;
     let viable = ["b", "c", "test"];
-    let mut i = info(
-        id,
-        InfoPhase::Pending,
-        &viable,
-        if held { active } else { &["test"] },
-    );
-    i.held = true;
+    let recorded_on = if held { active } else { &["test"] };
+    let i = info(id, InfoPhase::Pending, true, &viable, recorded_on);
     federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
     let offers = std::mem::take(&mut fx.out.fed_reqs);
     if held {
@@ -76,7 +48,7 @@ fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) ->
         &mut fx.core,
         &mut fx.out,
         now,
-        &info(id, InfoPhase::Pending, &viable, active),
+        &info(id, InfoPhase::Pending, false, &viable, active),
     );
     id
 }
@@ -117,6 +89,7 @@ fn a_federated_job_is_reserved_then_launched_only_after_the_commit() {
     let i = info(
         id,
         InfoPhase::Pending,
+        false,
         &["b", "c", "test"],
         &["b", "c", "test"],
     );
@@ -419,7 +392,13 @@ fn a_requeue_asked_by_the_dbd_kills_the_run_and_reports_it_requeued() {
     fx.schedule();
     assert!(fx.out.fed_reqs.is_empty());
     // The dbd offered it to this cluster again: it stays, pending.
-    let mut i = info(id, InfoPhase::Pending, &["b", "test"], &["b", "test"]);
+    let mut i = info(
+        id,
+        InfoPhase::Pending,
+        false,
+        &["b", "test"],
+        &["b", "test"],
+    );
     i.origin = "b".into();
     federation::on_end_reported(&mut fx.core, &mut fx.out, now, id, Some(i));
     assert_eq!(fx.state(id), JobState::Pending);

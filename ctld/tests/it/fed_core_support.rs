@@ -2,10 +2,12 @@
 //! id 1) in federation `fed`, one partition `debug` (MaxTime 60) of 2-CPU nodes, with the
 //! siblings each test names (usually [`B_AND_C`]: `b` (2) and `c` (3)).
 
-use sluice_ctld::core::federation::{self, FedMember, FedView};
+use sluice_ctld::core::federation::{
+    self, FedInfo, FedMember, FedRecord, FedSubmit, FedView, InfoPhase, OriginSubmit,
+};
 use sluice_ctld::core::{LaunchSpec, SubmitRequest};
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
-use sluice_vocab::FedState;
+use sluice_vocab::{FedJobId, FedState};
 
 /// Siblings `b` (fed id 2) and `c` (3).
 pub const B_AND_C: &[(&str, u32)] = &[("b", 2), ("c", 3)];
@@ -69,4 +71,35 @@ pub fn job(name: &str) -> SubmitRequest {
         ..LaunchSpec::default()
     };
     req
+}
+
+/// Step 1 of the origin's federated submission of `req`: the record it sends to the dbd.
+pub fn origin_submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedRecord {
+    let now = fx.now;
+    match federation::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
+        Ok(OriginSubmit::Federated(rec)) => rec,
+        other => panic!("a federated submission expected, got {other:?}"),
+    }
+}
+
+/// The dbd's record of `id`, submitted by `test`, in `phase`, over `viable` with copies on
+/// `active`.
+pub fn info(
+    id: FedJobId,
+    phase: InfoPhase,
+    held: bool,
+    viable: &[&str],
+    active: &[&str],
+) -> FedInfo {
+    FedInfo {
+        job: id,
+        origin: "test".into(),
+        phase,
+        held,
+        viable: viable.iter().map(|s| s.to_string()).collect(),
+        active: active.iter().map(|s| s.to_string()).collect(),
+        winner: None,
+        final_state: 0,
+        exit_code: 0,
+    }
 }

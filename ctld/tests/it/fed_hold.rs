@@ -6,10 +6,10 @@
 //! the dbd with its last task, whether it ran out or was cancelled (from a sibling too).
 //! Cluster `test` (fed id 1, nodes n1 n2) with siblings `b` (2) and `c` (3).
 
-use crate::fed_core_support::{B_AND_C, fixture, job};
+use crate::fed_core_support::{B_AND_C, fixture, info, job, origin_submit};
 use sluice_ctld::core::federation::{
-    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedInfo, FedRequest,
-    FedRequeue, FedSubmit, InfoPhase, OriginSubmit,
+    self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedRequest, FedRequeue,
+    InfoPhase,
 };
 use sluice_ctld::core::{
     HoldKind, JobChange, JobReason, JobRef, LaunchSpec, SubmitRequest, on_cancel, on_hold,
@@ -20,43 +20,20 @@ use sluice_vocab::{FedJobId, JobState};
 
 const VIABLE: [&str; 3] = ["b", "c", "test"];
 
-fn info(id: FedJobId, held: bool, viable: &[&str], active: &[&str]) -> FedInfo {
-    FedInfo {
-        job: id,
-        origin: "test".into(),
-        phase: InfoPhase::Pending,
-        held,
-        viable: viable.iter().map(|s| s.to_string()).collect(),
-        active: active.iter().map(|s| s.to_string()).collect(),
-        winner: None,
-        final_state: 0,
-        exit_code: 0,
-    }
-}
-
 /// Submits `req` as the origin; the dbd records it (held) over `viable`, and the origin's
 /// offer, if it makes one, leaves `active` holding copies. Returns the job (array) id.
 fn submit(fx: &mut CoreFixture, req: SubmitRequest, viable: &[&str], active: &[&str]) -> FedJobId {
     let now = fx.now;
-    let rec = match federation::on_fed_submit(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        req,
-        FedSubmit::default(),
-    ) {
-        Ok(OriginSubmit::Federated(rec)) => rec,
-        other => panic!("a federated submission expected, got {other:?}"),
-    };
+    let rec = origin_submit(fx, req);
     let id = rec.reply.job_id;
-    let recorded = info(id, true, viable, &["test"]);
+    let recorded = info(id, InfoPhase::Pending, true, viable, &["test"]);
     federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &recorded);
     let offered = std::mem::take(&mut fx.out.fed_reqs)
         .iter()
         .any(|r| matches!(r, FedRequest::Offer { job, .. } if *job == id));
     if offered {
         federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
-        let synced = info(id, false, viable, active);
+        let synced = info(id, InfoPhase::Pending, false, viable, active);
         federation::on_fed_info(&mut fx.core, &mut fx.out, now, &synced);
     }
     id
@@ -73,7 +50,7 @@ fn held_requeue() -> EndReport {
 /// The dbd took the start back: pending, held on the origin, which alone holds a copy.
 fn given_back(fx: &mut CoreFixture, id: FedJobId) {
     let now = fx.now;
-    let i = info(id, true, &VIABLE, &["test"]);
+    let i = info(id, InfoPhase::Pending, true, &VIABLE, &["test"]);
     federation::on_end_reported(&mut fx.core, &mut fx.out, now, id, Some(i));
     assert!(
         federation::unsynced(&fx.core).is_empty(),
@@ -204,7 +181,7 @@ fn a_hold_withdraws_the_job_from_siblings_in_the_same_pass() {
         &mut fx.core,
         &mut fx.out,
         now,
-        &info(id, true, &VIABLE, &["test"]),
+        &info(id, InfoPhase::Pending, true, &VIABLE, &["test"]),
     );
     let f = fx.core.fed_job(id).unwrap();
     assert_eq!(

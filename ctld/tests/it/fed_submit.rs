@@ -3,23 +3,11 @@
 //! answered is withdrawn: the request stays in the job's saved state across a restart until
 //! the dbd answers, the job is never scheduled meanwhile, and it then leaves without a trace.
 
-use crate::fed_core_support::{B, builder, fixture, job};
-use sluice_ctld::core::federation::{
-    self, FedInfo, FedPhase, FedRecord, FedRequest, FedSubmit, InfoPhase, OriginSubmit,
-};
-use sluice_ctld::core::{AcctRecord, Core, IdLease, SubmitRequest};
+use crate::fed_core_support::{B, builder, fixture, job, origin_submit};
+use sluice_ctld::core::federation::{self, FedInfo, FedPhase, FedRequest, InfoPhase};
+use sluice_ctld::core::{AcctRecord, Core, IdLease};
 use sluice_ctld::store::StateStore;
-use sluice_ctld::testkit::CoreFixture;
 use sluice_vocab::{FedJobId, LocalJobId};
-
-/// Step 1 of an origin's submission: the record to send to the dbd.
-fn submit(fx: &mut CoreFixture, req: SubmitRequest) -> FedRecord {
-    let now = fx.now;
-    match federation::on_fed_submit(&mut fx.core, &mut fx.out, now, req, FedSubmit::default()) {
-        Ok(OriginSubmit::Federated(rec)) => rec,
-        other => panic!("a federated submission expected, got {other:?}"),
-    }
-}
 
 /// The dbd's record of `id`: pending, held on the origin (as origins record submissions).
 fn recorded(id: FedJobId) -> FedInfo {
@@ -44,7 +32,7 @@ fn submitted_records(acct: &[AcctRecord], id: FedJobId) -> usize {
 #[test]
 fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
     let mut fx = fixture("n1", B);
-    let rec = submit(&mut fx, job("f"));
+    let rec = origin_submit(&mut fx, job("f"));
     let id = rec.reply.job_id;
     fx.schedule();
     assert!(
@@ -72,7 +60,7 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
     // A held job is recorded and stays on the origin: nothing offered.
-    let rec = submit(&mut fx, job("h").held());
+    let rec = origin_submit(&mut fx, job("h").held());
     let held = rec.reply.job_id;
     federation::on_fed_recorded(
         &mut fx.core,
@@ -89,7 +77,7 @@ fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = StateStore::open(dir.path()).unwrap();
     let mut fx = fixture("n1", B);
-    let rec = submit(&mut fx, job("lost"));
+    let rec = origin_submit(&mut fx, job("lost"));
     let id = rec.reply.job_id;
     // The dbd never answered: the submitter is told it failed, the withdrawal is owed.
     assert!(federation::on_fed_submit_abandoned(
@@ -158,7 +146,7 @@ fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
 #[test]
 fn an_answer_that_arrived_meanwhile_keeps_the_job() {
     let mut fx = fixture("n1", B);
-    let rec = submit(&mut fx, job("kept"));
+    let rec = origin_submit(&mut fx, job("kept"));
     let id = rec.reply.job_id;
     // A resubmission (after a restart) got the dbd's answer before the submitter gave up.
     let now = fx.now;
