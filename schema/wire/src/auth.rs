@@ -1,6 +1,6 @@
 //! Request authentication in the spirit of Slurm's `auth/slurm`: a key shared by the daemons and
 //! trusted commands (`slurm.key`, readable only by its owner) signs a short-lived token naming the
-//! caller's uid. Tokens are HS256 JWTs carried in the `authorization` metadata of every RPC.
+//! caller's uid. Tokens (`sluice1.<uid>.<issued>.<HMAC-SHA256>`) travel in the `authorization` metadata of every RPC.
 //!
 //! A token is accepted while its issue time lies within [`MAX_TOKEN_AGE`] of the verifier's
 //! clock (and not more than [`MAX_CLOCK_SKEW`] in its future); older tokens are refused as stale
@@ -11,8 +11,8 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use serde::{Deserialize, Serialize};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 use tonic::metadata::MetadataValue;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
@@ -119,47 +119,55 @@ impl Key {
         }
     }
 
-    /// A token for `uid`, issued at unix time `now`.
+    /// A token for `uid`, issued at unix time `now`: `sluice1.<uid>.<now>.<mac>`, the MAC being
+    /// HMAC-SHA256 under the key over everything before it, in hex.
     pub fn sign(&self, uid: u32, now: i64) -> String {
-        let claims = Claims { uid, iat: now };
-        // Encoding HS256 over a serializable struct cannot fail.
-        jsonwebtoken::encode(
-            &Header::new(Algorithm::HS256),
-            &claims,
-            &EncodingKey::from_secret(&self.secret),
-        )
-        .unwrap_or_default()
+        let claims = format!("{TOKEN_PREFIX}.{uid}.{now}");
+        let mac = hex::encode(self.mac(&claims).finalize().into_bytes());
+        format!("{claims}.{mac}")
     }
 
     /// Checks a token against unix time `now`; returns who signed it.
     pub fn verify(&self, token: &str, now: i64) -> Result<Identity, AuthError> {
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.validate_exp = false;
-        validation.required_spec_claims.clear();
-        let data = jsonwebtoken::decode::<Claims>(
-            token,
-            &DecodingKey::from_secret(&self.secret),
-            &validation,
-        )
-        .map_err(|e| AuthError::BadSignature(e.to_string()))?;
-        let age = now - data.claims.iat;
+        let bad = |why: &str| AuthError::BadSignature(why.to_string());
+        let (claims, mac) = token
+            .rsplit_once('.')
+            .ok_or_else(|| bad("malformed token"))?;
+        let mac = hex::decode(mac).map_err(|_| bad("malformed token"))?;
+        // Constant-time comparison of the MAC before anything in the claims is believed.
+        self.mac(claims)
+            .verify_slice(&mac)
+            .map_err(|_| bad("signature does not match"))?;
+        let mut parts = claims.split('.');
+        let (Some(TOKEN_PREFIX), Some(uid), Some(iat), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad("malformed token"));
+        };
+        let uid: u32 = uid.parse().map_err(|_| bad("malformed uid"))?;
+        let iat: i64 = iat.parse().map_err(|_| bad("malformed issue time"))?;
+        let age = now.saturating_sub(iat);
         if age > MAX_TOKEN_AGE {
             return Err(AuthError::Stale { age });
         }
-        if -age > MAX_CLOCK_SKEW {
+        if age.saturating_neg() > MAX_CLOCK_SKEW {
             return Err(AuthError::Future);
         }
-        Ok(Identity {
-            uid: data.claims.uid,
-        })
+        Ok(Identity { uid })
+    }
+
+    /// The keyed MAC over `text`.
+    fn mac(&self, text: &str) -> Hmac<Sha256> {
+        // HMAC takes keys of any length, so this cannot fail.
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC accepts keys of any length");
+        mac.update(text.as_bytes());
+        mac
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct Claims {
-    uid: u32,
-    iat: i64,
-}
+/// What every token starts with: its format (a new format gets a new prefix).
+const TOKEN_PREFIX: &str = "sluice1";
 
 /// Who sent a request, as proven by its token. Servers find it in the request's extensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -301,6 +309,49 @@ mod tests {
         let forged = key(2).sign(0, 100);
         assert!(key(1).verify(&forged, 100).is_err());
         assert!(key(1).verify("not.a.token", 100).is_err());
+    }
+
+    #[test]
+    fn a_changed_claim_breaks_the_signature_and_malformed_tokens_are_refused() {
+        let k = key(1);
+        let token = k.sign(1000, 100);
+        assert_eq!(k.verify(&token, 100).unwrap().uid, 1000);
+        // Claiming root with the MAC of a uid-1000 token.
+        let as_root = token.replacen(".1000.", ".0.", 1);
+        assert!(matches!(
+            k.verify(&as_root, 100),
+            Err(AuthError::BadSignature(_))
+        ));
+        let (claims, _) = token.rsplit_once('.').unwrap();
+        for bad in [
+            "",
+            ".",
+            "sluice1",
+            &format!("{claims}."),
+            &format!("{claims}.zz"),
+            &format!("{claims}.{}", "0".repeat(64)),
+            &format!("{token}.extra"),
+            "sluice1.x.100.00",
+            "sluice1.4294967296.100.00",
+        ] {
+            assert!(
+                matches!(k.verify(bad, 100), Err(AuthError::BadSignature(_))),
+                "{bad:?} accepted"
+            );
+        }
+        // Well signed but of another format or with non-numeric fields: still refused.
+        for claims in [
+            "sluice0.1.100",
+            "sluice1.x.100",
+            "sluice1.1.y",
+            "sluice1.1.100.9",
+        ] {
+            let mac = hex::encode(k.mac(claims).finalize().into_bytes());
+            assert!(
+                k.verify(&format!("{claims}.{mac}"), 100).is_err(),
+                "{claims}"
+            );
+        }
     }
 
     #[test]
