@@ -62,3 +62,21 @@ pub fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
+
+/// Runs a command's `main` and exits with its status. Should anything panic, the user sees one
+/// line, `<prog>: error: internal error: <what>`, on stderr and the command exits 1: no
+/// backtrace, as Slurm's commands never print one.
+pub fn run(prog: &'static str, main: fn() -> i32) -> ! {
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("panic");
+        let what = what.replace('\n', " ");
+        eprintln!("{prog}: error: internal error: {what}");
+    }));
+    let code = std::panic::catch_unwind(main).unwrap_or(1);
+    std::process::exit(code)
+}

@@ -11,6 +11,7 @@
 use std::io::{self, Write};
 
 pub mod percent;
+pub mod width;
 
 /// How rows are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,11 +33,12 @@ pub struct Column {
 }
 
 impl Column {
-    /// A column titled `header`, `width` characters wide.
+    /// A column titled `header`, `width` characters wide (cut to ±[`width::MAX_WIDTH`]).
     pub fn new(header: impl Into<String>, width: i32) -> Self {
+        let max = i32::from(width::MAX_WIDTH);
         Self {
             header: header.into(),
-            width,
+            width: width.clamp(-max, max),
         }
     }
 }
@@ -73,7 +75,7 @@ impl Printer {
                         col.width,
                     ));
                     line.push(' ');
-                    dashes.push_str(&"-".repeat(col.width.unsigned_abs() as usize));
+                    dashes.push_str(&"-".repeat(abs_width(col.width)));
                     dashes.push(' ');
                 }
                 _ => self.push_parsable(&mut line, &col.header, last),
@@ -116,9 +118,14 @@ impl Printer {
     }
 }
 
+/// The magnitude of a column width, never more than [`width::MAX_WIDTH`].
+fn abs_width(width: i32) -> usize {
+    width::clamp(usize::try_from(width.unsigned_abs()).unwrap_or(usize::MAX))
+}
+
 /// Cuts `s` to `width` characters; with `mark`, a cut value ends in `+`.
 fn cut(s: &str, width: u32, mark: bool) -> String {
-    let width = width as usize;
+    let width = width::clamp(usize::try_from(width).unwrap_or(usize::MAX));
     if s.chars().count() <= width {
         return s.to_string();
     }
@@ -132,12 +139,7 @@ fn cut(s: &str, width: u32, mark: bool) -> String {
 
 /// Pads `s` to the column width: right-justified for a positive width, left for a negative one.
 fn pad(s: &str, width: i32) -> String {
-    let w = width.unsigned_abs() as usize;
-    if width < 0 {
-        format!("{s:<w$}")
-    } else {
-        format!("{s:>w$}")
-    }
+    percent::pad(s, abs_width(width), width >= 0, false)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! `sacct`: see `sluice_cli::sacct`.
 
 fn main() {
-    std::process::exit(sluice_cli::sacct::main());
+    sluice_cli::cmdutil::run("sacct", sluice_cli::sacct::main);
 }

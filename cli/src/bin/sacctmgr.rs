@@ -1,5 +1,5 @@
 //! `sacctmgr`: Slurm's accounting manager command (see `sluice_cli::sacctmgr`).
 
 fn main() {
-    std::process::exit(sluice_cli::sacctmgr::main());
+    sluice_cli::cmdutil::run("sacctmgr", sluice_cli::sacctmgr::main);
 }

@@ -1,5 +1,5 @@
 //! `sbatch`: Slurm's command of the same name (see `sluice_cli::sbatch`).
 
 fn main() {
-    std::process::exit(sluice_cli::sbatch::main());
+    sluice_cli::cmdutil::run("sbatch", sluice_cli::sbatch::main);
 }

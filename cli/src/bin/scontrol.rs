@@ -1,5 +1,5 @@
 //! `scontrol`: see `sluice_cli::scontrol`.
 
 fn main() {
-    std::process::exit(sluice_cli::scontrol::main());
+    sluice_cli::cmdutil::run("scontrol", sluice_cli::scontrol::main);
 }

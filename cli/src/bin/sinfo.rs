@@ -1,5 +1,5 @@
 //! `sinfo`: see `sluice_cli::sinfo`.
 
 fn main() {
-    std::process::exit(sluice_cli::sinfo::main());
+    sluice_cli::cmdutil::run("sinfo", sluice_cli::sinfo::main);
 }

@@ -1,5 +1,5 @@
 //! `squeue`: see `sluice_cli::squeue`.
 
 fn main() {
-    std::process::exit(sluice_cli::squeue::main());
+    sluice_cli::cmdutil::run("squeue", sluice_cli::squeue::main);
 }

@@ -1,5 +1,5 @@
 //! `sreport`: see `sluice_cli::sreport`.
 
 fn main() {
-    std::process::exit(sluice_cli::sreport::main());
+    sluice_cli::cmdutil::run("sreport", sluice_cli::sreport::main);
 }

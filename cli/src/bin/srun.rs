@@ -1,5 +1,5 @@
 //! `srun`: Slurm's command of the same name (see `sluice_cli::srun`).
 
 fn main() {
-    std::process::exit(sluice_cli::srun::main());
+    sluice_cli::cmdutil::run("srun", sluice_cli::srun::main);
 }

@@ -3,6 +3,8 @@
 //! commands share (`_print_str`): no dash line, no implicit separator, the text between fields
 //! printed as is.
 
+use super::width;
+
 /// One field of a format string.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldSpec {
@@ -34,14 +36,13 @@ pub fn parse_letters(format: &str) -> Layout {
     let prefix = parts.next().unwrap_or_default().to_string();
     let mut fields = Vec::new();
     for token in parts {
-        let mut chars = token.chars().peekable();
-        let right = chars.next_if_eq(&'.').is_some();
-        let auto = chars.next_if_eq(&'#').is_some();
-        let mut width = 0usize;
-        while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
-            width = width.saturating_mul(10).saturating_add(d as usize);
-            chars.next();
-        }
+        let rest = token.strip_prefix('.');
+        let right = rest.is_some();
+        let rest = rest.unwrap_or(token);
+        let auto = rest.starts_with('#');
+        let rest = rest.strip_prefix('#').unwrap_or(rest);
+        let (width, digits) = width::parse_digits(rest);
+        let mut chars = rest[digits..].chars();
         let name = chars.next().map(String::from).unwrap_or_default();
         fields.push(FieldSpec {
             name,
@@ -73,10 +74,10 @@ pub fn parse_long(format: &str) -> Vec<FieldSpec> {
                     Some(r) => (true, r),
                     None => (false, spec),
                 };
-                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                let (width, digits) = width::parse_digits(rest);
                 FieldSpec {
                     name: name.to_string(),
-                    width: rest[..digits].parse().unwrap_or(0),
+                    width,
                     right,
                     auto: false,
                     suffix: rest[digits..].to_string(),
@@ -88,8 +89,10 @@ pub fn parse_long(format: &str) -> Vec<FieldSpec> {
 
 /// Pads a value as squeue and sinfo do: with a width, left-justified values are cut to it;
 /// right-justified ones are cut only when `cut` (node lists and times are not); shorter values
-/// are padded with spaces. Width 0 prints the value as is.
+/// are padded with spaces. Width 0 prints the value as is; no width exceeds
+/// [`width::MAX_WIDTH`].
 pub fn pad(value: &str, width: usize, right: bool, cut: bool) -> String {
+    let width = width::clamp(width);
     if width == 0 {
         return value.to_string();
     }
@@ -97,10 +100,11 @@ pub fn pad(value: &str, width: usize, right: bool, cut: bool) -> String {
     if len > width && (cut || !right) {
         return value.chars().take(width).collect();
     }
+    let fill = " ".repeat(width.saturating_sub(len));
     if right {
-        format!("{value:>width$}")
+        fill + value
     } else {
-        format!("{value:<width$}")
+        format!("{value}{fill}")
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::fields::{FIELDS, Field};
 use super::usage::USAGE_FIELDS;
-use crate::output::Column;
+use crate::output::{Column, width};
 
 /// Slurm's sacct field table, in its order (`sacct.c`); the ones sluice accounts are in
 /// [`FIELDS`] and [`USAGE_FIELDS`].
@@ -136,18 +136,6 @@ fn accounted(name: &str) -> Option<&'static Field> {
     FIELDS.iter().chain(USAGE_FIELDS).find(|f| f.name == name)
 }
 
-/// Slurm's `atoi`: an optional sign and leading digits, 0 when there are none.
-fn atoi(text: &str) -> i32 {
-    let (sign, digits) = match text.strip_prefix('-') {
-        Some(rest) => (-1, rest),
-        None => (1, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    digits[..end].parse::<i32>().map_or(0, |n| sign * n)
-}
-
 /// Parses a field list. `ALL` (or any prefix of it) is every accounted field. With
 /// `skip_unaccounted` (`-l`), Slurm fields sluice does not account are left out; otherwise they
 /// are refused with Slurm's text for an unknown field.
@@ -155,7 +143,7 @@ pub fn parse_format(spec: &str, skip_unaccounted: bool) -> Result<Vec<Chosen>, S
     let mut out = Vec::new();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (name, width) = match item.split_once('%') {
-            Some((n, w)) => (n, Some(atoi(w))),
+            Some((n, w)) => (n, Some(width::parse_signed(w))),
             None => (item, None),
         };
         let column = |f: &'static Field| (f, Column::new(f.name, width.unwrap_or(f.width)));

@@ -4,7 +4,7 @@
 //! prefix length, so the order of [`FIELDS`] matters (`Fa` is FairShare, `Fed` Federation).
 //! A field Slurm knows but Sluice holds no value for prints blank.
 
-use crate::output::Column;
+use crate::output::{Column, width};
 
 use super::args::split_list;
 use super::error::SacctmgrError;
@@ -144,7 +144,7 @@ pub struct Chosen {
 /// Parses one format word (`Cluster`, `cl%20`, `ID%-4`).
 pub fn parse_field(word: &str) -> Result<Chosen, SacctmgrError> {
     let (name, width) = match word.split_once('%') {
-        Some((name, w)) => (name, leading_int(w)),
+        Some((name, w)) => (name, width::parse_signed(w)),
         None => (word, 0),
     };
     let key = name.trim();
@@ -161,18 +161,6 @@ pub fn parse_field(word: &str) -> Result<Chosen, SacctmgrError> {
 /// Parses a comma-separated format list (`Cl,Controlh,ID%2`).
 pub fn parse_format(list: &str) -> Result<Vec<Chosen>, SacctmgrError> {
     split_list(list).iter().map(|w| parse_field(w)).collect()
-}
-
-/// C's `atoi`: an optional sign and the digits that follow; anything else is 0.
-fn leading_int(s: &str) -> i32 {
-    let (sign, digits) = match s.strip_prefix('-') {
-        Some(rest) => (-1, rest),
-        None => (1, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    digits[..end].parse::<i32>().map_or(0, |n| sign * n)
 }
 
 /// The columns of a chosen field list.

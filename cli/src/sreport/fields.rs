@@ -7,7 +7,7 @@
 //! afterwards, as Slurm's `sreport_set_usage_col_width` does, whatever width was asked for.
 //! Fields Slurm knows but Sluice keeps no data for (QOS, WCKeys, job durations) print blank.
 
-use crate::output::Column;
+use crate::output::{Column, width};
 
 use super::units::TimeFormat;
 use crate::words::is_keyword;
@@ -126,7 +126,7 @@ pub fn parse_format(
     let mut errors = Vec::new();
     for item in items {
         let (name, width) = match item.split_once('%') {
-            Some((n, w)) => (n, atoi(w)),
+            Some((n, w)) => (n, width::parse_signed(w)),
             None => (item.as_str(), 0),
         };
         let Some(spec) = table.iter().find(|s| is_keyword(name, s.0, s.1)) else {

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::output::Column;
+use crate::output::{Column, width};
 
 use super::data::{SizeRow, add_into};
 use super::fields::{Chosen, Field, atoi};
@@ -66,7 +66,7 @@ pub fn bucket_columns(style: &Style, opts: &SizesOpts) -> Vec<Column> {
             .map(|size| Column::new(format!("{size} {word}"), width))
             .collect();
     }
-    let with_width = |item: &str| match item.split_once('%').map(|(_, w)| atoi(w)) {
+    let with_width = |item: &str| match item.split_once('%').map(|(_, w)| width::parse_signed(w)) {
         Some(w) if w != 0 => w,
         _ => width,
     };

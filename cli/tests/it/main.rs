@@ -9,6 +9,7 @@ mod srun_support;
 
 mod fed_commands;
 mod fed_sacct;
+mod format_widths;
 mod sacct_dbd;
 mod sacct_fake;
 mod sacctmgr_offline;
