@@ -87,11 +87,15 @@ pub fn node_count(value: &str) -> Result<NodeCount, OptError> {
     }
 }
 
-/// `--mem`: a whole number with an optional `K`, `M`, `G` or `T` suffix; megabytes by default.
-/// Kilobytes round up to the next megabyte.
+/// `--mem`: a whole number with an optional `K`, `M`, `G` or `T` suffix, which may be followed by
+/// `B` (`1GB`, as Slurm accepts); megabytes by default. Kilobytes round up to the next megabyte.
 pub fn mem_mb(value: &str) -> Result<u64, OptError> {
     let bad = || OptError::Mem;
     let v = value.trim();
+    let v = match v.strip_suffix(['B', 'b']) {
+        Some(rest) if rest.ends_with(|c: char| "KkMmGgTt".contains(c)) => rest,
+        _ => v,
+    };
     let (digits, unit) = match v.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => (&v[..i], c.to_ascii_uppercase()),
         _ => (v, 'M'),
@@ -178,7 +182,14 @@ mod tests {
         assert_eq!(mem_mb("1K"), Ok(1));
         assert_eq!(mem_mb("2049K"), Ok(3));
         assert_eq!(mem_mb("0"), Ok(0));
-        for bad in ["", "G", "1.5G", "-1", "10X", "ten"] {
+        assert_eq!(mem_mb("1GB"), Ok(1024));
+        assert_eq!(mem_mb("1gb"), Ok(1024));
+        assert_eq!(mem_mb("500MB"), Ok(500));
+        assert_eq!(mem_mb("2048KB"), Ok(2));
+        assert_eq!(mem_mb("1TB"), Ok(1024 * 1024));
+        for bad in [
+            "", "G", "1.5G", "-1", "10X", "ten", "100B", "GB", "1GBB", "1BG",
+        ] {
             assert_eq!(mem_mb(bad), Err(OptError::Mem), "{bad}");
         }
         assert_eq!(OptError::Mem.to_string(), "Invalid --mem specification");

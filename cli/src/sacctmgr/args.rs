@@ -19,6 +19,8 @@ pub struct Options {
     pub quiet: bool,
     /// `-v`, once per occurrence.
     pub verbosity: u8,
+    /// `-s`: list users with their associations (as `withassoc`).
+    pub associations: bool,
 }
 
 /// What the command line asks for.
@@ -75,8 +77,9 @@ pub fn parse_invocation(args: &[String]) -> Result<Invocation, SacctmgrError> {
                 'P' => opts.mode = OutputMode::Parsable2,
                 'Q' => opts.quiet = true,
                 'v' => opts.verbosity = opts.verbosity.saturating_add(1),
+                's' => opts.associations = true,
                 // Accepted for compatibility; they change nothing Sluice prints.
-                'o' | 'r' | 's' => {}
+                'o' | 'r' => {}
                 other => return Err(SacctmgrError::InvalidOption(other.to_string())),
             }
         }
@@ -275,6 +278,16 @@ mod tests {
             parse_invocation(&strings(&["-V"])).unwrap(),
             Invocation::Version
         );
+        let Invocation::Run { opts, .. } =
+            parse_invocation(&strings(&["-n", "-s", "list", "user"])).unwrap()
+        else {
+            panic!("not a run")
+        };
+        assert!(opts.associations && opts.noheader);
+        let Invocation::Run { opts, .. } = parse_invocation(&strings(&["--assoc"])).unwrap() else {
+            panic!("not a run")
+        };
+        assert!(opts.associations);
         assert!(parse_invocation(&strings(&["-x"])).is_err());
         assert!(
             parse_invocation(&strings(&["--pars"])).is_err(),

@@ -177,3 +177,53 @@ fn admin_levels_take_prefixes() {
     );
     assert!(user::parse_admin_level("boss").is_err());
 }
+
+#[test]
+fn users_with_their_associations_one_row_each() {
+    use super::args::Word;
+    let words: Vec<Word> = ["withassoc", "alice"]
+        .iter()
+        .map(|w| Word::Bare((*w).to_string()))
+        .collect();
+    let cond = user::parse(&words, super::error::SacctmgrError::UnknownCondition).unwrap();
+    assert!(cond.with_assoc);
+    assert_eq!(cond.names, vec!["alice"]);
+
+    let person = |name: &str, def: &str| proto::User {
+        name: name.into(),
+        default_account: def.into(),
+        admin_level: "None".into(),
+        deleted: false,
+    };
+    let assoc = |cluster: &str, account: &str, user: &str, parent: &str| proto::Association {
+        cluster: cluster.into(),
+        account: account.into(),
+        user: user.into(),
+        parent_account: parent.into(),
+        ..Default::default()
+    };
+    let users = [person("alice", "physics"), person("bob", "")];
+    let assocs = [
+        assoc("c1", "root", "", ""),
+        assoc("c1", "physics", "", "root"),
+        assoc("c1", "chem", "", "root"),
+        assoc("c1", "physics", "alice", "physics"),
+        assoc("c1", "chem", "alice", "chem"),
+    ];
+    let format = "User,Cluster,Account%256,Share";
+    let chosen = parse_format(format).unwrap();
+    let fields: Vec<_> = chosen.iter().map(|c| c.field).collect();
+    let rows = user::rows_with_assocs(&users, &assocs, &fields);
+    assert_eq!(
+        table(format, &rows, OutputMode::Parsable2),
+        "User|Cluster|Account|Share\n\
+         alice|c1|physics|1\n\
+         alice|c1|chem|1\n\
+         bob|||\n"
+    );
+
+    // The default format with associations is Slurm's, and every column is known.
+    let default = format!("{},{}", user::DEFAULT_FORMAT, user::ASSOC_FORMAT);
+    let chosen = parse_format(&default).unwrap();
+    assert_eq!(chosen.len(), 16);
+}

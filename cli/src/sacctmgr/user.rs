@@ -13,6 +13,10 @@ use crate::words::is_keyword;
 
 /// Slurm's default `show user` format.
 pub const DEFAULT_FORMAT: &str = "U,DefaultA,Ad";
+/// The association columns `withassoc` (or `-s`) adds to the default format: Slurm's list, with
+/// `MaxTRES`/`MaxTRESMins` for its legacy `MaxCPUs`/`MaxCPUMins` (blank either way here).
+pub const ASSOC_FORMAT: &str =
+    "Cl,Acc,Part,Share,Priority,MaxJ,MaxN,MaxTRES,MaxS,MaxW,MaxTRESMins,QOS,DefaultQOS";
 
 /// Runs a user command.
 pub async fn run(s: &mut Session<'_>, verb: Verb, words: &[String]) -> Outcome {
@@ -48,6 +52,8 @@ pub struct UserArgs {
     pub default_accounts: Vec<String>,
     pub admin_levels: Vec<String>,
     pub with_deleted: bool,
+    /// `WithAssoc`: one row per association of each user.
+    pub with_assoc: bool,
     pub format: Vec<String>,
 }
 
@@ -75,6 +81,7 @@ pub fn parse(
     for w in words {
         match w {
             Word::Bare(b) if is_keyword(b, "WithDeleted", 5) => u.with_deleted = true,
+            Word::Bare(b) if is_keyword(b, "WithAssoc", 5) => u.with_assoc = true,
             Word::Bare(b) => u.names.extend(lower(b)),
             Word::Pair { key, value, .. }
                 if is_keyword(key, "Names", 1) || is_keyword(key, "Users", 1) =>
@@ -294,10 +301,11 @@ async fn delete(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 
 async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
     let cond = parse(words, SacctmgrError::UnknownCondition)?;
-    let format = if cond.format.is_empty() {
-        DEFAULT_FORMAT.to_string()
-    } else {
-        cond.format.join(",")
+    let with_assoc = cond.with_assoc || s.opts.associations;
+    let format = match (cond.format.is_empty(), with_assoc) {
+        (true, false) => DEFAULT_FORMAT.to_string(),
+        (true, true) => format!("{DEFAULT_FORMAT},{ASSOC_FORMAT}"),
+        (false, _) => cond.format.join(","),
     };
     let chosen = parse_format(&format)?;
     let mut users = s
@@ -308,21 +316,67 @@ async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
             with_deleted: cond.with_deleted,
         })
         .await?;
+    let assocs = if with_assoc || !cond.accounts.is_empty() {
+        s.list_associations(proto::ListAssociationsRequest {
+            accounts: cond.accounts.clone(),
+            clusters: if with_assoc {
+                cond.clusters
+            } else {
+                Vec::new()
+            },
+            users: users.iter().map(|u| u.name.clone()).collect(),
+        })
+        .await?
+    } else {
+        Vec::new()
+    };
     if !cond.accounts.is_empty() {
-        let assocs = s
-            .list_associations(proto::ListAssociationsRequest {
-                accounts: cond.accounts,
-                ..Default::default()
-            })
-            .await?;
         users.retain(|u| assocs.iter().any(|a| a.user == u.name));
     }
-    let rows: Vec<Vec<String>> = users
-        .iter()
-        .map(|u| chosen.iter().map(|c| value(u, c.field)).collect())
-        .collect();
+    let fields: Vec<Field> = chosen.iter().map(|c| c.field).collect();
+    let rows = if with_assoc {
+        rows_with_assocs(&users, &assocs, &fields)
+    } else {
+        users
+            .iter()
+            .map(|u| fields.iter().map(|&f| value(u, f)).collect())
+            .collect()
+    };
     s.print_table(&chosen, &rows);
     Ok(Done::Ok)
+}
+
+/// `list user withassoc`: as Slurm, one row per association of each user (in the association
+/// listing's order) with the user's own fields repeated; a user without associations gets one
+/// row with the association fields blank.
+pub fn rows_with_assocs(
+    users: &[proto::User],
+    assocs: &[proto::Association],
+    fields: &[Field],
+) -> Vec<Vec<String>> {
+    let ordered = super::assoc::hierarchical(assocs);
+    let mut rows = Vec::new();
+    for u in users {
+        let mut any = false;
+        for (a, _) in ordered.iter().filter(|(a, _)| a.user == u.name) {
+            any = true;
+            rows.push(
+                fields
+                    .iter()
+                    .map(|&f| match f {
+                        Field::User | Field::Name | Field::DefaultAccount | Field::AdminLevel => {
+                            value(u, f)
+                        }
+                        _ => super::assoc::value(a, f, 0),
+                    })
+                    .collect(),
+            );
+        }
+        if !any {
+            rows.push(fields.iter().map(|&f| value(u, f)).collect());
+        }
+    }
+    rows
 }
 
 /// A user's value for a field (blank for what users do not hold).

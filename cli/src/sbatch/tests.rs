@@ -41,6 +41,21 @@ const SCRIPT: &str =
     "#!/bin/sh\n#SBATCH -p from_directive -t 5\n#SBATCH -J dname --mem=1G\necho hi\n";
 
 #[test]
+fn memory_sizes_take_an_optional_byte_suffix() {
+    let s = submission(plan_stdin("--mem=1GB", &[], SCRIPT));
+    assert_eq!(s.request.mem_mb, Some(1024));
+    let e = env(&[("SBATCH_MEM_PER_NODE", "512MB")]);
+    let s = submission(plan_stdin("", &e, "#!/bin/sh\necho hi\n"));
+    assert_eq!(s.request.mem_mb, Some(512));
+    let s = submission(plan_stdin(
+        "",
+        &[],
+        "#!/bin/sh\n#SBATCH --mem=2gb\necho hi\n",
+    ));
+    assert_eq!(s.request.mem_mb, Some(2048));
+}
+
+#[test]
 fn command_line_beats_environment_beats_directives() {
     let s = submission(plan_stdin("", &[], SCRIPT));
     assert_eq!(s.request.partition.as_deref(), Some("from_directive"));

@@ -162,7 +162,16 @@ async fn cancel(
         .map_err(|s| ScancelError::Rpc(status_text(&s, Asker::Jobs)))
 }
 
+/// The controller's text for a job id it does not know (never existed, or already purged).
+const INVALID_JOB_ID: &str = "Invalid job id specified";
+/// The controller's text for a job or step that has already ended.
+const ALREADY_DONE: &str = "Job/step already completing or completed";
+
 /// Prints the per-job errors (and, with `-v`, what was done); exit code 1 on any error.
+///
+/// As Slurm's scancel: a job that is unknown or already done is not worth an error — its
+/// message shows only with `-v` (for a step, only "already done" is hidden), and when the
+/// signal is SIGKILL (the default) it does not fail the command either.
 pub fn report(
     request: &CancelRequest,
     reply: &CancelReply,
@@ -191,6 +200,8 @@ pub fn report(
             };
         }
     }
+    let kill = request.signal.is_none_or(|sig| sig == 9);
+    let mut failed = false;
     for e in &reply.errors {
         let job = if e.job.is_empty() {
             e.job_id.to_string()
@@ -202,13 +213,18 @@ pub fn report(
         } else {
             "job id"
         };
-        jobspec::print_error(
-            err,
-            "scancel",
-            &format!("Kill job error on {what} {job}: {}", e.message),
-        );
+        let ignorable =
+            e.message == ALREADY_DONE || (e.message == INVALID_JOB_ID && !job.contains('.'));
+        if verbose || !ignorable {
+            jobspec::print_error(
+                err,
+                "scancel",
+                &format!("Kill job error on {what} {job}: {}", e.message),
+            );
+        }
+        failed |= !(ignorable && kill);
     }
-    i32::from(!reply.errors.is_empty())
+    i32::from(failed)
 }
 
 #[cfg(test)]

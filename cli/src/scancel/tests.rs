@@ -110,14 +110,47 @@ fn per_job_errors_are_printed_and_fail() {
             },
         ],
     };
+    // Unknown and finished jobs: shown only with -v, and no failure for a kill (as Slurm).
     let mut err = Vec::new();
     let code = report(&CancelRequest::default(), &reply, true, &mut err);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0);
     assert_eq!(
         String::from_utf8(err).unwrap(),
         "scancel: Terminating job 3\n\
          scancel: error: Kill job error on job id 9: Invalid job id specified\n\
          scancel: error: Kill job error on job id 5_2: Job/step already completing or completed\n"
+    );
+    let mut err = Vec::new();
+    assert_eq!(
+        report(&CancelRequest::default(), &reply, false, &mut err),
+        0
+    );
+    assert!(err.is_empty());
+    // Another signal than KILL to such a job fails, silently without -v.
+    let usr1 = CancelRequest {
+        signal: Some(10),
+        ..CancelRequest::default()
+    };
+    let mut err = Vec::new();
+    assert_eq!(report(&usr1, &reply, false, &mut err), 1);
+    assert!(err.is_empty());
+    // Any other refusal is printed and fails.
+    let denied = CancelReply {
+        cancelled: Vec::new(),
+        errors: vec![JobError {
+            job_id: 4,
+            job: String::new(),
+            message: "Access/permission denied".into(),
+        }],
+    };
+    let mut err = Vec::new();
+    assert_eq!(
+        report(&CancelRequest::default(), &denied, false, &mut err),
+        1
+    );
+    assert_eq!(
+        String::from_utf8(err).unwrap(),
+        "scancel: error: Kill job error on job id 4: Access/permission denied\n"
     );
     let ok = CancelReply::default();
     assert_eq!(

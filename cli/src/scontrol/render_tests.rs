@@ -206,3 +206,67 @@ fn show_job_prints_what_the_job_may_share() {
         );
     }
 }
+
+#[test]
+fn output_file_patterns_are_expanded_as_slurm_does() {
+    let std = |j: &JobInfo| -> (String, String) {
+        let text = show::job(j, true, Zone::Utc);
+        let field = |key: &str| {
+            text.split(' ')
+                .find_map(|w| w.trim_end().strip_prefix(key))
+                .unwrap_or_else(|| panic!("{key} in {text}"))
+                .to_string()
+        };
+        (field("StdOut="), field("StdErr="))
+    };
+    let job = JobInfo {
+        name: "sim".into(),
+        stdout: "out-%j-%u-%x-%N-%t-%5j.txt".into(),
+        stderr: "/abs/%A_%a.err".into(),
+        ..running_job()
+    };
+    assert_eq!(
+        std(&job),
+        (
+            "/home/alice/out-5-alice-sim-%N-%t-%5j.txt".into(),
+            "/abs/5_4294967294.err".into()
+        )
+    );
+    // An array task: %A is the array's id; without -e, stderr goes with stdout.
+    let task = JobInfo {
+        array_job_id: 4,
+        array_task_id: Some(1),
+        stdout: "r%A_%a".into(),
+        stderr: String::new(),
+        ..running_job()
+    };
+    assert_eq!(
+        std(&task),
+        ("/home/alice/r4_1".into(), "/home/alice/r4_1".into())
+    );
+    // Neither -o nor -e: Slurm's default names under the working directory.
+    let plain = JobInfo {
+        stdout: String::new(),
+        stderr: String::new(),
+        ..running_job()
+    };
+    assert_eq!(
+        std(&plain),
+        (
+            "/home/alice/slurm-5.out".into(),
+            "/home/alice/slurm-5.out".into()
+        )
+    );
+    let task = JobInfo {
+        array_job_id: 4,
+        array_task_id: Some(2),
+        ..plain
+    };
+    assert_eq!(
+        std(&task),
+        (
+            "/home/alice/slurm-4_2.out".into(),
+            "/home/alice/slurm-4_2.out".into()
+        )
+    );
+}

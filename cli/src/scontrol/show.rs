@@ -146,11 +146,51 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         format!("WorkDir={}", j.workdir),
     ]);
     if j.batch {
-        lines.push(format!("StdErr={}", j.stderr));
+        let stdout = output_file(j, &user, &j.stdout);
+        let stderr = if j.stderr.is_empty() {
+            stdout.clone()
+        } else {
+            output_file(j, &user, &j.stderr)
+        };
+        lines.push(format!("StdErr={stderr}"));
         lines.push("StdIn=/dev/null".to_string());
-        lines.push(format!("StdOut={}", j.stdout));
+        lines.push(format!("StdOut={stdout}"));
     }
     record(lines, one_liner)
+}
+
+/// Slurm's NO_VAL, which `%a` names for a job that is not an array task.
+const NO_ARRAY_TASK: u32 = 0xffff_fffe;
+
+/// A batch job's output file as scontrol names it (Slurm's `_fname_format`): `%A %a %j %u %x`
+/// replaced (the rest, such as `%N` or `%t`, is only known on the node and stays as written),
+/// a relative name under the working directory; without `-o`, Slurm's default
+/// `slurm-%j.out` (`slurm-%A_%a.out` for an array task).
+fn output_file(j: &JobInfo, user: &str, pattern: &str) -> String {
+    let task = j.array_task_id.unwrap_or(NO_ARRAY_TASK);
+    if pattern.is_empty() {
+        return if j.array_job_id != 0 {
+            format!("{}/slurm-{}_{task}.out", j.workdir, j.array_job_id)
+        } else {
+            format!("{}/slurm-{}.out", j.workdir, j.job_id)
+        };
+    }
+    let array_job = if j.array_task_id.is_some() && j.array_job_id != 0 {
+        j.array_job_id
+    } else {
+        j.job_id
+    };
+    let name = pattern
+        .replace("%A", &array_job.to_string())
+        .replace("%a", &task.to_string())
+        .replace("%j", &j.job_id.to_string())
+        .replace("%u", user)
+        .replace("%x", &j.name);
+    if name.starts_with('/') {
+        name
+    } else {
+        format!("{}/{name}", j.workdir)
+    }
 }
 
 /// A node's state as scontrol spells it: the base name plus `+DRAIN`, `+COMPLETING`, ...

@@ -159,8 +159,9 @@ fn federation_views_of_pending_and_running_jobs() {
         let words: Vec<String> = out.stdout.split_whitespace().map(str::to_string).collect();
         words == ["COMPLETED", "cluster3"] && file.exists()
     });
-    // Once started, a sibling can no longer be withdrawn.
-    let out = fed.cmd(0, "scancel", &["--sibling=cluster2", &id]);
+    // Once started, a sibling can no longer be withdrawn (an already finished job is reported
+    // only with -v, as Slurm's scancel does).
+    let out = fed.cmd(0, "scancel", &["-v", "--sibling=cluster2", &id]);
     assert!(
         out.stderr.contains("Job is no longer pending execution")
             || out.stderr.contains("already completing or completed"),

@@ -28,4 +28,5 @@ mod reconfigure_e2e;
 mod sacctmgr_accounts_users;
 mod sacctmgr_clusters;
 mod sacctmgr_federations;
+mod slurm_differences;
 mod up_dbd_only;
