@@ -29,8 +29,8 @@ pub const STATE_FILE: &str = "ctld-state.sqlite3";
 /// What can go wrong with the state store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// `StateSaveLocation` cannot be created.
-    #[error("cannot create StateSaveLocation {path}: {source}")]
+    /// `StateSaveLocation` or its state file cannot be created or made private.
+    #[error("cannot set up StateSaveLocation {path}: {source}")]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,
@@ -86,11 +86,17 @@ impl StateStore {
 
     /// Opens (creating `dir`, the file and the schema as needed) the store in `dir`.
     pub fn open(dir: &Path) -> Result<StateStore, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        // Job scripts and environments are in here: the directory is the controller's alone
+        // (0700) and so are its files (0600; SQLite gives the WAL and shared-memory files the
+        // database's mode), also those an earlier version left readable.
+        let private = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StoreError::CreateDir { path, source }
+        };
+        sluice_wire::daemon::private_dir(dir).map_err(private(dir))?;
         let path = Self::file(dir);
+        sluice_wire::daemon::private_file(&path).map_err(private(&path))?;
+        sluice_wire::daemon::private_files_in(dir).map_err(private(dir))?;
         let sql = |source| StoreError::Sqlite {
             path: path.clone(),
             source,

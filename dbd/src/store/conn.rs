@@ -73,6 +73,30 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// Makes the SQLite database at `path` and its `-wal`/`-shm` files readable by the daemon's
+/// user only (0600): the file is created that way (SQLite gives the WAL and shared-memory
+/// files the database's mode) and existing files are tightened. In-memory and URI-named
+/// databases are left to SQLite.
+fn make_sqlite_private(path: &str) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    if path == ":memory:" || path.starts_with("file:") {
+        return Ok(());
+    }
+    let err = |path: &str| {
+        let path = path.to_string();
+        move |source| StoreError::DbFile { path, source }
+    };
+    sluice_wire::daemon::private_file(std::path::Path::new(path)).map_err(err(path))?;
+    for suffix in ["-wal", "-shm"] {
+        let side = format!("{path}{suffix}");
+        match std::fs::set_permissions(&side, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(err(&side)(e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Opens the database `url`, applies the backend's connection settings and runs the pending
 /// embedded migrations.
 pub fn open(url: &str) -> Result<AnyConnection, StoreError> {
@@ -83,6 +107,7 @@ pub fn open(url: &str) -> Result<AnyConnection, StoreError> {
     };
     match backend {
         Backend::Sqlite => {
+            make_sqlite_private(&diesel_url)?;
             let mut conn = SqliteConnection::establish(&diesel_url).map_err(connect_err)?;
             // WAL lets readers run beside the writer; NORMAL is durable across application
             // crashes in WAL mode; the busy timeout covers a second process on the same file.

@@ -24,6 +24,7 @@ mod gang_examples_e2e;
 mod oversubscribe_e2e;
 mod power_e2e;
 mod power_srun_e2e;
+mod private_state;
 mod reconfigure_e2e;
 mod sacctmgr_accounts_users;
 mod sacctmgr_clusters;
