@@ -1,5 +1,5 @@
-//! Running the node daemon: binding, opening the spool, the controller link and the signed
-//! gRPC service, and shutting down.
+//! Running the node daemon: binding, opening the spool, the controller link, the signed gRPC
+//! service and the local credential service (`sack.socket`), and shutting down.
 //!
 //! [`serve`] is the whole daemon minus process concerns (daemonizing, logging, signals, pid and
 //! port files), so tests run real node daemons in-process; `main.rs` adds those with
@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use sluice_wire::auth::{Key, Signer, Verifier};
+use sluice_wire::auth::{Key, Signer, Verifier, sack};
 use sluice_wire::client::connect_lazy;
 use sluice_wire::daemon as process;
 use sluice_wire::proto::controller_client::ControllerClient;
@@ -80,6 +80,13 @@ impl Prepared {
             client.clone(),
         ));
         let reporter = tokio::spawn(link::report_exits(Arc::clone(&self.node), client));
+        // Users of this host who cannot read the key get their tokens here (or from another
+        // daemon of this configuration that serves the socket).
+        let credentials = tokio::spawn(sack::offer(
+            config.credential_socket(),
+            self.key.clone(),
+            std::future::pending(),
+        ));
         tracing::info!(
             node = %config.node_name,
             addr = %config.addr,
@@ -98,6 +105,7 @@ impl Prepared {
             .await;
         registrar.abort();
         reporter.abort();
+        credentials.abort();
         tracing::info!("node daemon stopped");
         Ok(result?)
     }

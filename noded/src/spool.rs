@@ -28,11 +28,17 @@ impl Spool {
             let path = path.to_path_buf();
             move |e| NodedError::file(path, e)
         };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o711)
-            .create(root)
-            .map_err(err(root))?;
+        // Every directory made on the way is 0711 too, whatever the daemon's umask (0077).
+        let missing: Vec<&Path> = root.ancestors().take_while(|d| !d.exists()).collect();
+        for dir in missing.iter().rev() {
+            match std::fs::create_dir(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(err(dir)(e));
+                }
+                _ => std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+                    .map_err(err(dir))?,
+            }
+        }
         std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o711))
             .map_err(err(root))?;
         let spool = Self {
@@ -135,8 +141,9 @@ mod tests {
     async fn scripts_are_private_executables_replaced_on_relaunch() {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::open(&dir.path().join("spool/n1")).unwrap();
-        let mode = std::fs::metadata(spool.root()).unwrap().mode() & 0o777;
-        assert_eq!(mode, 0o711);
+        for dir in [spool.root(), &dir.path().join("spool")] {
+            assert_eq!(std::fs::metadata(dir).unwrap().mode() & 0o777, 0o711);
+        }
         for dir in [spool.exits_dir(), spool.launches_dir()] {
             assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
         }

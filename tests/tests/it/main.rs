@@ -31,3 +31,4 @@ mod sacctmgr_clusters;
 mod sacctmgr_federations;
 mod slurm_differences;
 mod up_dbd_only;
+mod user_credentials;

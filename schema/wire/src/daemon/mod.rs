@@ -1,4 +1,5 @@
-//! Process concerns shared by the daemons (`sluice-dbd`, `sluice-ctld`, `sluice-noded`):
+//! Process concerns shared by the daemons (`sluice-dbd`, `sluice-ctld`, `sluice-noded`,
+//! `sluice-sackd`):
 //! binding the listener before daemonizing, detaching, logging, the pid and port files, and the
 //! signals that stop the daemon.
 //!
@@ -106,6 +107,25 @@ impl Process {
             let serving = start(listener, shutdown).await?;
             let pid_file = pid_file.map(PidFile::create).transpose()?;
             write_port_file(port)?;
+            let result = serving.await;
+            drop(pid_file);
+            result
+        })
+    }
+
+    /// Like [`Process::run`] for a daemon without a network listener (`sluice-sackd`): `start`
+    /// prepares and returns the future serving until the [`ShutdownSignal`] completes; the pid
+    /// file is written once `start` succeeds.
+    pub fn run_local<E, P, S>(self, start: impl FnOnce(ShutdownSignal) -> P) -> Result<(), E>
+    where
+        E: From<ProcessError>,
+        P: Future<Output = Result<S, E>>,
+        S: Future<Output = Result<(), E>>,
+    {
+        let pid_file = self.pid_file.clone();
+        self.launch(|shutdown| async move {
+            let serving = start(shutdown).await?;
+            let pid_file = pid_file.map(PidFile::create).transpose()?;
             let result = serving.await;
             drop(pid_file);
             result
