@@ -91,6 +91,14 @@ fn a_user_without_the_key_submits_watches_and_cancels_own_jobs_only() {
     use std::os::unix::fs::MetadataExt;
     assert_eq!((meta.uid(), meta.gid()), (user.uid, user.gid));
 
+    // An interactive step too (srun talks to the controller and the node daemon).
+    let out = as_user(&c, &user, &conf, "srun", &["id", "-u"]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, format!("{}\n", user.uid).as_str()),
+        "{out:?}"
+    );
+
     // Their own job they may cancel.
     let own = job_id(&as_user(
         &c,
