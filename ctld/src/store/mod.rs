@@ -324,3 +324,35 @@ fn json<T: serde::Serialize + ?Sized>(value: &T) -> rusqlite::Result<Vec<u8>> {
 fn seq_param(seq: u64) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_state_directory_and_its_files_are_private_and_loose_ones_tightened() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let store = StateStore::open(&state).unwrap();
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(store.path()), 0o600);
+        drop(store);
+        // What an earlier version left: a listable directory, readable files.
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let wal = state.join(format!("{STATE_FILE}-wal"));
+        std::fs::write(&wal, "").unwrap();
+        for file in [StateStore::file(&state), wal.clone()] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let _store = StateStore::open(&state).unwrap();
+        assert_eq!(mode(&state), 0o700);
+        for file in [StateStore::file(&state), wal] {
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+    }
+}

@@ -152,6 +152,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn sqlite_files_are_made_private_and_older_loose_ones_tightened() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("acct.db");
+        drop(open(&format!("sqlite://{}", db.display())).unwrap());
+        assert_eq!(mode(&db), 0o600);
+        // Files an earlier version left readable by others.
+        let wal = dir.path().join("acct.db-wal");
+        std::fs::write(&wal, "").unwrap();
+        for path in [&db, &wal] {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let conn = open(db.to_str().unwrap()).unwrap();
+        for path in [&db, &wal] {
+            assert_eq!(mode(path), 0o600, "{}", path.display());
+        }
+        drop(conn);
+    }
+
+    #[test]
     fn sqlite_connections_get_the_ingest_settings() {
         use diesel::RunQueryDsl;
         use diesel::sql_types::BigInt;
