@@ -81,12 +81,21 @@ impl Prepared {
         ));
         let reporter = tokio::spawn(link::report_exits(Arc::clone(&self.node), client));
         // Users of this host who cannot read the key get their tokens here (or from another
-        // daemon of this configuration that serves the socket).
-        let credentials = tokio::spawn(sack::offer(
-            config.credential_socket(),
-            self.key.clone(),
-            std::future::pending(),
-        ));
+        // daemon of this configuration that serves the socket). Only a root daemon offers them:
+        // one that is not root runs every job as its own user, so another user's token would
+        // run that user's jobs as this daemon's user.
+        let credentials = if nix::unistd::geteuid().is_root() {
+            Some(tokio::spawn(sack::offer(
+                config.credential_socket(),
+                self.key.clone(),
+                std::future::pending(),
+            )))
+        } else {
+            tracing::info!(
+                "not root: jobs run as this daemon's user, so no credential service is offered to other users"
+            );
+            None
+        };
         tracing::info!(
             node = %config.node_name,
             addr = %config.addr,
@@ -105,7 +114,9 @@ impl Prepared {
             .await;
         registrar.abort();
         reporter.abort();
-        credentials.abort();
+        if let Some(credentials) = credentials {
+            credentials.abort();
+        }
         tracing::info!("node daemon stopped");
         Ok(result?)
     }
