@@ -8,7 +8,7 @@
 //! It is world-connectable (0666). The exchange: the client connects and reads one line, the
 //! token (`sluice1.<uid>.<issued>.<mac>`); the service then closes the connection.
 //!
-//! `sluice-noded` offers the service on compute hosts and `sluice-sackd` on login hosts. Several
+//! `sluice-noded` offers the service on compute hosts (when root) and `sluice-sackd` on login hosts. Several
 //! daemons of one configuration on a host (the node daemons of `sluice up`) share the socket:
 //! one serves it, the others look again every [`RECLAIM_INTERVAL`] and take it over when it no
 //! longer answers.
