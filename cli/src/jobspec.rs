@@ -300,21 +300,60 @@ pub fn conf_path(environ: &[(String, String)]) -> PathBuf {
         )
 }
 
-/// The process environment as name/value pairs (values that are not UTF-8 are converted lossily).
+/// The process environment as name/value pairs (values that are not UTF-8 are converted
+/// lossily), with `SLURM_UMASK` (the umask in effect, as four octal digits) added unless it is
+/// set, as Slurm's submitting commands do: the job's files are created with it.
 pub fn process_environ() -> Vec<(String, String)> {
-    std::env::vars_os()
+    let mut environ: Vec<(String, String)> = std::env::vars_os()
         .map(|(k, v)| {
             (
                 k.to_string_lossy().into_owned(),
                 v.to_string_lossy().into_owned(),
             )
         })
-        .collect()
+        .collect();
+    if !environ.iter().any(|(k, _)| k == UMASK_VAR)
+        && let Some(mask) = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .as_deref()
+            .and_then(umask_of_status)
+    {
+        environ.push((UMASK_VAR.to_string(), mask));
+    }
+    environ
+}
+
+/// The variable carrying the submitter's umask to the job.
+const UMASK_VAR: &str = "SLURM_UMASK";
+
+/// The `Umask:` of a `/proc/<pid>/status` text (`0022`).
+fn umask_of_status(status: &str) -> Option<String> {
+    let value = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))?
+        .trim();
+    u32::from_str_radix(value, 8)
+        .ok()
+        .filter(|m| *m <= 0o777)
+        .map(|m| format!("{m:04o}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_umask_is_read_from_proc_status() {
+        assert_eq!(
+            umask_of_status("Name:\tsbatch\nUmask:\t0027\nState:\tR\n").as_deref(),
+            Some("0027")
+        );
+        assert_eq!(umask_of_status("Name:\tx\n"), None);
+        assert_eq!(umask_of_status("Umask:\tzz\n"), None);
+        let environ = process_environ();
+        let mask = environ.iter().find(|(k, _)| k == UMASK_VAR);
+        assert!(mask.is_some_and(|(_, v)| v.len() == 4), "{mask:?}");
+    }
 
     #[test]
     fn later_values_override_earlier_ones() {

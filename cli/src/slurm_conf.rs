@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_vocab::conf::{ConfError, ConfFile};
-use sluice_wire::auth::{self, AuthError, Key, Signer};
+use sluice_wire::auth::{self, AuthError, NoCredential, Signer};
 use sluice_wire::client::{
     CtldAdminClient, CtldClient, DbdClient, RecordsClient, SignedChannel, connect, connect_dbd,
 };
@@ -29,6 +29,9 @@ pub enum CliError {
     /// The key next to `slurm.conf` could not be loaded.
     #[error("{0}")]
     Key(#[from] AuthError),
+    /// Neither the key next to `slurm.conf` nor the local credential service could sign.
+    #[error("{0}")]
+    Credential(#[from] NoCredential),
     /// The accounting daemon did not answer.
     #[error("failed to open connection to host:{host}:{port}: {reason}")]
     Connect {
@@ -125,10 +128,16 @@ impl SlurmConf {
             .join(auth::KEY_FILE)
     }
 
+    /// What signs the calling user's requests: the key when the user can read it, else the
+    /// local credential service next to the configuration (see [`Signer::for_caller`]).
+    pub fn signer(&self) -> Result<Signer, CliError> {
+        let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
+        Ok(Signer::for_caller(dir)?)
+    }
+
     /// Connects to the accounting daemon, signing every request as the calling user.
     pub async fn connect_dbd(&self) -> Result<DbdClient, CliError> {
-        let key = Key::load(&self.key_path())?;
-        let signer = Signer::for_current_user(key);
+        let signer = self.signer()?;
         connect_dbd(&self.dbd_host, self.dbd_port, signer)
             .await
             .map_err(|e| CliError::Connect {
@@ -179,8 +188,7 @@ impl SlurmConf {
     }
 
     async fn signed_channel(&self, host: &str, port: u16) -> Result<SignedChannel, CliError> {
-        let key = Key::load(&self.key_path())?;
-        connect(host, port, Signer::for_current_user(key))
+        connect(host, port, self.signer()?)
             .await
             .map_err(|e| CliError::Connect {
                 host: host.to_string(),

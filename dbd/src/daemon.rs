@@ -6,6 +6,7 @@
 //! [`sluice_wire::daemon`].
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use sluice_vocab::conf::ConfError;
@@ -28,6 +29,26 @@ pub enum DaemonError {
     /// The configuration file is missing or invalid.
     #[error(transparent)]
     Config(#[from] ConfError),
+    /// `slurmdbd.conf` (which may hold the database password) is readable by group or others
+    /// (slurmdbd's words).
+    #[error("slurmdbd.conf file {path} should be 600 is {mode:o} accessible for group or others")]
+    ConfMode { path: PathBuf, mode: u32 },
+    /// `slurmdbd.conf` is not owned by `SlurmUser` (slurmdbd's words, with the names added).
+    #[error(
+        "slurmdbd.conf not owned by SlurmUser {owner}!={slurm_uid} ({path} must be owned by {slurm_user})"
+    )]
+    ConfOwner {
+        path: PathBuf,
+        owner: u32,
+        slurm_uid: u32,
+        slurm_user: String,
+    },
+    /// `slurmdbd.conf` cannot be examined.
+    #[error("{path}: {source}")]
+    ConfFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The key next to the configuration is missing, unreadable or readable by others.
     #[error(transparent)]
     Key(#[from] AuthError),
@@ -44,6 +65,32 @@ pub enum DaemonError {
     /// The gRPC server failed.
     #[error("server: {0}")]
     Serve(#[from] tonic::transport::Error),
+}
+
+/// Refuses a `slurmdbd.conf` that others than its owner may read or that `SlurmUser` does not
+/// own, as slurmdbd does: it may hold the database password.
+pub fn check_conf_file(config: &DbdConfig) -> Result<(), DaemonError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&config.path).map_err(|source| DaemonError::ConfFile {
+        path: config.path.clone(),
+        source,
+    })?;
+    let mode = meta.mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(DaemonError::ConfMode {
+            path: config.path.clone(),
+            mode,
+        });
+    }
+    if meta.uid() != config.slurm_uid {
+        return Err(DaemonError::ConfOwner {
+            path: config.path.clone(),
+            owner: meta.uid(),
+            slurm_uid: config.slurm_uid,
+            slurm_user: config.slurm_user.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// Binds the configured `DbdAddr|DbdHost:DbdPort` (port 0 picks a free port). Done before

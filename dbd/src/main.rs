@@ -45,6 +45,7 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), DaemonError> {
     let config = DbdConfig::load(&args.conf)?;
+    daemon::check_conf_file(&config)?;
     // Checked here for the terminal; the daemon loads it again when it prepares.
     sluice_wire::auth::Key::load(&config.key_path())?;
     let listener = daemon::bind(&config)?;

@@ -126,6 +126,12 @@ impl NodedConfig {
         let dir = self.conf_path.parent().unwrap_or(Path::new("."));
         dir.join(sluice_wire::auth::KEY_FILE)
     }
+
+    /// The local credential service's socket, `sack.socket` next to `slurm.conf`.
+    pub fn credential_socket(&self) -> PathBuf {
+        let dir = self.conf_path.parent().unwrap_or(Path::new("."));
+        sluice_wire::auth::sack::socket_path(dir)
+    }
 }
 
 /// Which resources a node's lines (its own and the `NodeName=DEFAULT` lines before it) set.

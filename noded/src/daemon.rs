@@ -1,5 +1,5 @@
-//! Running the node daemon: binding, opening the spool, the controller link and the signed
-//! gRPC service, and shutting down.
+//! Running the node daemon: binding, opening the spool, the controller link, the signed gRPC
+//! service and the local credential service (`sack.socket`), and shutting down.
 //!
 //! [`serve`] is the whole daemon minus process concerns (daemonizing, logging, signals, pid and
 //! port files), so tests run real node daemons in-process; `main.rs` adds those with
@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use sluice_wire::auth::{Key, Signer, Verifier};
+use sluice_wire::auth::{Key, Signer, Verifier, sack};
 use sluice_wire::client::connect_lazy;
 use sluice_wire::daemon as process;
 use sluice_wire::proto::controller_client::ControllerClient;
@@ -80,6 +80,22 @@ impl Prepared {
             client.clone(),
         ));
         let reporter = tokio::spawn(link::report_exits(Arc::clone(&self.node), client));
+        // Users of this host who cannot read the key get their tokens here (or from another
+        // daemon of this configuration that serves the socket). Only a root daemon offers them:
+        // one that is not root runs every job as its own user, so another user's token would
+        // run that user's jobs as this daemon's user.
+        let credentials = if nix::unistd::geteuid().is_root() {
+            Some(tokio::spawn(sack::offer(
+                config.credential_socket(),
+                self.key.clone(),
+                std::future::pending(),
+            )))
+        } else {
+            tracing::info!(
+                "not root: jobs run as this daemon's user, so no credential service is offered to other users"
+            );
+            None
+        };
         tracing::info!(
             node = %config.node_name,
             addr = %config.addr,
@@ -98,6 +114,9 @@ impl Prepared {
             .await;
         registrar.abort();
         reporter.abort();
+        if let Some(credentials) = credentials {
+            credentials.abort();
+        }
         tracing::info!("node daemon stopped");
         Ok(result?)
     }

@@ -28,11 +28,12 @@ const FALLBACK_DIR: &str = "/tmp";
 // The redirections come first (`exec` without a program applies them to the shell), then the
 // script with its arguments is all that is left of `$@`, so no shell variable is set that the
 // job's environment could hold.
-const BATCH_SEPARATE: &str =
-    "SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>\"$3\"; shift 3; exec \"$@\"";
-const BATCH_JOINED: &str =
-    "SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>&1; shift 2; exec \"$@\"";
-const STEP: &str = "SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"";
+// The umask is the submitter's (`SLURM_UMASK`, set by sbatch and srun), else 0022: never the
+// daemon's own 0077.
+const BATCH_SEPARATE: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>\"$3\"; shift 3; exec \"$@\"";
+const BATCH_JOINED: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>&1; shift 2; exec \"$@\"";
+const STEP: &str =
+    "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"";
 
 /// Who a job's processes run as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

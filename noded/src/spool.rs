@@ -19,16 +19,36 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// Creates (mode 0755, so jobs' users can reach their directories) or opens `root`.
+    /// Creates or opens `root`, mode 0711: others may pass through it to their own job's
+    /// directory (0700, theirs) to run its script, but may not list it. `exits/` and
+    /// `launches/` are the daemon's alone (0700, their files 0600), also when an earlier
+    /// version left them readable.
     pub fn open(root: &Path) -> Result<Self, NodedError> {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o755)
-            .create(root)
-            .map_err(|e| NodedError::file(root, e))?;
-        Ok(Self {
+        let err = |path: &Path| {
+            let path = path.to_path_buf();
+            move |e| NodedError::file(path, e)
+        };
+        // Every directory made on the way is 0711 too, whatever the daemon's umask (0077).
+        let missing: Vec<&Path> = root.ancestors().take_while(|d| !d.exists()).collect();
+        for dir in missing.iter().rev() {
+            match std::fs::create_dir(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(err(dir)(e));
+                }
+                _ => std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+                    .map_err(err(dir))?,
+            }
+        }
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o711))
+            .map_err(err(root))?;
+        let spool = Self {
             root: root.to_path_buf(),
-        })
+        };
+        for dir in [spool.exits_dir(), spool.launches_dir()] {
+            sluice_wire::daemon::private_dir(&dir).map_err(err(&dir))?;
+            sluice_wire::daemon::private_files_in(&dir).map_err(err(&dir))?;
+        }
+        Ok(spool)
     }
 
     /// The spool directory itself.
@@ -121,8 +141,12 @@ mod tests {
     async fn scripts_are_private_executables_replaced_on_relaunch() {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::open(&dir.path().join("spool/n1")).unwrap();
-        let mode = std::fs::metadata(spool.root()).unwrap().mode() & 0o777;
-        assert_eq!(mode, 0o755);
+        for dir in [spool.root(), &dir.path().join("spool")] {
+            assert_eq!(std::fs::metadata(dir).unwrap().mode() & 0o777, 0o711);
+        }
+        for dir in [spool.exits_dir(), spool.launches_dir()] {
+            assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
+        }
         let path = spool
             .write_script(12, "#!/bin/sh\necho a\n".into(), None)
             .await;

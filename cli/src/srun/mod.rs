@@ -22,7 +22,6 @@ pub mod step;
 use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
 
-use sluice_wire::auth::{Key, Signer};
 use sluice_wire::client::CtldClient;
 use sluice_wire::proto::{CancelRequest, RunStepRequest, StepDoneRequest, allocation_event};
 use tokio::sync::mpsc;
@@ -128,8 +127,8 @@ pub async fn run_async(
         Ok(c) => c,
         Err(e) => return fail(err, &e.to_string()),
     };
-    let signer = match Key::load(&conf.key_path()) {
-        Ok(key) => Signer::for_current_user(key),
+    let signer = match conf.signer() {
+        Ok(signer) => signer,
         Err(e) => return fail(err, &e.to_string()),
     };
     // -M a,b: the listed cluster that would start the job soonest (as sbatch picks it).

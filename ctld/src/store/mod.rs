@@ -29,8 +29,8 @@ pub const STATE_FILE: &str = "ctld-state.sqlite3";
 /// What can go wrong with the state store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// `StateSaveLocation` cannot be created.
-    #[error("cannot create StateSaveLocation {path}: {source}")]
+    /// `StateSaveLocation` or its state file cannot be created or made private.
+    #[error("cannot set up StateSaveLocation {path}: {source}")]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,
@@ -86,11 +86,17 @@ impl StateStore {
 
     /// Opens (creating `dir`, the file and the schema as needed) the store in `dir`.
     pub fn open(dir: &Path) -> Result<StateStore, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        // Job scripts and environments are in here: the directory is the controller's alone
+        // (0700) and so are its files (0600; SQLite gives the WAL and shared-memory files the
+        // database's mode), also those an earlier version left readable.
+        let private = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StoreError::CreateDir { path, source }
+        };
+        sluice_wire::daemon::private_dir(dir).map_err(private(dir))?;
         let path = Self::file(dir);
+        sluice_wire::daemon::private_file(&path).map_err(private(&path))?;
+        sluice_wire::daemon::private_files_in(dir).map_err(private(dir))?;
         let sql = |source| StoreError::Sqlite {
             path: path.clone(),
             source,
@@ -317,4 +323,36 @@ fn json<T: serde::Serialize + ?Sized>(value: &T) -> rusqlite::Result<Vec<u8>> {
 /// A seq as SQLite's signed integer.
 fn seq_param(seq: u64) -> i64 {
     i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_state_directory_and_its_files_are_private_and_loose_ones_tightened() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let store = StateStore::open(&state).unwrap();
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(store.path()), 0o600);
+        drop(store);
+        // What an earlier version left: a listable directory, readable files.
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let wal = state.join(format!("{STATE_FILE}-wal"));
+        std::fs::write(&wal, "").unwrap();
+        for file in [StateStore::file(&state), wal.clone()] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let _store = StateStore::open(&state).unwrap();
+        assert_eq!(mode(&state), 0o700);
+        for file in [StateStore::file(&state), wal] {
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+    }
 }

@@ -73,6 +73,30 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// Makes the SQLite database at `path` and its `-wal`/`-shm` files readable by the daemon's
+/// user only (0600): the file is created that way (SQLite gives the WAL and shared-memory
+/// files the database's mode) and existing files are tightened. In-memory and URI-named
+/// databases are left to SQLite.
+fn make_sqlite_private(path: &str) -> Result<(), StoreError> {
+    use std::os::unix::fs::PermissionsExt;
+    if path == ":memory:" || path.starts_with("file:") {
+        return Ok(());
+    }
+    let err = |path: &str| {
+        let path = path.to_string();
+        move |source| StoreError::DbFile { path, source }
+    };
+    sluice_wire::daemon::private_file(std::path::Path::new(path)).map_err(err(path))?;
+    for suffix in ["-wal", "-shm"] {
+        let side = format!("{path}{suffix}");
+        match std::fs::set_permissions(&side, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(err(&side)(e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Opens the database `url`, applies the backend's connection settings and runs the pending
 /// embedded migrations.
 pub fn open(url: &str) -> Result<AnyConnection, StoreError> {
@@ -83,6 +107,7 @@ pub fn open(url: &str) -> Result<AnyConnection, StoreError> {
     };
     match backend {
         Backend::Sqlite => {
+            make_sqlite_private(&diesel_url)?;
             let mut conn = SqliteConnection::establish(&diesel_url).map_err(connect_err)?;
             // WAL lets readers run beside the writer; NORMAL is durable across application
             // crashes in WAL mode; the busy timeout covers a second process on the same file.
@@ -125,6 +150,27 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sqlite_files_are_made_private_and_older_loose_ones_tightened() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("acct.db");
+        drop(open(&format!("sqlite://{}", db.display())).unwrap());
+        assert_eq!(mode(&db), 0o600);
+        // Files an earlier version left readable by others.
+        let wal = dir.path().join("acct.db-wal");
+        std::fs::write(&wal, "").unwrap();
+        for path in [&db, &wal] {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let conn = open(db.to_str().unwrap()).unwrap();
+        for path in [&db, &wal] {
+            assert_eq!(mode(path), 0o600, "{}", path.display());
+        }
+        drop(conn);
+    }
 
     #[test]
     fn sqlite_connections_get_the_ingest_settings() {

@@ -38,6 +38,13 @@ pub enum StoreError {
         #[source]
         source: diesel::ConnectionError,
     },
+    /// The SQLite file (or its WAL/shared-memory file) could not be created or made private.
+    #[error("{path}: {source}")]
+    DbFile {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     /// The embedded migrations failed.
     #[error("database migration failed: {message}")]
     Migration { message: String },
@@ -130,7 +137,10 @@ impl From<StoreError> for tonic::Status {
         use StoreError as E;
         let msg = e.to_string();
         match e {
-            E::UnsupportedUrl { .. } | E::Connect { .. } | E::Migration { .. } => {
+            E::UnsupportedUrl { .. }
+            | E::Connect { .. }
+            | E::DbFile { .. }
+            | E::Migration { .. } => {
                 tracing::error!(error = %msg, "accounting storage unavailable");
                 tonic::Status::unavailable("Unable to contact slurm database")
             }

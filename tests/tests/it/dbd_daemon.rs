@@ -17,7 +17,7 @@ use tonic::Code;
 
 /// Runs `sluice-dbd -D -f DIR/slurmdbd.conf` over `conf`, expecting it to exit by itself.
 fn run_dbd(dir: &Path, conf: &str) -> CmdOutput {
-    std::fs::write(dir.join("slurmdbd.conf"), conf).unwrap();
+    common::write_dbd_conf(dir, conf);
     let mut cmd = Command::new(bin("sluice-dbd"));
     cmd.arg("-D").arg("-f").arg(dir.join("slurmdbd.conf"));
     run(&mut cmd, None)
@@ -73,6 +73,55 @@ fn keys_others_can_read_are_refused() {
             && out.stderr.contains("readable only by its owner"),
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn a_slurmdbd_conf_others_may_read_is_refused_in_slurmdbds_words() {
+    let dir = tempfile::tempdir().unwrap();
+    write_key(dir.path());
+    let conf = dir.path().join("slurmdbd.conf");
+    for mode in [0o644, 0o640, 0o604] {
+        common::write_dbd_conf(dir.path(), "DbdHost=127.0.0.1\nDbdPort=0\n");
+        std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(mode)).unwrap();
+        let mut cmd = Command::new(bin("sluice-dbd"));
+        cmd.arg("-D").arg("-f").arg(&conf);
+        let out = run(&mut cmd, None);
+        assert_ne!(out.code, 0, "started with a mode {mode:o} slurmdbd.conf");
+        assert_eq!(
+            out.stderr.trim_end(),
+            format!(
+                "sluice-dbd: error: slurmdbd.conf file {} should be 600 is {mode:o} accessible for group or others",
+                conf.display()
+            )
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(not(test_as_root), ignore = "needs root to create a user and chown")]
+fn a_slurmdbd_conf_not_owned_by_the_slurm_user_is_refused() {
+    let user = common::users::TestUser::create("dbdconf");
+    let dir = tempfile::tempdir().unwrap();
+    write_key(dir.path());
+    common::write_dbd_conf(dir.path(), "DbdHost=127.0.0.1\nDbdPort=0\n");
+    let conf = dir.path().join("slurmdbd.conf");
+    std::os::unix::fs::chown(&conf, Some(user.uid), None).unwrap();
+    let mut cmd = Command::new(bin("sluice-dbd"));
+    cmd.arg("-D").arg("-f").arg(&conf);
+    let out = run(&mut cmd, None);
+    assert_ne!(
+        out.code, 0,
+        "started with a slurmdbd.conf owned by {}",
+        user.name
+    );
+    assert_eq!(
+        out.stderr.trim_end(),
+        format!(
+            "sluice-dbd: error: slurmdbd.conf not owned by SlurmUser {}!=0 ({} must be owned by root)",
+            user.uid,
+            conf.display()
+        )
     );
 }
 
@@ -252,14 +301,13 @@ fn without_dash_d_it_daemonizes_and_writes_its_pid_file() {
     write_key(dir.path());
     let pid_file = dir.path().join("run/dbd.pid");
     let port_file = dir.path().join("port");
-    std::fs::write(
-        dir.path().join("slurmdbd.conf"),
-        format!(
+    common::write_dbd_conf(
+        dir.path(),
+        &format!(
             "DbdHost=127.0.0.1\nDbdPort=0\nStorageLoc=acct.db\nLogFile=log/dbd.log\nPidFile={}\n",
             pid_file.display()
         ),
-    )
-    .unwrap();
+    );
     let mut cmd = Command::new(bin("sluice-dbd"));
     cmd.arg("-f")
         .arg(dir.path().join("slurmdbd.conf"))

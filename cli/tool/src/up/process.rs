@@ -70,18 +70,28 @@ pub fn live_pid(pid_file: &Path, program: &str) -> Option<i32> {
 }
 
 /// Starts `program args…` in its own process group (so a Ctrl-C at the terminal reaches only
-/// `sluice up`, which stops it in order), stdin closed, stdout and stderr appended to `log`.
+/// `sluice up`, which stops it in order), stdin closed, stdout and stderr appended to `log`
+/// (mode 0600: logs are the daemons' user's only, an older looser log is tightened).
 pub fn spawn(program: &Path, args: &[&str], log: &Path) -> Result<tokio::process::Child, UpError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let err = |source| UpError::Write {
+        path: log.to_path_buf(),
+        source,
+    };
     let open_log = || {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(log)
-            .map_err(|source| UpError::Write {
-                path: log.to_path_buf(),
-                source,
-            })
+            .map_err(err)
     };
+    std::fs::set_permissions(log, std::fs::Permissions::from_mode(0o600))
+        .or_else(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Ok(()),
+            _ => Err(e),
+        })
+        .map_err(err)?;
     tokio::process::Command::new(program)
         .args(args)
         .stdin(std::process::Stdio::null())

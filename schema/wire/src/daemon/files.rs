@@ -1,6 +1,7 @@
 //! The files a daemon leaves for others: its pid while it runs and the port it bound.
 
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::ProcessError;
@@ -27,6 +28,44 @@ pub fn write_file_atomically(path: &Path, contents: &str) -> Result<(), ProcessE
     file.sync_all().map_err(err)?;
     drop(file);
     std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// Makes `dir` (created with its parents if missing) a directory only its owner may enter:
+/// mode 0700, also when it existed with a looser mode.
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Makes `path` a file only its owner may read: created empty with mode 0600 if missing, set
+/// to 0600 if it existed (files of an earlier, looser version are tightened at start-up).
+pub fn private_file(path: &Path) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+/// Sets every regular file directly in `dir` to mode 0600 (its subdirectories are left as
+/// they are).
+pub fn private_files_in(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `port` to the file named by [`PORT_FILE_ENV`], if the variable is set.
@@ -73,6 +112,36 @@ mod tests {
             std::fs::read_dir(dir.path().join("run")).unwrap().count(),
             1
         );
+    }
+
+    #[test]
+    fn private_dirs_and_files_are_created_and_tightened() {
+        use std::os::unix::fs::MetadataExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("a/state");
+        private_dir(&state).unwrap();
+        assert_eq!(mode(&state), 0o700);
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+        private_dir(&state).unwrap();
+        assert_eq!(mode(&state), 0o700, "an existing directory is tightened");
+        let db = state.join("state.db");
+        private_file(&db).unwrap();
+        assert_eq!(mode(&db), 0o600);
+        std::fs::write(&db, "kept").unwrap();
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+        private_file(&db).unwrap();
+        assert_eq!(
+            (mode(&db), std::fs::read_to_string(&db).unwrap().as_str()),
+            (0o600, "kept")
+        );
+        let wal = state.join("state.db-wal");
+        std::fs::write(&wal, "").unwrap();
+        std::fs::set_permissions(&wal, std::fs::Permissions::from_mode(0o664)).unwrap();
+        std::fs::create_dir(state.join("sub")).unwrap();
+        private_files_in(&state).unwrap();
+        assert_eq!(mode(&wal), 0o600);
+        assert!(private_dir(&db).is_err(), "a file is not made a directory");
     }
 
     #[test]

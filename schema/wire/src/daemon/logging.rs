@@ -1,5 +1,6 @@
 //! Logging set-up: a level from the configuration raised by `-v`, to a log file or stderr.
 
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use tracing::level_filters::LevelFilter;
@@ -21,7 +22,7 @@ pub fn raise(level: LevelFilter, steps: u8) -> LevelFilter {
 }
 
 /// Installs the global subscriber logging at `level`, appending to `log_file` (created with
-/// its directory) or writing to stderr.
+/// its directory, mode 0600) or writing to stderr.
 pub fn init_logging(level: LevelFilter, log_file: Option<&Path>) -> Result<(), ProcessError> {
     let mut directives = level.to_string();
     if level >= LevelFilter::DEBUG {
@@ -39,11 +40,15 @@ pub fn init_logging(level: LevelFilter, log_file: Option<&Path>) -> Result<(), P
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).map_err(err)?;
             }
+            // Logs name users, jobs and paths: readable by the daemon's user only (0600), an
+            // older, looser log file included.
             let file = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
+                .mode(0o600)
                 .open(path)
                 .map_err(err)?;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)?;
             builder
                 .with_ansi(false)
                 .with_writer(std::sync::Mutex::new(file))

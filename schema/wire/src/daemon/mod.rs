@@ -1,4 +1,5 @@
-//! Process concerns shared by the three daemons (`sluice-dbd`, `sluice-ctld`, `sluice-noded`):
+//! Process concerns shared by the daemons (`sluice-dbd`, `sluice-ctld`, `sluice-noded`,
+//! `sluice-sackd`):
 //! binding the listener before daemonizing, detaching, logging, the pid and port files, and the
 //! signals that stop the daemon.
 //!
@@ -16,7 +17,10 @@ use std::future::Future;
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 
-pub use files::{PORT_FILE_ENV, PidFile, write_file_atomically, write_port_file};
+pub use files::{
+    PORT_FILE_ENV, PidFile, private_dir, private_file, private_files_in, write_file_atomically,
+    write_port_file,
+};
 pub use logging::{init_logging, raise};
 pub use signal::ShutdownSignal;
 pub use tracing::level_filters::LevelFilter;
@@ -78,7 +82,8 @@ pub struct Process {
 impl Process {
     /// Detaches (unless in the foreground), sets up logging, builds the runtime and runs the
     /// daemon on `listener`: `start` prepares the service and returns the future serving it
-    /// until the [`ShutdownSignal`] completes. The pid file and the port file named by
+    /// until the [`ShutdownSignal`] completes. The process's umask becomes 0077 first, so that
+    /// whatever the daemon creates (state, spool, logs, databases) is its own only. The pid file and the port file named by
     /// [`PORT_FILE_ENV`] are written once `start` succeeds (the port file last: whoever waits
     /// for it may send requests at once), and the pid file is removed when serving ends.
     pub fn run<E, P, S>(
@@ -91,6 +96,49 @@ impl Process {
         P: Future<Output = Result<S, E>>,
         S: Future<Output = Result<(), E>>,
     {
+        let pid_file = self.pid_file.clone();
+        self.launch(|shutdown| async move {
+            let port = listener
+                .local_addr()
+                .map_err(ProcessError::Listener)?
+                .port();
+            let listener =
+                tokio::net::TcpListener::from_std(listener).map_err(ProcessError::Listener)?;
+            let serving = start(listener, shutdown).await?;
+            let pid_file = pid_file.map(PidFile::create).transpose()?;
+            write_port_file(port)?;
+            let result = serving.await;
+            drop(pid_file);
+            result
+        })
+    }
+
+    /// Like [`Process::run`] for a daemon without a network listener (`sluice-sackd`): `start`
+    /// prepares and returns the future serving until the [`ShutdownSignal`] completes; the pid
+    /// file is written once `start` succeeds.
+    pub fn run_local<E, P, S>(self, start: impl FnOnce(ShutdownSignal) -> P) -> Result<(), E>
+    where
+        E: From<ProcessError>,
+        P: Future<Output = Result<S, E>>,
+        S: Future<Output = Result<(), E>>,
+    {
+        let pid_file = self.pid_file.clone();
+        self.launch(|shutdown| async move {
+            let serving = start(shutdown).await?;
+            let pid_file = pid_file.map(PidFile::create).transpose()?;
+            let result = serving.await;
+            drop(pid_file);
+            result
+        })
+    }
+
+    /// Sets the umask, detaches, sets up logging, builds the runtime and runs `body` on it.
+    fn launch<E, F>(self, body: impl FnOnce(ShutdownSignal) -> F) -> Result<(), E>
+    where
+        E: From<ProcessError>,
+        F: Future<Output = Result<(), E>>,
+    {
+        nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
         if !self.foreground {
             nix::unistd::daemon(false, false).map_err(ProcessError::Daemonize)?;
         }
@@ -103,19 +151,8 @@ impl Process {
             .build()
             .map_err(ProcessError::Runtime)?;
         runtime.block_on(async move {
-            let port = listener
-                .local_addr()
-                .map_err(ProcessError::Listener)?
-                .port();
-            let listener =
-                tokio::net::TcpListener::from_std(listener).map_err(ProcessError::Listener)?;
             let shutdown = ShutdownSignal::install().map_err(ProcessError::Runtime)?;
-            let serving = start(listener, shutdown).await?;
-            let pid_file = self.pid_file.map(PidFile::create).transpose()?;
-            write_port_file(port)?;
-            let result = serving.await;
-            drop(pid_file);
-            result
+            body(shutdown).await
         })
     }
 }

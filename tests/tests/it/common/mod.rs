@@ -9,6 +9,8 @@
 pub use sluice_testkit::cmd::{CmdOutput, DAEMON_TIMEOUT, bin, block_on, exit_code, run};
 pub use sluice_testkit::site::{cluster, federation, procs};
 
+pub mod users;
+
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,16 @@ use sluice_testkit::dbd::{Backend, TestDatabase};
 /// Writes a fresh key (mode 0600) into `dir`.
 pub fn write_key(dir: &Path) -> Key {
     Key::create_if_missing(&dir.join(sluice_wire::auth::KEY_FILE)).expect("write slurm.key")
+}
+
+/// Writes `slurmdbd.conf` in `dir` as the dbd wants it: mode 0600, owned by whoever runs the
+/// tests (root, the default SlurmUser, in CI).
+pub fn write_dbd_conf(dir: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("slurmdbd.conf");
+    std::fs::write(&path, text).expect("write slurmdbd.conf");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .expect("chmod slurmdbd.conf");
 }
 
 /// Writes a `slurm.conf` pointing commands at the dbd on `127.0.0.1:port`.
@@ -67,8 +79,7 @@ impl Dbd {
         let mut conf = vec!["DbdHost=127.0.0.1".to_string(), "DbdPort=0".into()];
         conf.extend(spec.conf_lines(dir.path()));
         conf.extend(extra.iter().map(|l| l.to_string()));
-        std::fs::write(dir.path().join("slurmdbd.conf"), conf.join("\n") + "\n")
-            .expect("write slurmdbd.conf");
+        write_dbd_conf(dir.path(), &(conf.join("\n") + "\n"));
         write_key(dir.path());
         let mut dbd = Dbd {
             dir,

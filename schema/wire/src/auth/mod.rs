@@ -2,6 +2,10 @@
 //! trusted commands (`slurm.key`, readable only by its owner) signs a short-lived token naming the
 //! caller's uid. Tokens (`sluice1.<uid>.<issued>.<HMAC-SHA256>`) travel in the `authorization` metadata of every RPC.
 //!
+//! Who may sign: whoever can read the key (root, the SlurmUser: daemons and admins) signs
+//! locally; everyone else asks the local credential service ([`sack`]), which signs for the
+//! uid the kernel reports for the caller. [`Signer::for_caller`] picks the way.
+//!
 //! A token is accepted while its issue time lies within [`MAX_TOKEN_AGE`] of the verifier's
 //! clock (and not more than [`MAX_CLOCK_SKEW`] in its future); older tokens are refused as stale
 //! replays.
@@ -9,7 +13,7 @@
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -18,6 +22,8 @@ use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
 use crate::protocol::ProtocolError;
+
+pub mod sack;
 
 /// The key file's name, next to `slurm.conf` / `slurmdbd.conf`.
 pub const KEY_FILE: &str = "slurm.key";
@@ -179,28 +185,115 @@ fn unix_now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-/// Client side: signs every outgoing request as `uid`.
+/// Client side: signs every outgoing request, with the key or with tokens of the local
+/// credential service.
 #[derive(Debug, Clone)]
 pub struct Signer {
-    key: Key,
-    uid: u32,
+    source: TokenSource,
+}
+
+#[derive(Debug, Clone)]
+enum TokenSource {
+    /// Signs as `uid` with the key.
+    Key { key: Key, uid: u32 },
+    /// Asks the credential service.
+    Service(Arc<ServiceTokens>),
+}
+
+/// Tokens of the credential service at `socket`, one reused while it is fresh enough.
+#[derive(Debug)]
+struct ServiceTokens {
+    socket: PathBuf,
+    /// The last token and when it was fetched.
+    cached: Mutex<Option<(String, i64)>>,
+}
+
+/// A token of the credential service is used for this long (well within [`MAX_TOKEN_AGE`]),
+/// in seconds, then a new one is asked for.
+const SERVICE_TOKEN_REUSE: i64 = MAX_TOKEN_AGE / 3;
+
+impl ServiceTokens {
+    fn token(&self, now: i64) -> std::io::Result<String> {
+        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((token, at)) = cached.as_ref()
+            && (0..SERVICE_TOKEN_REUSE).contains(&(now - at))
+        {
+            return Ok(token.clone());
+        }
+        let token = sack::request_token(&self.socket)?;
+        *cached = Some((token.clone(), now));
+        Ok(token)
+    }
+}
+
+/// Neither way of signing works for the caller: the key cannot be used and the credential
+/// service does not answer. Names both.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot sign requests: {key}; credential service {}: {service}", socket.display())]
+pub struct NoCredential {
+    /// Why the key could not be used.
+    pub key: AuthError,
+    /// The credential service's socket.
+    pub socket: PathBuf,
+    /// Why it did not give a token.
+    pub service: std::io::Error,
 }
 
 impl Signer {
     /// A signer for `uid`.
     pub fn new(key: Key, uid: u32) -> Self {
-        Self { key, uid }
+        Self {
+            source: TokenSource::Key { key, uid },
+        }
     }
 
     /// A signer for the calling process's real uid.
     pub fn for_current_user(key: Key) -> Self {
         Self::new(key, nix::unistd::getuid().as_raw())
     }
+
+    /// The signer of a command whose configuration is in `conf_dir`: with the key there when
+    /// the caller can read it (root, the SlurmUser), else with tokens of the credential service
+    /// there (see [`sack`]), which is asked once at once so that neither working is reported
+    /// here.
+    pub fn for_caller(conf_dir: &Path) -> Result<Self, NoCredential> {
+        let key_err = match Key::load(&conf_dir.join(KEY_FILE)) {
+            Ok(key) => return Ok(Self::for_current_user(key)),
+            Err(e) => e,
+        };
+        let tokens = ServiceTokens {
+            socket: sack::socket_path(conf_dir),
+            cached: Mutex::new(None),
+        };
+        match tokens.token(unix_now()) {
+            Ok(_) => Ok(Self {
+                source: TokenSource::Service(Arc::new(tokens)),
+            }),
+            Err(service) => Err(NoCredential {
+                key: key_err,
+                socket: tokens.socket,
+                service,
+            }),
+        }
+    }
+
+    /// A token for the next request.
+    fn token(&self, now: i64) -> Result<String, Status> {
+        match &self.source {
+            TokenSource::Key { key, uid } => Ok(key.sign(*uid, now)),
+            TokenSource::Service(tokens) => tokens.token(now).map_err(|e| {
+                Status::unauthenticated(format!(
+                    "{AUTH_ERROR}: credential service {}: {e}",
+                    tokens.socket.display()
+                ))
+            }),
+        }
+    }
 }
 
 impl Interceptor for Signer {
     fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
-        let token = self.key.sign(self.uid, unix_now());
+        let token = self.token(unix_now())?;
         let value = MetadataValue::try_from(format!("Bearer {token}"))
             .map_err(|_| Status::internal("token is not valid metadata"))?;
         req.metadata_mut().insert("authorization", value);
@@ -428,6 +521,42 @@ mod tests {
         );
         let status = Verifier::new(key(1)).call(req).unwrap_err();
         assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+    }
+
+    #[tokio::test]
+    async fn callers_who_cannot_read_the_key_use_the_credential_service() {
+        let dir = tempfile::tempdir().unwrap();
+        // No key and no service: both are named.
+        let e = Signer::for_caller(dir.path()).unwrap_err().to_string();
+        let socket = sack::socket_path(dir.path());
+        assert!(
+            e.starts_with(&format!(
+                "cannot sign requests: {}",
+                dir.path().join(KEY_FILE).display()
+            )) && e.contains(&format!("; credential service {}: ", socket.display())),
+            "{e}"
+        );
+        // A service signing with the cluster's key: its tokens pass the cluster's verifier.
+        let key = key(3);
+        let claimed = sack::claim(&socket).unwrap().unwrap();
+        let server = tokio::spawn(sack::serve(claimed, key.clone(), std::future::pending()));
+        let path = dir.path().to_path_buf();
+        let mut signer = tokio::task::spawn_blocking(move || Signer::for_caller(&path))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(signer.source, TokenSource::Service(_)));
+        let req = tokio::task::spawn_blocking(move || signed(&mut signer))
+            .await
+            .unwrap();
+        let req = Verifier::new(key).call(req).unwrap();
+        let me = nix::unistd::getuid().as_raw();
+        assert_eq!(identity(&req).unwrap(), Identity { uid: me });
+        server.abort();
+        // The key is used when it can be read.
+        Key::create_if_missing(&dir.path().join(KEY_FILE)).unwrap();
+        let signer = Signer::for_caller(dir.path()).unwrap();
+        assert!(matches!(signer.source, TokenSource::Key { uid, .. } if uid == me));
     }
 
     #[test]
