@@ -29,4 +29,5 @@ mod sacctmgr_accounts_users;
 mod sacctmgr_clusters;
 mod sacctmgr_federations;
 mod slurm_differences;
+mod state_lock;
 mod up_dbd_only;

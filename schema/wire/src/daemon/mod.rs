@@ -1,6 +1,6 @@
 //! Process concerns shared by the three daemons (`sluice-dbd`, `sluice-ctld`, `sluice-noded`):
-//! binding the listener before daemonizing, detaching, logging, the pid and port files, and the
-//! signals that stop the daemon.
+//! binding the listener before daemonizing, locking the directory the daemon owns, detaching,
+//! logging, the pid and port files, and the signals that stop the daemon.
 //!
 //! Each daemon's `main` loads its configuration, checks its key, [`bind`]s, and hands the rest to
 //! [`Process::run`] with a closure that prepares its service and returns the future serving it.
@@ -9,6 +9,7 @@
 //! fork keeps just the calling thread.
 
 mod files;
+mod lock;
 mod logging;
 mod signal;
 
@@ -17,6 +18,7 @@ use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 
 pub use files::{PORT_FILE_ENV, PidFile, write_file_atomically, write_port_file};
+pub use lock::{DirLock, StateDir};
 pub use logging::{init_logging, raise};
 pub use signal::ShutdownSignal;
 pub use tracing::level_filters::LevelFilter;
@@ -42,6 +44,13 @@ pub enum ProcessError {
     /// The process could not detach from the terminal.
     #[error("cannot daemonize: {0}")]
     Daemonize(nix::Error),
+    /// Another daemon holds the directory's lock (see [`StateDir`]).
+    #[error("{} is in use by another {daemon} (pid {}): one daemon per directory; stop it first", dir.display(), holder.map_or_else(|| "unknown".to_string(), |p| p.to_string()))]
+    DirInUse {
+        dir: PathBuf,
+        daemon: &'static str,
+        holder: Option<u32>,
+    },
     /// The async runtime or the signal handlers could not be set up.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
@@ -73,6 +82,9 @@ pub struct Process {
     pub pid_file: Option<PathBuf>,
     /// Configuration warnings, logged once logging is set up.
     pub warnings: Vec<String>,
+    /// The directory this daemon owns, locked before anything else touches it and for the
+    /// process lifetime (see [`StateDir`]); `None` when it keeps nothing on disk.
+    pub state_dir: Option<StateDir>,
 }
 
 impl Process {
@@ -91,8 +103,13 @@ impl Process {
         P: Future<Output = Result<S, E>>,
         S: Future<Output = Result<(), E>>,
     {
+        // Before detaching, so a directory in use is reported on the terminal.
+        let mut dir_lock = self.state_dir.as_ref().map(DirLock::acquire).transpose()?;
         if !self.foreground {
             nix::unistd::daemon(false, false).map_err(ProcessError::Daemonize)?;
+            if let Some(lock) = &mut dir_lock {
+                lock.write_pid()?;
+            }
         }
         init_logging(self.log_level, self.log_file.as_deref())?;
         for warning in &self.warnings {
@@ -115,6 +132,7 @@ impl Process {
             write_port_file(port)?;
             let result = serving.await;
             drop(pid_file);
+            drop(dir_lock);
             result
         })
     }
