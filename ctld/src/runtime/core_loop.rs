@@ -15,8 +15,8 @@ use crate::conf::CtldConf;
 use crate::core::restore::{self, RestoreNote};
 use crate::core::snapshot::Snapshot;
 use crate::core::{
-    Caller, CancelRequest, Core, IdLease, JobIdSource, JobRef, SimTime, on_cancel,
-    on_launch_failed, on_tick, schedule,
+    BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobIdSource, JobRef, RunReport, SimTime,
+    on_cancel, on_launch_failed, on_tick, schedule,
 };
 use crate::error::CtldError;
 use crate::shipper::{Shipper, ShipperHandle};
@@ -328,8 +328,13 @@ impl Loop {
                 self.kick = true;
             }
             Msg::LeaseFailed => self.leaser.failed(),
-            Msg::LaunchFailed { job, node } => {
-                match on_launch_failed(&mut self.core, &mut self.batch, now, job, &node) {
+            Msg::LaunchFailed { job, node, run } => {
+                let from = RunReport {
+                    node: node.clone(),
+                    run,
+                    step: BATCH_STEP,
+                };
+                match on_launch_failed(&mut self.core, &mut self.batch, now, job, &from) {
                     Ok(()) => tracing::warn!(%job, %node, "launch failed: job requeued, node DOWN"),
                     Err(e) => tracing::debug!(%job, %node, "late launch failure ignored: {e}"),
                 }

@@ -279,6 +279,7 @@ impl Worker {
                         self.core.post(Msg::LaunchFailed {
                             job,
                             node: self.node.clone(),
+                            run: req.restart_count,
                         });
                     }
                 }

@@ -112,8 +112,13 @@ pub(crate) enum Msg {
     LeaseGranted(Vec<(u32, u32)>),
     /// The lease request failed; try again later.
     LeaseFailed,
-    /// A batch launch could not be delivered to its node.
-    LaunchFailed { job: FedJobId, node: String },
+    /// A batch launch (of run `run`, the requeue count it was launched with) could not be
+    /// delivered to its node.
+    LaunchFailed {
+        job: FedJobId,
+        node: String,
+        run: u32,
+    },
     /// Commit what is pending and stop.
     Shutdown,
 }

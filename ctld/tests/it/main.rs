@@ -45,6 +45,7 @@ mod runtime_restart;
 mod runtime_share;
 mod runtime_views;
 mod scheduling;
+mod stale_reports;
 mod steps;
 mod store_crash;
 mod store_roundtrip;
