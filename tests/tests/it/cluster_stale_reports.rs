@@ -16,6 +16,11 @@ fn a_node_daemon_back_after_its_job_was_requeued_elsewhere_does_not_end_the_new_
     let c = Cluster::start_with(2, &["SlurmdTimeout=6"]);
     let job = c.sbatch(&["--wrap", SCRIPT]);
     let first = c.wait_file("run0.txt", "n").trim().to_string();
+    // Once the node daemon has recorded the launch, it finds the script again after a restart.
+    let record = c
+        .dir()
+        .join(format!("cluster/spool/{first}/launches/{job}"));
+    c.wait_for("the launch record", || record.exists());
     c.kill9_noded(&first);
 
     // The node goes DOWN, the job is requeued (NODE_FAIL) and starts on the other node.
