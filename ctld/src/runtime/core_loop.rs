@@ -220,6 +220,7 @@ pub fn start_with(
             handle.clone(),
             conf.cluster_name.clone(),
             cfg.ctld_addr.clone(),
+            std::time::Duration::from_secs(u64::from(conf.message_timeout)),
         ),
         leaser: Leaser::new(dbd, conf.cluster_name.clone()),
         core,

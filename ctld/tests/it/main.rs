@@ -39,6 +39,7 @@ mod reconfigure;
 mod reconfigure_runtime;
 mod runtime_accounting;
 mod runtime_control;
+mod runtime_gone_callers;
 mod runtime_jobs;
 mod runtime_load;
 mod runtime_restart;

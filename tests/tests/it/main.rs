@@ -22,6 +22,7 @@ mod fed_submit;
 mod fed_views;
 mod gang_e2e;
 mod gang_examples_e2e;
+mod message_timeout;
 mod oversubscribe_e2e;
 mod power_e2e;
 mod power_srun_e2e;
