@@ -337,6 +337,9 @@ impl Loop {
                 };
                 match on_launch_failed(&mut self.core, &mut self.batch, now, job, &from) {
                     Ok(()) => tracing::warn!(%job, %node, "launch failed: job requeued, node DOWN"),
+                    Err(e @ CtldError::StaleReport { .. }) => {
+                        tracing::warn!(%node, "launch failure: {e}")
+                    }
                     Err(e) => tracing::debug!(%job, %node, "late launch failure ignored: {e}"),
                 }
                 self.kick = true;
