@@ -7,6 +7,9 @@ use tonic::{Code, Status};
 /// Slurm's text when the controller cannot be reached.
 pub const CONNECT_FAILURE: &str = "Unable to contact slurm controller (connect failure)";
 
+/// Slurm's text when a request got no reply within `MessageTimeout`.
+pub const SOCKET_TIMEOUT: &str = "Socket timed out on send/recv operation";
+
 /// Who asked, which decides Slurm's words for a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Asker {
@@ -22,12 +25,16 @@ pub enum Asker {
     Jobs,
 }
 
-/// The text a command prints for `status`, as `asker` words it.
+/// The text a command prints for `status`, as `asker` words it; a request that ran out of
+/// `MessageTimeout` reads the same for every asker.
 pub fn status_text(status: &Status, asker: Asker) -> String {
+    if sluice_wire::client::is_timeout(status) {
+        return SOCKET_TIMEOUT.to_string();
+    }
     match asker {
         Asker::Accounting => daemon_text(status),
         Asker::Views => match status.code() {
-            Code::Unavailable | Code::DeadlineExceeded => CONNECT_FAILURE.to_string(),
+            Code::Unavailable => CONNECT_FAILURE.to_string(),
             _ => daemon_text(status),
         },
         Asker::Jobs => job_text(status),
@@ -98,6 +105,22 @@ mod tests {
         assert_eq!(
             status_text(&Status::unavailable("tcp connect error"), Asker::Jobs),
             CONNECT_FAILURE
+        );
+    }
+
+    #[test]
+    fn a_request_out_of_time_reads_as_slurms_socket_timeout_for_everyone() {
+        let expired = Status::cancelled(tonic::TimeoutExpired(()).to_string());
+        for asker in [Asker::Accounting, Asker::Views, Asker::Jobs] {
+            assert_eq!(status_text(&expired, asker), SOCKET_TIMEOUT);
+            assert_eq!(
+                status_text(&Status::deadline_exceeded("late"), asker),
+                SOCKET_TIMEOUT
+            );
+        }
+        assert_eq!(
+            status_text(&Status::cancelled("by the user"), Asker::Accounting),
+            "by the user"
         );
     }
 

@@ -5,11 +5,12 @@
 //! `squeue` and the others reuse it.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use sluice_vocab::conf::{ConfError, ConfFile};
 use sluice_wire::auth::{self, AuthError, NoCredential, Signer};
 use sluice_wire::client::{
-    CtldAdminClient, CtldClient, DbdClient, RecordsClient, SignedChannel, connect, connect_dbd,
+    CtldAdminClient, CtldClient, DbdClient, RecordsClient, SignedChannel, connect_bounded,
 };
 use sluice_wire::proto::DEFAULT_DBD_PORT;
 use sluice_wire::proto::fed_arbiter_client::FedArbiterClient;
@@ -19,6 +20,8 @@ use sluice_wire::proto::reports_client::ReportsClient;
 pub const DEFAULT_SLURM_CONF: &str = "/etc/slurm/slurm.conf";
 /// Slurm's default `SlurmctldPort`.
 pub const DEFAULT_CTLD_PORT: u16 = 6817;
+/// `MessageTimeout`'s default, in seconds (as Slurm's).
+pub const DEFAULT_MESSAGE_TIMEOUT: u64 = 10;
 
 /// Why a command could not find or reach its daemons.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +59,8 @@ pub struct SlurmConf {
     pub ctld_host: String,
     /// `SlurmctldPort` (default 6817).
     pub ctld_port: u16,
+    /// `MessageTimeout` (default 10 s): how long each request a command makes may wait.
+    pub message_timeout: Duration,
 }
 
 impl SlurmConf {
@@ -106,6 +111,16 @@ impl SlurmConf {
             .pairs()
             .find(|p| p.is("SlurmctldHost"))
             .map_or_else(|| "localhost".to_string(), |p| ctld_address(&p.value));
+        let message_timeout = match file.get("MessageTimeout") {
+            Some(pair) => {
+                let secs: u64 = file.number(pair)?;
+                if secs == 0 {
+                    return Err(file.bad_value(pair, "must be at least 1 second"));
+                }
+                secs
+            }
+            None => DEFAULT_MESSAGE_TIMEOUT,
+        };
         let cluster_name = file
             .get("ClusterName")
             .map(|p| p.value.trim().to_string())
@@ -117,6 +132,7 @@ impl SlurmConf {
             dbd_port,
             ctld_host,
             ctld_port,
+            message_timeout: Duration::from_secs(message_timeout),
         })
     }
 
@@ -137,17 +153,10 @@ impl SlurmConf {
 
     /// Connects to the accounting daemon, signing every request as the calling user.
     pub async fn connect_dbd(&self) -> Result<DbdClient, CliError> {
-        let signer = self.signer()?;
-        connect_dbd(&self.dbd_host, self.dbd_port, signer)
-            .await
-            .map_err(|e| CliError::Connect {
-                host: self.dbd_host.clone(),
-                port: self.dbd_port,
-                reason: root_cause(&e),
-            })
+        let channel = self.signed_channel(&self.dbd_host, self.dbd_port).await?;
+        Ok(DbdClient::new(channel))
     }
 
-    /// Connects to the accounting daemon's job-record service (sacct), signing as the calling user.
     pub async fn connect_records(&self) -> Result<RecordsClient, CliError> {
         let channel = self.signed_channel(&self.dbd_host, self.dbd_port).await?;
         Ok(RecordsClient::new(channel))
@@ -188,7 +197,7 @@ impl SlurmConf {
     }
 
     async fn signed_channel(&self, host: &str, port: u16) -> Result<SignedChannel, CliError> {
-        connect(host, port, self.signer()?)
+        connect_bounded(host, port, self.signer()?, self.message_timeout)
             .await
             .map_err(|e| CliError::Connect {
                 host: host.to_string(),
@@ -267,6 +276,20 @@ mod tests {
                 e.contains("/etc/x/slurm.conf:2") && e.contains("AccountingStoragePort"),
                 "{e}"
             );
+        }
+    }
+
+    #[test]
+    fn message_timeout_defaults_to_ten_seconds_and_must_be_positive() {
+        let c = parse("ClusterName=c\n").unwrap();
+        assert_eq!(c.message_timeout, Duration::from_secs(10));
+        let c = parse("MessageTimeout=2\n").unwrap();
+        assert_eq!(c.message_timeout, Duration::from_secs(2));
+        for bad in ["0", "x", "-1"] {
+            let e = parse(&format!("MessageTimeout={bad}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("MessageTimeout"), "{e}");
         }
     }
 

@@ -73,6 +73,12 @@ pub enum CtldError {
     /// `ESLURM_ALREADY_DONE`.
     #[error("Job/step already completing or completed")]
     AlreadyDone,
+    /// A node's report about a run, node or step that is not the job's current one: dropped.
+    #[error("stale report for job {job} dropped: {stale}")]
+    StaleReport {
+        job: sluice_vocab::FedJobId,
+        stale: crate::core::Stale,
+    },
     /// `ESLURM_JOB_PENDING`.
     #[error("Job is pending execution")]
     JobPending,

@@ -64,6 +64,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         log_file: conf.slurmctld_log_file.clone(),
         pid_file: conf.slurmctld_pid_file.clone(),
         warnings: warnings.iter().map(ToString::to_string).collect(),
+        state_dir: Some(daemon::StateDir {
+            path: conf.state_save_location.clone(),
+            daemon: "sluice-ctld",
+        }),
     };
     process.run(listener, |listener, shutdown| async move {
         // The controller runs as a task of its own; it restores its state once it runs, while

@@ -13,9 +13,9 @@
 
 use crate::conf::CtldConf;
 use crate::core::{
-    Caller, CancelRequest, Core, IdLease, JobExit, JobReason, JobRef, NodeRegistration, PassStats,
-    RecordingOutbox, SimTime, SubmitRequest, on_cancel, on_job_exited, on_node_registered,
-    on_submit, on_tick, schedule,
+    BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobExit, JobReason, JobRef, NodeRegistration,
+    PassStats, RecordingOutbox, RunReport, SimTime, SubmitRequest, on_cancel, on_job_exited,
+    on_node_registered, on_submit, on_tick, schedule,
 };
 use crate::error::CtldError;
 use sluice_vocab::{FedJobId, JobState, LocalJobId};
@@ -160,8 +160,21 @@ impl CoreFixture {
         schedule(&mut self.core, &mut self.out, self.now)
     }
 
-    /// Reports that job `id`'s batch script exited with `code`.
+    /// Reports that job `id`'s batch script exited with `code`, as its batch host reports the
+    /// run it holds.
     pub fn exit(&mut self, id: FedJobId, code: i32) -> Result<(), CtldError> {
+        let from = self.batch_report(id);
+        self.report_exit(id, code, from)
+    }
+
+    /// Reports that job `id`'s batch script exited with `code`, from the node, run and step
+    /// `from` names.
+    pub fn report_exit(
+        &mut self,
+        id: FedJobId,
+        code: i32,
+        from: Option<RunReport>,
+    ) -> Result<(), CtldError> {
         on_job_exited(
             &mut self.core,
             &mut self.out,
@@ -171,8 +184,26 @@ impl CoreFixture {
                 exit_code: code,
                 signal: 0,
                 usage: None,
+                from,
             },
         )
+    }
+
+    /// What job `id`'s batch host names in its reports about the run it holds (a job still
+    /// completing after a requeue: the run before the requeue); `None` when no node holds it.
+    pub fn batch_report(&self, id: FedJobId) -> Option<RunReport> {
+        let job = self.core.job(id)?;
+        let host = *job.nodes.first()?;
+        let run = if job.state == JobState::Pending {
+            job.restarts.checked_sub(1)?
+        } else {
+            job.restarts
+        };
+        Some(RunReport {
+            node: self.core.nodes.get(host).name.clone(),
+            run,
+            step: BATCH_STEP,
+        })
     }
 
     /// `scancel` of job `id` by `caller` (with `signal`: `scancel -s`).

@@ -66,6 +66,15 @@ pub enum ServerKind {
 }
 
 impl Storage {
+    /// The directory holding the SQLite file, which the daemon locks for its lifetime; `None`
+    /// for a database server.
+    pub fn sqlite_dir(&self) -> Option<PathBuf> {
+        match self {
+            Storage::Sqlite { path } => path.parent().map(Path::to_path_buf),
+            Storage::Server { .. } => None,
+        }
+    }
+
     /// The URL handed to the store: `sqlite://<abs path>`, `mysql://user:pass@host:port/db` or
     /// `postgres://user:pass@host:port/db`, user and password percent-encoded.
     pub fn url(&self) -> String {

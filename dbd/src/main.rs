@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use sluice_dbd::config::{DEFAULT_CONF_PATH, DbdConfig};
 use sluice_dbd::daemon::{self, DaemonError, Prepared};
-use sluice_wire::daemon::{Process, raise};
+use sluice_wire::daemon::{Process, StateDir, raise};
 
 /// Command line of `sluice-dbd`.
 #[derive(Debug, Parser)]
@@ -55,6 +55,10 @@ fn run(args: Args) -> Result<(), DaemonError> {
         log_file: config.log_file.clone(),
         pid_file: config.pid_file.clone(),
         warnings: config.warnings.clone(),
+        state_dir: config.storage.sqlite_dir().map(|path| StateDir {
+            path,
+            daemon: "sluice-dbd",
+        }),
     };
     process.run(listener, |listener, shutdown| async move {
         let prepared = Prepared::new(&config).await?;

@@ -4,7 +4,9 @@
 //! whose `Ping` shows another start time than at registration, sends the node back to
 //! registering: that is how a restarted controller learns the node's running jobs again. The
 //! node kills nothing on re-registering but what the reply lists in `kill_jobs`. Exit reports are
-//! sent oldest first and dropped only once acknowledged.
+//! sent oldest first and dropped only once acknowledged; each names the node, the job, the run
+//! (the launch's `restart_count`) and the step, so a controller that has requeued the job since
+//! drops it.
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::sync::Arc;
@@ -21,6 +23,8 @@ use sluice_vocab::jobacct::StepUsage;
 
 /// How long one RPC to the controller may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(10);
+/// The step id of a batch script in reports (`123.batch` in sacct).
+const BATCH_STEP: i32 = -4;
 /// Heartbeat interval when the controller gives none.
 const DEFAULT_HEARTBEAT: u32 = 30;
 /// First and longest pause between retries while the controller does not answer.
@@ -167,6 +171,8 @@ async fn send(node: &Node, client: &mut CtldClient, r: &ExitReport) -> Sent {
     let req = JobExitedRequest {
         node: node.config.node_name.clone(),
         job_id: r.job_id,
+        restart_count: r.restart,
+        step_id: BATCH_STEP,
         exit_code: r.exit_code,
         signal: r.signal,
         at: r.at,

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use sluice_noded::daemon::{self, Prepared};
 use sluice_noded::{NodedConfig, NodedError};
-use sluice_wire::daemon::{LevelFilter, Process, raise};
+use sluice_wire::daemon::{LevelFilter, Process, StateDir, raise};
 
 /// Where slurm.conf is when neither `-f` nor `SLURM_CONF` says.
 const DEFAULT_CONF_PATH: &str = "/etc/slurm/slurm.conf";
@@ -54,6 +54,10 @@ fn run(args: Args) -> Result<(), NodedError> {
         log_file: config.log_file.clone(),
         pid_file: config.pid_file.clone(),
         warnings: config.warnings.iter().map(ToString::to_string).collect(),
+        state_dir: Some(StateDir {
+            path: config.spool_dir.clone(),
+            daemon: "sluice-noded",
+        }),
     };
     process.run(listener, |listener, shutdown| async move {
         let prepared = Prepared::new(config, key, listener)?;

@@ -85,6 +85,8 @@ fn run(args: Args) -> Result<(), SackdError> {
         log_file: None,
         pid_file: None,
         warnings: Vec::new(),
+        // The socket is claimed above; sackd keeps nothing on disk.
+        state_dir: None,
     };
     process.run_local(|shutdown| async move {
         Ok::<_, SackdError>(async move {

@@ -31,6 +31,81 @@ pub struct JobExit {
     pub signal: i32,
     /// What the batch step used, when the node measured it.
     pub usage: Option<StepUsage>,
+    /// Which node, run and step the report is about; `None` for the end of an `srun`
+    /// allocation, which `srun` itself reports.
+    pub from: Option<RunReport>,
+}
+
+/// What every node daemon's report about a job names besides the job: the node sending it,
+/// the run it belongs to (the requeue count the controller launched it with) and the step. A
+/// report naming anything but the run the job's nodes are running now is stale and dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunReport {
+    /// The node that sends it.
+    pub node: String,
+    /// The job's requeue count when the controller launched the run.
+    pub run: u32,
+    /// The step ([`BATCH_STEP`] for the batch script).
+    pub step: i32,
+}
+
+/// Why a node's report was dropped without being applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Stale {
+    /// It is about an earlier run than the one the job is in (requeued since).
+    #[error("run {reported} is over, the job is in run {current}")]
+    OlderRun { reported: u32, current: u32 },
+    /// The node does not hold the reported step of the run.
+    #[error("node {node} does not hold that step of the run")]
+    NotAllocated { node: String },
+    /// The step ended already (reported twice, or ended by the controller).
+    #[error("the step ended already")]
+    StepEnded,
+}
+
+/// The run whose processes `job`'s nodes hold (a requeued job that is still completing is
+/// already counted as the next run), `None` when it holds no nodes.
+fn run_on_nodes(core: &Core, id: FedJobId) -> Option<u32> {
+    let job = core.jobs.map.get(&id)?;
+    if !core.jobs.active.contains(&id) {
+        return None;
+    }
+    Some(if job.state == JobState::Pending {
+        job.restarts.saturating_sub(1)
+    } else {
+        job.restarts
+    })
+}
+
+/// Checks a node's report of the end of `id`'s batch step against the run the controller
+/// knows: it must name the run the job's nodes hold, from the job's batch host, and that step
+/// must not have ended yet.
+pub(crate) fn check_batch_report(core: &Core, id: FedJobId, r: &RunReport) -> Result<(), Stale> {
+    let job = core.jobs.map.get(&id).ok_or(Stale::StepEnded)?;
+    let Some(current) = run_on_nodes(core, id) else {
+        let current = job.restarts;
+        return Err(if r.run < current {
+            Stale::OlderRun {
+                reported: r.run,
+                current,
+            }
+        } else {
+            Stale::StepEnded
+        });
+    };
+    if r.run != current {
+        return Err(Stale::OlderRun {
+            reported: r.run,
+            current,
+        });
+    }
+    let batch_host = job.nodes.first().map(|&i| core.nodes.get(i).name.as_str());
+    if r.step != BATCH_STEP || job.launch.interactive || batch_host != Some(r.node.as_str()) {
+        return Err(Stale::NotAllocated {
+            node: r.node.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// Starts `id` with `alloc`: puts it on its nodes and asks the batch host to launch it.
@@ -170,13 +245,24 @@ pub(crate) fn cancel_pending(core: &mut Core, out: &mut impl Outbox, now: SimTim
 }
 
 /// Handles the end of a job's batch script: COMPLETED on exit 0, FAILED otherwise; a job being
-/// killed keeps the state it was given. Every node of the job is told to clean up.
+/// killed keeps the state it was given. Every node of the job is told to clean up. A node's
+/// report about another run, node or an ended step is refused with
+/// [`CtldError::StaleReport`] and changes nothing.
 pub fn on_job_exited(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
     exit: JobExit,
 ) -> Result<(), CtldError> {
+    if !core.jobs.map.contains_key(&exit.job) {
+        return Err(CtldError::InvalidJobId);
+    }
+    if let Some(from) = &exit.from {
+        check_batch_report(core, exit.job, from).map_err(|stale| CtldError::StaleReport {
+            job: exit.job,
+            stale,
+        })?;
+    }
     let job = core
         .jobs
         .map

@@ -5,7 +5,7 @@
 //! set DOWN with a reason and the job goes back to the queue (whatever its `--no-requeue`, since
 //! nothing of it ran), to start elsewhere.
 
-use super::completion::{JobExit, on_job_exited};
+use super::completion::{JobExit, RunReport, check_batch_report, on_job_exited};
 use super::outbox::Outbox;
 use super::registration::set_node_down;
 use super::{Core, SimTime};
@@ -15,17 +15,22 @@ use sluice_vocab::{FedJobId, JobState, NodeIdx};
 /// The reason a node is set DOWN with when a batch launch could not reach it.
 pub const LAUNCH_FAILED: &str = "batch job launch failure";
 
-/// The batch launch of `job` on its first node failed (`detail` says why, for the log). The
-/// job is requeued and that node set DOWN. Nothing happens when the job has moved on since
-/// (ended, cancelled, or started elsewhere after an earlier failure).
+/// The batch launch of `job` (run and node in `from`) on its first node failed. The job is
+/// requeued and that node set DOWN. Nothing happens when the job has moved on since (ended,
+/// cancelled, or started again after an earlier failure: [`CtldError::StaleReport`] for
+/// another run or node).
 pub fn on_launch_failed(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
     job: FedJobId,
-    node: &str,
+    from: &RunReport,
 ) -> Result<(), CtldError> {
-    let i = core.nodes.lookup(node)?;
+    let i = core.nodes.lookup(&from.node)?;
+    if !core.jobs.map.contains_key(&job) {
+        return Err(CtldError::InvalidJobId);
+    }
+    check_batch_report(core, job, from).map_err(|stale| CtldError::StaleReport { job, stale })?;
     let Some(j) = core.jobs.map.get_mut(&job) else {
         return Err(CtldError::InvalidJobId);
     };

@@ -62,7 +62,7 @@ pub mod update;
 pub mod will_run;
 
 pub use cancel::{CancelFilter, Scancel, ScancelOutcome, on_scancel};
-pub use completion::{JobExit, on_job_exited};
+pub use completion::{BATCH_STEP, JobExit, RunReport, Stale, on_job_exited};
 pub use ids::{IdLease, JobIdSource};
 pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
 pub use launch::{on_allocation_done, on_launch_failed};

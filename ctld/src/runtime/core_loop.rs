@@ -15,8 +15,8 @@ use crate::conf::CtldConf;
 use crate::core::restore::{self, RestoreNote};
 use crate::core::snapshot::Snapshot;
 use crate::core::{
-    Caller, CancelRequest, Core, IdLease, JobIdSource, JobRef, SimTime, on_cancel,
-    on_launch_failed, on_tick, schedule,
+    BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobIdSource, JobRef, RunReport, SimTime,
+    on_cancel, on_launch_failed, on_tick, schedule,
 };
 use crate::error::CtldError;
 use crate::shipper::{Shipper, ShipperHandle};
@@ -220,6 +220,7 @@ pub fn start_with(
             handle.clone(),
             conf.cluster_name.clone(),
             cfg.ctld_addr.clone(),
+            std::time::Duration::from_secs(u64::from(conf.message_timeout)),
         ),
         leaser: Leaser::new(dbd, conf.cluster_name.clone()),
         core,
@@ -328,9 +329,17 @@ impl Loop {
                 self.kick = true;
             }
             Msg::LeaseFailed => self.leaser.failed(),
-            Msg::LaunchFailed { job, node } => {
-                match on_launch_failed(&mut self.core, &mut self.batch, now, job, &node) {
+            Msg::LaunchFailed { job, node, run } => {
+                let from = RunReport {
+                    node: node.clone(),
+                    run,
+                    step: BATCH_STEP,
+                };
+                match on_launch_failed(&mut self.core, &mut self.batch, now, job, &from) {
                     Ok(()) => tracing::warn!(%job, %node, "launch failed: job requeued, node DOWN"),
+                    Err(e @ CtldError::StaleReport { .. }) => {
+                        tracing::warn!(%node, "launch failure: {e}")
+                    }
                     Err(e) => tracing::debug!(%job, %node, "late launch failure ignored: {e}"),
                 }
                 self.kick = true;

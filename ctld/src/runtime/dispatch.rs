@@ -24,8 +24,6 @@ use tokio::sync::mpsc;
 const ATTEMPTS: u32 = 4;
 /// The pause after the first failed try; doubled after each further one.
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
-/// How long one request may take.
-const RPC_TIMEOUT: Duration = Duration::from_secs(10);
 
 enum NodeOp {
     Launch(Box<LaunchBatchRequest>),
@@ -39,6 +37,8 @@ pub struct Dispatcher {
     core: CoreHandle,
     cluster: String,
     ctld_addr: String,
+    /// How long one request may take (`MessageTimeout`).
+    rpc_timeout: Duration,
     workers: HashMap<String, mpsc::UnboundedSender<NodeOp>>,
 }
 
@@ -50,6 +50,7 @@ impl Dispatcher {
         core: CoreHandle,
         cluster: String,
         ctld_addr: String,
+        rpc_timeout: Duration,
     ) -> Self {
         Self {
             signer,
@@ -57,6 +58,7 @@ impl Dispatcher {
             core,
             cluster,
             ctld_addr,
+            rpc_timeout,
             workers: HashMap::new(),
         }
     }
@@ -124,6 +126,7 @@ impl Dispatcher {
                 signer: self.signer.clone(),
                 addrs: self.addrs.clone(),
                 core: self.core.clone(),
+                rpc_timeout: self.rpc_timeout,
                 client: None,
             };
             tokio::spawn(w.run(rx));
@@ -246,6 +249,7 @@ struct Worker {
     signer: Signer,
     addrs: NodeAddrs,
     core: CoreHandle,
+    rpc_timeout: Duration,
     client: Option<((String, u16), NodedClient)>,
 }
 
@@ -279,6 +283,7 @@ impl Worker {
                         self.core.post(Msg::LaunchFailed {
                             job,
                             node: self.node.clone(),
+                            run: req.restart_count,
                         });
                     }
                 }
@@ -307,12 +312,12 @@ impl Worker {
         let status = match op {
             NodeOp::Launch(req) => {
                 let mut r = tonic::Request::new((**req).clone());
-                r.set_timeout(RPC_TIMEOUT);
+                r.set_timeout(self.rpc_timeout);
                 client.launch_batch(r).await.err()
             }
             NodeOp::Signal(req) => {
                 let mut r = tonic::Request::new(*req);
-                r.set_timeout(RPC_TIMEOUT);
+                r.set_timeout(self.rpc_timeout);
                 client.signal_job(r).await.err()
             }
         };

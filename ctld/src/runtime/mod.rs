@@ -112,8 +112,13 @@ pub(crate) enum Msg {
     LeaseGranted(Vec<(u32, u32)>),
     /// The lease request failed; try again later.
     LeaseFailed,
-    /// A batch launch could not be delivered to its node.
-    LaunchFailed { job: FedJobId, node: String },
+    /// A batch launch (of run `run`, the requeue count it was launched with) could not be
+    /// delivered to its node.
+    LaunchFailed {
+        job: FedJobId,
+        node: String,
+        run: u32,
+    },
     /// Commit what is pending and stop.
     Shutdown,
 }
@@ -131,7 +136,8 @@ pub struct RuntimeGone;
 
 impl CoreHandle {
     /// Runs `f` on the core and returns its result once the batch it ran in is durable. A
-    /// scheduling pass follows the batch.
+    /// scheduling pass follows the batch. Dropping the returned future before the core has
+    /// taken the request withdraws it: `f` never runs.
     pub async fn call<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
@@ -154,6 +160,12 @@ impl CoreHandle {
     ) -> Result<R, RuntimeGone> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |cx| {
+            // The caller gave up before the core took the request (its client's MessageTimeout
+            // ran out, or it hung up, and the server dropped the call): it was told the request
+            // failed, so the request is not applied.
+            if tx.is_closed() {
+                return Box::new(|| {});
+            }
             let r = f(cx);
             Box::new(move || {
                 let _ = tx.send(r);

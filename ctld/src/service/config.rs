@@ -76,6 +76,7 @@ fn entries(c: &CtldConf, started: SimTime) -> Vec<(&'static str, String)> {
         ("KillWait", format!("{} sec", c.kill_wait)),
         ("MaxArraySize", c.max_array_size.to_string()),
         ("MaxJobCount", c.max_job_count.to_string()),
+        ("MessageTimeout", format!("{} sec", c.message_timeout)),
         ("MinJobAge", format!("{} sec", c.min_job_age)),
         ("ReturnToService", c.return_to_service.to_string()),
         (

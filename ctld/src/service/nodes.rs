@@ -3,8 +3,8 @@
 
 use super::ControllerService;
 use crate::core::{
-    JobExit, NodeRegistration, NodeUpdate, PowerRequest, SimTime, on_job_exited, on_node_comm,
-    on_node_heartbeat, on_node_power, on_node_registered, on_node_update,
+    JobExit, NodeRegistration, NodeUpdate, PowerRequest, RunReport, SimTime, on_job_exited,
+    on_node_comm, on_node_heartbeat, on_node_power, on_node_registered, on_node_update,
 };
 use crate::error::CtldError;
 use sluice_vocab::FedJobId;
@@ -88,7 +88,10 @@ pub async fn heartbeat(
 }
 
 /// A batch script ended. Acknowledged once durable; a report the controller already has (a
-/// retry after a lost reply, or after a restart) is acknowledged too.
+/// retry after a lost reply, or after a restart) is acknowledged too. A report about another
+/// run than the one the job's nodes hold, from a node not holding it, or about a step that
+/// ended already (a node daemon back after its job was requeued elsewhere) is logged and
+/// acknowledged without being applied, so the node forgets it.
 pub async fn job_exited(
     svc: &ControllerService,
     req: Request<JobExitedRequest>,
@@ -104,6 +107,11 @@ pub async fn job_exited(
         signal: r.signal,
         // A malformed usage is dropped, not the exit.
         usage: r.usage.as_ref().and_then(StepUsage::from_proto),
+        from: Some(RunReport {
+            node: r.node,
+            run: r.restart_count,
+            step: r.step_id,
+        }),
     };
     let result = svc
         .core
@@ -111,6 +119,10 @@ pub async fn job_exited(
         .await?;
     match result {
         Ok(()) | Err(CtldError::AlreadyDone | CtldError::InvalidJobId) => Ok(Ack {}),
+        Err(e @ CtldError::StaleReport { .. }) => {
+            tracing::warn!("{e}");
+            Ok(Ack {})
+        }
         Err(e) => Err(e.into()),
     }
 }

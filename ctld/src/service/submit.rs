@@ -143,6 +143,7 @@ pub async fn step_done(
                     signal: r.signal,
                     // The step's usage is on its step record; an allocation has no batch step.
                     usage: None,
+                    from: None,
                 };
                 on_allocation_done(cx.core, cx.out, cx.now, exit)?;
             }

@@ -79,6 +79,7 @@ fn exit(fx: &mut CoreFixture, id: FedJobId, code: i32, signal: i32) {
         exit_code: code,
         signal,
         usage: None,
+        from: fx.batch_report(id),
     };
     on_job_exited(&mut fx.core, &mut fx.out, fx.now, exit).unwrap();
 }
@@ -180,6 +181,7 @@ fn the_scripts_usage_goes_with_its_batch_step() {
         exit_code: 0,
         signal: 0,
         usage: used.clone(),
+        from: fx.batch_report(id),
     };
     on_job_exited(&mut fx.core, &mut fx.out, fx.now, exit).unwrap();
     let out = fx.out.take();

@@ -39,11 +39,19 @@ async fn a_script_runs_in_its_workdir_with_the_slurm_environment() {
     }];
     req.mem_mb = 500;
     req.cpus_per_task = 2;
+    req.restart_count = 2;
     noded.client().await.launch_batch(req).await.unwrap();
     let exit = ctld.exit_of(101).await;
+    // The report names the node, the run it launched and the batch step.
     assert_eq!(
-        (exit.exit_code, exit.signal, exit.node.as_str()),
-        (0, 0, "n1")
+        (
+            exit.exit_code,
+            exit.signal,
+            exit.node.as_str(),
+            exit.restart_count,
+            exit.step_id
+        ),
+        (0, 0, "n1", 2, -4)
     );
     let out = std::fs::read_to_string(work.join("slurm-101.out")).unwrap();
     let expect = [

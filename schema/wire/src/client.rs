@@ -41,6 +41,33 @@ pub async fn connect(
     Ok(InterceptedService::new(channel, signer))
 }
 
+/// Like [`connect`], for the commands: connecting and every request made on the channel
+/// (until its reply, or a stream's first message, arrives) are bounded by `timeout`
+/// (slurm.conf's `MessageTimeout`). A request that runs out fails with [`is_timeout`].
+pub async fn connect_bounded(
+    host: &str,
+    port: u16,
+    signer: Signer,
+    timeout: Duration,
+) -> Result<SignedChannel, tonic::transport::Error> {
+    let channel = endpoint(host, port)?
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .connect()
+        .await?;
+    Ok(InterceptedService::new(channel, signer))
+}
+
+/// Whether `status` says the request ran out of time: the channel's bound of
+/// [`connect_bounded`] expired, or the server gave up on its deadline.
+pub fn is_timeout(status: &tonic::Status) -> bool {
+    match status.code() {
+        tonic::Code::DeadlineExceeded => true,
+        tonic::Code::Cancelled => status.message() == tonic::TimeoutExpired(()).to_string(),
+        _ => false,
+    }
+}
+
 /// Like [`connect`], but connects on first use: for daemons that must start while a peer is down.
 pub fn connect_lazy(
     host: &str,

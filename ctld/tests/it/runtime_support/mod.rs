@@ -210,7 +210,7 @@ pub async fn register(c: &mut CtldClient, name: &str, port: u16, jobs: Vec<u32>)
     .kill_jobs
 }
 
-/// Reports job `id`'s exit from `node`.
+/// Reports the exit of job `id`'s first run (its batch step) from `node`.
 pub async fn exited(c: &mut CtldClient, node: &str, id: u32, code: i32) {
     c.job_exited(JobExitedRequest {
         node: node.into(),
@@ -219,6 +219,8 @@ pub async fn exited(c: &mut CtldClient, node: &str, id: u32, code: i32) {
         signal: 0,
         at: 0,
         usage: None,
+        restart_count: 0,
+        step_id: -4,
     })
     .await
     .unwrap();

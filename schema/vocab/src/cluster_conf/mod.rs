@@ -77,6 +77,9 @@ pub struct CtldConf {
     pub kill_wait: u32,
     /// `SlurmdTimeout`: seconds of silence before a node is set DOWN; 0 disables (default 300).
     pub slurmd_timeout: u32,
+    /// `MessageTimeout`: seconds a command's request (and a controller's request to a node)
+    /// may wait for its reply (default 10).
+    pub message_timeout: u32,
     /// `MaxJobCount`: most jobs the controller holds, finished ones included (default 10000).
     pub max_job_count: u32,
     /// `MaxArraySize`: array task ids must be below it (default 1001).
@@ -188,6 +191,7 @@ impl CtldConf {
             min_job_age: 300,
             kill_wait: 30,
             slurmd_timeout: 300,
+            message_timeout: 10,
             max_job_count: 10_000,
             max_array_size: 1001,
             return_to_service: 0,
@@ -227,6 +231,7 @@ impl CtldConf {
             "minjobage" => self.min_job_age = file.number(p)?,
             "killwait" => self.kill_wait = file.number(p)?,
             "slurmdtimeout" => self.slurmd_timeout = file.number(p)?,
+            "messagetimeout" => self.message_timeout = positive(file, p)?,
             "maxjobcount" => self.max_job_count = positive(file, p)?,
             "maxarraysize" => self.max_array_size = file.number(p)?,
             "slurmuser" => self.slurm_user = non_empty(file, p)?.to_string(),

@@ -1,7 +1,6 @@
 //! Process concerns shared by the daemons (`sluice-dbd`, `sluice-ctld`, `sluice-noded`,
-//! `sluice-sackd`):
-//! binding the listener before daemonizing, detaching, logging, the pid and port files, and the
-//! signals that stop the daemon.
+//! `sluice-sackd`): binding the listener before daemonizing, locking the directory the daemon
+//! owns, detaching, logging, the pid and port files, and the signals that stop the daemon.
 //!
 //! Each daemon's `main` loads its configuration, checks its key, [`bind`]s, and hands the rest to
 //! [`Process::run`] with a closure that prepares its service and returns the future serving it.
@@ -10,6 +9,7 @@
 //! fork keeps just the calling thread.
 
 mod files;
+mod lock;
 mod logging;
 mod signal;
 
@@ -21,6 +21,7 @@ pub use files::{
     PORT_FILE_ENV, PidFile, private_dir, private_file, private_files_in, write_file_atomically,
     write_port_file,
 };
+pub use lock::{DirLock, StateDir};
 pub use logging::{init_logging, raise};
 pub use signal::ShutdownSignal;
 pub use tracing::level_filters::LevelFilter;
@@ -46,6 +47,13 @@ pub enum ProcessError {
     /// The process could not detach from the terminal.
     #[error("cannot daemonize: {0}")]
     Daemonize(nix::Error),
+    /// Another daemon holds the directory's lock (see [`StateDir`]).
+    #[error("{} is in use by another {daemon} (pid {}): one daemon per directory; stop it first", dir.display(), holder.map_or_else(|| "unknown".to_string(), |p| p.to_string()))]
+    DirInUse {
+        dir: PathBuf,
+        daemon: &'static str,
+        holder: Option<u32>,
+    },
     /// The async runtime or the signal handlers could not be set up.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
@@ -77,14 +85,17 @@ pub struct Process {
     pub pid_file: Option<PathBuf>,
     /// Configuration warnings, logged once logging is set up.
     pub warnings: Vec<String>,
+    /// The directory this daemon owns, locked before anything else touches it and for the
+    /// process lifetime (see [`StateDir`]); `None` when it keeps nothing on disk.
+    pub state_dir: Option<StateDir>,
 }
 
 impl Process {
     /// Detaches (unless in the foreground), sets up logging, builds the runtime and runs the
     /// daemon on `listener`: `start` prepares the service and returns the future serving it
     /// until the [`ShutdownSignal`] completes. The process's umask becomes 0077 first, so that
-    /// whatever the daemon creates (state, spool, logs, databases) is its own only. The pid file and the port file named by
-    /// [`PORT_FILE_ENV`] are written once `start` succeeds (the port file last: whoever waits
+    /// whatever the daemon creates (state, spool, logs, databases) is its own only. The pid
+    /// file and the port file named by [`PORT_FILE_ENV`] are written once `start` succeeds (the port file last: whoever waits
     /// for it may send requests at once), and the pid file is removed when serving ends.
     pub fn run<E, P, S>(
         self,
@@ -132,15 +143,21 @@ impl Process {
         })
     }
 
-    /// Sets the umask, detaches, sets up logging, builds the runtime and runs `body` on it.
+    /// Sets the umask, locks the daemon's directory, detaches, sets up logging, builds the
+    /// runtime and runs `body` on it, holding the lock until `body` ends.
     fn launch<E, F>(self, body: impl FnOnce(ShutdownSignal) -> F) -> Result<(), E>
     where
         E: From<ProcessError>,
         F: Future<Output = Result<(), E>>,
     {
         nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
+        // Before detaching, so a directory in use is reported on the terminal.
+        let mut dir_lock = self.state_dir.as_ref().map(DirLock::acquire).transpose()?;
         if !self.foreground {
             nix::unistd::daemon(false, false).map_err(ProcessError::Daemonize)?;
+            if let Some(lock) = &mut dir_lock {
+                lock.write_pid()?;
+            }
         }
         init_logging(self.log_level, self.log_file.as_deref())?;
         for warning in &self.warnings {
@@ -152,7 +169,9 @@ impl Process {
             .map_err(ProcessError::Runtime)?;
         runtime.block_on(async move {
             let shutdown = ShutdownSignal::install().map_err(ProcessError::Runtime)?;
-            body(shutdown).await
+            let result = body(shutdown).await;
+            drop(dir_lock);
+            result
         })
     }
 }

@@ -92,4 +92,9 @@ impl Cluster {
     pub fn kill9_ctld(&self) {
         self.0.kill9_ctld(0)
     }
+
+    /// `kill -9` the node daemon of `node` and waits until it is gone.
+    pub fn kill9_noded(&self, node: &str) {
+        self.0.kill9_noded(0, node)
+    }
 }

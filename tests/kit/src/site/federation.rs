@@ -282,6 +282,13 @@ impl Federation {
         self.stop_daemon(&id, "sluice-ctld", nix::sys::signal::Signal::SIGKILL);
     }
 
+    /// `kill -9` the node daemon of `node` in cluster `i` and waits until it is gone (its jobs'
+    /// processes keep running).
+    pub fn kill9_noded(&self, i: usize, node: &str) {
+        let id = format!("noded-{}-{node}", self.names[i]);
+        self.stop_daemon(&id, "sluice-noded", nix::sys::signal::Signal::SIGKILL);
+    }
+
     /// Stops the accounting daemon (SIGTERM) and waits until it is gone.
     pub fn stop_dbd(&self) {
         self.stop_daemon("dbd", "sluice-dbd", nix::sys::signal::Signal::SIGTERM);
