@@ -20,6 +20,9 @@ fn second_conf(dir: &Path, conf: &Path, edit: impl Fn(&str) -> String, extra: &[
     lines.extend(extra.iter().map(|l| l.to_string()));
     let copy = other.join(conf.file_name().unwrap());
     std::fs::write(&copy, lines.join("\n") + "\n").unwrap();
+    // Private as its original (the dbd refuses a slurmdbd.conf others may read).
+    let mode = std::fs::metadata(conf).unwrap().permissions();
+    std::fs::set_permissions(&copy, mode).unwrap();
     let key = conf.parent().unwrap().join("slurm.key");
     std::fs::copy(&key, other.join("slurm.key")).unwrap();
     copy

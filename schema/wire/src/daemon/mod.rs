@@ -143,16 +143,18 @@ impl Process {
         })
     }
 
-    /// Sets the umask, locks the daemon's directory, detaches, sets up logging, builds the
+    /// Locks the daemon's directory, sets the umask, detaches, sets up logging, builds the
     /// runtime and runs `body` on it, holding the lock until `body` ends.
     fn launch<E, F>(self, body: impl FnOnce(ShutdownSignal) -> F) -> Result<(), E>
     where
         E: From<ProcessError>,
         F: Future<Output = Result<(), E>>,
     {
-        nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
-        // Before detaching, so a directory in use is reported on the terminal.
+        // Before detaching, so a directory in use is reported on the terminal; and before the
+        // umask, so that directories it creates on the way keep the usual modes (each daemon
+        // then sets its own directory's: a node spool must stay passable for its jobs' users).
         let mut dir_lock = self.state_dir.as_ref().map(DirLock::acquire).transpose()?;
+        nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
         if !self.foreground {
             nix::unistd::daemon(false, false).map_err(ProcessError::Daemonize)?;
             if let Some(lock) = &mut dir_lock {
