@@ -1,7 +1,7 @@
 //! Job accounting (Slurm's `jobacct_gather/linux`): while a batch script or an srun task runs,
-//! its process group is sampled from `/proc` every `JobAcctGatherFrequency` seconds, once at
-//! the start and once more when its top process has exited but is not yet reaped, so the CPU
-//! time of the script and of every child it waited for is counted.
+//! its process group is sampled from `/proc` once at the start, 200 ms later, then every
+//! `JobAcctGatherFrequency` seconds, and once more when its top process has exited but is not
+//! yet reaped, so the CPU time of the script and of every child it waited for is counted.
 //!
 //! Limits: processes are found by process group (each task runs in a group of its own), so a
 //! process that leaves it (`setsid`, `setpgid`) is not measured; memory is the largest sum of
@@ -28,6 +28,9 @@ use tokio::task::JoinHandle;
 
 use gather::{TaskGather, Units};
 
+/// When the second sample of a task is taken (then one every `JobAcctGatherFrequency`).
+const EARLY_SAMPLE: Duration = Duration::from_millis(200);
+
 /// Samples one task's process group until [`Tracker::finish`].
 #[derive(Debug)]
 pub struct Tracker {
@@ -49,7 +52,11 @@ impl Tracker {
             let gather = Arc::clone(&gather);
             let every = Duration::from_secs(u64::from(conf.frequency));
             tokio::spawn(async move {
-                let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                // The sample at the start is taken as the task execs, before its program is
+                // mapped; one more soon after sees it running, so a task shorter than the
+                // period still has its memory counted.
+                let first = EARLY_SAMPLE.min(every);
+                let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + first, every);
                 loop {
                     tick.tick().await;
                     sample(&gather, pgid);
