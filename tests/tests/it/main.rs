@@ -28,5 +28,6 @@ mod reconfigure_e2e;
 mod sacctmgr_accounts_users;
 mod sacctmgr_clusters;
 mod sacctmgr_federations;
+mod sbatch_options_e2e;
 mod slurm_differences;
 mod up_dbd_only;
