@@ -71,7 +71,7 @@ pub use lifecycle::{
 };
 pub use nodes::{Node, NodeBase};
 pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};
-pub use partitions::{PartIdx, Partition};
+pub use partitions::{PartIdx, Partition, on_partition_state};
 pub use power::{
     NodePower, PowerCommand, PowerRequest, PowerStatus, ResumeFile, ResumeJob, SuspendExcKey,
     UpdateMode, on_node_comm, on_node_power, on_power_tick, on_suspend_exc_update,

@@ -218,6 +218,8 @@ pub enum SaveHint {
     JobPurged(FedJobId),
     /// A node's state changed.
     Node(NodeIdx),
+    /// A partition's state changed (`scontrol update PartitionName=... State=...`).
+    Partition(super::partitions::PartIdx),
 }
 
 /// The core's port to the world.

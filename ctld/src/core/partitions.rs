@@ -182,6 +182,25 @@ pub(crate) fn shapes(bits: &FixedBitSet, nodes: &NodeTable) -> Vec<NodeShape> {
     shapes
 }
 
+/// `scontrol update PartitionName=... State=...`: an administrator sets a partition's state.
+/// DOWN keeps its jobs queued (`PartitionDown`), DRAIN and INACTIVE refuse new submissions,
+/// INACTIVE also holds its queued jobs. The state is saved, so it survives a restart.
+pub fn on_partition_state(
+    core: &mut super::Core,
+    out: &mut impl super::outbox::Outbox,
+    caller: super::Caller,
+    name: &str,
+    state: PartState,
+) -> Result<(), CtldError> {
+    if !caller.admin {
+        return Err(CtldError::AccessDenied);
+    }
+    let idx = resolve(&core.parts, Some(name))?;
+    core.parts[idx.get()].state = state;
+    out.save(super::outbox::SaveHint::Partition(idx));
+    Ok(())
+}
+
 /// The partition a job goes to: `name`, or the default one.
 pub(crate) fn resolve(parts: &[Partition], name: Option<&str>) -> Result<PartIdx, CtldError> {
     let found = match name {

@@ -76,6 +76,14 @@ impl Core {
     ) -> Result<(Core, Vec<RestoreNote>), CtldError> {
         let mut core = Core::new(conf, ids, group_id, now)?;
         let mut notes = Vec::new();
+        // Partition states an administrator set survive the restart.
+        for (name, state) in &snap.partitions {
+            let state = super::snapshot::part_state_from(state);
+            if let (Some(p), Some(state)) = (core.parts.iter_mut().find(|p| &p.name == name), state)
+            {
+                p.state = state;
+            }
+        }
         for n in &snap.nodes {
             let Ok(i) = core.nodes.lookup(&n.name) else {
                 notes.push(RestoreNote::UnknownNode {

@@ -36,6 +36,33 @@ pub struct Snapshot {
     pub nodes: Vec<NodeSnap>,
     /// The job ids left in the saved id source (`None` when none was saved yet).
     pub job_ids: Option<Vec<(u32, u32)>>,
+    /// Each partition's state (`UP`, `DOWN`, `DRAIN`, `INACTIVE`) by name, once an
+    /// administrator changed one (empty before: the configuration's states hold).
+    pub partitions: Vec<(String, String)>,
+}
+
+/// A partition state as saved.
+pub fn part_state_name(s: crate::conf::PartState) -> &'static str {
+    use crate::conf::PartState;
+    match s {
+        PartState::Up => "UP",
+        PartState::Down => "DOWN",
+        PartState::Drain => "DRAIN",
+        PartState::Inactive => "INACTIVE",
+    }
+}
+
+/// A saved partition state back (`None` for an unknown name).
+pub fn part_state_from(s: &str) -> Option<crate::conf::PartState> {
+    use crate::conf::PartState;
+    [
+        PartState::Up,
+        PartState::Down,
+        PartState::Drain,
+        PartState::Inactive,
+    ]
+    .into_iter()
+    .find(|p| part_state_name(*p) == s)
 }
 
 impl Snapshot {

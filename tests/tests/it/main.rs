@@ -22,6 +22,7 @@ mod fed_views;
 mod gang_e2e;
 mod gang_examples_e2e;
 mod oversubscribe_e2e;
+mod partition_update_e2e;
 mod power_e2e;
 mod power_srun_e2e;
 mod reconfigure_e2e;
