@@ -345,7 +345,11 @@ fn next_free_id(core: &mut Core) -> Result<FedJobId, CtldError> {
 
 fn record_new(core: &mut Core, out: &mut impl Outbox, job: Job) {
     let part = &core.parts[job.partition.get()].name;
-    out.accounting(AcctRecord::submitted(&job, part, job.submit_time));
+    // Eligible from its --begin time when that is later than the submission.
+    let eligible = job.req.place.begin.map_or(job.submit_time, |b| {
+        job.submit_time.max(SimTime::from_secs(b))
+    });
+    out.accounting(AcctRecord::submitted(&job, part, eligible));
     out.save(SaveHint::Job(job.id));
     if let Some(d) = &job.deps {
         deps::index(&mut core.jobs, job.id, d);

@@ -3,7 +3,7 @@
 //! `--signal`, and `EnforcePartLimits`.
 
 use sluice_ctld::core::{
-    JobPart, JobReason, NodeCommand, PlaceOpts, StepRequest, SubmitRequest, WarnSignal,
+    AcctRecord, JobPart, JobReason, NodeCommand, PlaceOpts, StepRequest, SubmitRequest, WarnSignal,
     on_step_create,
 };
 use sluice_ctld::error::CtldError;
@@ -172,6 +172,11 @@ fn begin_time_keeps_the_job_pending_with_reason_begintime() {
         (fx.state(a), fx.reason(a)),
         (JobState::Pending, JobReason::BeginTime)
     );
+    // Accounting learns when it becomes eligible.
+    assert!(fx.out.acct.iter().any(|r| matches!(
+        r,
+        AcctRecord::JobSubmitted { job, eligible, .. } if *job == a && eligible.secs() == at
+    )));
     fx.advance(119);
     fx.tick();
     assert_eq!(fx.reason(a), JobReason::BeginTime);
