@@ -46,6 +46,12 @@ fn placement_options_choose_nodes_tasks_and_pending_reasons() {
     assert!(show(&c, w).contains("ReqNodeList=clustern2 ExcNodeList=(null)"));
     assert!(show(&c, x).contains("ReqNodeList=(null) ExcNodeList=clustern1"));
 
+    // srun outside an allocation: -w and -x place the job it allocates.
+    let out = c.ok("srun", &["-w", "clustern2", "printenv", "SLURMD_NODENAME"]);
+    assert_eq!(out, "clustern2\n");
+    let out = c.ok("srun", &["-x", "clustern1", "printenv", "SLURMD_NODENAME"]);
+    assert_eq!(out, "clustern2\n");
+
     // Unknown node names and nodes outside the partition are refused with Slurm's words.
     let out = c.cmd("sbatch", &["-w", "nosuch9", "--wrap", "true"]);
     assert_ne!(out.code, 0, "{out:?}");
