@@ -197,7 +197,7 @@ pub fn on_partition_state(
     }
     let idx = resolve(&core.parts, Some(name))?;
     core.parts[idx.get()].state = state;
-    out.save(super::outbox::SaveHint::Partition(idx));
+    out.save(super::outbox::SaveHint::Partitions);
     Ok(())
 }
 

@@ -113,7 +113,7 @@ impl Outbox for Batch {
             SaveHint::Job(id) => (0, id.get()),
             SaveHint::JobPurged(id) => (1, id.get()),
             SaveHint::Node(i) => (2, i.get()),
-            SaveHint::Partition(p) => (3, p.get() as u32),
+            SaveHint::Partitions => (3, 0),
         };
         if self.seen.insert(key) {
             self.saves.push(hint);

@@ -226,7 +226,7 @@ impl StateStore {
                         ])?;
                     }
                 }
-                SaveHint::Partition(_) if !parts_saved => {
+                SaveHint::Partitions if !parts_saved => {
                     parts_saved = true;
                     let states: Vec<(String, &str)> = core
                         .partitions()

@@ -47,7 +47,7 @@ fn only_administrators_change_a_partitions_state() {
         fx.out
             .saves
             .iter()
-            .any(|h| matches!(h, SaveHint::Partition(_)))
+            .any(|h| matches!(h, SaveHint::Partitions))
     );
 }
 

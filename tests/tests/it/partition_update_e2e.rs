@@ -1,6 +1,6 @@
 //! `scontrol update PartitionName=debug State=...` on a real local cluster: what sbatch,
-//! squeue, sinfo and `scontrol show partition` then show, and that the state survives a
-//! controller restart.
+//! squeue, sinfo and `scontrol show partition` then show, that the state survives a
+//! controller restart, and that `scontrol reconfigure` puts back slurm.conf's.
 
 use crate::common;
 
@@ -64,7 +64,11 @@ fn partition_states_queue_refuse_show_and_survive_a_restart() {
     c.up();
     assert_eq!(shown_state(&c), "DRAIN");
     assert_eq!(avail(&c), "drain");
-    // UP again: the queued job runs.
-    c.ok("scontrol", &["update", "PartitionName=debug", "State=UP"]);
+    // A reconfigure puts back slurm.conf's state (UP), and that is what a restart keeps.
+    c.ok("scontrol", &["reconfigure"]);
+    assert_eq!(shown_state(&c), "UP");
     assert_eq!(c.wait_done(job), "COMPLETED");
+    c.kill9_ctld();
+    c.up();
+    assert_eq!(shown_state(&c), "UP");
 }
