@@ -334,12 +334,54 @@ mod tests {
     }
 
     #[test]
+    fn placement_and_timing_options_parse() {
+        let CommandLine::Submit { opts, .. } = parse_command_line(&words(
+            "-w n[1-2] -x n3 --ntasks-per-node=2 --mincpus=4 --nice --wckey=w -b now+60 --open-mode=a --signal=B:USR1@30 job.sh",
+        ))
+        .unwrap() else {
+            panic!("submit expected");
+        };
+        let mut o = SbatchOpts::default();
+        for (opt, v) in opts {
+            o.apply(opt, v).unwrap();
+        }
+        let j = &o.job;
+        assert_eq!(j.nodelist, vec!["n1", "n2"]);
+        assert_eq!(j.exclude, vec!["n3"]);
+        assert_eq!(
+            (j.ntasks_per_node, j.mincpus, j.nice),
+            (Some(2), Some(4), Some(100))
+        );
+        assert_eq!(j.wckey.as_deref(), Some("w"));
+        assert!(j.begin.is_some());
+        assert_eq!(j.open_append, Some(true));
+        assert_eq!(
+            j.signal.map(|s| (s.signal, s.before_secs, s.batch_only)),
+            Some((10, 30, true))
+        );
+        let mut bad = SbatchOpts::default();
+        assert_eq!(
+            bad.apply(SbOpt::Job(Opt::NodeList), Some("n[1-".into())),
+            Err(OptError::NodeList)
+        );
+        assert_eq!(
+            bad.apply(SbOpt::Job(Opt::OpenMode), Some("x".into()))
+                .unwrap_err()
+                .to_string(),
+            "Invalid --open-mode argument: x. Ignored"
+        );
+    }
+
+    #[test]
     fn environment_sets_options() {
         let env: Vec<(String, String)> = [
             ("SBATCH_PARTITION", "p1"),
             ("SBATCH_TIMELIMIT", "10"),
             ("SBATCH_HOLD", "1"),
             ("SBATCH_MEM_PER_NODE", "2G"),
+            ("SBATCH_OPEN_MODE", "append"),
+            ("SBATCH_WCKEY", "proj"),
+            ("SBATCH_SIGNAL", "USR2"),
         ]
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -350,5 +392,11 @@ mod tests {
         assert_eq!(o.job.time.as_deref(), Some("10"));
         assert_eq!(o.job.mem_mb, Some(2048));
         assert!(o.job.hold);
+        assert_eq!(o.job.open_append, Some(true));
+        assert_eq!(o.job.wckey.as_deref(), Some("proj"));
+        assert_eq!(
+            o.job.signal.map(|s| (s.signal, s.before_secs)),
+            Some((12, 60))
+        );
     }
 }
