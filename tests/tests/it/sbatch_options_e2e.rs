@@ -169,6 +169,24 @@ fn signal_reaches_the_batch_shell_before_the_time_limit() {
 }
 
 #[test]
+fn signal_without_b_reaches_the_steps_not_the_batch_shell() {
+    let c = Cluster::start(1);
+    std::fs::write(
+        c.work.join("steps.sh"),
+        "#!/bin/bash\n#SBATCH -t 1\n#SBATCH --signal=USR1@55\n\
+         trap 'echo shell > shell.txt' USR1\n\
+         srun bash -c \"trap 'echo step > step.txt; exit 0' USR1; while true; do sleep 1; done\"\n\
+         echo done > done.txt\n",
+    )
+    .unwrap();
+    let id = c.sbatch(&["steps.sh"]);
+    assert_eq!(c.wait_file("step.txt", "step"), "step\n");
+    c.wait_file("done.txt", "done");
+    assert_eq!(c.wait_done(id), "COMPLETED");
+    assert_eq!(c.read("shell.txt"), "", "the batch shell got no signal");
+}
+
+#[test]
 fn enforce_part_limits_all_refuses_what_the_partition_cannot_run() {
     let c = Cluster::start_with(1, &["EnforcePartLimits=ALL"]);
     let out = c.cmd("sbatch", &["-N", "999", "--wrap", "true"]);
