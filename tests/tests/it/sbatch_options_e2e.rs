@@ -106,6 +106,10 @@ fn begin_nice_and_wckey_show_in_squeue_and_scontrol() {
     c.wait_for("BeginTime reason", || reason(&c, later) == "BeginTime");
     let s = show(&c, later);
     assert!(s.contains(" Nice=50 "), "{s}");
+    let nice = c.ok("squeue", &["-h", "-o", "%y", "-j", &later.to_string()]);
+    assert_eq!(nice.trim(), "50");
+    let nice = c.ok("squeue", &["-h", "-O", "Nice", "-j", &later.to_string()]);
+    assert_eq!(nice.trim(), "50");
     assert!(s.contains(" WCKey=proj7"), "{s}");
     let field = |name: &str| {
         s.split_whitespace()
