@@ -4,7 +4,7 @@
 
 use sluice_ctld::core::{
     AcctRecord, JobPart, JobReason, NodeCommand, PlaceOpts, StepRequest, SubmitRequest, WarnSignal,
-    on_step_create,
+    on_step_create, on_will_run,
 };
 use sluice_ctld::error::CtldError;
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
@@ -347,4 +347,30 @@ fn enforce_part_limits_all_refuses_at_submission() {
         .try_build();
     let err = bad.err().expect("a bad value is refused").to_string();
     assert!(err.contains("EnforcePartLimits"), "{err}");
+}
+
+#[test]
+fn test_only_refuses_what_can_never_run_and_starts_no_earlier_than_begin() {
+    let mut fx = cluster(&[]);
+    let none = PlaceOpts::default;
+    let now = fx.now;
+    assert!(matches!(
+        on_will_run(&mut fx.core, now, job("big", none()).nodes(999)),
+        Err(CtldError::InvalidNodeCount)
+    ));
+    assert!(matches!(
+        on_will_run(&mut fx.core, now, job("long", none()).minutes(61)),
+        Err(CtldError::InvalidTimeLimit)
+    ));
+    assert!(matches!(
+        on_will_run(&mut fx.core, now, job("m", none()).mem_mb(5000)),
+        Err(CtldError::NodeConfigUnavailable)
+    ));
+    let later = PlaceOpts {
+        begin: Some(now.secs() + 300),
+        ..PlaceOpts::default()
+    };
+    let w = on_will_run(&mut fx.core, now, job("later", later)).unwrap();
+    assert_eq!(w.start.map(|t| t.secs()), Some(now.secs() + 300));
+    assert_eq!(fx.core.job_count(), 0);
 }
