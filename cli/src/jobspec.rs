@@ -29,6 +29,7 @@ pub use request::Submitter;
 pub enum Opt {
     Account,
     Array,
+    Begin,
     Chdir,
     ClusterConstraint,
     Clusters,
@@ -38,20 +39,28 @@ pub enum Opt {
     Dependency,
     Error,
     Exclusive,
+    Exclude,
     Export,
     Hold,
     JobName,
     Mem,
+    MinCpus,
+    Nice,
     NoRequeue,
+    NodeList,
     Nodes,
     Ntasks,
+    NtasksPerNode,
+    OpenMode,
     Output,
     OverSubscribe,
     Partition,
     Quiet,
     Requeue,
+    Signal,
     Time,
     Verbose,
+    Wckey,
 }
 
 const fn spec(long: &'static str, short: Option<char>, arg: HasArg, id: Opt) -> OptSpec<Opt> {
@@ -66,6 +75,7 @@ const fn spec(long: &'static str, short: Option<char>, arg: HasArg, id: Opt) -> 
 /// Options both `sbatch` and `srun` take.
 pub const COMMON: &[OptSpec<Opt>] = &[
     spec("account", Some('A'), HasArg::Required, Opt::Account),
+    spec("begin", Some('b'), HasArg::Required, Opt::Begin),
     spec("chdir", Some('D'), HasArg::Required, Opt::Chdir),
     spec("cluster", None, HasArg::Required, Opt::Clusters),
     spec(
@@ -84,11 +94,14 @@ pub const COMMON: &[OptSpec<Opt>] = &[
         Opt::CpusPerTask,
     ),
     spec("dependency", Some('d'), HasArg::Required, Opt::Dependency),
+    spec("exclude", Some('x'), HasArg::Required, Opt::Exclude),
     spec("exclusive", None, HasArg::Optional, Opt::Exclusive),
     spec("export", None, HasArg::Required, Opt::Export),
     spec("hold", Some('H'), HasArg::No, Opt::Hold),
     spec("job-name", Some('J'), HasArg::Required, Opt::JobName),
     spec("mem", None, HasArg::Required, Opt::Mem),
+    spec("mincpus", None, HasArg::Required, Opt::MinCpus),
+    spec("nice", None, HasArg::Optional, Opt::Nice),
     spec("nodes", Some('N'), HasArg::Required, Opt::Nodes),
     spec("ntasks", Some('n'), HasArg::Required, Opt::Ntasks),
     spec("oversubscribe", Some('s'), HasArg::No, Opt::OverSubscribe),
@@ -97,6 +110,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("tasks", None, HasArg::Required, Opt::Ntasks),
     spec("time", Some('t'), HasArg::Required, Opt::Time),
     spec("verbose", Some('v'), HasArg::No, Opt::Verbose),
+    spec("wckey", None, HasArg::Required, Opt::Wckey),
 ];
 
 /// Options only batch jobs take.
@@ -104,8 +118,17 @@ pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     spec("array", Some('a'), HasArg::Required, Opt::Array),
     spec("error", Some('e'), HasArg::Required, Opt::Error),
     spec("no-requeue", None, HasArg::No, Opt::NoRequeue),
+    spec("nodelist", Some('w'), HasArg::Required, Opt::NodeList),
+    spec(
+        "ntasks-per-node",
+        None,
+        HasArg::Required,
+        Opt::NtasksPerNode,
+    ),
+    spec("open-mode", None, HasArg::Required, Opt::OpenMode),
     spec("output", Some('o'), HasArg::Required, Opt::Output),
     spec("requeue", None, HasArg::No, Opt::Requeue),
+    spec("signal", None, HasArg::Required, Opt::Signal),
 ];
 
 /// A bad option value, worded as Slurm words it (after `prog: error: `).
@@ -138,6 +161,24 @@ pub enum OptError {
     /// `-w/--nodelist` is not a hostlist.
     #[error("Invalid --nodelist specification")]
     NodeList,
+    /// `-x/--exclude` is not a hostlist.
+    #[error("Invalid --exclude specification")]
+    Exclude,
+    /// `--begin` is not one of Slurm's time forms.
+    #[error("Invalid --begin specification")]
+    Begin,
+    /// `--nice` is not a number or beyond Slurm's range.
+    #[error("Invalid --nice value: {0}")]
+    Nice(String),
+    /// `--nice` beyond Slurm's range.
+    #[error("Nice value out of range (+/- 2147483645). Value ignored")]
+    NiceRange,
+    /// `--open-mode` is neither `append` nor `truncate`.
+    #[error("Invalid --open-mode argument: {0}. Ignored")]
+    OpenMode(String),
+    /// `--signal` is not `[{R|B}:]sig[@time]`.
+    #[error("Invalid --signal specification")]
+    Signal,
 }
 
 /// The shared job options as the user gave them (directives, environment, command line).
@@ -147,6 +188,8 @@ pub struct JobOpts {
     pub account: Option<String>,
     /// `-a/--array`, passed through for the controller to parse.
     pub array: Option<String>,
+    /// `-b/--begin`, as unix seconds (resolved when given).
+    pub begin: Option<i64>,
     /// `-D`.
     pub chdir: Option<String>,
     /// `-M`.
@@ -165,6 +208,8 @@ pub struct JobOpts {
     pub error: Option<String>,
     /// `-s/--oversubscribe` or `--exclusive` (the last one given wins, as in Slurm).
     pub share: Option<JobShare>,
+    /// `-x/--exclude`, expanded.
+    pub exclude: Vec<String>,
     /// `--export` as written.
     pub export: Option<String>,
     /// `-H`.
@@ -173,10 +218,20 @@ pub struct JobOpts {
     pub job_name: Option<String>,
     /// `--mem` in megabytes.
     pub mem_mb: Option<u64>,
+    /// `--mincpus`.
+    pub mincpus: Option<u32>,
+    /// `--nice[=N]` (100 without a value).
+    pub nice: Option<i32>,
+    /// `-w/--nodelist`, expanded.
+    pub nodelist: Vec<String>,
     /// `-N`.
     pub nodes: Option<NodeCount>,
     /// `-n`.
     pub ntasks: Option<u32>,
+    /// `--ntasks-per-node`.
+    pub ntasks_per_node: Option<u32>,
+    /// `--open-mode`: `Some(true)` append, `Some(false)` truncate.
+    pub open_append: Option<bool>,
     /// `-o` pattern.
     pub output: Option<String>,
     /// `-p`.
@@ -185,10 +240,14 @@ pub struct JobOpts {
     pub quiet: bool,
     /// `--requeue` (true) / `--no-requeue` (false).
     pub requeue: Option<bool>,
+    /// `--signal=[{R|B}:]sig[@time]`, checked.
+    pub signal: Option<values::JobSignal>,
     /// `-t` as written (checked; the controller parses it).
     pub time: Option<String>,
     /// `-v` count.
     pub verbose: u8,
+    /// `--wckey`.
+    pub wckey: Option<String>,
 }
 
 impl JobOpts {
@@ -200,6 +259,7 @@ impl JobOpts {
         match opt {
             Opt::Account => self.account = Some(v),
             Opt::Array => self.array = Some(v),
+            Opt::Begin => self.begin = Some(values::begin(&v)?),
             Opt::Chdir => self.chdir = Some(v),
             Opt::Clusters => self.clusters = Some(v),
             Opt::ClusterConstraint => self.cluster_constraint = Some(v),
@@ -209,20 +269,30 @@ impl JobOpts {
             Opt::Dependency => self.dependency = Some(v),
             Opt::Error => self.error = Some(v),
             Opt::Exclusive => self.share = Some(values::exclusive(given.as_deref())?),
+            Opt::Exclude => self.exclude = values::hostlist(&v).ok_or(OptError::Exclude)?,
             Opt::Export => self.export = Some(v),
             Opt::Hold => self.hold = true,
             Opt::JobName => self.job_name = Some(v),
             Opt::Mem => self.mem_mb = Some(values::mem_mb(&v)?),
+            Opt::MinCpus => self.mincpus = Some(values::positive(&v, "--mincpus")?),
+            Opt::Nice => self.nice = Some(values::nice(given.as_deref())?),
             Opt::NoRequeue => self.requeue = Some(false),
+            Opt::NodeList => self.nodelist = values::hostlist(&v).ok_or(OptError::NodeList)?,
             Opt::Nodes => self.nodes = Some(values::node_count(&v)?),
             Opt::Ntasks => self.ntasks = Some(values::positive(&v, "--ntasks")?),
+            Opt::NtasksPerNode => {
+                self.ntasks_per_node = Some(values::positive(&v, "--ntasks-per-node")?);
+            }
+            Opt::OpenMode => self.open_append = Some(values::open_mode(&v)?),
             Opt::Output => self.output = Some(v),
             Opt::OverSubscribe => self.share = Some(JobShare::Oversubscribe),
             Opt::Partition => self.partition = Some(v),
             Opt::Quiet => self.quiet = true,
             Opt::Requeue => self.requeue = Some(true),
+            Opt::Signal => self.signal = Some(values::JobSignal::parse(&v)?),
             Opt::Time => self.time = Some(values::time_limit(&v)?),
             Opt::Verbose => self.verbose = self.verbose.saturating_add(1),
+            Opt::Wckey => self.wckey = Some(v),
         }
         Ok(())
     }

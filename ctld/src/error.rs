@@ -61,6 +61,9 @@ pub enum CtldError {
     /// `ESLURM_TOO_MANY_REQUESTED_CPUS`: a step larger than its job's allocation.
     #[error("More processors requested than permitted")]
     TooManyProcessors,
+    /// `--signal` with a signal number out of range.
+    #[error("Invalid signal specified")]
+    InvalidSignal,
     /// `ESLURM_INVALID_JOB_ID`.
     #[error("Invalid job id specified")]
     InvalidJobId,

@@ -107,6 +107,7 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Child, NodedErro
         args: &req.script_args,
         out: &out,
         err: err.as_deref(),
+        append: req.open_append,
     };
     let child = spawn::batch_command(run_as, &dir, &env, io)
         .spawn()

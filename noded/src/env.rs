@@ -63,6 +63,9 @@ pub fn batch_env(req: &LaunchBatchRequest, node: NodeFacts<'_>) -> Env {
         }
     }
     set(&mut env, "SLURM_CPUS_ON_NODE", req.cpus_on_node);
+    if req.ntasks_per_node > 0 {
+        set(&mut env, "SLURM_NTASKS_PER_NODE", req.ntasks_per_node);
+    }
     if req.cpus_per_task > 0 {
         set(&mut env, "SLURM_CPUS_PER_TASK", req.cpus_per_task);
     }

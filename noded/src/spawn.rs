@@ -32,8 +32,9 @@ const FALLBACK_DIR: &str = "/tmp";
 // daemon's own 0077.
 const BATCH_SEPARATE: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>\"$3\"; shift 3; exec \"$@\"";
 const BATCH_JOINED: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>&1; shift 2; exec \"$@\"";
-const STEP: &str =
-    "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"";
+const BATCH_SEPARATE_APPEND: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >>\"$2\" 2>>\"$3\"; shift 3; exec \"$@\"";
+const BATCH_JOINED_APPEND: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >>\"$2\" 2>&1; shift 2; exec \"$@\"";
+const STEP: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"";
 
 /// Who a job's processes run as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +90,8 @@ pub struct BatchIo<'a> {
     pub out: &'a Path,
     /// Its stderr file, when not with stdout.
     pub err: Option<&'a Path>,
+    /// `--open-mode=append`: the files are appended to rather than truncated.
+    pub append: bool,
 }
 
 /// A batch script's command: runs the script with its arguments, stdin from `/dev/null` and
@@ -97,10 +100,11 @@ pub struct BatchIo<'a> {
 pub fn batch_command(run_as: Option<RunAs>, dir: &Path, env: &Env, io: BatchIo<'_>) -> Command {
     let mut cmd = base(run_as, dir, env);
     cmd.arg("-c")
-        .arg(if io.err.is_some() {
-            BATCH_SEPARATE
-        } else {
-            BATCH_JOINED
+        .arg(match (io.err.is_some(), io.append) {
+            (true, false) => BATCH_SEPARATE,
+            (false, false) => BATCH_JOINED,
+            (true, true) => BATCH_SEPARATE_APPEND,
+            (false, true) => BATCH_JOINED_APPEND,
         })
         .arg(WRAPPER_NAME)
         .arg("/dev/null")

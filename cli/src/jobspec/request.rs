@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use nix::unistd::{Gid, User, getgid, getgroups, getuid};
-use sluice_wire::proto::{JobShare, SubmitJobRequest};
+use sluice_wire::proto::{JobShare, JobSignalSpec, SubmitJobRequest};
 
 use super::JobOpts;
 
@@ -117,6 +117,19 @@ impl JobOpts {
                 })
                 .unwrap_or_default(),
             cluster_constraint: self.cluster_constraint.clone().unwrap_or_default(),
+            ntasks_per_node: self.ntasks_per_node,
+            mincpus: self.mincpus,
+            nodelist: self.nodelist.join(","),
+            exclude: self.exclude.join(","),
+            begin: self.begin.unwrap_or(0),
+            nice: self.nice,
+            open_append: self.open_append,
+            wckey: self.wckey.clone().unwrap_or_default(),
+            signal: self.signal.map(|s| JobSignalSpec {
+                signal: s.signal,
+                before_secs: s.before_secs,
+                batch_only: s.batch_only,
+            }),
             ..Default::default()
         }
     }

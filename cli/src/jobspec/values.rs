@@ -127,9 +127,169 @@ pub fn env_flag_on(value: &str) -> bool {
     v.is_empty() || v.eq_ignore_ascii_case("yes") || v.parse::<i64>().is_ok_and(|n| n != 0)
 }
 
+/// `-w/--nodelist` or `-x/--exclude`: a hostlist expression (`n[1-3],m1`), expanded;
+/// `None` when it is not one or names no host.
+pub fn hostlist(value: &str) -> Option<Vec<String>> {
+    sluice_vocab::hostlist::expand(value.trim())
+        .ok()
+        .filter(|h| !h.is_empty())
+}
+
+/// `--begin`: one of Slurm's time forms, as unix seconds, read now in the local zone.
+pub fn begin(value: &str) -> Result<i64, OptError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    begin_at(value, now, crate::timefmt::Zone::Local)
+}
+
+/// [`begin`] at `now` in `zone`. A time of day without a date (`16:00`, `noon`, `teatime`)
+/// that has already passed today means tomorrow, as Slurm reads times that lie ahead.
+pub fn begin_at(value: &str, now: i64, zone: crate::timefmt::Zone) -> Result<i64, OptError> {
+    let t = crate::timespec::parse(value, now, zone).map_err(|_| OptError::Begin)?;
+    let text = value.trim().to_ascii_lowercase();
+    let time_of_day =
+        matches!(
+            text.as_str(),
+            "midnight" | "noon" | "elevenses" | "fika" | "teatime"
+        ) || (text.contains(':') && !text.contains(['-', '/', '.']) && !text.starts_with("now"));
+    Ok(if time_of_day && t < now {
+        t + 86_400
+    } else {
+        t
+    })
+}
+
+/// Slurm's bound on `--nice` (`NICE_OFFSET - 3`).
+pub const NICE_MAX: i64 = 2_147_483_645;
+
+/// `--nice[=N]`: 100 without a value.
+pub fn nice(value: Option<&str>) -> Result<i32, OptError> {
+    let Some(v) = value else {
+        return Ok(100);
+    };
+    let n: i64 = v
+        .trim()
+        .parse()
+        .map_err(|_| OptError::Nice(v.to_string()))?;
+    if n.abs() > NICE_MAX {
+        return Err(OptError::NiceRange);
+    }
+    i32::try_from(n).map_err(|_| OptError::NiceRange)
+}
+
+/// `--open-mode=append|truncate` (any leading part of either, as Slurm matches `a`/`t`):
+/// whether output is appended.
+pub fn open_mode(value: &str) -> Result<bool, OptError> {
+    match value.trim().to_ascii_lowercase().chars().next() {
+        Some('a') => Ok(true),
+        Some('t') => Ok(false),
+        _ => Err(OptError::OpenMode(value.to_string())),
+    }
+}
+
+/// `--signal=[{R|B}:]sig[@time]`: the signal, its lead time before the time limit in seconds
+/// (60 by default) and whether only the batch shell gets it (`B:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobSignal {
+    /// The signal number.
+    pub signal: i32,
+    /// Seconds before the time limit.
+    pub before_secs: u32,
+    /// `B:`: only the batch shell, not the steps.
+    pub batch_only: bool,
+}
+
+impl JobSignal {
+    /// Parses the option's value.
+    pub fn parse(value: &str) -> Result<Self, OptError> {
+        let v = value.trim();
+        let (flags, rest) = match v.split_once(':') {
+            Some((f, r)) => (f, r),
+            None => ("", v),
+        };
+        let mut batch_only = false;
+        for c in flags.chars() {
+            match c.to_ascii_uppercase() {
+                'B' => batch_only = true,
+                'R' => {}
+                _ => return Err(OptError::Signal),
+            }
+        }
+        let (sig, time) = match rest.split_once('@') {
+            Some((s, t)) => (s, Some(t)),
+            None => (rest, None),
+        };
+        let signal = super::signals::parse(sig).ok_or(OptError::Signal)?;
+        if signal == 0 {
+            return Err(OptError::Signal);
+        }
+        let before_secs = match time {
+            None => 60,
+            Some(t) => t.trim().parse::<u32>().map_err(|_| OptError::Signal)?,
+        };
+        // Slurm keeps the lead time in 16 bits.
+        if before_secs > 0xffff {
+            return Err(OptError::Signal);
+        }
+        Ok(Self {
+            signal,
+            before_secs,
+            batch_only,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn begin_times_lie_ahead() {
+        use crate::timefmt::Zone;
+        // 2026-01-10 12:00:00 UTC.
+        let now = 1_768_046_400;
+        assert_eq!(begin_at("now+60", now, Zone::Utc), Ok(now + 60));
+        assert_eq!(begin_at("now+2hours", now, Zone::Utc), Ok(now + 7200));
+        assert_eq!(begin_at("13:00", now, Zone::Utc), Ok(now + 3600));
+        assert_eq!(begin_at("11:00", now, Zone::Utc), Ok(now + 23 * 3600));
+        assert_eq!(begin_at("teatime", now, Zone::Utc), Ok(now + 4 * 3600));
+        assert_eq!(begin_at("midnight", now, Zone::Utc), Ok(now + 12 * 3600));
+        assert_eq!(begin_at("tomorrow", now, Zone::Utc), Ok(now + 12 * 3600));
+        assert_eq!(
+            begin_at("2026-01-11T10:00", now, Zone::Utc),
+            Ok(now + 22 * 3600)
+        );
+        assert_eq!(begin_at("2026-01-09", now, Zone::Utc), Ok(now - 36 * 3600));
+        for bad in ["soon", "25:00", "now+", "2026-13-01"] {
+            assert_eq!(begin_at(bad, now, Zone::Utc), Err(OptError::Begin), "{bad}");
+        }
+    }
+
+    #[test]
+    fn nice_defaults_to_100_and_is_bounded() {
+        assert_eq!(nice(None), Ok(100));
+        assert_eq!(nice(Some("5")), Ok(5));
+        assert_eq!(nice(Some("-5")), Ok(-5));
+        assert_eq!(nice(Some("x")), Err(OptError::Nice("x".into())));
+        assert_eq!(nice(Some("2147483646")), Err(OptError::NiceRange));
+    }
+
+    #[test]
+    fn open_modes_and_signals() {
+        assert_eq!(open_mode("append"), Ok(true));
+        assert_eq!(open_mode("truncate"), Ok(false));
+        assert!(open_mode("x").is_err());
+        let s = JobSignal::parse("B:USR1@30").unwrap();
+        assert_eq!((s.signal, s.before_secs, s.batch_only), (10, 30, true));
+        let s = JobSignal::parse("SIGTERM").unwrap();
+        assert_eq!((s.signal, s.before_secs, s.batch_only), (15, 60, false));
+        let s = JobSignal::parse("R:2@5").unwrap();
+        assert_eq!((s.signal, s.before_secs, s.batch_only), (2, 5, false));
+        for bad in ["", "X:USR1", "NOPE", "USR1@x", "USR1@70000"] {
+            assert_eq!(JobSignal::parse(bad), Err(OptError::Signal), "{bad}");
+        }
+    }
 
     #[test]
     fn positive_counts_reject_zero_negative_and_words() {

@@ -112,6 +112,11 @@ pub const ENV: &[EnvOpt<Opt>] = &[
         flag: true,
     },
     EnvOpt {
+        var: "SBATCH_OPEN_MODE",
+        id: Opt::OpenMode,
+        flag: false,
+    },
+    EnvOpt {
         var: "SBATCH_OUTPUT",
         id: Opt::Output,
         flag: false,
@@ -127,8 +132,18 @@ pub const ENV: &[EnvOpt<Opt>] = &[
         flag: true,
     },
     EnvOpt {
+        var: "SBATCH_SIGNAL",
+        id: Opt::Signal,
+        flag: false,
+    },
+    EnvOpt {
         var: "SBATCH_TIMELIMIT",
         id: Opt::Time,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_WCKEY",
+        id: Opt::Wckey,
         flag: false,
     },
 ];
@@ -218,6 +233,7 @@ pub const HELP: &str = "Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] scrip
 Parallel run options:
   -a, --array=indexes         job array index values
   -A, --account=name          charge job to specified account
+  -b, --begin=time            defer job until HH:MM MM/DD/YY
       --comment=name          arbitrary comment
   -c, --cpus-per-task=ncpus   number of cpus required per task
   -C, --constraint=list       specify a list of constraints
@@ -225,6 +241,7 @@ Parallel run options:
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=directory       set working directory for batch script
   -e, --error=err             file for batch script's standard error
+  -x, --exclude=hosts...      exclude a specific list of hosts
       --exclusive             allocate nodes in exclusive mode
       --export[=names]        specify environment variables to export
   -H, --hold                  submit job in held state
@@ -232,9 +249,14 @@ Parallel run options:
   -M, --clusters=names        Comma separated list of clusters to issue
                               commands to.
       --mem=MB                minimum amount of real memory
+      --mincpus=n             minimum number of logical processors per node
+      --nice[=value]          decrease scheduling priority by value
   -n, --ntasks=ntasks         number of tasks to run
       --no-requeue            if set, do not permit the job to be requeued
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
+      --ntasks-per-node=n     number of tasks to invoke on each node
+  -w, --nodelist=hosts...     request a specific list of hosts
+      --open-mode={append|truncate} output and error file open mode
   -o, --output=out            file for batch script's standard output
   -p, --partition=partition   partition requested
       --parsable              outputs only the jobid and cluster name (if present),
@@ -242,9 +264,11 @@ Parallel run options:
   -Q, --quiet                 quiet mode (suppress informational messages)
       --requeue               if set, permit the job to be requeued
   -s, --oversubscribe         over subscribe resources with other jobs
+      --signal=[[R][B]:]num[@time] send signal when time limit within time seconds
   -t, --time=minutes          time limit
       --test-only             validate job and show when it would start
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
+      --wckey=wckey           wckey to run job under
       --wrap[=command string] wrap command string in a sh script and submit
 
 Help options:
@@ -310,12 +334,54 @@ mod tests {
     }
 
     #[test]
+    fn placement_and_timing_options_parse() {
+        let CommandLine::Submit { opts, .. } = parse_command_line(&words(
+            "-w n[1-2] -x n3 --ntasks-per-node=2 --mincpus=4 --nice --wckey=w -b now+60 --open-mode=a --signal=B:USR1@30 job.sh",
+        ))
+        .unwrap() else {
+            panic!("submit expected");
+        };
+        let mut o = SbatchOpts::default();
+        for (opt, v) in opts {
+            o.apply(opt, v).unwrap();
+        }
+        let j = &o.job;
+        assert_eq!(j.nodelist, vec!["n1", "n2"]);
+        assert_eq!(j.exclude, vec!["n3"]);
+        assert_eq!(
+            (j.ntasks_per_node, j.mincpus, j.nice),
+            (Some(2), Some(4), Some(100))
+        );
+        assert_eq!(j.wckey.as_deref(), Some("w"));
+        assert!(j.begin.is_some());
+        assert_eq!(j.open_append, Some(true));
+        assert_eq!(
+            j.signal.map(|s| (s.signal, s.before_secs, s.batch_only)),
+            Some((10, 30, true))
+        );
+        let mut bad = SbatchOpts::default();
+        assert_eq!(
+            bad.apply(SbOpt::Job(Opt::NodeList), Some("n[1-".into())),
+            Err(OptError::NodeList)
+        );
+        assert_eq!(
+            bad.apply(SbOpt::Job(Opt::OpenMode), Some("x".into()))
+                .unwrap_err()
+                .to_string(),
+            "Invalid --open-mode argument: x. Ignored"
+        );
+    }
+
+    #[test]
     fn environment_sets_options() {
         let env: Vec<(String, String)> = [
             ("SBATCH_PARTITION", "p1"),
             ("SBATCH_TIMELIMIT", "10"),
             ("SBATCH_HOLD", "1"),
             ("SBATCH_MEM_PER_NODE", "2G"),
+            ("SBATCH_OPEN_MODE", "append"),
+            ("SBATCH_WCKEY", "proj"),
+            ("SBATCH_SIGNAL", "USR2"),
         ]
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -326,5 +392,11 @@ mod tests {
         assert_eq!(o.job.time.as_deref(), Some("10"));
         assert_eq!(o.job.mem_mb, Some(2048));
         assert!(o.job.hold);
+        assert_eq!(o.job.open_append, Some(true));
+        assert_eq!(o.job.wckey.as_deref(), Some("proj"));
+        assert_eq!(
+            o.job.signal.map(|s| (s.signal, s.before_secs)),
+            Some((12, 60))
+        );
     }
 }

@@ -392,6 +392,10 @@ async fn update_cmd(s: &mut Session<'_>, u: Update) -> i32 {
             Ok(client) => client.update_node(req).await.map(|_| Vec::new()),
             Err(text) => return s.fail(&format!("slurm_update error: {text}")),
         },
+        Update::Partition(req) => match s.client().await {
+            Ok(client) => client.update_partition(req).await.map(|_| Vec::new()),
+            Err(text) => return s.fail(&format!("slurm_update error: {text}")),
+        },
     };
     match sent {
         Ok(errors) => job_errors(s, &errors),

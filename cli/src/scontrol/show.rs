@@ -59,11 +59,19 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
             group_name(j.gid),
             j.gid
         ),
-        format!(
-            "Priority={} Nice=0 Account={} QOS=(null)",
-            j.priority,
-            or_null(&j.account)
-        ),
+        {
+            // Slurm adds the WCKey when wckeys are tracked; here, when the job has one.
+            let mut l = format!(
+                "Priority={} Nice={} Account={} QOS=(null)",
+                j.priority,
+                j.nice,
+                or_null(&j.account)
+            );
+            if !j.wckey.is_empty() {
+                l.push_str(&format!(" WCKey={}", j.wckey));
+            }
+            l
+        },
         format!(
             "JobState={} Reason={} Dependency={}",
             state.long_name(),
@@ -96,7 +104,11 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         ),
         format!("SuspendTime=None SecsPreSuspend={}", j.suspended_secs),
         format!("Partition={}", j.partition),
-        "ReqNodeList=(null) ExcNodeList=(null)".to_string(),
+        format!(
+            "ReqNodeList={} ExcNodeList={}",
+            or_null(&j.req_nodes),
+            or_null(&j.exc_nodes)
+        ),
         format!("NodeList={}", or_null(&j.node_list)),
     ];
     if !j.batch_host.is_empty() {
@@ -125,7 +137,8 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         ),
         format!(
             "MinCPUsNode={} MinMemoryNode={}M MinTmpDiskNode=0",
-            j.cpus_per_task, j.mem_mb
+            j.min_cpus_node.max(j.cpus_per_task),
+            j.mem_mb
         ),
         format!("Features={} DelayBoot=00:00:00", or_null(&j.constraint)),
     ]);

@@ -3,7 +3,7 @@
 
 use sluice_wire::proto::{
     EnvVar, JobAction, SuspendExcKey, UpdateJobRequest, UpdateMode, UpdateNodeRequest,
-    UpdateSuspendExcRequest,
+    UpdatePartitionRequest, UpdateSuspendExcRequest,
 };
 
 use crate::words::is_keyword;
@@ -15,6 +15,8 @@ pub enum Update {
     Job(UpdateJobRequest),
     /// `update nodename=X state=... reason=...`.
     Node(UpdateNodeRequest),
+    /// `update partitionname=X state=UP|DOWN|DRAIN|INACTIVE`.
+    Partition(UpdatePartitionRequest),
     /// `update SuspendExcNodes|SuspendExcParts|SuspendExcStates[+-]=value` (Slurm 23.02+).
     SuspendExc(UpdateSuspendExcRequest),
 }
@@ -122,6 +124,37 @@ pub fn parse_update(words: &[String]) -> Result<Update, String> {
             return Err("No changes specified".into());
         }
         return Ok(Update::Node(req));
+    }
+    if pairs
+        .iter()
+        .any(|(k, _)| is(k, &["PartitionName", "Partition"]))
+    {
+        let mut req = UpdatePartitionRequest::default();
+        let mut changes = 0;
+        for (k, v) in pairs {
+            if is(&k, &["PartitionName", "Partition"]) {
+                req.partition = v;
+            } else if is(&k, &["State"]) {
+                let st = ["UP", "DOWN", "DRAIN", "INACTIVE"]
+                    .into_iter()
+                    .find(|s| s.eq_ignore_ascii_case(&v))
+                    .ok_or_else(|| {
+                        format!(
+                            "Invalid input: State={v}\nRequest aborted\nAcceptable State values are UP, DOWN, DRAIN and INACTIVE"
+                        )
+                    })?;
+                req.state = st.to_string();
+                changes += 1;
+            } else {
+                return Err(format!(
+                    "Update of this parameter is not supported: {k}={v}\nRequest aborted"
+                ));
+            }
+        }
+        if changes == 0 {
+            return Err("No changes specified".into());
+        }
+        return Ok(Update::Partition(req));
     }
     if let Some(req) = suspend_exc(words)? {
         return Ok(Update::SuspendExc(req));
@@ -308,6 +341,28 @@ mod tests {
             Ok(Update::SuspendExc(r)) => r,
             other => panic!("{line}: not an exclusion update: {other:?}"),
         }
+    }
+
+    #[test]
+    fn partition_updates_take_slurms_four_states() {
+        let Update::Partition(r) = parse_update(&words("PartitionName=debug State=down")).unwrap()
+        else {
+            panic!("not a partition update")
+        };
+        assert_eq!((r.partition.as_str(), r.state.as_str()), ("debug", "DOWN"));
+        assert_eq!(
+            parse_update(&words("PartitionName=debug State=busy")).unwrap_err(),
+            "Invalid input: State=busy\nRequest aborted\nAcceptable State values are UP, DOWN, DRAIN and INACTIVE"
+        );
+        assert_eq!(
+            parse_update(&words("PartitionName=debug")).unwrap_err(),
+            "No changes specified"
+        );
+        assert!(
+            parse_update(&words("PartitionName=debug MaxTime=5"))
+                .unwrap_err()
+                .starts_with("Update of this parameter is not supported: MaxTime=5")
+        );
     }
 
     #[test]

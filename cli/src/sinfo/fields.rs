@@ -123,9 +123,12 @@ fn node_str(g: &Group, pick: fn(&NodeInfo) -> String) -> String {
 
 /// Every field sinfo knows.
 pub const FIELDS: &[Field] = &[
+    // Slurm abbreviates INACTIVE to `inact` (the column is 5 wide).
     f('a', "AVAIL", false, |g, _| {
-        g.part
-            .map_or("n/a".into(), |p| p.state.to_ascii_lowercase())
+        g.part.map_or("n/a".into(), |p| match p.state.as_str() {
+            "INACTIVE" => "inact".into(),
+            s => s.to_ascii_lowercase(),
+        })
     }),
     f('A', "NODES(A/I)", true, |g, _| {
         let a = g

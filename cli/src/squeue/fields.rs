@@ -221,6 +221,9 @@ pub const FIELDS: &[Field] = &[
         format!("{}M", l.job.mem_mb)
     }),
     f(Some('j'), "Name", "NAME", true, |l, _| l.job.name.clone()),
+    f(Some('y'), "Nice", "NICE", true, |l, _| {
+        l.job.nice.to_string()
+    }),
     f(Some('N'), "NodeList", "NODELIST", false, |l, _| {
         l.job.node_list.clone()
     }),

@@ -192,15 +192,15 @@ fn pending_array_tasks_fold_and_running_tasks_stand_alone() {
 fn invalid_letters_warn_and_print_literally() {
     let r = render(
         &sample(),
-        &opts(&["-h", "-t", "PD", "-o", "%i %y"]),
+        &opts(&["-h", "-t", "PD", "-o", "%i %b"]),
         Zone::Utc,
         NOW,
     );
     assert_eq!(
         r.err,
-        "squeue: error: Invalid job format specification: y\n"
+        "squeue: error: Invalid job format specification: b\n"
     );
-    assert_eq!(r.out, "5 %y\n");
+    assert_eq!(r.out, "5 %b\n");
 }
 
 #[test]

@@ -252,17 +252,21 @@ pub const HELP: &str = "Usage: srun [OPTIONS(0)...] executable(0) [args(0)...]
 Parallel run options:
   -A, --account=name          charge job to specified account
       --comment=name          arbitrary comment
+  -b, --begin=time            defer job until HH:MM MM/DD/YY
   -c, --cpus-per-task=ncpus   number of cpus required per task
   -C, --constraint=list       specify a list of constraints
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=path            change remote current working directory
       --exclusive             allocate nodes in exclusive mode
+  -x, --exclude=hosts...      exclude a specific list of hosts
       --export=env_vars|NONE  environment passed to the tasks
   -H, --hold                  submit job in held state
   -J, --job-name=jobname      name of job
       --jobid=id              run under already allocated job
   -l, --label                 prepend task number to lines of stdout/err
       --mem=MB                minimum amount of real memory
+      --mincpus=n             minimum number of logical processors per node
+      --nice[=value]          decrease scheduling priority by value
   -n, --ntasks=ntasks         number of tasks to run
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
       --overlap               Allow other steps to overlap this step
@@ -272,6 +276,7 @@ Parallel run options:
   -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
+      --wckey=wckey           wckey to run job under
   -w, --nodelist=hosts...     request a specific list of hosts
   -X, --disable-status        Disable Ctrl-C status feature
 

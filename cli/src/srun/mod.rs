@@ -168,14 +168,10 @@ pub async fn run_async(
         .unwrap_or_else(|| command_name(&opts.command));
     let (job_id, allocated_here) = match opts.job_id {
         Some(id) => (id, false),
-        None if !opts.nodelist.is_empty() => {
-            return fail(
-                err,
-                "--nodelist is only supported inside an existing allocation",
-            );
-        }
         None => {
-            let req = opts.job.to_request(&name, String::new(), who, environ);
+            let mut req = opts.job.to_request(&name, String::new(), who, environ);
+            // Outside an allocation, -w asks the job for those nodes (its step then runs there).
+            req.nodelist = opts.nodelist.join(",");
             match allocate(&mut ctld, req, opts.job.quiet, err, &mut interrupts).await {
                 Ok(id) => (id, true),
                 Err(code) => return code,

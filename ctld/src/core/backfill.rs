@@ -86,7 +86,6 @@ pub(crate) fn plan(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservati
     usable.push(&core.nodes.avail);
     let nodes = &core.nodes;
     let n = nodes.nodes.len();
-    let cpt = job.req.cpus_per_task.max(1);
     let eligible = |i: usize| usable.iter().all(|m| m.contains(i)) && node_fits(nodes, i, job);
 
     let mut free = FixedBitSet::with_capacity(n);
@@ -94,7 +93,7 @@ pub(crate) fn plan(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservati
     let mut add = |free: &mut FixedBitSet, i: usize| {
         if !free.put(i) {
             count += 1;
-            slots += u64::from(nodes.nodes[i].cpus / cpt);
+            slots += u64::from(job.req.tasks_on(nodes.nodes[i].cpus));
         }
         count >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.ntasks)
     };

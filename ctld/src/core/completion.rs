@@ -133,6 +133,7 @@ pub(crate) fn start_job(
     job.state = JobState::Running;
     job.reason = JobReason::None;
     job.start_time = Some(now);
+    job.signal_sent = false;
     job.end_time = None;
     job.suspended_secs = 0;
     job.exit_code = 0;

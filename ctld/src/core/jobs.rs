@@ -44,6 +44,10 @@ pub struct LaunchSpec {
     /// Whether `-c` was given: only then does the job's environment carry
     /// `SLURM_CPUS_PER_TASK` (the core counts 1 CPU per task without it).
     pub cpus_per_task_given: bool,
+    /// `--wckey` ("" = none).
+    pub wckey: String,
+    /// `--open-mode`: `Some(true)` append to the output files, `Some(false)` truncate them.
+    pub open_append: Option<bool>,
 }
 
 /// A job's place in its array: `array_job_id_task`.
@@ -95,6 +99,14 @@ pub enum JobReason {
     NodeDown,
     /// Federated: another sibling holds the start lock, or the lock was refused.
     FedJobLock,
+    /// Its `--begin` time is still to come.
+    BeginTime,
+    /// Its partition's nodes can never satisfy it (`EnforcePartLimits=NO`).
+    PartitionConfig,
+    /// It asks for more nodes than its partition's `MaxNodes` (`EnforcePartLimits=NO`).
+    PartitionNodeLimit,
+    /// It asks for more time than its partition's `MaxTime` (`EnforcePartLimits=NO`).
+    PartitionTimeLimit,
 }
 
 impl JobReason {
@@ -115,6 +127,10 @@ impl JobReason {
             Self::TimeLimit => "TimeLimit",
             Self::NodeDown => "NodeDown",
             Self::FedJobLock => "FedJobLock",
+            Self::BeginTime => "BeginTime",
+            Self::PartitionConfig => "PartitionConfig",
+            Self::PartitionNodeLimit => "PartitionNodeLimit",
+            Self::PartitionTimeLimit => "PartitionTimeLimit",
         }
     }
 }
@@ -153,6 +169,35 @@ pub struct JobRequest {
     pub time_limit: TimeLimit,
     /// `-s/--oversubscribe` or `--exclusive`, as asked.
     pub share: super::request::JobShare,
+    /// `--ntasks-per-node`, `--mincpus`, `-w`, `-x`, `--begin`, `--nice`, `--signal`.
+    pub place: super::request::PlaceOpts,
+}
+
+impl JobRequest {
+    /// CPUs a node must have: `-c` and `--mincpus`.
+    pub fn min_node_cpus(&self) -> u32 {
+        self.cpus_per_task.max(self.place.mincpus.unwrap_or(0))
+    }
+
+    /// Tasks a node with `cpus` CPUs can take: by `-c`, at most `--ntasks-per-node`.
+    pub fn tasks_on(&self, cpus: u32) -> u32 {
+        let by_cpus = cpus / self.cpus_per_task.max(1);
+        self.place
+            .ntasks_per_node
+            .map_or(by_cpus, |n| by_cpus.min(n))
+    }
+}
+
+/// Node bitmaps of a job's `-w/--nodelist` (nodes it must get) and `-x/--exclude` (the
+/// nodes it may get: every node but the excluded ones).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeMasks {
+    /// The `-w` nodes (`None`: no `-w`).
+    pub required: Option<FixedBitSet>,
+    /// How many `-w` nodes there are.
+    pub required_count: u32,
+    /// Every node but the `-x` ones (`None`: no `-x`).
+    pub allowed: Option<FixedBitSet>,
 }
 
 /// One job (or one array task).
@@ -174,6 +219,12 @@ pub struct Job {
     pub req: JobRequest,
     /// Nodes matching its constraint (shared between jobs with the same constraint).
     pub(crate) feature_nodes: Option<Arc<FixedBitSet>>,
+    /// Its `-w`/`-x` node bitmaps (built from [`JobRequest::place`]).
+    pub(crate) masks: Option<Arc<NodeMasks>>,
+    /// Whether its `--signal` was sent in the current run.
+    pub signal_sent: bool,
+    /// What its partition can never give it (`EnforcePartLimits=NO`): it pends for this.
+    pub part_limit: Option<JobReason>,
     /// State.
     pub state: JobState,
     /// Why it waits, or why it ended.
@@ -251,8 +302,9 @@ impl Job {
     }
 }
 
-/// The priority-queue key: age priority, earlier submission first, then lower id.
-pub(crate) type QueueKey = (SimTime, FedJobId);
+/// The priority-queue key: a lower `--nice` first, then age (earlier submission first), then
+/// lower id.
+pub(crate) type QueueKey = (i32, SimTime, FedJobId);
 
 /// All jobs and their indexes.
 #[derive(Debug, Default)]
@@ -276,7 +328,7 @@ pub(crate) struct JobTable {
 
 impl JobTable {
     pub fn queue_key(job: &Job) -> QueueKey {
-        (job.submit_time, job.id)
+        (job.req.place.nice, job.submit_time, job.id)
     }
 
     /// Whether commands may name job `id`: held, and not a federated submission being

@@ -71,7 +71,7 @@ pub use lifecycle::{
 };
 pub use nodes::{Node, NodeBase};
 pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};
-pub use partitions::{PartIdx, Partition};
+pub use partitions::{PartIdx, Partition, on_partition_state};
 pub use power::{
     NodePower, PowerCommand, PowerRequest, PowerStatus, ResumeFile, ResumeJob, SuspendExcKey,
     UpdateMode, on_node_comm, on_node_power, on_power_tick, on_suspend_exc_update,
@@ -80,7 +80,7 @@ pub use reconfig::on_reconfigure;
 pub use registration::{
     NodeRegistration, NodeUpdate, on_node_heartbeat, on_node_registered, on_node_update,
 };
-pub use request::{JobShare, SubmitReply, SubmitRequest};
+pub use request::{JobShare, PlaceOpts, SubmitReply, SubmitRequest, WarnSignal};
 pub use sched::{PassStats, schedule};
 pub use signal::{JobPart, on_signal_part};
 pub use steps::{StepEnd, StepGrant, StepRequest, StepStart, on_step_create, on_step_done};
@@ -170,6 +170,8 @@ pub struct CoreConfig {
     pub max_job_count: u32,
     /// Array task ids must be below this.
     pub max_array_size: u32,
+    /// `EnforcePartLimits` other than `NO`: refuse what the partition can never run.
+    pub enforce_part_limits: bool,
     /// Slurm's `ReturnToService` (0, 1 or 2).
     pub return_to_service: u8,
     /// Whether backfill runs after the FIFO pass.
@@ -192,6 +194,7 @@ impl CoreConfig {
             slurmd_timeout: u64::from(conf.slurmd_timeout),
             max_job_count: conf.max_job_count,
             max_array_size: conf.max_array_size,
+            enforce_part_limits: conf.enforce_part_limits,
             return_to_service: conf.return_to_service,
             backfill: conf.scheduler == SchedulerType::Backfill,
             bf_window_secs: conf.sched.bf_window_secs(),
@@ -293,7 +296,7 @@ impl Core {
 
     /// Pending jobs in priority order.
     pub fn pending(&self) -> impl Iterator<Item = FedJobId> + '_ {
-        self.jobs.queue.iter().map(|k| k.1)
+        self.jobs.queue.iter().map(|k| k.2)
     }
 
     /// The nodes, in allocation preference order (lowest `Weight` first, then file order).

@@ -218,6 +218,9 @@ pub enum SaveHint {
     JobPurged(FedJobId),
     /// A node's state changed.
     Node(NodeIdx),
+    /// Partition states changed (`scontrol update PartitionName=... State=...`, or a
+    /// reconfiguration putting back the configuration's).
+    Partitions,
 }
 
 /// The core's port to the world.

@@ -3,6 +3,7 @@
 //! request could ever run, without scanning every node.
 
 use super::features::Constraint;
+use super::jobs::JobRequest;
 use super::nodes::NodeTable;
 use crate::conf::{CtldConf, OverSubscribe, PartState, PartitionConf, TimeLimit};
 use crate::error::CtldError;
@@ -73,33 +74,27 @@ impl Partition {
             .is_none_or(|allowed| groups.iter().any(|g| allowed.contains(g)))
     }
 
-    /// Whether some set of at most `max_nodes` (and at least `min_nodes`) of its nodes, each
-    /// with `cpus_per_task` CPUs and `mem_mb` memory and matching `constraint`, has room for
-    /// `ntasks` tasks. Decides "Requested node configuration is not available".
-    pub fn could_ever_run(
-        &self,
-        min_nodes: u32,
-        max_nodes: u32,
-        ntasks: u32,
-        cpus_per_task: u32,
-        mem_mb: u64,
-        constraint: Option<&Constraint>,
-    ) -> bool {
+    /// Whether some set of at most `r.max_nodes` (and at least `r.min_nodes`) of its nodes,
+    /// each with the CPUs (`-c`, `--mincpus`) and memory asked and matching `constraint`, has
+    /// room for `r.ntasks` tasks (at most `--ntasks-per-node` on each). Decides "Requested
+    /// node configuration is not available".
+    pub fn could_ever_run(&self, r: &JobRequest, constraint: Option<&Constraint>) -> bool {
+        let min_cpus = r.min_node_cpus();
         let mut fits: Vec<(u32, u32)> = self
             .shapes
             .iter()
-            .filter(|s| s.cpus >= cpus_per_task && s.real_memory_mb >= mem_mb)
+            .filter(|s| s.cpus >= min_cpus && s.real_memory_mb >= r.mem_per_node_mb)
             .filter(|s| constraint.is_none_or(|c| c.matches(&s.features)))
-            .map(|s| (s.cpus / cpus_per_task.max(1), s.count))
+            .map(|s| (r.tasks_on(s.cpus), s.count))
             .collect();
         fits.sort_by_key(|f| std::cmp::Reverse(f.0));
         let (mut nodes, mut slots) = (0u64, 0u64);
         for (per_node, count) in fits {
-            let take = u64::from(count).min(u64::from(max_nodes).saturating_sub(nodes));
+            let take = u64::from(count).min(u64::from(r.max_nodes).saturating_sub(nodes));
             nodes += take;
             slots += take * u64::from(per_node);
         }
-        nodes >= u64::from(min_nodes) && slots >= u64::from(ntasks)
+        nodes >= u64::from(r.min_nodes) && slots >= u64::from(r.ntasks)
     }
 }
 
@@ -185,6 +180,25 @@ pub(crate) fn shapes(bits: &FixedBitSet, nodes: &NodeTable) -> Vec<NodeShape> {
         }
     }
     shapes
+}
+
+/// `scontrol update PartitionName=... State=...`: an administrator sets a partition's state.
+/// DOWN keeps its jobs queued (`PartitionDown`), DRAIN and INACTIVE refuse new submissions,
+/// INACTIVE also holds its queued jobs. The state is saved, so it survives a restart.
+pub fn on_partition_state(
+    core: &mut super::Core,
+    out: &mut impl super::outbox::Outbox,
+    caller: super::Caller,
+    name: &str,
+    state: PartState,
+) -> Result<(), CtldError> {
+    if !caller.admin {
+        return Err(CtldError::AccessDenied);
+    }
+    let idx = resolve(&core.parts, Some(name))?;
+    core.parts[idx.get()].state = state;
+    out.save(super::outbox::SaveHint::Partitions);
+    Ok(())
 }
 
 /// The partition a job goes to: `name`, or the default one.

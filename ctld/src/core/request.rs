@@ -26,6 +26,48 @@ impl JobShare {
     }
 }
 
+/// `--signal=[{R|B}:]sig[@time]`: a signal sent `before_secs` before the time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WarnSignal {
+    /// The signal number.
+    pub signal: i32,
+    /// Seconds before the time limit.
+    pub before_secs: u32,
+    /// `B:`: only the batch shell; otherwise every step (not the batch shell), as in Slurm.
+    pub batch_only: bool,
+}
+
+/// Placement and timing options beyond the counts, as the job gave them (saved with it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlaceOpts {
+    /// `--ntasks-per-node`: at most this many tasks on each node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ntasks_per_node: Option<u32>,
+    /// `--mincpus`: CPUs each node must have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mincpus: Option<u32>,
+    /// `-w/--nodelist`: nodes the job must get (names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodelist: Vec<String>,
+    /// `-x/--exclude`: nodes the job never gets (names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// `--begin`: not eligible before this time (unix seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub begin: Option<u64>,
+    /// `--nice`: lowers the job's priority by this much (negative raises it; admins only).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub nice: i32,
+    /// `--signal`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<WarnSignal>,
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
+}
+
 /// A job submission (`sbatch`), as the service decodes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SubmitRequest {
@@ -63,6 +105,10 @@ pub struct SubmitRequest {
     pub requeue: Option<bool>,
     /// `-s/--oversubscribe` or `--exclusive`.
     pub share: JobShare,
+    /// `--ntasks-per-node`, `--mincpus`, `-w`, `-x`, `--begin`, `--nice`, `--signal`.
+    pub place: PlaceOpts,
+    /// Whether the submitter is an administrator (may give a negative `--nice`).
+    pub admin: bool,
     /// What to run.
     pub launch: LaunchSpec,
 }
@@ -154,6 +200,12 @@ impl SubmitRequest {
     /// Sets `--exclusive`.
     pub fn exclusive(mut self) -> Self {
         self.share = JobShare::Exclusive;
+        self
+    }
+
+    /// Sets the placement and timing options.
+    pub fn place(mut self, place: PlaceOpts) -> Self {
+        self.place = place;
         self
     }
 }

@@ -76,6 +76,14 @@ impl Core {
     ) -> Result<(Core, Vec<RestoreNote>), CtldError> {
         let mut core = Core::new(conf, ids, group_id, now)?;
         let mut notes = Vec::new();
+        // Partition states an administrator set survive the restart.
+        for (name, state) in &snap.partitions {
+            let state = super::snapshot::part_state_from(state);
+            if let (Some(p), Some(state)) = (core.parts.iter_mut().find(|p| &p.name == name), state)
+            {
+                p.state = state;
+            }
+        }
         for n in &snap.nodes {
             let Ok(i) = core.nodes.lookup(&n.name) else {
                 notes.push(RestoreNote::UnknownNode {
@@ -200,6 +208,33 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
                 .collect(),
         })
     });
+    // A `-w`/`-x` node that no longer exists: the job can never get all its `-w` nodes
+    // (counted by name), and an excluded one is simply gone.
+    let known = |names: &[String]| -> Vec<String> {
+        names
+            .iter()
+            .filter(|n| core.nodes.lookup(n).is_ok())
+            .cloned()
+            .collect()
+    };
+    let kept = super::request::PlaceOpts {
+        nodelist: known(&s.place.nodelist),
+        exclude: known(&s.place.exclude),
+        ..s.place.clone()
+    };
+    let lost = kept.nodelist.len() < s.place.nodelist.len();
+    let mut masks = super::submit::node_masks(&core.nodes, &kept).ok().flatten();
+    if lost {
+        let m = masks.get_or_insert(super::jobs::NodeMasks {
+            required: None,
+            required_count: 0,
+            allowed: None,
+        });
+        m.required
+            .get_or_insert_with(|| fixedbitset::FixedBitSet::with_capacity(core.nodes.nodes.len()));
+        m.required_count = u32::MAX;
+    }
+    let masks = masks.map(Arc::new);
     let t = |secs: Option<u64>| secs.map(SimTime::from_secs);
     Ok(Job {
         id,
@@ -219,8 +254,12 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
                 .time_limit_min
                 .map_or(TimeLimit::Unlimited, TimeLimit::Minutes),
             share: s.share,
+            place: s.place.clone(),
         },
         feature_nodes,
+        masks,
+        signal_sent: s.signal_sent,
+        part_limit: s.part_limit.as_deref().and_then(reason_from_str),
         state,
         reason: reason_from_str(&s.reason).unwrap_or(JobReason::None),
         hold: s.hold.map(|h| match h {

@@ -34,6 +34,12 @@ pub(crate) fn ineligible(core: &Core, job: &Job, now: SimTime) -> Option<JobReas
             HoldKind::Admin => JobReason::JobHeldAdmin,
         });
     }
+    if let Some(r) = job.part_limit {
+        return Some(r);
+    }
+    if job.req.place.begin.is_some_and(|b| now.secs() < b) {
+        return Some(JobReason::BeginTime);
+    }
     if let Some(r) = deps::blocking_reason(&core.jobs, job, now) {
         return Some(r);
     }
@@ -90,7 +96,7 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
     } else {
         0
     };
-    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.1).collect();
+    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).collect();
     for id in order {
         stats.considered += 1;
         // Federated jobs: offers to siblings follow holds and dependencies, and some may not

@@ -35,10 +35,44 @@ pub(crate) fn for_each_common(maps: &[&FixedBitSet], mut f: impl FnMut(usize) ->
     }
 }
 
-/// Whether node `i` can host the job at all (CPUs per task and memory per node).
+/// Whether node `i` can host the job at all (CPUs per task, `--mincpus` and memory per node).
 pub(crate) fn node_fits(nodes: &NodeTable, i: usize, job: &Job) -> bool {
     let n = &nodes.nodes[i];
-    n.cpus >= job.req.cpus_per_task && n.real_memory_mb >= job.req.mem_per_node_mb
+    n.cpus >= job.req.min_node_cpus() && n.real_memory_mb >= job.req.mem_per_node_mb
+}
+
+/// Calls `f` with each node set in all of `maps` as [`for_each_common`] does, but the job's
+/// `-w` nodes first, so they are taken before any other.
+pub(crate) fn for_each_candidate(
+    job: &Job,
+    maps: &[&FixedBitSet],
+    mut f: impl FnMut(usize) -> bool,
+) {
+    let Some(required) = job.masks.as_ref().and_then(|m| m.required.as_ref()) else {
+        for_each_common(maps, f);
+        return;
+    };
+    let mut with_required = maps.to_vec();
+    with_required.push(required);
+    let mut more = true;
+    for_each_common(&with_required, |i| {
+        more = f(i);
+        more
+    });
+    if more {
+        for_each_common(maps, |i| required.contains(i) || f(i));
+    }
+}
+
+/// Whether `chosen` holds every `-w` node of `job`.
+pub(crate) fn has_required(job: &Job, chosen: impl Iterator<Item = usize>) -> bool {
+    let Some(m) = job.masks.as_deref() else {
+        return true;
+    };
+    let Some(required) = &m.required else {
+        return true;
+    };
+    chosen.filter(|&i| required.contains(i)).count() == m.required_count as usize
 }
 
 /// Picks nodes for `job` among the nodes set in every map of `free` (which must include the
@@ -49,16 +83,15 @@ pub(crate) fn pick(
     free: &[&FixedBitSet],
     mut allow: impl FnMut(usize) -> bool,
 ) -> Option<Vec<NodeIdx>> {
-    let cpt = job.req.cpus_per_task.max(1);
     let mut chosen = Vec::new();
     let mut slots: u64 = 0;
     let mut done = false;
-    for_each_common(free, |i| {
+    for_each_candidate(job, free, |i| {
         if !node_fits(nodes, i, job) || !allow(i) {
             return true;
         }
         chosen.push(super::nodes::idx(i));
-        slots += u64::from(nodes.nodes[i].cpus / cpt);
+        slots += u64::from(job.req.tasks_on(nodes.nodes[i].cpus));
         if chosen.len() as u64 >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.ntasks)
         {
             done = true;
@@ -66,14 +99,19 @@ pub(crate) fn pick(
         }
         chosen.len() < job.req.max_nodes as usize
     });
-    done.then_some(chosen)
+    let complete = done && has_required(job, chosen.iter().map(|i| i.get() as usize));
+    complete.then_some(chosen)
 }
 
-/// The maps a job's nodes must be in: its partition's, and its constraint's when it has one.
+/// The maps a job's nodes must be in: its partition's, its constraint's when it has one,
+/// and all but its `-x` nodes.
 pub(crate) fn job_maps<'a>(part: &'a Partition, job: &'a Job) -> Vec<&'a FixedBitSet> {
     let mut maps = vec![&part.nodes];
     if let Some(f) = &job.feature_nodes {
         maps.push(f.as_ref());
+    }
+    if let Some(allowed) = job.masks.as_ref().and_then(|m| m.allowed.as_ref()) {
+        maps.push(allowed);
     }
     maps
 }

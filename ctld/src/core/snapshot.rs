@@ -11,7 +11,11 @@ use super::deps::{Dep, DepKind, DepStatus, Dependencies};
 use super::ids::IdLease;
 use super::jobs::{HoldKind, Job, JobReason, LaunchSpec};
 use super::nodes::{Node, NodeBase};
-use super::request::JobShare;
+use super::request::{JobShare, PlaceOpts};
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
 use super::steps::{OpenStepSnap, StepSnap};
 use super::{Core, SimTime};
 use serde::{Deserialize, Serialize};
@@ -32,6 +36,33 @@ pub struct Snapshot {
     pub nodes: Vec<NodeSnap>,
     /// The job ids left in the saved id source (`None` when none was saved yet).
     pub job_ids: Option<Vec<(u32, u32)>>,
+    /// Each partition's state (`UP`, `DOWN`, `DRAIN`, `INACTIVE`) by name, once an
+    /// administrator changed one (empty before: the configuration's states hold).
+    pub partitions: Vec<(String, String)>,
+}
+
+/// A partition state as saved.
+pub fn part_state_name(s: crate::conf::PartState) -> &'static str {
+    use crate::conf::PartState;
+    match s {
+        PartState::Up => "UP",
+        PartState::Down => "DOWN",
+        PartState::Drain => "DRAIN",
+        PartState::Inactive => "INACTIVE",
+    }
+}
+
+/// A saved partition state back (`None` for an unknown name).
+pub fn part_state_from(s: &str) -> Option<crate::conf::PartState> {
+    use crate::conf::PartState;
+    [
+        PartState::Up,
+        PartState::Down,
+        PartState::Drain,
+        PartState::Inactive,
+    ]
+    .into_iter()
+    .find(|p| part_state_name(*p) == s)
 }
 
 impl Snapshot {
@@ -108,6 +139,15 @@ pub struct JobSnap {
     /// `--oversubscribe`/`--exclusive` (absent: neither, as in saves that predate them).
     #[serde(default, skip_serializing_if = "JobShare::is_unset")]
     pub share: JobShare,
+    /// `--ntasks-per-node`, `--mincpus`, `-w`, `-x`, `--begin`, `--nice`, `--signal`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub place: PlaceOpts,
+    /// Its `--signal` was sent in the current run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub signal_sent: bool,
+    /// What its partition can never give it ([`JobReason::as_str`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part_limit: Option<String>,
     /// The [`sluice_vocab::JobState`] stored value.
     pub state: u32,
     /// [`JobReason::as_str`].
@@ -205,6 +245,9 @@ impl JobSnap {
                 crate::conf::TimeLimit::Unlimited => None,
             },
             share: job.req.share,
+            place: job.req.place.clone(),
+            signal_sent: job.signal_sent,
+            part_limit: job.part_limit.map(|r| r.as_str().to_string()),
             state: job.state.stored(),
             reason: job.reason.as_str().to_string(),
             hold: job.hold.map(|h| match h {
@@ -310,7 +353,7 @@ pub(crate) fn dep_from_snap(d: &DepSnap) -> Option<Dep> {
 
 /// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
 /// variant is added without being listed here.
-const REASONS: [JobReason; 14] = [
+const REASONS: [JobReason; 18] = [
     JobReason::None,
     JobReason::Priority,
     JobReason::Resources,
@@ -325,6 +368,10 @@ const REASONS: [JobReason; 14] = [
     JobReason::TimeLimit,
     JobReason::NodeDown,
     JobReason::FedJobLock,
+    JobReason::BeginTime,
+    JobReason::PartitionConfig,
+    JobReason::PartitionNodeLimit,
+    JobReason::PartitionTimeLimit,
 ];
 
 /// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
@@ -345,10 +392,14 @@ const fn reason_position(r: JobReason) -> usize {
         JobReason::TimeLimit => 11,
         JobReason::NodeDown => 12,
         JobReason::FedJobLock => 13,
+        JobReason::BeginTime => 14,
+        JobReason::PartitionConfig => 15,
+        JobReason::PartitionNodeLimit => 16,
+        JobReason::PartitionTimeLimit => 17,
     }
 }
 
-const _: () = assert!(reason_position(JobReason::FedJobLock) == REASONS.len() - 1);
+const _: () = assert!(reason_position(JobReason::PartitionTimeLimit) == REASONS.len() - 1);
 
 /// A saved reason back in the core's form (`None` for an unknown name).
 pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {

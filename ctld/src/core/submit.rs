@@ -1,17 +1,21 @@
 //! Job submission: validation with Slurm's error texts, id assignment, array expansion.
 //!
-//! Partition limits are enforced at submission (as Slurm does with `EnforcePartLimits=ALL`):
-//! a time limit above `MaxTime` or a node count above `MaxNodes` is refused rather than left
-//! pending forever.
+//! Partition limits (a time limit above `MaxTime`, a node count above `MaxNodes`, a request
+//! the partition's nodes can never satisfy) are refused at submission with
+//! `EnforcePartLimits=ALL|ANY|YES`; with `NO` (the default, as in Slurm) the job is queued and
+//! pends with reason `PartitionTimeLimit`, `PartitionNodeLimit` or `PartitionConfig`.
 
 use super::arrays::{ArrayMeta, parse_array};
 use super::features::Constraint;
-use super::jobs::{ArrayTask, HoldKind, Job, JobReason, JobRequest, JobTable};
+use super::jobs::{ArrayTask, HoldKind, Job, JobReason, JobRequest, JobTable, NodeMasks};
+use super::nodes::NodeTable;
 use super::outbox::{AcctRecord, Outbox, SaveHint};
+use super::request::PlaceOpts;
 use super::request::{SubmitReply, SubmitRequest};
 use super::{Core, SimTime, deps, partitions};
 use crate::conf::{PartState, TimeLimit};
 use crate::error::CtldError;
+use fixedbitset::FixedBitSet;
 use sluice_vocab::{FedJobId, JobState};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -47,20 +51,71 @@ pub(crate) fn submit_as(
             partition: part.name.clone(),
         });
     }
-    let min_nodes = req.min_nodes.unwrap_or(1);
-    let asked_max = req.max_nodes.unwrap_or(u32::MAX);
-    if min_nodes == 0 || asked_max < min_nodes || part.max_nodes.is_some_and(|m| min_nodes > m) {
+    let enforce = core.cfg.enforce_part_limits;
+    // What the partition can never give: refused with EnforcePartLimits, else the reason the
+    // job pends (the first one found, as Slurm reports one).
+    let mut part_limit: Option<JobReason> = None;
+    let mut limit = |reason: JobReason, err: CtldError| {
+        if enforce {
+            Err(err)
+        } else {
+            part_limit.get_or_insert(reason);
+            Ok(())
+        }
+    };
+    if req.place.nice < 0 && !req.admin {
+        return Err(CtldError::AccessDenied);
+    }
+    let masks = node_masks(&core.nodes, &req.place)?;
+    if let Some(m) = &masks {
+        let outside = m
+            .required
+            .as_ref()
+            .is_some_and(|r| r.ones().any(|i| !part.nodes.contains(i)));
+        let excluded = match (&m.required, &m.allowed) {
+            (Some(r), Some(a)) => r.ones().any(|i| !a.contains(i)),
+            _ => false,
+        };
+        if outside || excluded {
+            return Err(CtldError::NodeConfigUnavailable);
+        }
+    }
+    let required = masks.as_ref().map_or(0, |m| m.required_count);
+    let per_node = req.place.ntasks_per_node;
+    if per_node == Some(0) {
+        return Err(CtldError::InvalidTaskCount);
+    }
+    let mut min_nodes = match (req.min_nodes, req.ntasks, per_node) {
+        (Some(n), _, _) => n,
+        (None, Some(n), Some(t)) => n.div_ceil(t).max(1),
+        _ => 1,
+    };
+    let mut asked_max = req.max_nodes.unwrap_or(u32::MAX);
+    if required > 0 {
+        // `-w` nodes are all taken: at least that many nodes.
+        min_nodes = min_nodes.max(required);
+        asked_max = asked_max.max(min_nodes);
+    }
+    if min_nodes == 0 || asked_max < min_nodes {
         return Err(CtldError::InvalidNodeCount);
+    }
+    if part.max_nodes.is_some_and(|m| min_nodes > m) {
+        limit(JobReason::PartitionNodeLimit, CtldError::InvalidNodeCount)?;
     }
     let max_nodes = asked_max
         .min(part.max_nodes.unwrap_or(u32::MAX))
-        .min(part.node_count.max(1));
-    let ntasks = req.ntasks.unwrap_or(min_nodes);
+        .min(part.node_count.max(1))
+        .max(min_nodes);
+    let ntasks = match (req.ntasks, per_node) {
+        (Some(n), _) => n,
+        (None, Some(t)) => t.saturating_mul(min_nodes),
+        (None, None) => min_nodes,
+    };
     if ntasks == 0 {
         return Err(CtldError::InvalidTaskCount);
     }
     let cpus_per_task = req.cpus_per_task.unwrap_or(1);
-    if cpus_per_task == 0 {
+    if cpus_per_task == 0 || req.place.mincpus == Some(0) {
         return Err(CtldError::InvalidCpuCount);
     }
     let time_limit = match req.time_limit {
@@ -69,7 +124,7 @@ pub(crate) fn submit_as(
         Some(t) => t,
     };
     if !time_limit.within(part.max_time) {
-        return Err(CtldError::InvalidTimeLimit);
+        limit(JobReason::PartitionTimeLimit, CtldError::InvalidTimeLimit)?;
     }
     let (constraint, feature_nodes) = match &req.constraint {
         None => (None, None),
@@ -99,16 +154,19 @@ pub(crate) fn submit_as(
         }
     };
     let part = &core.parts[part_idx.get()];
-    let mem = req.mem_per_node_mb.unwrap_or(0);
-    if !part.could_ever_run(
+    let job_req = JobRequest {
         min_nodes,
         max_nodes,
         ntasks,
         cpus_per_task,
-        mem,
-        constraint.as_ref(),
-    ) {
-        return Err(CtldError::NodeConfigUnavailable);
+        mem_per_node_mb: req.mem_per_node_mb.unwrap_or(0),
+        constraint: req.constraint.clone(),
+        time_limit,
+        share: req.share,
+        place: req.place.clone(),
+    };
+    if !part.could_ever_run(&job_req, constraint.as_ref()) {
+        limit(JobReason::PartitionConfig, CtldError::NodeConfigUnavailable)?;
     }
     let dependencies = req
         .dependency
@@ -141,22 +199,16 @@ pub(crate) fn submit_as(
         uid: req.uid,
         gid: req.gid,
         partition: part_idx,
-        req: JobRequest {
-            min_nodes,
-            max_nodes,
-            ntasks,
-            cpus_per_task,
-            mem_per_node_mb: mem,
-            constraint: req.constraint.clone(),
-            time_limit,
-            share: req.share,
-        },
+        req: job_req,
         feature_nodes,
+        masks: masks.map(Arc::new),
+        signal_sent: false,
+        part_limit,
         state: JobState::Pending,
         reason: if req.hold {
             JobReason::JobHeldUser
         } else {
-            JobReason::None
+            part_limit.unwrap_or(JobReason::None)
         },
         hold: req.hold.then_some(HoldKind::User),
         deps: dependencies.map(Box::new),
@@ -215,6 +267,73 @@ pub(crate) fn submit_as(
     Ok(SubmitReply { job_id, jobs: ids })
 }
 
+/// What `job`'s partition can never give it now (checked again after a reconfiguration).
+pub(crate) fn part_limit(core: &Core, job: &Job) -> Option<JobReason> {
+    let part = core.parts.get(job.partition.get())?;
+    if part.max_nodes.is_some_and(|m| job.req.min_nodes > m) {
+        return Some(JobReason::PartitionNodeLimit);
+    }
+    if !job.req.time_limit.within(part.max_time) {
+        return Some(JobReason::PartitionTimeLimit);
+    }
+    let constraint = job.req.constraint.as_deref().and_then(Constraint::parse);
+    let fits = part.could_ever_run(&job.req, constraint.as_ref());
+    (!fits).then_some(JobReason::PartitionConfig)
+}
+
+/// Re-checks the partition limits of the queued jobs (`EnforcePartLimits=NO`) after the
+/// partitions changed: a job a new limit allows is no longer held back.
+pub(crate) fn recheck_part_limits(core: &mut Core) {
+    let queued: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).collect();
+    for id in queued {
+        let Some(job) = core.jobs.map.get(&id) else {
+            continue;
+        };
+        let limit = part_limit(core, job);
+        if let Some(job) = core.jobs.map.get_mut(&id) {
+            job.part_limit = limit;
+        }
+    }
+}
+
+/// The bitmaps of `-w` and `-x`; an unknown node name is refused.
+pub(crate) fn node_masks(
+    nodes: &NodeTable,
+    place: &PlaceOpts,
+) -> Result<Option<NodeMasks>, CtldError> {
+    if place.nodelist.is_empty() && place.exclude.is_empty() {
+        return Ok(None);
+    }
+    let len = nodes.nodes.len();
+    let bits = |names: &[String]| -> Result<FixedBitSet, CtldError> {
+        let mut b = FixedBitSet::with_capacity(len);
+        for n in names {
+            b.insert(nodes.lookup(n)?.get() as usize);
+        }
+        Ok(b)
+    };
+    let required = if place.nodelist.is_empty() {
+        None
+    } else {
+        Some(bits(&place.nodelist)?)
+    };
+    let allowed = if place.exclude.is_empty() {
+        None
+    } else {
+        let mut a = bits(&place.exclude)?;
+        a.toggle_range(..);
+        Some(a)
+    };
+    let required_count = required
+        .as_ref()
+        .map_or(0, |r| u32::try_from(r.count_ones(..)).unwrap_or(u32::MAX));
+    Ok(Some(NodeMasks {
+        required,
+        required_count,
+        allowed,
+    }))
+}
+
 fn next_free_id(core: &mut Core) -> Result<FedJobId, CtldError> {
     loop {
         let id = core.ids.next_id().ok_or(CtldError::JobIdsExhausted)?;
@@ -226,7 +345,11 @@ fn next_free_id(core: &mut Core) -> Result<FedJobId, CtldError> {
 
 fn record_new(core: &mut Core, out: &mut impl Outbox, job: Job) {
     let part = &core.parts[job.partition.get()].name;
-    out.accounting(AcctRecord::submitted(&job, part, job.submit_time));
+    // Eligible from its --begin time when that is later than the submission.
+    let eligible = job.req.place.begin.map_or(job.submit_time, |b| {
+        job.submit_time.max(SimTime::from_secs(b))
+    });
+    out.accounting(AcctRecord::submitted(&job, part, eligible));
     out.save(SaveHint::Job(job.id));
     if let Some(d) = &job.deps {
         deps::index(&mut core.jobs, job.id, d);

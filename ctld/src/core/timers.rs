@@ -3,13 +3,15 @@
 //! it after moving simulated time.
 
 use super::completion::SIGKILL;
-use super::jobs::JobReason;
+use super::jobs::{Job, JobReason};
 use super::kill;
 use super::nodes::{self, NodeBase};
 use super::outbox::{NodeCommand, Outbox, SaveHint};
 use super::registration::{self, NOT_RESPONDING};
 use super::sched::{self, PassStats};
+use super::signal::JobPart;
 use super::{Core, SimTime};
+use sluice_vocab::FedJobId;
 use sluice_vocab::JobState;
 
 /// Runs every timer due at `now`, then one scheduling pass.
@@ -65,10 +67,14 @@ pub fn not_responding_after(slurmd_timeout: u64) -> u64 {
 fn check_jobs(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
     let mut timed_out = Vec::new();
     let mut to_kill = Vec::new();
+    let mut to_warn = Vec::new();
     for id in &core.jobs.active {
         let Some(job) = core.jobs.map.get(id) else {
             continue;
         };
+        if warning_due(job, now) {
+            to_warn.push(*id);
+        }
         if job.completing {
             if job.kill_at.is_some_and(|t| t <= now) {
                 to_kill.push(*id);
@@ -79,6 +85,9 @@ fn check_jobs(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
         {
             timed_out.push(*id);
         }
+    }
+    for id in to_warn {
+        warn(core, out, id);
     }
     for id in timed_out {
         kill::kill_job(core, out, now, id, JobState::Timeout, JobReason::TimeLimit);
@@ -92,6 +101,51 @@ fn check_jobs(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
                 signal: SIGKILL,
             });
         }
+    }
+}
+
+/// Whether `job`'s `--signal` is due at `now`: it runs, has a time limit, was not signalled
+/// in this run, and its limit is at most `sig_time` seconds away.
+pub(crate) fn warning_due(job: &Job, now: SimTime) -> bool {
+    let Some(sig) = job.req.place.signal else {
+        return false;
+    };
+    if job.signal_sent || job.completing || job.state != JobState::Running {
+        return false;
+    }
+    let deadline = job.deadline();
+    deadline != SimTime::NEVER && now.plus(u64::from(sig.before_secs)) >= deadline
+}
+
+/// Sends `id`'s `--signal`: to the batch shell alone with `B:`, else to each of its steps (not
+/// the batch shell), as Slurm does.
+fn warn(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
+    let Some(job) = core.jobs.map.get_mut(&id) else {
+        return;
+    };
+    let Some(sig) = job.req.place.signal else {
+        return;
+    };
+    job.signal_sent = true;
+    out.save(SaveHint::Job(id));
+    if sig.batch_only {
+        if !job.launch.interactive {
+            out.node(NodeCommand::SignalPart {
+                job: id,
+                nodes: job.nodes.first().copied().into_iter().collect(),
+                part: JobPart::Batch,
+                signal: sig.signal,
+            });
+        }
+        return;
+    }
+    for &step in job.open_steps.keys() {
+        out.node(NodeCommand::SignalPart {
+            job: id,
+            nodes: job.nodes.clone(),
+            part: JobPart::Step(step),
+            signal: sig.signal,
+        });
     }
 }
 

@@ -6,7 +6,7 @@
 //! any time before the job ends.
 
 use super::features::Constraint;
-use super::jobs::{Job, JobRef};
+use super::jobs::{Job, JobRef, JobRequest};
 use super::lifecycle::each;
 use super::outbox::{Outbox, SaveHint};
 use super::{Caller, Core, SimTime, deps, partitions};
@@ -131,19 +131,16 @@ fn apply(
                 .min(part.node_count.max(1))
                 .max(job.req.min_nodes);
             let constraint = job.req.constraint.as_deref().and_then(Constraint::parse);
-            let r = &job.req;
-            if !part.could_ever_run(
-                r.min_nodes,
+            let r = JobRequest {
                 max_nodes,
-                r.ntasks,
-                r.cpus_per_task,
-                r.mem_per_node_mb,
-                constraint.as_ref(),
-            ) {
+                ..job.req.clone()
+            };
+            if !part.could_ever_run(&r, constraint.as_ref()) {
                 return Err(CtldError::NodeConfigUnavailable);
             }
             job.partition = idx;
             job.req.max_nodes = max_nodes;
+            job.part_limit = None;
             if let Some(f) = job.fed.as_deref_mut() {
                 f.asked.partition = true;
             }

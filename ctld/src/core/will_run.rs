@@ -6,7 +6,7 @@
 //! of higher priority are not counted, so the estimate is the earliest possible start.
 
 use super::ids::IdLease;
-use super::jobs::JobTable;
+use super::jobs::{JobReason, JobTable};
 use super::outbox::RecordingOutbox;
 use super::request::SubmitRequest;
 use super::select::job_maps;
@@ -45,12 +45,26 @@ pub fn on_will_run(
     let submitted = on_submit(core, &mut RecordingOutbox::default(), now, req);
     core.ids = real;
     let reply = submitted?;
+    // What its partition can never give it is the answer, whatever EnforcePartLimits says.
+    let never = core
+        .jobs
+        .map
+        .get(&reply.job_id)
+        .and_then(|j| j.part_limit)
+        .map(|r| match r {
+            JobReason::PartitionTimeLimit => CtldError::InvalidTimeLimit,
+            JobReason::PartitionNodeLimit => CtldError::InvalidNodeCount,
+            _ => CtldError::NodeConfigUnavailable,
+        });
     let estimate = estimate(core, now, reply.job_id);
     for id in &reply.jobs {
         forget(core, *id);
     }
     core.jobs.arrays.remove(&reply.job_id);
-    Ok(estimate)
+    match never {
+        Some(e) => Err(e),
+        None => Ok(estimate),
+    }
 }
 
 fn estimate(core: &Core, now: SimTime, id: FedJobId) -> WillRun {
@@ -82,8 +96,10 @@ fn estimate(core: &Core, now: SimTime, id: FedJobId) -> WillRun {
             None => return none,
         },
     };
+    // Not before its --begin time.
+    let begin = job.req.place.begin.map_or(start, SimTime::from_secs);
     WillRun {
-        start: Some(start),
+        start: Some(start.max(begin)),
         nodes,
         cpus,
         partition: none.partition,

@@ -113,6 +113,7 @@ impl Outbox for Batch {
             SaveHint::Job(id) => (0, id.get()),
             SaveHint::JobPurged(id) => (1, id.get()),
             SaveHint::Node(i) => (2, i.get()),
+            SaveHint::Partitions => (3, 0),
         };
         if self.seen.insert(key) {
             self.saves.push(hint);

@@ -240,6 +240,8 @@ fn launch_request(
         restart_count: record.restarts,
         cpus_per_node,
         script_args: launch.script_args.clone(),
+        ntasks_per_node: record.req.place.ntasks_per_node.unwrap_or(0),
+        open_append: launch.open_append == Some(true),
     };
     Some((first, req))
 }

@@ -42,7 +42,12 @@ pub async fn reconfigure(
     }
     let path = conf.path.display().to_string();
     let result = core
-        .call(move |cx| on_reconfigure(cx.core, caller, conf, &|g| groups.get(g).copied()))
+        .call(move |cx| {
+            on_reconfigure(cx.core, caller, conf, &|g| groups.get(g).copied())?;
+            // The configuration's partition states replace those `scontrol update` set.
+            crate::core::Outbox::save(cx.out, crate::core::SaveHint::Partitions);
+            Ok(())
+        })
         .await?;
     match &result {
         Ok(()) => tracing::info!("reconfigured from {path}"),

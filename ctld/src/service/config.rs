@@ -72,6 +72,10 @@ fn entries(c: &CtldConf, started: SimTime) -> Vec<(&'static str, String)> {
         ),
         ("BOOT_TIME", started.secs().to_string()),
         ("ClusterName", c.cluster_name.clone()),
+        (
+            "EnforcePartLimits",
+            if c.enforce_part_limits { "ALL" } else { "NO" }.into(),
+        ),
         ("FirstJobId", c.first_job_id.to_string()),
         ("KillWait", format!("{} sec", c.kill_wait)),
         ("MaxArraySize", c.max_array_size.to_string()),

@@ -3,7 +3,10 @@
 use super::users::UserInfo;
 use crate::conf::{OverSubscribe, PartState, TimeLimit, parse_time_limit};
 use crate::core::nodes::NodeBase;
-use crate::core::{Caller, Core, Job, JobRef, LaunchSpec, Node, Partition, SimTime, SubmitRequest};
+use crate::core::{
+    Caller, Core, Job, JobRef, LaunchSpec, Node, Partition, PlaceOpts, SimTime, SubmitRequest,
+    WarnSignal,
+};
 use crate::error::CtldError;
 use sluice_vocab::{FedJobId, JobState};
 use sluice_wire::proto::{self, JobInfo, NodeInfo, PartitionInfo, SubmitJobRequest};
@@ -71,6 +74,8 @@ pub fn submit_request(
         hold: r.hold,
         requeue: r.requeue,
         share: job_share(r.share)?,
+        place: place_opts(r)?,
+        admin: caller.admin,
         launch: LaunchSpec {
             script: r.script.clone(),
             workdir: r.workdir.clone(),
@@ -88,7 +93,42 @@ pub fn submit_request(
             comment: r.comment.clone(),
             script_args: r.script_args.clone(),
             cpus_per_task_given: r.cpus_per_task.is_some(),
+            wckey: r.wckey.clone(),
+            open_append: r.open_append,
         },
+    })
+}
+
+/// `--ntasks-per-node`, `--mincpus`, `-w`, `-x`, `--begin`, `--nice` and `--signal` as the
+/// wire carries them; a hostlist that does not parse names an invalid node.
+fn place_opts(r: &SubmitJobRequest) -> Result<PlaceOpts, CtldError> {
+    let hosts = |expr: &str| -> Result<Vec<String>, CtldError> {
+        if expr.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        sluice_vocab::hostlist::expand(expr).map_err(|_| CtldError::InvalidNodeName {
+            name: expr.to_string(),
+        })
+    };
+    let signal = match &r.signal {
+        None => None,
+        Some(s) if s.signal <= 0 || s.signal > 64 || s.before_secs > 0xffff => {
+            return Err(CtldError::InvalidSignal);
+        }
+        Some(s) => Some(WarnSignal {
+            signal: s.signal,
+            before_secs: s.before_secs,
+            batch_only: s.batch_only,
+        }),
+    };
+    Ok(PlaceOpts {
+        ntasks_per_node: r.ntasks_per_node,
+        mincpus: r.mincpus,
+        nodelist: hosts(&r.nodelist)?,
+        exclude: hosts(&r.exclude)?,
+        begin: u64::try_from(r.begin).ok().filter(|b| *b > 0),
+        nice: r.nice.unwrap_or(0),
+        signal,
     })
 }
 
@@ -168,7 +208,10 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
         reason: job.reason.to_string(),
         time_limit_min: minutes(job.req.time_limit),
         submit: secs(Some(job.submit_time)),
-        eligible: secs(Some(job.submit_time)),
+        // Eligible from its --begin time (when later than its submission).
+        eligible: secs(Some(job.req.place.begin.map_or(job.submit_time, |b| {
+            job.submit_time.max(SimTime::from_secs(b))
+        }))),
         start: secs(job.start_time),
         end,
         suspended_secs: i64::try_from(suspended).unwrap_or(0),
@@ -204,8 +247,23 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
             .and_then(|a| core.array_throttle(a.job))
             .unwrap_or(0),
         oversubscribe: core.oversubscribe_shown(job).to_string(),
+        nice: job.req.place.nice,
+        req_nodes: names_hostlist(&job.req.place.nodelist),
+        exc_nodes: names_hostlist(&job.req.place.exclude),
+        wckey: job.launch.wckey.clone(),
+        min_cpus_node: job.req.min_node_cpus(),
+        ntasks_per_node: job.req.place.ntasks_per_node.unwrap_or(0),
         ..fed_fields(core, job)
     }
+}
+
+/// Node names as one compressed hostlist ("" for none).
+fn names_hostlist(names: &[String]) -> String {
+    let mut h = sluice_vocab::hostlist::Hostlist::new();
+    for n in names {
+        h.push(n);
+    }
+    h.uniq().to_string()
 }
 
 /// A federated job's fields of [`JobInfo`] (all empty for a job that is not federated). Only

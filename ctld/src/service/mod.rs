@@ -207,6 +207,10 @@ impl Controller for ControllerService {
         nodes::update_node(self, req).await.map(Response::new)
     }
 
+    async fn update_partition(&self, req: Request<UpdatePartitionRequest>) -> Res<Ack> {
+        nodes::update_partition(self, req).await.map(Response::new)
+    }
+
     async fn register_node(&self, req: Request<RegisterNodeRequest>) -> Res<RegisterNodeReply> {
         nodes::register_node(self, req).await.map(Response::new)
     }

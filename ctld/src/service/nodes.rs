@@ -1,10 +1,13 @@
 //! Node daemons' calls (RegisterNode, Heartbeat, JobExited: administrator-signed only, i.e.
-//! root or the SlurmUser) and `scontrol update node` (administrators only).
+//! root or the SlurmUser), `scontrol update node` and `scontrol update partition`
+//! (administrators only).
 
 use super::ControllerService;
+use crate::conf::PartState;
 use crate::core::{
     JobExit, NodeRegistration, NodeUpdate, PowerRequest, RunReport, SimTime, on_job_exited,
     on_node_comm, on_node_heartbeat, on_node_power, on_node_registered, on_node_update,
+    on_partition_state,
 };
 use crate::error::CtldError;
 use sluice_vocab::FedJobId;
@@ -12,7 +15,7 @@ use sluice_vocab::jobacct::StepUsage;
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::{
     Ack, HeartbeatRequest, JobExitedRequest, RegisterNodeReply, RegisterNodeRequest,
-    UpdateNodeRequest,
+    UpdateNodeRequest, UpdatePartitionRequest,
 };
 use tonic::{Request, Status};
 
@@ -128,6 +131,30 @@ pub async fn job_exited(
 }
 
 /// `scontrol update nodename=... state=drain|down|resume|undrain|idle reason=...`.
+/// `scontrol update PartitionName=... State=...`: administrators only.
+pub async fn update_partition(
+    svc: &ControllerService,
+    req: Request<UpdatePartitionRequest>,
+) -> Result<Ack, Status> {
+    let caller = svc.admin(&req)?;
+    let r = req.into_inner();
+    let state = match r.state.to_ascii_uppercase().as_str() {
+        "UP" => PartState::Up,
+        "DOWN" => PartState::Down,
+        "DRAIN" => PartState::Drain,
+        "INACTIVE" => PartState::Inactive,
+        other => {
+            return Err(Status::invalid_argument(format!(
+                "Invalid partition state specified: {other}"
+            )));
+        }
+    };
+    svc.core
+        .call(move |cx| on_partition_state(cx.core, cx.out, caller, &r.partition, state))
+        .await??;
+    Ok(Ack {})
+}
+
 pub async fn update_node(
     svc: &ControllerService,
     req: Request<UpdateNodeRequest>,

@@ -76,7 +76,19 @@ impl StateStore {
             jobs,
             nodes,
             job_ids: self.saved_ids()?,
+            partitions: self.saved_partitions()?,
         })
+    }
+
+    fn saved_partitions(&self) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(self
+            .meta("partitions")?
+            .map(|v| {
+                serde_json::from_slice(&v)
+                    .map_err(|e| self.corrupt("meta", "partitions", &e.to_string()))
+            })
+            .transpose()?
+            .unwrap_or_default())
     }
 
     fn saved_ids(&self) -> Result<Option<Vec<(u32, u32)>>, StoreError> {

@@ -15,7 +15,7 @@ pub mod schema;
 
 pub use crate::core::snapshot::Snapshot;
 
-use crate::core::snapshot::{JobSnap, NodeSnap, SNAPSHOT_FORMAT};
+use crate::core::snapshot::{JobSnap, NodeSnap, SNAPSHOT_FORMAT, part_state_name};
 use crate::core::{AcctRecord, Core, SaveHint};
 use prost::Message;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -208,6 +208,7 @@ impl StateStore {
         }
         let mut jobs_seen: HashSet<FedJobId> = HashSet::new();
         let mut nodes_seen: HashSet<NodeIdx> = HashSet::new();
+        let mut parts_saved = false;
         for hint in saves {
             match *hint {
                 SaveHint::Job(id) | SaveHint::JobPurged(id) if jobs_seen.insert(id) => {
@@ -230,6 +231,15 @@ impl StateStore {
                             body
                         ])?;
                     }
+                }
+                SaveHint::Partitions if !parts_saved => {
+                    parts_saved = true;
+                    let states: Vec<(String, &str)> = core
+                        .partitions()
+                        .iter()
+                        .map(|p| (p.name.clone(), part_state_name(p.state)))
+                        .collect();
+                    put_meta(&tx, "partitions", &json(&states)?)?;
                 }
                 _ => {}
             }

@@ -2,7 +2,8 @@
 //!
 //! ```sql
 //! meta(key TEXT PRIMARY KEY, value BLOB)     -- 'cluster', 'next_seq', 'job_ids' (JSON ranges),
-//!                                            -- 'stream_id' (the outbox stream, see below)
+//!                                            -- 'stream_id' (the outbox stream, see below),
+//!                                            -- 'partitions' (JSON [name, state] pairs)
 //! jobs(id INTEGER PRIMARY KEY,               -- the job id
 //!      format INTEGER,                       -- JobSnap format (SNAPSHOT_FORMAT)
 //!      launch_owner INTEGER,                 -- launch(owner) it uses

@@ -229,6 +229,7 @@ fn the_gang_and_allocations_survive_a_restart() {
         jobs: fx.core.jobs().map(|j| JobSnap::of(&fx.core, j)).collect(),
         nodes: fx.core.nodes().iter().map(NodeSnap::of).collect(),
         job_ids: None,
+        partitions: Vec::new(),
     };
     let (conf, _) = CtldConf::parse(Path::new("slurm.conf"), &builder.text()).unwrap();
     let ids = IdLease::with_range(None, LocalJobId::new(100).unwrap(), 10);

@@ -31,6 +31,8 @@ mod jobs;
 mod nodes;
 mod oversubscribe;
 mod oversubscribe_gang;
+mod partition_state;
+mod place_options;
 mod power_programs;
 mod power_restart;
 mod power_resume;

@@ -126,6 +126,7 @@ fn what_a_job_asked_survives_a_restart() {
         jobs,
         nodes: fx.core.nodes().iter().map(NodeSnap::of).collect(),
         job_ids: None,
+        partitions: Vec::new(),
     };
     let (conf, _) = CtldConf::parse(Path::new("slurm.conf"), &builder.text()).unwrap();
     let ids = IdLease::with_range(None, LocalJobId::new(100).unwrap(), 10);

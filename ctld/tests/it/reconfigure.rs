@@ -105,18 +105,24 @@ fn scheduler_and_partition_settings_change_live() {
     );
     assert_eq!(fx.core.time_slice_secs(), 45);
     assert_eq!(fx.core.conf().select.time_slice_secs, 45);
-    // The new limits hold for what is submitted next, and the partition is down.
-    assert!(matches!(
-        fx.submit(SubmitRequest::new(1000, "long").minutes(30)),
-        Err(CtldError::InvalidTimeLimit)
-    ));
+    // The new limits hold for what is submitted next (EnforcePartLimits=NO: a job over
+    // MaxTime pends), and the partition is down.
+    let long = fx
+        .submit(SubmitRequest::new(1000, "long").minutes(30))
+        .unwrap();
     let job = fx.submit(SubmitRequest::new(1000, "short")).unwrap();
     fx.schedule();
     assert_eq!(fx.state(job), JobState::Pending);
     assert_eq!(fx.reason(job), JobReason::PartitionDown);
+    assert_eq!(fx.reason(long), JobReason::PartitionTimeLimit);
     reconfigure(&mut fx, &cluster(&[], "", "MaxTime=10")).unwrap();
     fx.schedule();
     assert_eq!(fx.state(job), JobState::Running);
+    assert_eq!(fx.reason(long), JobReason::PartitionTimeLimit);
+    // A MaxTime that now allows it: it runs.
+    reconfigure(&mut fx, &cluster(&[], "", "MaxTime=60")).unwrap();
+    fx.schedule();
+    assert_eq!(fx.state(long), JobState::Running);
 }
 
 #[test]

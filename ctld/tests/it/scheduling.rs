@@ -255,15 +255,11 @@ fn constraints_pick_matching_nodes() {
 fn task_counts_decide_how_many_nodes() {
     let mut fx = four_nodes();
     // 10 tasks of 2 CPUs need 20 CPUs: five 4-CPU nodes would be needed but only four exist.
-    let err = fx
-        .submit(job("big").ntasks(10).cpus_per_task(2))
-        .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "Requested node configuration is not available"
-    );
+    // EnforcePartLimits=NO (the default): it pends for good, behind nothing.
+    let big = fx.submit(job("big").ntasks(10).cpus_per_task(2)).unwrap();
     let fits = fx.submit(job("ok").ntasks(6).cpus_per_task(2)).unwrap();
     fx.schedule();
+    assert_eq!(fx.reason(big), JobReason::PartitionConfig);
     assert_eq!(fx.nodes_of(fits), "n[1-3]");
 }
 

@@ -235,6 +235,7 @@ fn step_holdings_survive_a_restart_and_old_saves_have_none() {
         jobs: serde_json::from_str(&json).unwrap(),
         nodes: fx.core.nodes().iter().map(NodeSnap::of).collect(),
         job_ids: None,
+        partitions: Vec::new(),
     };
     let (conf, _) = CtldConf::parse(Path::new("slurm.conf"), &builder.text()).unwrap();
     let ids = || IdLease::with_range(None, LocalJobId::new(100).unwrap(), 10);
@@ -315,6 +316,7 @@ fn a_steps_start_is_saved_with_its_job_and_recorded_with_its_end_after_a_restart
         jobs: serde_json::from_str(&serde_json::to_string(&jobs).unwrap()).unwrap(),
         nodes: fx.core.nodes().iter().map(NodeSnap::of).collect(),
         job_ids: None,
+        partitions: Vec::new(),
     };
     let (conf, _) = CtldConf::parse(Path::new("slurm.conf"), &builder.text()).unwrap();
     let ids = || IdLease::with_range(None, LocalJobId::new(100).unwrap(), 10);

@@ -195,13 +195,6 @@ fn bad_requests_get_slurms_messages_a_failure_exit_and_queue_nothing() {
         ),
         "{out:?}"
     );
-    let out = c.cmd("sbatch", &["-N", "3", "--wrap", "true"]);
-    assert_ne!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr
-            .contains("Requested node configuration is not available"),
-        "{out:?}"
-    );
     let out = c.cmd("srun", &["-p", "nosuch", "true"]);
     assert_ne!(out.code, 0, "{out:?}");
     assert!(

@@ -130,6 +130,12 @@ impl Controller for Fake {
             errors: s.job_errors.clone(),
         }))
     }
+    async fn update_partition(
+        &self,
+        _r: Request<UpdatePartitionRequest>,
+    ) -> Result<Response<Ack>, Status> {
+        Err(Status::unimplemented("not faked"))
+    }
     async fn update_node(&self, r: Request<UpdateNodeRequest>) -> Result<Response<Ack>, Status> {
         let mut s = self.0.lock().unwrap();
         s.update_node_requests.push(r.into_inner());

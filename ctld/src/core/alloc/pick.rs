@@ -15,7 +15,7 @@ use super::{JobAlloc, Policy, Share, Unit};
 use crate::core::Core;
 use crate::core::jobs::Job;
 use crate::core::nodes::{Node, idx};
-use crate::core::select::{for_each_common, node_fits, pick as pick_whole};
+use crate::core::select::{for_each_candidate, has_required, node_fits, pick as pick_whole};
 use fixedbitset::FixedBitSet;
 
 /// Places `job` on nodes set in every map of `maps` (its partition's, its constraint's and
@@ -75,7 +75,7 @@ fn pick_at(
     let mut chosen: Vec<(usize, u32)> = Vec::new();
     let mut slots: u64 = 0;
     let mut done = false;
-    for_each_common(maps, |i| {
+    for_each_candidate(job, maps, |i| {
         if !node_fits(&core.nodes, i, job) || !allow(i) {
             return true;
         }
@@ -84,6 +84,7 @@ fn pick_at(
             return true;
         }
         let cap = capacity(&policy, node, max, cpt, req_mem);
+        let cap = job.req.place.ntasks_per_node.map_or(cap, |n| cap.min(n));
         if cap == 0 {
             return true;
         }
@@ -96,7 +97,7 @@ fn pick_at(
         }
         chosen.len() < job.req.max_nodes as usize
     });
-    if !done {
+    if !done || !has_required(job, chosen.iter().map(|c| c.0)) {
         return None;
     }
     let tasks = deal(&chosen, job.req.ntasks);

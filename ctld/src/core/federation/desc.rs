@@ -7,7 +7,7 @@
 //! Dependencies and holds stay on the origin: a sibling copy has neither.
 
 use super::super::jobs::{Job, LaunchSpec};
-use super::super::request::{JobShare, SubmitRequest};
+use super::super::request::{JobShare, PlaceOpts, SubmitRequest};
 use crate::conf::TimeLimit;
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +56,9 @@ pub struct FedDesc {
     /// `--oversubscribe`/`--exclusive` (absent from descriptions sent before them: neither).
     #[serde(skip_serializing_if = "JobShare::is_unset")]
     pub share: JobShare,
+    /// `--ntasks-per-node`, `--mincpus`, `-w`, `-x`, `--begin`, `--nice`, `--signal`.
+    #[serde(skip_serializing_if = "is_default_place")]
+    pub place: PlaceOpts,
     /// The origin's submission time (seconds), kept by every copy.
     pub submit_time: u64,
     pub launch: LaunchSpec,
@@ -82,6 +85,7 @@ impl FedDesc {
             }),
             requeue: job.requeue,
             share: job.req.share,
+            place: job.req.place.clone(),
             submit_time: job.submit_time.secs(),
             launch: (*job.launch).clone(),
         }
@@ -117,9 +121,16 @@ impl FedDesc {
             hold: false,
             requeue: Some(self.requeue),
             share: self.share,
+            place: self.place.clone(),
+            // The origin checked who may give a negative --nice.
+            admin: true,
             launch: self.launch.clone(),
         }
     }
+}
+
+fn is_default_place(p: &PlaceOpts) -> bool {
+    *p == PlaceOpts::default()
 }
 
 #[cfg(test)]
@@ -143,6 +154,7 @@ mod tests {
             time_limit_min: Some(0),
             requeue: false,
             share: JobShare::Exclusive,
+            place: PlaceOpts::default(),
             submit_time: 1_700_000_000,
             launch: LaunchSpec {
                 script: "#!/bin/sh\necho hi\n".into(),

@@ -170,6 +170,7 @@ pub(crate) fn release_ready(core: &mut Core, out: &mut impl Outbox, now: SimTime
         };
         if let Some(job) = core.jobs.map.get_mut(&id) {
             job.start_time = Some(now);
+            job.signal_sent = false;
         }
         // Accounting learns the real start: the run began when the nodes were up.
         if let Some(rec) = started_record(core, id, now) {

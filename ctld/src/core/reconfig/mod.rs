@@ -98,6 +98,7 @@ fn apply(core: &mut Core, next: CtldConf, gids: Vec<Option<Vec<u32>>>) {
     }
     core.power.settings = PowerSettings::build(&next, &core.nodes, &core.parts);
     core.conf = Arc::new(next);
+    super::submit::recheck_part_limits(core);
 }
 
 /// Recomputes the node bitmap of every constraint seen so far, and each job's, after node

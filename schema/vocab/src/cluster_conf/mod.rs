@@ -84,6 +84,10 @@ pub struct CtldConf {
     pub max_job_count: u32,
     /// `MaxArraySize`: array task ids must be below it (default 1001).
     pub max_array_size: u32,
+    /// `EnforcePartLimits`: `ALL`, `ANY` or `YES` refuse at submission a job its partition's
+    /// limits or nodes can never satisfy; `NO` (the default) queues it, pending with a
+    /// reason (`PartitionConfig`, `PartitionNodeLimit`, `PartitionTimeLimit`).
+    pub enforce_part_limits: bool,
     /// `ReturnToService` (0, 1 or 2; default 0), Slurm's rules for DOWN nodes that register.
     pub return_to_service: u8,
     /// `SlurmUser` as written (default `root`): with root, the controller's administrator.
@@ -194,6 +198,7 @@ impl CtldConf {
             message_timeout: 10,
             max_job_count: 10_000,
             max_array_size: 1001,
+            enforce_part_limits: false,
             return_to_service: 0,
             slurm_user: "root".to_string(),
             slurmctld_log_file: None,
@@ -234,6 +239,13 @@ impl CtldConf {
             "messagetimeout" => self.message_timeout = positive(file, p)?,
             "maxjobcount" => self.max_job_count = positive(file, p)?,
             "maxarraysize" => self.max_array_size = file.number(p)?,
+            "enforcepartlimits" => {
+                self.enforce_part_limits = match p.value.trim().to_ascii_uppercase().as_str() {
+                    "ALL" | "ANY" | "YES" => true,
+                    "NO" => false,
+                    _ => return Err(file.bad_value(p, "expected ALL, ANY, NO or YES")),
+                }
+            }
             "slurmuser" => self.slurm_user = non_empty(file, p)?.to_string(),
             "slurmctldlogfile" => self.slurmctld_log_file = Some(non_empty(file, p)?.into()),
             "slurmctldpidfile" => self.slurmctld_pid_file = Some(non_empty(file, p)?.into()),
