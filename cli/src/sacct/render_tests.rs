@@ -76,7 +76,7 @@ fn row() -> JobRow {
 fn show_rows(args: &[&str], rows: &[JobRow], local: Option<&str>) -> String {
     let o = opts(args);
     let cols = parse_format(&o.fields, o.long).unwrap();
-    let text = TextOut::new(&o, &cols);
+    let mut text = TextOut::new(&o, &cols);
     let mut out = Vec::new();
     if !o.no_header {
         text.header(&mut out).unwrap();
