@@ -255,3 +255,18 @@ fn usage_fields_on_step_lines_and_cpu_sums_on_the_job_line() {
          7.0                       00:00:00 \n"
     );
 }
+
+#[test]
+fn rows_come_without_steps_only_when_nothing_shown_needs_them() {
+    let needs = |args: &[&str]| {
+        let o = opts(args);
+        let cols = parse_format(&o.fields, o.long).unwrap();
+        super::needs_steps(&o, &cols)
+    };
+    assert!(needs(&[]));
+    assert!(!needs(&["-X"]));
+    assert!(!needs(&["-X", "-P", "-o", "jobid,state,elapsed"]));
+    assert!(needs(&["-X", "-o", "jobid,derivedexitcode"]));
+    assert!(needs(&["-X", "-o", "jobid,totalcpu"]));
+    assert!(needs(&["-X", "--json"]));
+}
