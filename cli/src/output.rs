@@ -101,7 +101,7 @@ impl Printer {
             let last = i + 1 == self.columns.len();
             match self.mode {
                 OutputMode::Fixed => {
-                    line.push_str(&pad(&cut(value, col.width.unsigned_abs(), true), col.width));
+                    push_fixed(&mut line, value, col.width);
                     line.push(' ');
                 }
                 _ => self.push_parsable(&mut line, value, last),
@@ -137,6 +137,28 @@ fn cut(s: &str, width: u32, mark: bool) -> String {
     out
 }
 
+/// Appends `value` as one fixed-layout cell of `width` (without the space that follows it),
+/// allocating nothing: cut to the width with a `+` marking the cut, then right-justified for a
+/// positive width, left-justified for a negative one; a width of 0 shows nothing of a value.
+pub fn push_fixed(line: &mut String, value: &str, width: i32) {
+    let w = abs_width(width);
+    let len = value.chars().count();
+    if len > w {
+        if w > 0 {
+            line.extend(value.chars().take(w - 1));
+            line.push('+');
+        }
+        return;
+    }
+    if width >= 0 {
+        line.extend(std::iter::repeat_n(' ', w - len));
+        line.push_str(value);
+    } else {
+        line.push_str(value);
+        line.extend(std::iter::repeat_n(' ', w - len));
+    }
+}
+
 /// Pads `s` to the column width: right-justified for a positive width, left for a negative one.
 fn pad(s: &str, width: i32) -> String {
     percent::pad(s, abs_width(width), width >= 0, false)
@@ -164,6 +186,18 @@ mod tests {
             p.print_row(&mut buf, &row).unwrap();
         }
         String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn push_fixed_matches_cut_then_pad() {
+        for value in ["", "a", "abc", "abcdef", "héllo wörld", "0123456789"] {
+            for width in [-12, -5, -3, -1, 0, 1, 2, 3, 5, 10, 12] {
+                let mut line = String::from(">");
+                push_fixed(&mut line, value, width);
+                let old = pad(&cut(value, width.unsigned_abs(), true), width);
+                assert_eq!(line, format!(">{old}"), "{value:?} in {width}");
+            }
+        }
     }
 
     #[test]

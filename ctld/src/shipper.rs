@@ -231,7 +231,8 @@ impl Run {
 
 fn open(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
-    schema::configure(&conn)?;
+    // Its deletes need no power-loss safety: a batch sent again is stored once.
+    schema::configure(&conn, sluice_vocab::cluster_conf::StateSync::Normal)?;
     Ok(conn)
 }
 

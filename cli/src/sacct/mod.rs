@@ -41,8 +41,16 @@ const USAGE: &str = "Usage: sacct [-abDeLlnPpXv] [-A accounts] [-E time] [-j job
 pub fn main() -> i32 {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    run(&cmdutil::args(), &mut stdout.lock(), &mut stderr.lock())
+    // Lines are written in chunks (each chunk of rows from the dbd is flushed as a whole).
+    let mut out = std::io::BufWriter::with_capacity(OUT_BUFFER, stdout.lock());
+    let code = run(&cmdutil::args(), &mut out, &mut stderr.lock());
+    // `sacct | head`: a reader gone is not an error.
+    let _ = out.flush();
+    code
 }
+
+/// Bytes of output collected before they are written.
+const OUT_BUFFER: usize = 64 * 1024;
 
 /// Runs sacct with `args` against the accounting daemon named by `SLURM_CONF`.
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
@@ -104,8 +112,19 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         let mut q = window::query(&opts, clusters, uid, win);
         // Slurm removes federated duplicates only in the federation view.
         q.federation = local.is_some();
+        q.no_steps = !needs_steps(&opts, &columns);
         stream(&conf, q, &opts, &columns, local.as_deref(), &cx, out, err).await
     })
+}
+
+/// Whether the rows must carry their steps: for the step lines, the JSON output, and the
+/// job-line fields computed from the steps (the derived exit code, the usage fields).
+fn needs_steps(o: &SacctOpts, cols: &[Chosen]) -> bool {
+    !o.no_steps
+        || o.json
+        || cols.iter().any(|(f, _)| {
+            f.name == "DerivedExitCode" || usage::USAGE_FIELDS.iter().any(|u| u.name == f.name)
+        })
 }
 
 /// The clusters to search (empty = all) and, in a federation view, the local cluster.
@@ -202,22 +221,24 @@ async fn stream(
             return 1;
         }
     };
-    let text = TextOut::new(o, cols);
+    let mut text = TextOut::new(o, cols);
     let mut json = JsonOut::default();
     if !o.no_header && !o.json {
         let _ = text.header(out);
     }
     loop {
         match rows.message().await {
-            Ok(Some(row)) => {
-                let written = if o.json {
-                    if local.is_some() && job_lines(&row, o, local).is_empty() {
-                        continue;
+            Ok(Some(chunk)) => {
+                let written = chunk.rows.iter().try_for_each(|row| {
+                    if o.json {
+                        if local.is_some() && job_lines(row, o, local).is_empty() {
+                            return Ok(());
+                        }
+                        json.job(out, &json::job(row, !o.no_steps, cx))
+                    } else {
+                        text.lines(out, &job_lines(row, o, local), cx)
                     }
-                    json.job(out, &json::job(&row, !o.no_steps, cx))
-                } else {
-                    text.lines(out, &job_lines(&row, o, local), cx)
-                };
+                });
                 if written.and_then(|()| out.flush()).is_err() {
                     // The reader went away (`sacct | head`): stop quietly, as Slurm does.
                     return 0;

@@ -9,7 +9,7 @@ use super::args::SacctOpts;
 use super::fields::Cx;
 use super::format::Chosen;
 use super::values::Line;
-use crate::output::{OutputMode, Printer};
+use crate::output::{OutputMode, Printer, push_fixed};
 
 /// Jobs of other clusters with a local (non-federated) id are not shown in a federation view
 /// (Slurm's `_test_local_job`): ids at or below this are local.
@@ -46,31 +46,28 @@ pub fn job_lines<'a>(row: &'a JobRow, o: &SacctOpts, local_cluster: Option<&str>
     lines
 }
 
-/// Writes lines as text.
+/// Writes lines as text, through one line buffer reused for every line.
 pub struct TextOut {
     printer: Printer,
     mode: OutputMode,
     delimiter: String,
     fields: Vec<&'static super::fields::Field>,
+    widths: Vec<i32>,
+    line: String,
 }
 
 impl TextOut {
     /// Text output of `cols` laid out as `o` asks.
     pub fn new(o: &SacctOpts, cols: &[Chosen]) -> Self {
+        let printer = Printer::new(o.mode, cols.iter().map(|(_, c)| c.clone()).collect());
         Self {
-            printer: Printer::new(o.mode, cols.iter().map(|(_, c)| c.clone()).collect()),
+            widths: printer.columns().iter().map(|c| c.width).collect(),
+            printer,
             mode: o.mode,
             delimiter: o.delimiter.clone(),
             fields: cols.iter().map(|(f, _)| *f).collect(),
+            line: String::new(),
         }
-    }
-
-    fn parsable(&self, values: &[String]) -> String {
-        let mut s = values.join(&self.delimiter);
-        if self.mode == OutputMode::Parsable {
-            s.push_str(&self.delimiter);
-        }
-        s
     }
 
     /// The header (and dashes in the fixed layout).
@@ -78,20 +75,43 @@ impl TextOut {
         if self.mode == OutputMode::Fixed {
             return self.printer.print_header(w);
         }
-        let names: Vec<String> = self.fields.iter().map(|f| f.name.to_string()).collect();
-        writeln!(w, "{}", self.parsable(&names))
+        let mut line = String::new();
+        for (i, f) in self.fields.iter().enumerate() {
+            self.push_parsable(&mut line, f.name, i + 1 == self.fields.len());
+        }
+        line.push('\n');
+        w.write_all(line.as_bytes())
+    }
+
+    /// A parsable value and the delimiter after it (`-p`: after every value; `-P`: between).
+    fn push_parsable(&self, line: &mut String, value: &str, last: bool) {
+        line.push_str(value);
+        if !last || self.mode == OutputMode::Parsable {
+            line.push_str(&self.delimiter);
+        }
     }
 
     /// One line per entry of `lines`.
-    pub fn lines(&self, w: &mut dyn Write, lines: &[Line], cx: &Cx) -> io::Result<()> {
+    pub fn lines(&mut self, w: &mut dyn Write, lines: &[Line], cx: &Cx) -> io::Result<()> {
+        let mut line = std::mem::take(&mut self.line);
         for l in lines {
-            let values: Vec<String> = self.fields.iter().map(|f| (f.value)(l, cx)).collect();
-            let text = match self.mode {
-                OutputMode::Fixed => self.printer.format_row(&values),
-                _ => self.parsable(&values),
-            };
-            writeln!(w, "{text}")?;
+            line.clear();
+            for (i, f) in self.fields.iter().enumerate() {
+                let value = (f.value)(l, cx);
+                if self.mode == OutputMode::Fixed {
+                    push_fixed(&mut line, &value, self.widths[i]);
+                    line.push(' ');
+                } else {
+                    self.push_parsable(&mut line, &value, i + 1 == self.fields.len());
+                }
+            }
+            line.push('\n');
+            if let Err(e) = w.write_all(line.as_bytes()) {
+                self.line = line;
+                return Err(e);
+            }
         }
+        self.line = line;
         Ok(())
     }
 }

@@ -76,7 +76,7 @@ fn row() -> JobRow {
 fn show_rows(args: &[&str], rows: &[JobRow], local: Option<&str>) -> String {
     let o = opts(args);
     let cols = parse_format(&o.fields, o.long).unwrap();
-    let text = TextOut::new(&o, &cols);
+    let mut text = TextOut::new(&o, &cols);
     let mut out = Vec::new();
     if !o.no_header {
         text.header(&mut out).unwrap();
@@ -254,4 +254,19 @@ fn usage_fields_on_step_lines_and_cpu_sums_on_the_job_line() {
          7                        00:01.334 \n7.batch           1180K  00:01.334 \n\
          7.0                       00:00:00 \n"
     );
+}
+
+#[test]
+fn rows_come_without_steps_only_when_nothing_shown_needs_them() {
+    let needs = |args: &[&str]| {
+        let o = opts(args);
+        let cols = parse_format(&o.fields, o.long).unwrap();
+        super::needs_steps(&o, &cols)
+    };
+    assert!(needs(&[]));
+    assert!(!needs(&["-X"]));
+    assert!(!needs(&["-X", "-P", "-o", "jobid,state,elapsed"]));
+    assert!(needs(&["-X", "-o", "jobid,derivedexitcode"]));
+    assert!(needs(&["-X", "-o", "jobid,totalcpu"]));
+    assert!(needs(&["-X", "--json"]));
 }

@@ -78,6 +78,8 @@ pub fn query(o: &SacctOpts, clusters: Vec<String>, uid: u32, w: Window) -> JobQu
         nodelist: o.nodelist.clone().unwrap_or_default(),
         // Set by the caller once it knows the view is a federation's.
         federation: false,
+        // Set by the caller from the fields shown.
+        no_steps: false,
     }
 }
 

@@ -121,10 +121,126 @@ impl Outbox for Batch {
     }
 }
 
+/// The requests of one group commit: `first` (the one the loop waited for), then every request
+/// already queued, up to `max` in all. Requests that arrived while the previous commit was in
+/// flight are queued, so they are committed together in this one.
+pub fn gather<M>(first: M, mut queued: impl FnMut() -> Option<M>, max: usize) -> Vec<M> {
+    let mut msgs = vec![first];
+    while msgs.len() < max {
+        match queued() {
+            Some(m) => msgs.push(m),
+            None => break,
+        }
+    }
+    msgs
+}
+
+/// Makes `batch` durable with `write` (one transaction of its saves and records, when it has
+/// any) and only then hands back its replies and node commands to release; when `write` fails
+/// everything stays in the batch, to be committed with the next one, and nobody is answered.
+pub fn commit_batch(
+    batch: &mut Batch,
+    write: impl FnOnce(&Batch) -> Result<(), String>,
+) -> Result<(Vec<Reply>, Vec<NodeCommand>), String> {
+    if batch.needs_commit() {
+        write(batch)?;
+    }
+    Ok(batch.release())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use sluice_vocab::FedJobId;
+    use std::sync::{Arc, Mutex};
+
+    fn job(id: u32) -> SaveHint {
+        SaveHint::Job(FedJobId::from_raw(id).unwrap())
+    }
+
+    /// A reply that records `name` in `answered` when sent.
+    fn reply(answered: &Arc<Mutex<Vec<&'static str>>>, name: &'static str) -> Reply {
+        let answered = Arc::clone(answered);
+        Box::new(move || answered.lock().unwrap().push(name))
+    }
+
+    #[test]
+    fn gather_takes_everything_queued_up_to_the_limit() {
+        let mut queue = vec![2, 3, 4, 5].into_iter();
+        assert_eq!(gather(1, || queue.next(), 3), vec![1, 2, 3]);
+        // The rest is the next commit's.
+        let first = queue.next().unwrap();
+        assert_eq!(gather(first, || queue.next(), 3), vec![4, 5]);
+        let mut empty = std::iter::empty::<u32>();
+        assert_eq!(gather(9, || empty.next(), 3), vec![9]);
+    }
+
+    #[test]
+    fn requests_arriving_during_a_commit_are_committed_together_in_the_next() {
+        let answered = Arc::new(Mutex::new(Vec::new()));
+        let mut b = Batch::new(true);
+        b.save(job(1));
+        b.reply(reply(&answered, "a"));
+        // The commit is in flight: b and c arrive meanwhile and wait in the queue.
+        let mut writes = Vec::new();
+        let (replies, _) = commit_batch(&mut b, |b| {
+            writes.push(b.saves().to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert!(
+            answered.lock().unwrap().is_empty(),
+            "answered before its commit"
+        );
+        replies.into_iter().for_each(|r| r());
+        assert_eq!(*answered.lock().unwrap(), ["a"]);
+        let mut queue = vec![("c", 3)].into_iter();
+        for (name, id) in gather(("b", 2), || queue.next(), 4096) {
+            b.save(job(id));
+            b.reply(reply(&answered, name));
+        }
+        let (replies, _) = commit_batch(&mut b, |b| {
+            writes.push(b.saves().to_vec());
+            Ok(())
+        })
+        .unwrap();
+        replies.into_iter().for_each(|r| r());
+        // Two commits for three requests, each answered after its own.
+        assert_eq!(writes, vec![vec![job(1)], vec![job(2), job(3)]]);
+        assert_eq!(*answered.lock().unwrap(), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_failed_commit_answers_nobody_and_is_retried_with_the_next() {
+        let answered = Arc::new(Mutex::new(Vec::new()));
+        let mut b = Batch::new(true);
+        b.save(job(1));
+        b.reply(reply(&answered, "a"));
+        let failed = commit_batch(&mut b, |_| Err("disk full".to_string()));
+        assert_eq!(failed.err().as_deref(), Some("disk full"));
+        assert!(answered.lock().unwrap().is_empty());
+        b.save(job(2));
+        b.reply(reply(&answered, "b"));
+        let mut written = Vec::new();
+        let (replies, _) = commit_batch(&mut b, |b| {
+            written = b.saves().to_vec();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(written, vec![job(1), job(2)]);
+        replies.into_iter().for_each(|r| r());
+        assert_eq!(*answered.lock().unwrap(), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_batch_of_reads_is_answered_without_a_write() {
+        let answered = Arc::new(Mutex::new(Vec::new()));
+        let mut b = Batch::new(true);
+        b.reply(reply(&answered, "query"));
+        let (replies, _) = commit_batch(&mut b, |_| panic!("nothing to write")).unwrap();
+        replies.into_iter().for_each(|r| r());
+        assert_eq!(*answered.lock().unwrap(), ["query"]);
+    }
 
     #[test]
     fn saves_are_deduplicated_and_cleared_on_release() {

@@ -3,7 +3,7 @@
 //! send node commands and fetch leases, but it never awaits: a commit blocks only this thread.
 
 use super::admins::{self, DbdAdmins};
-use super::batch::Batch;
+use super::batch::{self, Batch};
 use super::dispatch::Dispatcher;
 use super::federation::FederationPort;
 use super::leases::Leaser;
@@ -92,7 +92,7 @@ pub(super) fn group_id(name: &str) -> Option<u32> {
 pub fn start(cfg: RuntimeConfig) -> Result<Runtime, RuntimeError> {
     let dir = cfg.conf.state_save_location.clone();
     std::fs::create_dir_all(&dir)?;
-    let store = StateStore::open(&dir)?;
+    let store = StateStore::open_with(&dir, cfg.conf.state_sync)?;
     let snap = store.load()?;
     // Before the shipper sends anything of another cluster's outbox under this name.
     check_cluster(&cfg.conf, &snap)?;
@@ -287,12 +287,8 @@ impl Loop {
             };
             let now = wall_now();
             if let Some(m) = first {
-                stop |= self.handle(m, now);
-                for _ in 1..MAX_BATCH {
-                    match rx.try_recv() {
-                        Ok(m) => stop |= self.handle(m, now),
-                        Err(_) => break,
-                    }
+                for m in batch::gather(m, || rx.try_recv().ok(), MAX_BATCH) {
+                    stop |= self.handle(m, now);
                 }
             }
             if Instant::now() >= next_tick {
@@ -366,22 +362,22 @@ impl Loop {
     /// Commits the batch, then releases its replies and node commands. A failed commit keeps
     /// everything for the next try.
     fn commit(&mut self) {
-        if self.batch.needs_commit() {
-            let records = self.batch.acct().len();
-            if let Err(e) = self
-                .sink
-                .commit(&self.core, self.batch.saves(), self.batch.acct())
-            {
+        let records = self.batch.acct().len();
+        let (sink, core) = (&mut self.sink, &self.core);
+        let (replies, cmds) = match batch::commit_batch(&mut self.batch, |b| {
+            sink.commit(core, b.saves(), b.acct())
+        }) {
+            Ok(released) => released,
+            Err(e) => {
                 tracing::error!("state commit failed, will retry: {e}");
                 return;
             }
-            if records > 0
-                && let Some(s) = &self.shipper
-            {
-                s.notify();
-            }
+        };
+        if records > 0
+            && let Some(s) = &self.shipper
+        {
+            s.notify();
         }
-        let (replies, cmds) = self.batch.release();
         for reply in replies {
             reply();
         }

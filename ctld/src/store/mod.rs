@@ -19,6 +19,7 @@ use crate::core::snapshot::{JobSnap, NodeSnap, SNAPSHOT_FORMAT, part_state_name}
 use crate::core::{AcctRecord, Core, SaveHint};
 use prost::Message;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use sluice_vocab::cluster_conf::StateSync;
 use sluice_vocab::{FedJobId, NodeIdx};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -84,8 +85,14 @@ impl StateStore {
         dir.join(STATE_FILE)
     }
 
-    /// Opens (creating `dir`, the file and the schema as needed) the store in `dir`.
+    /// Opens (creating `dir`, the file and the schema as needed) the store in `dir`, with the
+    /// default durability (`SluiceStateSync=normal`).
     pub fn open(dir: &Path) -> Result<StateStore, StoreError> {
+        Self::open_with(dir, StateSync::default())
+    }
+
+    /// [`StateStore::open`] with the durability `sync` (`SluiceStateSync`).
+    pub fn open_with(dir: &Path, sync: StateSync) -> Result<StateStore, StoreError> {
         // Job scripts and environments are in here: the directory is the controller's alone
         // (0700) and so are its files (0600; SQLite gives the WAL and shared-memory files the
         // database's mode), also those an earlier version left readable.
@@ -102,7 +109,7 @@ impl StateStore {
             source,
         };
         let mut conn = Connection::open(&path).map_err(sql)?;
-        schema::configure(&conn).map_err(sql)?;
+        schema::configure(&conn, sync).map_err(sql)?;
         if let schema::Migration::TooNew(found) = schema::migrate(&mut conn).map_err(sql)? {
             return Err(StoreError::TooNew {
                 path,

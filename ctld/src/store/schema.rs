@@ -18,13 +18,15 @@
 //! per (cluster, stream), so a wiped `StateSaveLocation` starts a new stream whose seqs from 1
 //! are not mistaken for records the dbd already has.
 //!
-//! Durability: WAL with `synchronous=NORMAL`. A commit is in the WAL file (written, not yet
-//! fsynced) when `COMMIT` returns, so killing the process (`kill -9`) loses nothing: the OS
-//! still has the pages and the next open replays the WAL. Only an OS crash or power loss may
-//! drop the last commits (never corrupting the database), which Slurm's own state files risk
-//! too; `synchronous=FULL` would fsync every commit for that case at a large cost per commit.
+//! Durability: WAL, with `synchronous` as `SluiceStateSync` says. `normal` (the default): a
+//! commit is in the WAL file (written, not yet fsynced) when `COMMIT` returns, so killing the
+//! process (`kill -9`) loses nothing: the OS still has the pages and the next open replays the
+//! WAL. Only an OS crash or power loss may drop the last commits (never corrupting the
+//! database), which Slurm's own state files risk too. `full` fsyncs the WAL on every commit, so
+//! a commit also survives power loss, at the cost of one fsync per group commit.
 
 use rusqlite::{Connection, params};
+use sluice_vocab::cluster_conf::StateSync;
 
 /// The schema version this controller writes.
 pub const SCHEMA_VERSION: i64 = 2;
@@ -46,11 +48,15 @@ CREATE TABLE nodes (name TEXT PRIMARY KEY, format INTEGER NOT NULL, body BLOB NO
 CREATE TABLE acct_outbox (seq INTEGER PRIMARY KEY, record BLOB NOT NULL);
 ";
 
-/// Sets the connection's journal, durability and locking options.
-pub fn configure(conn: &Connection) -> rusqlite::Result<()> {
+/// Sets the connection's journal, durability (`sync`) and locking options.
+pub fn configure(conn: &Connection, sync: StateSync) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let level = match sync {
+        StateSync::Normal => "NORMAL",
+        StateSync::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", level)?;
     Ok(())
 }
 

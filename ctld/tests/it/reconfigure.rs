@@ -153,6 +153,7 @@ fn changes_that_need_a_restart_are_all_named_and_nothing_is_applied() {
     let next = ClusterBuilder::new()
         .conf("ClusterName=other")
         .conf("KillWait=7")
+        .conf("SluiceStateSync=full")
         .nodes("n1", "CPUs=8 Features=big")
         .nodes("n3", "CPUs=4")
         .partition("debug", "Nodes=n1,n3 Default=YES MaxTime=10")
@@ -163,6 +164,7 @@ fn changes_that_need_a_restart_are_all_named_and_nothing_is_applied() {
     };
     for expected in [
         "ClusterName changed (test -> other)",
+        "SluiceStateSync changed (normal -> full)",
         "nodes n3 added",
         "nodes n2 removed",
         "CPUs changed on n1",

@@ -145,6 +145,18 @@ mod cases {
         assert_eq!(runs[0].suspended_secs, 30, "the resume counted once");
         assert_eq!(runs[0].state, JobState::Suspended.stored());
         assert_eq!(runs[0].steps.len(), 1);
+        // sacct -X asks for the runs without their steps.
+        let bare = query(
+            &store,
+            &JobQuery {
+                duplicates: true,
+                no_steps: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(bare.len(), 1);
+        assert!(bare[0].steps.is_empty());
+        assert_eq!(bare[0].suspended_secs, 30);
         assert_eq!(store.list_node_events("c1", None).unwrap().len(), 1);
         // After a reconnect the cursor is still there.
         drop(store);

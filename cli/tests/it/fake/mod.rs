@@ -148,19 +148,26 @@ impl Controller for Fake {
 
 #[tonic::async_trait]
 impl AccountingRecords for Fake {
-    async fn list_jobs(&self, r: Request<JobQuery>) -> Result<Response<BoxStream<JobRow>>, Status> {
+    async fn list_jobs(
+        &self,
+        r: Request<JobQuery>,
+    ) -> Result<Response<BoxStream<JobRows>>, Status> {
         let mut s = self.0.lock().unwrap();
         let q = r.into_inner();
-        let rows: Vec<Result<JobRow, Status>> = s
+        let rows: Vec<JobRow> = s
             .rows
             .iter()
             .filter(|j| q.job_ids.is_empty() || q.job_ids.contains(&j.job_id))
             .filter(|j| q.uids.is_empty() || q.uids.contains(&j.uid))
             .cloned()
-            .map(Ok)
             .collect();
         s.queries.push(q);
-        Ok(Response::new(Box::pin(tokio_stream::iter(rows))))
+        // One row per chunk, as a dbd's first small chunks could be.
+        let chunks: Vec<Result<JobRows, Status>> = rows
+            .into_iter()
+            .map(|row| Ok(JobRows { rows: vec![row] }))
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 }
 

@@ -135,8 +135,8 @@ impl Dbd {
             .expect("list")
             .into_inner();
         let mut rows = Vec::new();
-        while let Some(row) = stream.message().await.expect("row") {
-            rows.push(row);
+        while let Some(chunk) = stream.message().await.expect("rows") {
+            rows.extend(chunk.rows);
         }
         rows.sort_by_key(|r| r.job_id);
         rows

@@ -62,6 +62,8 @@ fn keys(cur: &CtldConf, next: &CtldConf) -> Vec<String> {
             ("SelectType", c.select.select_type_name().to_string()),
             ("SelectTypeParameters", c.select.params_name()),
             ("PreemptMode", c.select.preempt_mode.display()),
+            // The state store is opened with it.
+            ("SluiceStateSync", c.state_sync.name().to_string()),
         ]
     };
     values(cur)

@@ -167,6 +167,7 @@ pub fn job_query(q: proto::JobQuery) -> Result<JobQuery, Status> {
         end: q.end,
         duplicates: q.duplicates,
         federation: q.federation,
+        no_steps: q.no_steps,
         nodes,
     })
 }

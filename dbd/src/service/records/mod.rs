@@ -1,5 +1,6 @@
 //! The `AccountingRecords` gRPC service: controllers send their accounting outbox here
-//! (`RecordBatch`), and sacct reads job history (`ListJobs`, streamed page by page).
+//! (`RecordBatch`), and sacct reads job history (`ListJobs`, streamed page by page, one
+//! `JobRows` message per page, so the stream's costs are per page rather than per row).
 //!
 //! `RecordBatch` needs an admin (root or SlurmUser: the controllers), as every other change.
 //! `ListJobs` is open to every authenticated caller, like the other lists.
@@ -22,8 +23,11 @@ use tonic::{Request, Response, Status};
 use super::{AccountingService, blocking};
 use crate::store::{JobCursor, JobQuery, Store};
 
-/// Runs per page read from the store; also the depth of the stream's buffer.
-const PAGE: usize = 500;
+/// Runs per page read from the store, sent as one `JobRows` message.
+const PAGE: usize = 2000;
+/// Pages read ahead of the client (the stream's buffer): the dbd holds at most this many
+/// pages plus the one being read, however large the result.
+const AHEAD: usize = 2;
 
 /// The job-records service; shares the store and the admin rule of [`AccountingService`].
 #[derive(Debug, Clone)]
@@ -53,7 +57,7 @@ impl RecordsService {
 async fn stream_pages(
     store: Arc<Store>,
     query: JobQuery,
-    tx: mpsc::Sender<Result<proto::JobRow, Status>>,
+    tx: mpsc::Sender<Result<proto::JobRows, Status>>,
 ) {
     let query = Arc::new(query);
     let mut after: Option<JobCursor> = None;
@@ -67,10 +71,9 @@ async fn stream_pages(
                 return;
             }
         };
-        for run in page.runs {
-            if tx.send(Ok(convert::job_row(run))).await.is_err() {
-                return;
-            }
+        let rows = page.runs.into_iter().map(convert::job_row).collect();
+        if tx.send(Ok(proto::JobRows { rows })).await.is_err() {
+            return;
         }
         match page.next {
             Some(next) => after = Some(next),
@@ -103,7 +106,7 @@ impl AccountingRecords for RecordsService {
         Ok(Response::new(proto::RecordBatchReply { applied_seq }))
     }
 
-    type ListJobsStream = ReceiverStream<Result<proto::JobRow, Status>>;
+    type ListJobsStream = ReceiverStream<Result<proto::JobRows, Status>>;
 
     async fn list_jobs(
         &self,
@@ -111,7 +114,7 @@ impl AccountingRecords for RecordsService {
     ) -> Result<Response<Self::ListJobsStream>, Status> {
         auth::identity(&req)?;
         let query = convert::job_query(req.into_inner())?;
-        let (tx, rx) = mpsc::channel(PAGE);
+        let (tx, rx) = mpsc::channel(AHEAD);
         tokio::spawn(stream_pages(self.store(), query, tx));
         Ok(Response::new(ReceiverStream::new(rx)))
     }

@@ -107,12 +107,17 @@ async fn list_jobs_streams_every_page_in_order() {
         .unwrap()
         .into_inner();
     let mut ids = Vec::new();
-    while let Some(row) = stream.next().await {
-        let row = row.unwrap();
-        assert_eq!(row.name, format!("j{}", row.job_id));
-        ids.push(row.job_id);
+    let mut chunks = 0;
+    while let Some(chunk) = stream.next().await {
+        chunks += 1;
+        for row in chunk.unwrap().rows {
+            assert_eq!(row.name, format!("j{}", row.job_id));
+            ids.push(row.job_id);
+        }
     }
     assert_eq!(ids, (1..=total).collect::<Vec<_>>());
+    // One message per page, not per row.
+    assert_eq!(chunks, 3);
 }
 
 #[tokio::test]

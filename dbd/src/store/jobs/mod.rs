@@ -17,7 +17,7 @@
 //! * without `duplicates` only each job's newest run is shown, and never REVOKED copies; with
 //!   `federation` also no run whose job id the result shows again, submitted over a day later;
 //! * rows come ordered by cluster, submit time, job id, run; each carries its steps (batch step
-//!   first, then extern, then numbered steps). How each page stays an index range is in
+//!   first, then extern, then numbered steps) unless `no_steps`. How each page stays an index range is in
 //!   [`query`].
 
 use std::collections::{HashMap, HashSet};
@@ -100,7 +100,9 @@ fn page(
         .into_iter()
         .map(JobRun::from)
         .collect();
-    attach_steps(conn, &mut runs)?;
+    if !query.no_steps {
+        attach_steps(conn, &mut runs)?;
+    }
     Ok(JobPage { runs, next })
 }
 

@@ -28,6 +28,8 @@ pub struct JobQuery {
     /// run with the same job id submitted more than a day later (see
     /// [`fed_dups`](super::fed_dups)).
     pub federation: bool,
+    /// The runs may come without their steps (sacct -X showing no field made from them).
+    pub no_steps: bool,
 }
 
 /// Where the next page of a query starts: just after this run in the result order.

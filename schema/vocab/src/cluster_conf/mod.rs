@@ -37,6 +37,29 @@ pub enum SchedulerType {
     Builtin,
 }
 
+/// How the controller's state store makes a commit durable (`SluiceStateSync`, a Sluice key):
+/// SQLite's `synchronous` level under its write-ahead log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StateSync {
+    /// `normal` (the default): a commit is written to the log, fsynced at checkpoints; it
+    /// survives any crash of the controller process, an OS crash or power loss may lose the
+    /// last commits (never corrupting the store).
+    #[default]
+    Normal,
+    /// `full`: every commit is fsynced before anyone is answered, so it survives power loss.
+    Full,
+}
+
+impl StateSync {
+    /// The key's value as written in `slurm.conf`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StateSync::Normal => "normal",
+            StateSync::Full => "full",
+        }
+    }
+}
+
 /// One `SlurmctldHost` entry: `name` or `name(address)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CtldHost {
@@ -98,6 +121,8 @@ pub struct CtldConf {
     pub slurmctld_pid_file: Option<PathBuf>,
     /// `FirstJobId` (default 1): where a controller without an accounting daemon starts its ids.
     pub first_job_id: u32,
+    /// `SluiceStateSync` (default `normal`): the state store's durability.
+    pub state_sync: StateSync,
     /// Resource selection and gang scheduling (`SelectType`, `SelectTypeParameters`,
     /// `DefMemPerCPU`, `DefMemPerNode`, `PreemptMode`, `SchedulerTimeSlice`).
     pub select: SelectConf,
@@ -204,6 +229,7 @@ impl CtldConf {
             slurmctld_log_file: None,
             slurmctld_pid_file: None,
             first_job_id: 1,
+            state_sync: StateSync::Normal,
             select: SelectConf::default(),
             nodes: Vec::new(),
             partitions: Vec::new(),
@@ -250,6 +276,13 @@ impl CtldConf {
             "slurmctldlogfile" => self.slurmctld_log_file = Some(non_empty(file, p)?.into()),
             "slurmctldpidfile" => self.slurmctld_pid_file = Some(non_empty(file, p)?.into()),
             "firstjobid" => self.first_job_id = positive(file, p)?,
+            "sluicestatesync" => {
+                self.state_sync = match p.value.to_ascii_lowercase().as_str() {
+                    "normal" => StateSync::Normal,
+                    "full" => StateSync::Full,
+                    _ => return Err(file.bad_value(p, "expected normal or full")),
+                }
+            }
             "returntoservice" => {
                 self.return_to_service = file.number(p)?;
                 if self.return_to_service > 2 {

@@ -165,3 +165,22 @@ proptest! {
         prop_assert_eq!(c.partitions[0].nodes.len() as u32, len);
     }
 }
+
+#[test]
+fn state_sync_is_normal_unless_set_to_full() {
+    let (c, _) = parse(BASE).unwrap();
+    assert_eq!(c.state_sync, StateSync::Normal);
+    let (c, w) = parse(&format!("{BASE}SluiceStateSync=FULL\n")).unwrap();
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(c.state_sync, StateSync::Full);
+    let (c, _) = parse(&format!("{BASE}SluiceStateSync=normal\n")).unwrap();
+    assert_eq!(c.state_sync, StateSync::Normal);
+    let err = parse(&format!("{BASE}SluiceStateSync=off\n")).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ConfError::BadValue { .. }), "{msg}");
+    assert!(
+        msg.starts_with("slurm.conf:3:") && msg.contains("SluiceStateSync"),
+        "{msg}"
+    );
+    assert!(msg.contains("expected normal or full"), "{msg}");
+}
