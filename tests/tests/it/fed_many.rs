@@ -86,7 +86,10 @@ fn five_hundred_jobs_from_three_clusters_each_run_once() {
         );
     }
 
-    // sacct --federation: one COMPLETED row per job, from the cluster that ran it.
+    // sacct --federation: one COMPLETED row per job, from the cluster that ran it. While jobs
+    // run, a job may briefly show twice: its origin's pending copy until the origin learns that
+    // a sibling started it (then the copy is revoked and hidden, as in Slurm); once every job
+    // has ended, never.
     let mut rows = BTreeMap::new();
     fed.wait_within(
         Duration::from_secs(120),
@@ -116,8 +119,11 @@ fn five_hundred_jobs_from_three_clusters_each_run_once() {
                         .is_some();
                 }
             }
-            assert!(!dup, "a job has two rows in sacct -X:\n{out}");
-            rows.len() >= JOBS && rows.values().all(|(s, _)| s == "COMPLETED")
+            let done = rows.len() >= JOBS && rows.values().all(|(s, _)| s == "COMPLETED");
+            if done {
+                assert!(!dup, "a job has two rows in sacct -X:\n{out}");
+            }
+            done
         },
     );
     assert_eq!(rows.keys().copied().collect::<BTreeSet<u32>>(), unique);
