@@ -34,7 +34,8 @@ const BATCH_SEPARATE: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$;
 const BATCH_JOINED: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>&1; shift 2; exec \"$@\"";
 const BATCH_SEPARATE_APPEND: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >>\"$2\" 2>>\"$3\"; shift 3; exec \"$@\"";
 const BATCH_JOINED_APPEND: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >>\"$2\" 2>&1; shift 2; exec \"$@\"";
-const STEP: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"";
+const STEP: &str =
+    "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"";
 
 /// Who a job's processes run as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
