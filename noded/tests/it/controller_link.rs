@@ -85,11 +85,7 @@ async fn an_exit_during_a_controller_outage_arrives_exactly_once_later() {
     std::fs::write(work.join("go"), "").unwrap();
     let exits_dir = noded.spool.join("exits");
     eventually("the exit report to be persisted", async || {
-        (std::fs::read_dir(&exits_dir)
-            .map(|d| d.count())
-            .unwrap_or(0)
-            == 1)
-            .then_some(())
+        (persisted_exits(&exits_dir) == 1).then_some(())
     })
     .await;
     let ping = client
@@ -135,11 +131,7 @@ async fn pending_exit_reports_survive_a_node_daemon_restart() {
         .unwrap();
     let exits_dir = noded.spool.join("exits");
     eventually("the exit report to be persisted", async || {
-        (std::fs::read_dir(&exits_dir)
-            .map(|d| d.count())
-            .unwrap_or(0)
-            == 1)
-            .then_some(())
+        (persisted_exits(&exits_dir) == 1).then_some(())
     })
     .await;
     noded.stop().await;
@@ -238,4 +230,14 @@ async fn a_controller_restart_between_heartbeats_is_noticed_by_its_start_time() 
     assert_eq!(ctld.exit_of(61).await.exit_code, 0);
     noded.stop().await;
     ctld.stop().await;
+}
+
+/// How many exit reports the node daemon has persisted in `dir`: each is written to a `.tmp`
+/// file first and renamed, so only renamed ones count.
+fn persisted_exits(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| {
+        d.filter_map(Result::ok)
+            .filter(|e| !e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count()
+    })
 }
