@@ -238,6 +238,27 @@ fn an_unreadable_offer_is_rejected() {
     assert_eq!(fx.out.fed_reqs, [FedRequest::Reject { job: id }]);
 }
 
+/// The event stream and the registration run side by side: a sibling's copy can be applied
+/// before this cluster's first view. It still starts only through the dbd's lock.
+#[test]
+fn a_copy_that_arrives_before_the_first_view_still_takes_the_lock() {
+    let mut fx = builder("n1").build();
+    fx.register_all();
+    let id = b_job(11);
+    let now = fx.now;
+    let offered = FedEventKind::SiblingOffered {
+        job: id,
+        origin: "b".into(),
+        viable: vec!["test".into(), "b".into()],
+        desc: desc("early"),
+    };
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
+    fx.schedule();
+    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert!(fx.out.launched().is_empty(), "no launch without the lock");
+    assert_eq!(fx.state(id), JobState::Pending);
+}
+
 #[test]
 fn a_revoked_copy_while_locking_gives_its_reservation_back() {
     let mut fx = fixture(FedState::Active);

@@ -23,15 +23,16 @@ use sluice_vocab::{FedJobId, JobState};
 pub const RETRY_SECS: u64 = 2;
 
 /// Whether `id` must take the start lock before it starts: a recorded federated job (not an
-/// array task: arrays run on their origin only) while this cluster is in a federation.
+/// array task: arrays run on their origin only). Whatever this cluster's view says: a copy can
+/// arrive on the event stream before the first view does, and leaving a federation makes its
+/// jobs local (`fed` cleared), so a job still federated here is one the dbd arbitrates.
 pub(crate) fn needs_lock(core: &Core, id: FedJobId) -> bool {
-    core.fed.view.in_federation()
-        && core.jobs.map.get(&id).is_some_and(|j| {
-            j.array.is_none()
-                && j.fed
-                    .as_ref()
-                    .is_some_and(|f| f.phase == FedPhase::Recorded)
-        })
+    core.jobs.map.get(&id).is_some_and(|j| {
+        j.array.is_none()
+            && j.fed
+                .as_ref()
+                .is_some_and(|f| f.phase == FedPhase::Recorded)
+    })
 }
 
 /// The scheduling pass's federation check of a queued job: keeps the origin's offer to its
