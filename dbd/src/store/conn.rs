@@ -19,6 +19,35 @@ pub enum AnyConnection {
     Postgresql(PgConnection),
 }
 
+impl AnyConnection {
+    /// Runs `f` in a transaction that takes SQLite's write lock when it begins (`BEGIN
+    /// IMMEDIATE`): a second writer then waits on the busy timeout, where a deferred
+    /// transaction that read first fails at its first write with "database is locked" (its
+    /// snapshot is stale). MySQL and PostgreSQL lock rows as they go: plain `transaction`.
+    pub fn write_transaction<T, E, F>(&mut self, f: F) -> Result<T, E>
+    where
+        F: FnOnce(&mut AnyConnection) -> Result<T, E>,
+        E: From<diesel::result::Error>,
+    {
+        use diesel::connection::{AnsiTransactionManager, TransactionManager};
+        let AnyConnection::Sqlite(sqlite) = self else {
+            return self.transaction(f);
+        };
+        AnsiTransactionManager::begin_transaction_sql(sqlite, "BEGIN IMMEDIATE")?;
+        // Ended through the enum's manager, which hands over to the same SQLite connection.
+        match f(self) {
+            Ok(value) => {
+                <Self as Connection>::TransactionManager::commit_transaction(self)?;
+                Ok(value)
+            }
+            Err(e) => match <Self as Connection>::TransactionManager::rollback_transaction(self) {
+                Ok(()) | Err(diesel::result::Error::BrokenTransactionManager) => Err(e),
+                Err(rollback) => Err(rollback.into()),
+            },
+        }
+    }
+}
+
 /// The backend a database URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -30,7 +30,6 @@ pub mod view;
 /// types, below the row models that store them).
 pub use super::types::fed as types;
 
-use diesel::Connection;
 use tokio::sync::watch;
 
 use super::conn::AnyConnection;
@@ -95,7 +94,7 @@ impl Store {
         loop {
             let outcome = {
                 let mut conn = self.lock();
-                conn.transaction::<T, FedError, _>(|c| f(c))
+                conn.write_transaction::<T, FedError, _>(|c| f(c))
             };
             match outcome {
                 Err(e) if e.is_transient() && attempt < ATTEMPTS => {
