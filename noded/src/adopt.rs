@@ -1,45 +1,61 @@
 //! Batch jobs that outlive a restart of the node daemon.
 //!
 //! Every started batch script leaves a launch record in the spool (`launches/<job>`: its process
-//! group and launch count) until its exit report is queued. A daemon starting over finds the
-//! records of jobs whose processes still run, adopts them (they are listed as running, can be
-//! signalled, and are watched until their process group is gone), so a node daemon restart
-//! costs no job. An adopted script is no longer this daemon's child, so its exit status cannot
-//! be read: its end is reported as exit code [`UNKNOWN_EXIT_CODE`], and logged as unknown.
+//! group, launch count and supervisor's pid) until its exit report is queued. A daemon starting
+//! over finds the records of jobs whose processes still run, adopts them (they are listed as
+//! running, can be signalled, and are watched until their process group is gone), so a node
+//! daemon restart costs no job. The script's supervisor outlived the daemon too and leaves the
+//! script's status in `launches/<job>.status`: that is the exit code reported. Only when the
+//! supervisor itself was killed is the status lost; the end is then reported as exit code
+//! [`UNKNOWN_EXIT_CODE`], and logged as unknown.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::jobs::Part;
 use crate::node::{Node, unix_now};
 use crate::outbox::ExitReport;
+use crate::supervise::Ended;
 
-/// The exit code reported for an adopted job, whose real status is lost.
+/// The exit code reported for a job whose real status is lost (its supervisor was killed).
 pub const UNKNOWN_EXIT_CODE: i32 = 1;
+/// The suffix of a supervisor's status file, `launches/<job>.status`.
+const STATUS_SUFFIX: &str = "status";
+/// How often a gone script's status is looked for while its supervisor still runs.
+const STATUS_POLL: Duration = Duration::from_millis(50);
 /// How often an adopted job's process group is looked for.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Records that `job` (launch `restart`) runs as process group `pgid`.
-pub async fn record_launch(node: &Node, job: u32, restart: u32, pgid: i32) {
+/// Records that `job` (launch `restart`) runs as process group `pgid` under supervisor `stepd`.
+pub async fn record_launch(node: &Node, job: u32, restart: u32, pgid: i32, stepd: u32) {
     let dir = node.spool.launches_dir();
     let path = dir.join(job.to_string());
     let write = async {
         tokio::fs::create_dir_all(&dir).await?;
-        tokio::fs::write(&path, format!("{pgid} {restart}\n")).await
+        tokio::fs::write(&path, format!("{pgid} {restart} {stepd}\n")).await
     };
     if let Err(e) = write.await {
         tracing::warn!(job, "cannot record the launch in {}: {e}", path.display());
     }
 }
 
-/// Drops `job`'s launch record once its end is queued.
+/// Where `job`'s supervisor leaves the script's status.
+pub fn status_path(node: &Node, job: u32) -> PathBuf {
+    node.spool
+        .launches_dir()
+        .join(format!("{job}.{STATUS_SUFFIX}"))
+}
+
+/// Drops `job`'s launch record (and its status) once its end is queued.
 pub async fn forget_launch(node: &Node, job: u32) {
-    let path = node.spool.launches_dir().join(job.to_string());
-    if let Err(e) = tokio::fs::remove_file(&path).await
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        tracing::warn!(job, "cannot remove {}: {e}", path.display());
+    let dir = node.spool.launches_dir();
+    for path in [dir.join(job.to_string()), status_path(node, job)] {
+        if let Err(e) = tokio::fs::remove_file(&path).await
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(job, "cannot remove {}: {e}", path.display());
+        }
     }
 }
 
@@ -50,10 +66,22 @@ pub async fn adopt_orphans(node: &Arc<Node>) {
     };
     while let Ok(Some(entry)) = entries.next_entry().await {
         let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(STATUS_SUFFIX) || name.ends_with(".tmp") {
+            // A status is read with its record; one without is removed with the record's end.
+            continue;
+        }
         let text = tokio::fs::read_to_string(entry.path())
             .await
             .unwrap_or_default();
-        let (Ok(job), Some((pgid, restart))) = (name.parse::<u32>(), parse_record(&text)) else {
+        let (
+            Ok(job),
+            Some(Record {
+                pgid,
+                restart,
+                stepd,
+            }),
+        ) = (name.parse::<u32>(), parse_record(&text))
+        else {
             tracing::warn!("{}: not a launch record, removed", entry.path().display());
             let _ = tokio::fs::remove_file(entry.path()).await;
             continue;
@@ -68,38 +96,98 @@ pub async fn adopt_orphans(node: &Arc<Node>) {
             );
             node.jobs.claim_batch(job, restart);
             node.jobs.add_group(job, Part::Batch, pgid);
-            tokio::spawn(watch(Arc::clone(node), job, restart, pgid));
+            tokio::spawn(watch(Arc::clone(node), job, restart, pgid, stepd));
         } else {
-            ended(node, job, restart).await;
+            let status = final_status(node, job, stepd).await;
+            ended(node, job, restart, status).await;
         }
     }
 }
 
-fn parse_record(text: &str) -> Option<(i32, u32)> {
-    let (pgid, restart) = text.trim().split_once(' ')?;
-    Some((pgid.parse().ok()?, restart.parse().ok()?))
+/// A launch record: the script's process group, its launch count and its supervisor's pid
+/// (0 in records written before supervisors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Record {
+    pgid: i32,
+    restart: u32,
+    stepd: u32,
 }
 
-async fn watch(node: Arc<Node>, job: u32, restart: u32, pgid: i32) {
+fn parse_record(text: &str) -> Option<Record> {
+    let mut fields = text.split_whitespace();
+    let pgid = fields.next()?.parse().ok()?;
+    let restart = fields.next()?.parse().ok()?;
+    let stepd = fields.next().map_or(Some(0), |s| s.parse().ok())?;
+    fields.next().is_none().then_some(Record {
+        pgid,
+        restart,
+        stepd,
+    })
+}
+
+async fn watch(node: Arc<Node>, job: u32, restart: u32, pgid: i32, stepd: u32) {
     while group_alive(pgid).await {
         tokio::time::sleep(WATCH_INTERVAL).await;
     }
-    ended(&node, job, restart).await;
+    let status = final_status(&node, job, stepd).await;
+    ended(&node, job, restart, status).await;
     node.jobs.finish_batch(job, restart);
     node.spool.remove_job_dir(job).await;
 }
 
-async fn ended(node: &Node, job: u32, restart: u32) {
-    tracing::warn!(
-        job,
-        "ended while the node daemon was restarting; its exit status is unknown, \
-         reported as exit code {UNKNOWN_EXIT_CODE}"
-    );
+/// The status `job`'s supervisor leaves once it has reaped the script; `None` when the
+/// supervisor is gone without leaving one.
+async fn final_status(node: &Node, job: u32, stepd: u32) -> Option<Ended> {
+    let path = status_path(node, job);
+    loop {
+        // Looked for before the liveness check: a supervisor writes its status, then exits.
+        let alive = stepd_alive(stepd);
+        if let Some(status) = Ended::read(&path) {
+            return Some(status);
+        }
+        if !alive {
+            return None;
+        }
+        tokio::time::sleep(STATUS_POLL).await;
+    }
+}
+
+/// Whether supervisor `pid` still runs (a zombie does not: it wrote all it will).
+fn stepd_alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    pid > 0 && stat_group(&stat).is_some_and(|(state, _)| !matches!(state, 'Z' | 'X'))
+}
+
+async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
+    let Ended { exit_code, signal } = match status {
+        Some(status) => {
+            tracing::info!(
+                job,
+                exit_code = status.exit_code,
+                signal = status.signal,
+                "ended while the node daemon was restarting"
+            );
+            status
+        }
+        None => {
+            tracing::warn!(
+                job,
+                "ended while the node daemon was restarting and its supervisor is gone; its \
+                 exit status is unknown, reported as exit code {UNKNOWN_EXIT_CODE}"
+            );
+            Ended {
+                exit_code: UNKNOWN_EXIT_CODE,
+                signal: 0,
+            }
+        }
+    };
     let report = ExitReport {
         job_id: job,
         restart,
-        exit_code: UNKNOWN_EXIT_CODE,
-        signal: 0,
+        exit_code,
+        signal,
         at: unix_now(),
         // Its processes were not sampled by this daemon: usage unknown.
         usage: None,
@@ -147,8 +235,20 @@ mod tests {
         assert_eq!(stat_group("12 (a) b)) S 1 77 77 0"), Some(('S', 77)));
         assert_eq!(stat_group("12 (x) Z 1 5 5"), Some(('Z', 5)));
         assert_eq!(stat_group("garbage"), None);
-        assert_eq!(parse_record("123 2\n"), Some((123, 2)));
+        let record = |pgid, restart, stepd| Record {
+            pgid,
+            restart,
+            stepd,
+        };
+        assert_eq!(parse_record("123 2 99\n"), Some(record(123, 2, 99)));
+        assert_eq!(
+            parse_record("123 2\n"),
+            Some(record(123, 2, 0)),
+            "before supervisors"
+        );
         assert_eq!(parse_record("123"), None);
+        assert_eq!(parse_record("123 2 x"), None);
+        assert_eq!(parse_record("1 2 3 4"), None);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! `LaunchBatch`: a job's batch script runs as a process of its own, and its end becomes an
 //! exit report for the controller.
 //!
-//! The launch answers once the script runs; a waiter task then reaps it (without blocking the
-//! runtime), kills what the script left running in its process group (as Slurm's step daemon
-//! does when a step ends), queues the exit report and removes the job's spool directory. While
+//! The script runs under its supervisor (`sluice-stepd`, see [`crate::supervise`]), which reaps
+//! it and keeps its status across restarts of this daemon. The launch answers once the script
+//! runs; a waiter task then follows the supervisor to the script's end, kills what the script
+//! left running in its process group (as Slurm's step daemon does when a step ends), queues the
+//! exit report and removes the job's spool directory. While
 //! the script runs its process group is sampled (see [`crate::acct`]); the batch step's usage
 //! goes with the exit report.
 
@@ -11,18 +13,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
-use sluice_vocab::jobacct::StepUsage;
+use sluice_vocab::jobacct::{StepUsage, TaskUsage};
 use sluice_wire::proto::LaunchBatchRequest;
-use tokio::io::AsyncReadExt;
-use tokio::process::Child;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStderr, ChildStdout};
 
-use crate::acct::{self, Tracker};
+use crate::acct::Tracker;
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
 use crate::node::{Node, unix_now};
 use crate::outbox::ExitReport;
 use crate::pattern::{self, PatternVars, StepKind};
 use crate::spawn::{self, RunAs};
+use crate::supervise::Ended;
 use crate::{adopt, env};
 
 /// How much of the wrapper shell's own error output is logged.
@@ -44,11 +47,11 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
         return Ok(());
     }
     match start(node, &req).await {
-        Ok(child) => {
-            let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-            let tracker = Tracker::start(&node.config.jobacct, pgid, 0, 0);
-            adopt::record_launch(node, job, restart, pgid).await;
-            tokio::spawn(wait(Arc::clone(node), job, restart, child, tracker));
+        Ok(started) => {
+            let tracker = Tracker::start(&node.config.jobacct, started.pid, 0, 0);
+            let stepd = started.stepd.id().unwrap_or(0);
+            adopt::record_launch(node, job, restart, started.pid, stepd).await;
+            tokio::spawn(wait(Arc::clone(node), job, restart, started, tracker));
             Ok(())
         }
         Err(e) => {
@@ -92,7 +95,15 @@ pub fn output_paths(
     (out, err)
 }
 
-async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Child, NodedError> {
+/// A running batch script: its supervisor, the supervisor's lines, and the script's pid (also
+/// its process group).
+struct Started {
+    stepd: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+    pid: i32,
+}
+
+async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Started, NodedError> {
     let job_id = req.job_id;
     let run_as = RunAs::for_job(req.uid, req.gid);
     let script = node
@@ -109,42 +120,89 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Child, NodedErro
         err: err.as_deref(),
         append: req.open_append,
     };
-    let child = spawn::batch_command(run_as, &dir, &env, io)
+    let status = adopt::status_path(node, job_id);
+    // A status left by an earlier run of this job is not this run's.
+    let _ = tokio::fs::remove_file(&status).await;
+    let mut stepd = spawn::batch_command(&node.config.stepd, &status, run_as, &dir, &env, io)
         .spawn()
         .map_err(|source| NodedError::Spawn { job_id, source })?;
-    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let mut lines = stepd.stdout.take().map(|out| BufReader::new(out).lines());
+    let first = match lines.as_mut() {
+        Some(lines) => lines.next_line().await.ok().flatten(),
+        None => None,
+    };
+    let pid = first
+        .as_deref()
+        .and_then(|l| l.strip_prefix("started "))
+        .and_then(|p| p.parse::<i32>().ok());
+    let (Some(pid), Some(lines)) = (pid, lines) else {
+        // The supervisor could not start the script: its stderr says why.
+        let why = read_limited(stepd.stderr.take()).await;
+        let _ = stepd.wait().await;
+        return Err(NodedError::Supervisor {
+            job_id,
+            why: why.trim().to_string(),
+        });
+    };
     node.jobs.add_group(job_id, Part::Batch, pid);
     tracing::info!(job = job_id, pid, user = %req.user, "batch script started");
-    Ok(child)
+    Ok(Started { stepd, lines, pid })
 }
 
-async fn wait(node: Arc<Node>, job: u32, restart: u32, mut child: Child, tracker: Option<Tracker>) {
-    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-    let wrapper_err = child.stderr.take();
-    let read_err = async {
-        let mut text = String::new();
-        if let Some(pipe) = wrapper_err {
-            let _ = pipe.take(WRAPPER_ERR_LIMIT).read_to_string(&mut text).await;
-        }
-        text
-    };
-    let ended = async {
-        // The last sample sees the exited script before it is reaped.
-        acct::exited(pid).await;
-        let usage = tracker.map(Tracker::finish);
-        (child.wait().await, usage)
-    };
-    let ((status, usage), wrapper_text) = tokio::join!(ended, read_err);
+/// Up to [`WRAPPER_ERR_LIMIT`] bytes of `pipe`.
+async fn read_limited(pipe: Option<ChildStderr>) -> String {
+    let mut text = String::new();
+    if let Some(pipe) = pipe {
+        let _ = pipe.take(WRAPPER_ERR_LIMIT).read_to_string(&mut text).await;
+    }
+    text
+}
+
+/// Follows the supervisor to the script's end: the last usage sample is taken while the
+/// script is a zombie, then the supervisor reaps it and tells its status.
+async fn ended(
+    started: &mut Started,
+    tracker: Option<Tracker>,
+) -> (Option<Ended>, Option<TaskUsage>) {
+    // `exited` (or the end of the supervisor's output, should it die).
+    let _ = started.lines.next_line().await;
+    let usage = tracker.map(Tracker::finish);
+    if let Some(mut stdin) = started.stepd.stdin.take() {
+        let _ = stdin.write_all(b"sampled\n").await;
+    }
+    let mut status = None;
+    while let Ok(Some(line)) = started.lines.next_line().await {
+        status = status.or_else(|| line.strip_prefix("status ").and_then(Ended::parse));
+    }
+    let _ = started.stepd.wait().await;
+    (status, usage)
+}
+
+async fn wait(
+    node: Arc<Node>,
+    job: u32,
+    restart: u32,
+    mut started: Started,
+    tracker: Option<Tracker>,
+) {
+    let pid = started.pid;
+    let read_err = read_limited(started.stepd.stderr.take());
+    let ((status, usage), wrapper_text) = tokio::join!(ended(&mut started, tracker), read_err);
     if !wrapper_text.trim().is_empty() {
         tracing::warn!(job, "{}", wrapper_text.trim());
     }
-    let (exit_code, signal) = match status {
-        Ok(status) => spawn::exit_parts(status),
-        Err(e) => {
-            tracing::error!(job, "cannot wait for the batch script: {e}");
-            (1, 0)
+    let status = status.or_else(|| Ended::read(&adopt::status_path(&node, job)));
+    let Ended { exit_code, signal } = status.unwrap_or_else(|| {
+        tracing::error!(
+            job,
+            "the supervisor ended without the script's status; reported as exit code {}",
+            adopt::UNKNOWN_EXIT_CODE
+        );
+        Ended {
+            exit_code: adopt::UNKNOWN_EXIT_CODE,
+            signal: 0,
         }
-    };
+    });
     // What the script left behind ends with it.
     signal_group(pid, Some(Signal::SIGKILL));
     tracing::info!(job, exit_code, signal, "batch script ended");

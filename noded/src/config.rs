@@ -53,6 +53,8 @@ pub struct NodedConfig {
     pub jobacct: JobAcctGather,
     /// Keys of the file nobody reads, to log once started.
     pub warnings: Vec<ConfWarning>,
+    /// The batch scripts' supervisor program (see [`crate::supervise`]).
+    pub stepd: PathBuf,
 }
 
 impl NodedConfig {
@@ -118,6 +120,7 @@ impl NodedConfig {
                 .filter(|w| !NODED_KEYS.iter().any(|k| w.key.eq_ignore_ascii_case(k)))
                 .collect(),
             node_name,
+            stepd: crate::supervise::default_program(),
         })
     }
 

@@ -66,6 +66,15 @@ pub enum NodedError {
         #[source]
         source: std::io::Error,
     },
+
+    #[error("cannot start job {job_id}: {why}")]
+    Supervisor { job_id: u32, why: String },
+
+    #[error(
+        "{path}: the batch job supervisor is missing (it is installed next to sluice-noded; \
+         SLUICE_STEPD names another)"
+    )]
+    NoSupervisor { path: PathBuf },
 }
 
 impl NodedError {

@@ -6,8 +6,9 @@
 //! in-process entry point is [`daemon::serve`]); [`service`] is the `NodeDaemon` RPC edge;
 //! [`batch`] and [`step`] start processes through [`spawn`] with the environment of [`env`] and
 //! the output names of [`pattern`]; [`jobs`] tracks their process groups; [`link`] talks to the
-//! controller and [`outbox`] keeps exit reports in the [`spool`] until acknowledged; [`adopt`]
-//! takes back the jobs that outlived a restart of the daemon.
+//! controller and [`outbox`] keeps exit reports in the [`spool`] until acknowledged; a batch
+//! script runs under its own [`supervise`]or process (`sluice-stepd`), and [`adopt`] takes back
+//! the jobs that outlived a restart of the daemon, with their true exit status.
 
 pub mod acct;
 pub mod adopt;
@@ -26,6 +27,7 @@ pub mod service;
 pub mod spawn;
 pub mod spool;
 pub mod step;
+pub mod supervise;
 
 pub use config::NodedConfig;
 pub use daemon::{Prepared, bind, serve};

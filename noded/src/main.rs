@@ -46,6 +46,9 @@ fn main() -> ExitCode {
 
 fn run(args: Args) -> Result<(), NodedError> {
     let config = NodedConfig::load(&args.conf, args.node_name.as_deref())?;
+    if !config.stepd.is_file() {
+        return Err(NodedError::NoSupervisor { path: config.stepd });
+    }
     let key = sluice_wire::auth::Key::load(&config.key_path())?;
     let listener = daemon::bind(&config)?;
     let process = Process {

@@ -11,12 +11,14 @@
 //! unsafe code; so jobs run with the job's uid and primary gid only (std clears the daemon's
 //! supplementary groups when it changes the uid as root).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use tokio::process::Command;
 
 use crate::env::Env;
+use crate::supervise::Plan;
 
 /// The shell every job process starts from.
 const SHELL: &str = "/bin/sh";
@@ -95,27 +97,47 @@ pub struct BatchIo<'a> {
     pub append: bool,
 }
 
-/// A batch script's command: runs the script with its arguments, stdin from `/dev/null` and
-/// its output as `io` says. The wrapper's own stderr is piped so a failure to open the output
-/// files can be logged.
-pub fn batch_command(run_as: Option<RunAs>, dir: &Path, env: &Env, io: BatchIo<'_>) -> Command {
-    let mut cmd = base(run_as, dir, env);
-    cmd.arg("-c")
-        .arg(match (io.err.is_some(), io.append) {
-            (true, false) => BATCH_SEPARATE,
-            (false, false) => BATCH_JOINED,
-            (true, true) => BATCH_SEPARATE_APPEND,
-            (false, true) => BATCH_JOINED_APPEND,
-        })
-        .arg(WRAPPER_NAME)
-        .arg("/dev/null")
-        .arg(io.out);
-    if let Some(err) = io.err {
-        cmd.arg(err);
-    }
-    cmd.arg(io.script).args(io.args);
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
+/// A batch script's command: its supervisor `stepd` (see [`crate::supervise`]), which runs the
+/// wrapper as the job's user with the script and its arguments, stdin from `/dev/null` and its
+/// output as `io` says, and writes the script's status to `status`. The supervisor's stdin and
+/// stdout carry its conversation with this daemon; its stderr (and the wrapper's, e.g. a
+/// failure to open the output files) is piped so it can be logged.
+pub fn batch_command(
+    stepd: &Path,
+    status: &Path,
+    run_as: Option<RunAs>,
+    dir: &Path,
+    env: &Env,
+    io: BatchIo<'_>,
+) -> Command {
+    let wrapper = match (io.err.is_some(), io.append) {
+        (true, false) => BATCH_SEPARATE,
+        (false, false) => BATCH_JOINED,
+        (true, true) => BATCH_SEPARATE_APPEND,
+        (false, true) => BATCH_JOINED_APPEND,
+    };
+    let mut argv: Vec<OsString> = [SHELL, "-c", wrapper, WRAPPER_NAME, "/dev/null"]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    argv.push(io.out.into());
+    argv.extend(io.err.map(OsString::from));
+    argv.push(io.script.into());
+    argv.extend(io.args.iter().map(OsString::from));
+    let plan = Plan {
+        status: status.to_path_buf(),
+        run_as,
+        argv,
+    };
+    let mut cmd = Command::new(stepd);
+    cmd.env_clear()
+        .envs(env)
+        .current_dir(dir)
+        .process_group(0)
+        .kill_on_drop(false)
+        .args(plan.args())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
 }

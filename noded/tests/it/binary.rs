@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use common::*;
+use sluice_wire::proto::RegisterNodeRequest;
 use sluice_wire::protocol::{PROTOCOL_METADATA, PROTOCOL_VERSION};
 
 /// A node daemon process, killed when dropped.
@@ -42,13 +43,18 @@ fn write_key(cluster: &TestCluster) -> PathBuf {
     path
 }
 
-#[tokio::test]
-async fn a_killed_daemon_restarts_and_adopts_its_running_jobs() {
-    let ctld = FakeCtld::start(&sluice_wire::auth::Key::from_bytes(vec![42; 64]), 0, vec![]).await;
-    let cluster = TestCluster::new(ctld.port, "NodeName=n1 NodeAddr=127.0.0.1 Port=0");
-    write_key(&cluster);
+/// Starts `sluice-noded` for node n1 of `cluster`, whose fake controller takes its reports;
+/// returns the daemon, its first registration and a client.
+async fn started(
+    cluster: &TestCluster,
+    ctld: &FakeCtld,
+) -> (
+    Daemon,
+    RegisterNodeRequest,
+    sluice_wire::client::NodedClient,
+) {
     let port_file = cluster.path("n1.port");
-    let mut daemon = start_binary(&cluster, "n1", &port_file);
+    let daemon = start_binary(cluster, "n1", &port_file);
     let port: u16 = wait_for_file(&port_file).await.trim().parse().unwrap();
     let reg = ctld
         .wait_for("registration on the bound port", |r| {
@@ -59,16 +65,35 @@ async fn a_killed_daemon_restarts_and_adopts_its_running_jobs() {
         })
         .await;
     assert_eq!(reg.name, "n1");
+    let client = RunningNodedAddr::new(port).client(cluster).await;
+    (daemon, reg, client)
+}
 
-    let work = cluster.workdir("w");
-    let noded = RunningNodedAddr::new(port);
-    let mut client = noded.client(&cluster).await;
-    let script = "#!/bin/sh\necho $$ > pid\nwhile [ ! -e go ]; do sleep 0.05; done\n";
-    client
-        .launch_batch(launch_request(77, &work, script))
+/// A script that writes its pid, waits for the file `go`, then exits with `code`.
+fn gated_script(code: i32) -> String {
+    format!("#!/bin/sh\necho $$ > pid\nwhile [ ! -e go ]; do sleep 0.05; done\nexit {code}\n")
+}
+
+#[tokio::test]
+async fn a_killed_daemon_restarts_and_adopts_its_running_jobs_with_their_exit_codes() {
+    let ctld = FakeCtld::start(&sluice_wire::auth::Key::from_bytes(vec![42; 64]), 0, vec![]).await;
+    let cluster = TestCluster::new(ctld.port, "NodeName=n1 NodeAddr=127.0.0.1 Port=0");
+    write_key(&cluster);
+    let (mut daemon, _, mut client) = started(&cluster, &ctld).await;
+    // Job 77 ends after the restart, job 78 while the daemon is down.
+    let (w77, w78) = (cluster.workdir("w77"), cluster.workdir("w78"));
+    for (job, work, code) in [(77, &w77, 3), (78, &w78, 5)] {
+        client
+            .launch_batch(launch_request(job, work, &gated_script(code)))
+            .await
+            .unwrap();
+    }
+    let pid: i32 = wait_for_file(&w77.join("pid"))
         .await
+        .trim()
+        .parse()
         .unwrap();
-    let pid: i32 = wait_for_file(&work.join("pid"))
+    let pid78: i32 = wait_for_file(&w78.join("pid"))
         .await
         .trim()
         .parse()
@@ -77,21 +102,29 @@ async fn a_killed_daemon_restarts_and_adopts_its_running_jobs() {
     daemon.0.kill().unwrap();
     daemon.0.wait().unwrap();
     assert!(!is_dead(pid), "the job outlives its node daemon");
+    std::fs::write(w78.join("go"), "").unwrap();
+    // Reaped by its supervisor while no node daemon runs.
+    sluice_testkit::eventually("job 78's script to end", async || {
+        proc_state(pid78).is_none().then_some(())
+    })
+    .await;
 
-    let _daemon = start_binary(&cluster, "n1", &port_file);
-    let port2: u16 = wait_for_file(&port_file).await.trim().parse().unwrap();
-    let reg = ctld
-        .wait_for("registration of the restarted daemon", |r| {
-            r.registrations
-                .iter()
-                .find(|x| x.port == u32::from(port2))
-                .cloned()
-        })
-        .await;
-    assert_eq!(reg.running_jobs, vec![77], "the running job is adopted");
-    std::fs::write(work.join("go"), "").unwrap();
+    let (_daemon, reg, _) = started(&cluster, &ctld).await;
+    // 78 is listed too until its end report is acknowledged.
+    assert_eq!(reg.running_jobs, vec![77, 78], "the running job is adopted");
+    let exit = ctld.exit_of(78).await;
+    assert_eq!(
+        (exit.exit_code, exit.signal),
+        (5, 0),
+        "ended while the daemon was down"
+    );
+    std::fs::write(w77.join("go"), "").unwrap();
     let exit = ctld.exit_of(77).await;
-    assert_eq!(exit.exit_code, sluice_noded::adopt::UNKNOWN_EXIT_CODE);
+    assert_eq!(
+        (exit.exit_code, exit.signal),
+        (3, 0),
+        "the true exit code after a restart"
+    );
     ctld.stop().await;
 }
 
@@ -108,6 +141,29 @@ fn a_node_missing_from_slurm_conf_is_an_error_on_the_terminal() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no NodeName line for node zz9"), "{err}");
+}
+
+#[test]
+fn a_missing_supervisor_is_an_error_on_the_terminal() {
+    let cluster = TestCluster::new(1, "NodeName=n1 NodeAddr=127.0.0.1 Port=0");
+    write_key(&cluster);
+    let missing = cluster.path("nowhere/sluice-stepd");
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice-noded"))
+        .args(["-D", "-f"])
+        .arg(&cluster.conf)
+        .args(["-N", "n1"])
+        .env("SLUICE_STEPD", &missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}: the batch job supervisor is missing",
+            missing.display()
+        )),
+        "{err}"
+    );
 }
 
 /// A client for a daemon known only by its port.

@@ -1,6 +1,6 @@
 //! A node daemon killed with `kill -9` while its job runs: the node goes DOWN after
 //! SlurmdTimeout, the job is requeued and runs on the other node; when the old node daemon
-//! comes back, its report about the old run ("exit status unknown", exit code 1) is dropped,
+//! comes back, its report about the old run (killed by the controller) is dropped,
 //! and the new run ends with its own exit code.
 
 use crate::common;

@@ -57,7 +57,8 @@ impl TestCluster {
 
     /// Starts node daemon `name` in-process.
     pub async fn start_noded(&self, name: &str) -> RunningNoded {
-        let config = NodedConfig::load(&self.conf, Some(name)).unwrap();
+        let mut config = NodedConfig::load(&self.conf, Some(name)).unwrap();
+        config.stepd = env!("CARGO_BIN_EXE_sluice-stepd").into();
         let spool = config.spool_dir.clone();
         let listener = sluice_noded::bind(&config).unwrap();
         let listener = tokio::net::TcpListener::from_std(listener).unwrap();

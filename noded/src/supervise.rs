@@ -1,0 +1,237 @@
+//! The supervisor of one batch script, `sluice-stepd` (Slurm's slurmstepd plays this role).
+//!
+//! The node daemon starts the supervisor, which starts the script (as the job's user, in a
+//! process group of its own) and stays its parent, so the script's real exit status is read
+//! by a process that outlives restarts of the node daemon. The supervisor is in a process group
+//! of its own too, apart from the job's: signals for the job never reach it.
+//!
+//! Its conversation with the node daemon, one line each way on stdout/stdin:
+//! - `started <pid>` once the script runs;
+//! - `exited` once the script has exited and is not yet reaped (the daemon takes its last
+//!   usage sample of the zombie now), then the supervisor waits for a line or the end of its
+//!   stdin: a node daemon that is gone (killed, restarting) ends it at once;
+//! - the script reaped, its status is written to the status file (synced, renamed into place)
+//!   and then `status <exit code> <signal>` on stdout. A restarted daemon that adopted the job
+//!   reads the file: the true exit code survives any number of daemon restarts.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use nix::errno::Errno;
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::unistd::Pid;
+
+use crate::spawn::{RunAs, exit_parts};
+
+/// The supervisor's program name, looked for next to the node daemon's.
+pub const PROGRAM: &str = "sluice-stepd";
+
+/// How a script ended: exit code, or the signal that killed it (code 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// Its exit code (0 when killed by a signal).
+    pub exit_code: i32,
+    /// The signal that ended it, else 0.
+    pub signal: i32,
+}
+
+impl Ended {
+    /// The text of a status line and of the status file: `<exit code> <signal>`.
+    pub fn text(self) -> String {
+        format!("{} {}", self.exit_code, self.signal)
+    }
+
+    /// Reads [`Ended::text`]; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (code, signal) = text.trim().split_once(' ')?;
+        Some(Self {
+            exit_code: code.parse().ok()?,
+            signal: signal.parse().ok()?,
+        })
+    }
+
+    /// The status a supervisor left in `path`, if it finished writing one.
+    pub fn read(path: &Path) -> Option<Self> {
+        Self::parse(&std::fs::read_to_string(path).ok()?)
+    }
+}
+
+/// What the supervisor is asked to run: its command line is
+/// `sluice-stepd <status file> <uid|-> <gid|-> <program> [args...]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Where the status goes.
+    pub status: PathBuf,
+    /// The user the script runs as (`-`: the supervisor's own).
+    pub run_as: Option<RunAs>,
+    /// The script's command line.
+    pub argv: Vec<OsString>,
+}
+
+impl Plan {
+    /// The supervisor's arguments for this plan (see [`Plan::parse`]).
+    pub fn args(&self) -> Vec<OsString> {
+        let id = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+        let mut args = vec![
+            self.status.clone().into_os_string(),
+            id(self.run_as.map(|r| r.uid)).into(),
+            id(self.run_as.map(|r| r.gid)).into(),
+        ];
+        args.extend(self.argv.iter().cloned());
+        args
+    }
+
+    /// Reads the supervisor's arguments (program name excluded).
+    pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, String> {
+        let mut args = args.into_iter();
+        let usage =
+            || format!("usage: {PROGRAM} <status file> <uid|-> <gid|-> <program> [args...]");
+        let status = PathBuf::from(args.next().ok_or_else(usage)?);
+        let id = |a: Option<OsString>| -> Result<Option<u32>, String> {
+            let a = a.ok_or_else(usage)?;
+            match a.to_str() {
+                Some("-") => Ok(None),
+                Some(v) => v
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| format!("invalid user or group id `{v}'")),
+                None => Err(usage()),
+            }
+        };
+        let (uid, gid) = (id(args.next())?, id(args.next())?);
+        let run_as = match (uid, gid) {
+            (Some(uid), Some(gid)) => Some(RunAs { uid, gid }),
+            (None, None) => None,
+            _ => return Err("a uid needs a gid and a gid a uid".into()),
+        };
+        let argv: Vec<OsString> = args.collect();
+        if argv.is_empty() {
+            return Err(usage());
+        }
+        Ok(Self {
+            status,
+            run_as,
+            argv,
+        })
+    }
+}
+
+/// Runs `plan` to its end (the supervisor's whole life).
+pub fn supervise(plan: &Plan) -> Result<Ended, String> {
+    let mut cmd = Command::new(&plan.argv[0]);
+    cmd.args(&plan.argv[1..])
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    if let Some(who) = plan.run_as {
+        cmd.uid(who.uid).gid(who.gid);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", plan.argv[0].to_string_lossy()))?;
+    let pid = Pid::from_raw(i32::try_from(child.id()).map_err(|e| e.to_string())?);
+    say(&format!("started {pid}"));
+    loop {
+        match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(format!("cannot wait for process {pid}: {e}")),
+            Ok(_) => break,
+        }
+    }
+    say("exited");
+    // A line when the daemon has sampled the zombie; nothing (end of input) when it is gone.
+    let _ = std::io::stdin().read(&mut [0u8; 1]);
+    let status = child
+        .wait()
+        .map_err(|e| format!("cannot reap process {pid}: {e}"))?;
+    let (exit_code, signal) = exit_parts(status);
+    let ended = Ended { exit_code, signal };
+    sluice_wire::daemon::write_file_atomically(&plan.status, &format!("{}\n", ended.text()))
+        .map_err(|e| e.to_string())?;
+    say(&format!("status {}", ended.text()));
+    Ok(ended)
+}
+
+/// One line to the node daemon; it may be gone, which changes nothing.
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+}
+
+/// Where the supervisor program is: `SLUICE_STEPD` when set, else next to the running
+/// program (a test binary in cargo's `deps/` looks one level up).
+pub fn default_program() -> PathBuf {
+    if let Some(path) = std::env::var_os("SLUICE_STEPD") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let beside = dir.join(PROGRAM);
+    if !beside.exists()
+        && dir.file_name().is_some_and(|n| n == "deps")
+        && let Some(up) = dir.parent()
+    {
+        return up.join(PROGRAM);
+    }
+    beside
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_plan_goes_through_its_command_line_unchanged() {
+        let plan = Plan {
+            status: "/s/7.status".into(),
+            run_as: Some(RunAs {
+                uid: 1000,
+                gid: 100,
+            }),
+            argv: os(&["/bin/sh", "-c", "exit 3"]),
+        };
+        assert_eq!(Plan::parse(plan.args()), Ok(plan.clone()));
+        let own = Plan {
+            run_as: None,
+            ..plan
+        };
+        assert_eq!(own.args()[1..3], os(&["-", "-"]));
+        assert_eq!(Plan::parse(own.args()), Ok(own));
+    }
+
+    #[test]
+    fn bad_command_lines_are_named() {
+        assert!(Plan::parse(os(&[])).unwrap_err().starts_with("usage:"));
+        assert!(
+            Plan::parse(os(&["/s", "-", "-"]))
+                .unwrap_err()
+                .starts_with("usage:")
+        );
+        assert_eq!(
+            Plan::parse(os(&["/s", "x", "1", "/bin/true"])).unwrap_err(),
+            "invalid user or group id `x'"
+        );
+        assert_eq!(
+            Plan::parse(os(&["/s", "1", "-", "/bin/true"])).unwrap_err(),
+            "a uid needs a gid and a gid a uid"
+        );
+    }
+
+    #[test]
+    fn status_text_round_trips_and_junk_is_none() {
+        let e = Ended {
+            exit_code: 3,
+            signal: 0,
+        };
+        assert_eq!(Ended::parse(&format!("{}\n", e.text())), Some(e));
+        assert_eq!(Ended::parse("3"), None);
+        assert_eq!(Ended::parse("a b"), None);
+    }
+}
