@@ -15,6 +15,7 @@
 
 pub mod cmdutil;
 pub mod getopt;
+pub mod interrupts;
 pub mod jobspec;
 pub mod multicluster;
 pub mod output;
@@ -22,6 +23,7 @@ pub mod prompt;
 pub mod rpc_error;
 pub mod sacct;
 pub mod sacctmgr;
+pub mod salloc;
 pub mod sbatch;
 pub mod scancel;
 pub mod scontrol;

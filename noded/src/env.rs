@@ -77,7 +77,7 @@ pub fn batch_env(req: &LaunchBatchRequest, node: NodeFacts<'_>) -> Env {
     set(
         &mut env,
         "SLURM_JOB_CPUS_PER_NODE",
-        cpus_per_node(&per_node),
+        sluice_vocab::counts::run_length(&per_node),
     );
     if req.mem_mb > 0 {
         set(&mut env, "SLURM_MEM_PER_NODE", req.mem_mb);
@@ -143,21 +143,6 @@ pub fn step_env(req: &RunStepRequest, node: NodeFacts<'_>, rank: u32, local: u32
     set(&mut env, "SLURMD_NODENAME", node.node_name);
     set(&mut env, "SLURM_CONF", node.conf_path.display());
     env
-}
-
-/// Slurm's run-length form of per-node counts: `[2, 2, 2, 1]` is `2(x3),1`.
-pub fn cpus_per_node(counts: &[u32]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < counts.len() {
-        let run = counts[i..].iter().take_while(|c| **c == counts[i]).count();
-        parts.push(match run {
-            1 => counts[i].to_string(),
-            n => format!("{}(x{n})", counts[i]),
-        });
-        i += run;
-    }
-    parts.join(",")
 }
 
 #[cfg(test)]
@@ -251,13 +236,5 @@ mod tests {
         assert_eq!(env["SLURM_STEP_NODELIST"], "n[1-2]");
         assert_eq!(env["SLURM_JOB_NODELIST"], "n[1-4]");
         assert_eq!(env["SLURM_STEP_NUM_TASKS"], "4");
-    }
-
-    #[test]
-    fn per_node_counts_are_run_length_encoded() {
-        assert_eq!(cpus_per_node(&[2, 2, 2, 1]), "2(x3),1");
-        assert_eq!(cpus_per_node(&[4]), "4");
-        assert_eq!(cpus_per_node(&[1, 2, 1]), "1,2,1");
-        assert_eq!(cpus_per_node(&[]), "");
     }
 }

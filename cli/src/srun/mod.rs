@@ -32,14 +32,7 @@ use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
 use args::{ArgsError, Invocation};
 
-/// A signal srun received and acts on while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interrupt {
-    /// SIGINT (Ctrl-C).
-    Int,
-    /// SIGTERM: forwarded to the tasks.
-    Term,
-}
+pub use crate::interrupts::Interrupt;
 
 /// Runs the `srun` binary: real signals feed [`run_async`].
 pub fn main() -> i32 {
@@ -58,7 +51,7 @@ pub fn main() -> i32 {
     };
     runtime.block_on(async {
         let (tx, rx) = mpsc::unbounded_channel();
-        listen_for_signals(tx);
+        crate::interrupts::listen(tx);
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
         run_async(
@@ -71,29 +64,6 @@ pub fn main() -> i32 {
         )
         .await
     })
-}
-
-/// Forwards SIGINT and SIGTERM into `tx` for as long as srun runs.
-fn listen_for_signals(tx: mpsc::UnboundedSender<Interrupt>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
-    };
-    tokio::spawn(async move {
-        loop {
-            let sig = tokio::select! {
-                Some(()) = int.recv() => Interrupt::Int,
-                Some(()) = term.recv() => Interrupt::Term,
-                else => return,
-            };
-            if tx.send(sig).is_err() {
-                return;
-            }
-        }
-    });
 }
 
 /// Runs srun with `args` (without the program name), reading signals from `interrupts`;

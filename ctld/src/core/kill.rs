@@ -32,6 +32,7 @@ pub(crate) fn kill_job(
     }
     job.completing = true;
     job.suspended_at = None;
+    let interactive_now = kill_wait == 0 && job.launch.interactive;
     if kill_wait == 0 {
         out.node(NodeCommand::Terminate { job: id, nodes });
     } else {
@@ -52,6 +53,30 @@ pub(crate) fn kill_job(
     // A job still CONFIGURING never launched: no node will report its exit.
     super::power::boot::forget(core, now, id);
     super::federation::report::flush(core, out, id);
+    if interactive_now {
+        settle_interactive(core, out, now, id);
+    }
+}
+
+/// A killed allocation (srun's or salloc's) has no batch script whose end a node reports:
+/// once its steps were sent SIGKILL its nodes are free. (An srun whose tasks end first reports
+/// their end itself, which settles the job earlier.)
+pub(crate) fn settle_interactive(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+) {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return;
+    };
+    if !job.launch.interactive || !job.completing {
+        return;
+    }
+    release_nodes(core, id);
+    finish_completing(core, id, now);
+    super::federation::report::flush(core, out, id);
+    out.save(SaveHint::Job(id));
 }
 
 /// Puts a job whose run ended back in the queue (recording the run as `recorded`).

@@ -1,5 +1,5 @@
 //! What the runtime reports back about launches: a batch script that could not be delivered
-//! to its node, and the end of an `srun` allocation's last step.
+//! to its node, the end of an `srun` allocation's last step, and the end of `salloc`'s command.
 //!
 //! A launch that never reached its node means the job never ran: as Slurm does, the node is
 //! set DOWN with a reason and the job goes back to the queue (whatever its `--no-requeue`, since
@@ -8,7 +8,7 @@
 use super::completion::{JobExit, RunReport, check_batch_report, on_job_exited};
 use super::outbox::Outbox;
 use super::registration::set_node_down;
-use super::{Core, SimTime};
+use super::{Caller, Core, SimTime};
 use crate::error::CtldError;
 use sluice_vocab::{FedJobId, JobState, NodeIdx};
 
@@ -64,6 +64,24 @@ pub fn on_allocation_done(
         return Err(CtldError::AccessDenied);
     }
     on_job_exited(core, out, now, exit)
+}
+
+/// salloc's command ended: the allocation `exit.job` ends with its status. Only its owner (or an
+/// administrator) may end it, and only an interactive job (an allocation).
+pub fn on_allocation_complete(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    caller: Caller,
+    exit: JobExit,
+) -> Result<(), CtldError> {
+    let job = core
+        .jobs
+        .map
+        .get(&exit.job)
+        .ok_or(CtldError::InvalidJobId)?;
+    crate::core::lifecycle::authorize(caller, job)?;
+    on_allocation_done(core, out, now, exit)
 }
 
 impl Core {

@@ -101,6 +101,7 @@ fn check_jobs(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
                 signal: SIGKILL,
             });
         }
+        kill::settle_interactive(core, out, now, id);
     }
 }
 

@@ -70,9 +70,15 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Reports the progress of allocation `job` on `events` until it starts or fails.
-    pub fn watch_allocation(&mut self, job: FedJobId, events: waiters::EventSender) {
-        self.waiters.add(job, events);
+    /// Reports the progress of allocation `job` on `events` until it starts or fails (with
+    /// `follow_end`, until it ends).
+    pub fn watch_allocation(
+        &mut self,
+        job: FedJobId,
+        events: waiters::EventSender,
+        follow_end: bool,
+    ) {
+        self.waiters.add(job, events, follow_end);
     }
 
     /// Records where node `name`'s daemon listens (from its registration).

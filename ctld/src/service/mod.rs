@@ -172,6 +172,12 @@ impl Controller for ControllerService {
         submit::step_done(self, req).await.map(Response::new)
     }
 
+    async fn complete_allocation(&self, req: Request<CompleteAllocationRequest>) -> Res<Ack> {
+        submit::complete_allocation(self, req)
+            .await
+            .map(Response::new)
+    }
+
     async fn list_jobs(&self, req: Request<ListJobsRequest>) -> Res<ListJobsReply> {
         query::list_jobs(self, req).await.map(Response::new)
     }

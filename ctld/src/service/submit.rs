@@ -5,8 +5,8 @@
 use super::ControllerService;
 use super::convert::submit_request;
 use crate::core::{
-    JobExit, LaunchSpec, StepEnd, StepRequest, on_allocation_done, on_step_create, on_step_done,
-    on_submit, on_will_run,
+    JobExit, LaunchSpec, StepEnd, StepRequest, on_allocation_complete, on_allocation_done,
+    on_step_create, on_step_done, on_submit, on_will_run,
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
@@ -14,8 +14,8 @@ use sluice_vocab::FedJobId;
 use sluice_vocab::jobacct::StepUsage;
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::{
-    Ack, Allocation, CreateStepReply, CreateStepRequest, NodeAddr, StepDoneRequest, SubmitJobReply,
-    SubmitJobRequest,
+    Ack, Allocation, CompleteAllocationRequest, CreateStepReply, CreateStepRequest, NodeAddr,
+    StepDoneRequest, SubmitJobReply, SubmitJobRequest,
 };
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Status};
@@ -71,10 +71,11 @@ pub async fn allocate(
     let user = svc.users.get(caller.uid);
     let sreq = submit_request(&r, caller, &user, true)?;
     let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let follow_end = r.follow_end;
     svc.core
         .call(move |cx| {
             let reply = on_submit(cx.core, cx.out, cx.now, sreq)?;
-            cx.watch_allocation(reply.job_id, tx);
+            cx.watch_allocation(reply.job_id, tx, follow_end);
             Ok::<_, CtldError>(())
         })
         .await??;
@@ -145,9 +146,40 @@ pub async fn step_done(
                     usage: None,
                     from: None,
                 };
-                on_allocation_done(cx.core, cx.out, cx.now, exit)?;
+                match on_allocation_done(cx.core, cx.out, cx.now, exit) {
+                    // Cancelled meanwhile: the allocation ended when its steps were killed.
+                    Err(CtldError::AlreadyDone) | Ok(()) => {}
+                    Err(e) => return Err(e),
+                }
             }
             Ok::<_, CtldError>(())
+        })
+        .await??;
+    Ok(Ack {})
+}
+
+/// `salloc`'s command ended: so does its allocation, with the command's status.
+pub async fn complete_allocation(
+    svc: &ControllerService,
+    req: Request<CompleteAllocationRequest>,
+) -> Result<Ack, Status> {
+    let caller = svc.caller(&req)?;
+    let r = req.into_inner();
+    let job = FedJobId::from_raw(r.job_id).map_err(|_| CtldError::InvalidJobId)?;
+    svc.core
+        .call(move |cx| {
+            let exit = JobExit {
+                job,
+                exit_code: r.exit_code,
+                signal: r.signal,
+                usage: None,
+                from: None,
+            };
+            match on_allocation_complete(cx.core, cx.out, cx.now, caller, exit) {
+                // Revoked (scancel, time limit) while its command ended: nothing left to end.
+                Err(CtldError::AlreadyDone) => Ok(()),
+                other => other,
+            }
         })
         .await??;
     Ok(Ack {})

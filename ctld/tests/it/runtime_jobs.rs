@@ -7,10 +7,12 @@ use runtime_support::*;
 use sluice_ctld::core::{AcctRecord, Core, SaveHint};
 use sluice_ctld::runtime::persist::StateSink;
 use sluice_ctld::store::StateStore;
+use sluice_testkit::eventually;
 use sluice_vocab::JobState;
 use sluice_wire::proto::allocation_event::Event;
 use sluice_wire::proto::{
-    CancelRequest, CreateStepRequest, ListJobsRequest, SignalKind, StepDoneRequest,
+    AllocationEvent, CancelRequest, CompleteAllocationRequest, CreateStepRequest, JobShare,
+    ListJobsRequest, SignalKind, StepDoneRequest, SubmitJobRequest,
 };
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -270,5 +272,90 @@ async fn srun_allocations_stream_queued_then_granted_and_end_with_their_step() {
         panic!("an srun allocation got a batch launch");
     };
     assert_eq!(req.job_id, alloc_id);
+    ctld.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn salloc_follows_its_allocation_to_the_end_and_completes_it_with_its_status() {
+    let OneNode {
+        _dir,
+        ctld,
+        mut admin,
+        ..
+    } = one_node().await;
+    let mut user = client(ctld.port, 4242).await;
+    let mut other = client(ctld.port, 4343).await;
+    // Whole-node jobs: the next one starts only once the node is free.
+    let exclusive = |name: &str| SubmitJobRequest {
+        share: JobShare::Exclusive.into(),
+        ..job(name)
+    };
+    let follow = |name: &str| SubmitJobRequest {
+        follow_end: true,
+        ..exclusive(name)
+    };
+    let granted = async |stream: &mut tonic::Streaming<AllocationEvent>| loop {
+        let ev = stream.message().await.unwrap().unwrap();
+        if let Some(Event::Granted(a)) = ev.event {
+            break a.job_id;
+        }
+    };
+
+    // Completed by its owner with the command's status; nobody else may.
+    let mut salloc = user
+        .allocate(follow("interactive"))
+        .await
+        .unwrap()
+        .into_inner();
+    let id = granted(&mut salloc).await;
+    let done = |exit_code| CompleteAllocationRequest {
+        job_id: id,
+        exit_code,
+        signal: 0,
+    };
+    let refused = other.complete_allocation(done(0)).await.unwrap_err();
+    assert_eq!(refused.message(), "Access/permission denied");
+    user.complete_allocation(done(3)).await.unwrap();
+    assert_eq!(job_state(&mut user, id).await, (JobState::Failed, 3));
+    let ev = salloc.message().await.unwrap().unwrap();
+    assert_eq!(ev.event, Some(Event::Ended("FAILED".into())));
+
+    // Revoked by scancel: salloc is told, and the nodes are free although nobody reports
+    // the allocation's end.
+    let mut salloc = user
+        .allocate(follow("interactive"))
+        .await
+        .unwrap()
+        .into_inner();
+    let id = granted(&mut salloc).await;
+    admin
+        .cancel(CancelRequest {
+            job_ids: vec![id],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let ev = salloc.message().await.unwrap().unwrap();
+    assert_eq!(ev.event, Some(Event::Ended("CANCELLED".into())));
+    assert!(salloc.message().await.unwrap().is_none(), "the stream ends");
+    let next = user
+        .submit(exclusive("after"))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    eventually("the next job to start on the freed node", async || {
+        (job_state(&mut user, next).await.0 == JobState::Running).then_some(())
+    })
+    .await;
+    // A late completion of the revoked allocation changes nothing.
+    user.complete_allocation(CompleteAllocationRequest {
+        job_id: id,
+        exit_code: 0,
+        signal: 0,
+    })
+    .await
+    .unwrap();
+    assert_eq!(job_state(&mut user, id).await.0, JobState::Cancelled);
     ctld.stop().await;
 }

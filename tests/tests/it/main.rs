@@ -33,6 +33,7 @@ mod reconfigure_e2e;
 mod sacctmgr_accounts_users;
 mod sacctmgr_clusters;
 mod sacctmgr_federations;
+mod salloc_e2e;
 mod sbatch_options_e2e;
 mod slurm_differences;
 mod state_lock;

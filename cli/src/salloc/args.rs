@@ -1,0 +1,322 @@
+//! salloc's options: the shared job options plus `-w/--nodelist`, `--ntasks-per-node`,
+//! `--signal`, `--no-shell`, `-I/--immediate[=secs]`, `-K/--kill-command[=signal]`,
+//! `--bell`/`--no-bell`, and the `SALLOC_*` input environment variables salloc honours.
+
+use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
+use crate::jobspec::signals;
+use crate::jobspec::{COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table};
+
+/// A salloc option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaOpt {
+    /// A job option shared with sbatch and srun.
+    Job(Opt),
+    NoShell,
+    Immediate,
+    KillCommand,
+    Bell,
+    NoBell,
+    Help,
+    Usage,
+    Version,
+}
+
+/// salloc's option table.
+pub fn table() -> Vec<OptSpec<SaOpt>> {
+    let mut t = map_table(COMMON, SaOpt::Job);
+    let own = |long, short, arg, id| OptSpec {
+        long,
+        short,
+        arg,
+        id,
+    };
+    t.extend([
+        own(
+            "nodelist",
+            Some('w'),
+            HasArg::Required,
+            SaOpt::Job(Opt::NodeList),
+        ),
+        own(
+            "ntasks-per-node",
+            None,
+            HasArg::Required,
+            SaOpt::Job(Opt::NtasksPerNode),
+        ),
+        own("signal", None, HasArg::Required, SaOpt::Job(Opt::Signal)),
+        own("no-shell", None, HasArg::No, SaOpt::NoShell),
+        own("immediate", Some('I'), HasArg::Optional, SaOpt::Immediate),
+        own(
+            "kill-command",
+            Some('K'),
+            HasArg::Optional,
+            SaOpt::KillCommand,
+        ),
+        own("bell", None, HasArg::No, SaOpt::Bell),
+        own("no-bell", None, HasArg::No, SaOpt::NoBell),
+        own("help", Some('h'), HasArg::No, SaOpt::Help),
+        own("usage", None, HasArg::No, SaOpt::Usage),
+        own("version", Some('V'), HasArg::No, SaOpt::Version),
+    ]);
+    t
+}
+
+/// The input environment variables salloc honours (the command line overrides them).
+pub const ENV: &[EnvOpt<SaOpt>] = &[
+    env("SALLOC_ACCOUNT", SaOpt::Job(Opt::Account)),
+    env("SALLOC_BELL", SaOpt::Bell),
+    env("SALLOC_CLUSTERS", SaOpt::Job(Opt::Clusters)),
+    env("SLURM_CLUSTERS", SaOpt::Job(Opt::Clusters)),
+    env("SALLOC_CONSTRAINT", SaOpt::Job(Opt::Constraint)),
+    env("SALLOC_EXCLUSIVE", SaOpt::Job(Opt::Exclusive)),
+    env("SALLOC_IMMEDIATE", SaOpt::Immediate),
+    env("SALLOC_KILL_CMD", SaOpt::KillCommand),
+    env("SALLOC_NO_BELL", SaOpt::NoBell),
+    env("SALLOC_PARTITION", SaOpt::Job(Opt::Partition)),
+    env("SALLOC_SIGNAL", SaOpt::Job(Opt::Signal)),
+    env("SALLOC_TIMELIMIT", SaOpt::Job(Opt::Time)),
+    env("SALLOC_WCKEY", SaOpt::Job(Opt::Wckey)),
+];
+
+const fn env(var: &'static str, id: SaOpt) -> EnvOpt<SaOpt> {
+    EnvOpt {
+        var,
+        id,
+        flag: matches!(id, SaOpt::Bell | SaOpt::NoBell),
+    }
+}
+
+/// How long `-I/--immediate` lets the allocation wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Immediate {
+    /// `-I` without a value: granted at once or not at all.
+    Now,
+    /// `-I<secs>`: granted within that many seconds.
+    Within(u32),
+}
+
+/// Everything salloc was asked to do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SallocOpts {
+    /// The job options.
+    pub job: JobOpts,
+    /// `--no-shell`: allocate, print the grant and exit, leaving the allocation to run.
+    pub no_shell: bool,
+    /// `-I/--immediate`.
+    pub immediate: Option<Immediate>,
+    /// `-K/--kill-command`: the signal sent to the command when the allocation is revoked.
+    pub kill_signal: Option<i32>,
+    /// `--bell` (ring when the allocation is granted after a wait) or `--no-bell`.
+    pub bell: Option<bool>,
+    /// The command and its arguments (none: the user's shell).
+    pub command: Vec<String>,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
+    Help,
+    Usage,
+    Version,
+    Run(Box<SallocOpts>),
+}
+
+/// Why salloc refuses its arguments.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgsError {
+    /// Printed as getopt prints it.
+    #[error("{0}")]
+    Getopt(#[from] GetoptError),
+    #[error("{0}")]
+    Opt(#[from] OptError),
+    #[error("Invalid --immediate value: {0}")]
+    Immediate(String),
+    #[error("Invalid --kill-command specification: {0}")]
+    KillCommand(String),
+}
+
+impl SallocOpts {
+    fn apply(&mut self, opt: SaOpt, value: Option<String>) -> Result<(), ArgsError> {
+        match opt {
+            SaOpt::Job(o) => self.job.apply(o, value)?,
+            SaOpt::NoShell => self.no_shell = true,
+            SaOpt::Immediate => {
+                self.immediate = Some(match value.as_deref().map(str::trim) {
+                    None | Some("") => Immediate::Now,
+                    Some(v) => v
+                        .parse()
+                        .map(Immediate::Within)
+                        .map_err(|_| ArgsError::Immediate(v.to_string()))?,
+                });
+            }
+            SaOpt::KillCommand => {
+                // Without a signal: SIGTERM, what Slurm sends a command without a terminal.
+                self.kill_signal = Some(match value.as_deref().map(str::trim) {
+                    None | Some("") => nix::sys::signal::Signal::SIGTERM as i32,
+                    Some(v) => signals::parse(v).ok_or_else(|| ArgsError::KillCommand(v.into()))?,
+                });
+            }
+            SaOpt::Bell => self.bell = Some(true),
+            SaOpt::NoBell => self.bell = Some(false),
+            SaOpt::Help | SaOpt::Usage | SaOpt::Version => {}
+        }
+        Ok(())
+    }
+}
+
+/// Parses salloc's arguments: environment first, then the command line, then the command.
+pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation, ArgsError> {
+    let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
+    for (opt, _) in &parsed.opts {
+        match opt {
+            SaOpt::Help => return Ok(Invocation::Help),
+            SaOpt::Usage => return Ok(Invocation::Usage),
+            SaOpt::Version => return Ok(Invocation::Version),
+            _ => {}
+        }
+    }
+    let mut opts = SallocOpts::default();
+    for (opt, value) in env_options(ENV, environ) {
+        opts.apply(opt, value)?;
+    }
+    for (opt, value) in parsed.opts {
+        opts.apply(opt, value)?;
+    }
+    opts.command = parsed.operands;
+    Ok(Invocation::Run(Box::new(opts)))
+}
+
+/// salloc's usage line.
+pub const USAGE: &str = "Usage: salloc [-N numnodes|[min nodes]-[max nodes]] [-n num-processors]
+              [-c cpus-per-node] [-p partition] [--hold] [-t minutes]
+              [--immediate[=secs]] [-D path] [--oversubscribe] [-J jobname]
+              [--verbose] [--clusters=cluster_names] [--mincpus=n] [--mem=MB] [-C list]
+              [--account=name] [--dependency=type:jobid[+time]] [--comment=name]
+              [--nice[=value]] [--bell] [--no-bell] [--kill-command[=signal]]
+              [--nodelist=hosts] [--exclude=hosts] [--no-shell] [--signal=[R:]num[@time]]
+              [command [args...]]
+";
+
+/// salloc's help text.
+pub const HELP: &str = "Usage: salloc [OPTIONS(0)...] [command(0) [args(0)...]]
+
+Parallel run options:
+  -A, --account=name          charge job to specified account
+  -b, --begin=time            defer job until HH:MM MM/DD/YY
+      --bell                  ring the terminal bell when the job is allocated
+  -c, --cpus-per-task=ncpus   number of cpus required per task
+      --comment=name          arbitrary comment
+  -C, --constraint=list       specify a list of constraints
+  -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
+  -D, --chdir=path            change working directory
+      --exclusive             allocate nodes in exclusive mode
+  -x, --exclude=hosts...      exclude a specific list of hosts
+  -H, --hold                  submit job in held state
+  -I, --immediate[=secs]      exit if resources not available in \"secs\"
+  -J, --job-name=jobname      name of job
+  -K, --kill-command[=signal] signal to send terminating job
+      --mem=MB                minimum amount of real memory
+      --mincpus=n             minimum number of logical processors per node
+      --nice[=value]          decrease scheduling priority by value
+      --no-bell               do NOT ring the terminal bell
+      --no-shell              immediately exit after allocating resources,
+                              without running a command
+  -n, --ntasks=N              number of processors required
+      --ntasks-per-node=n     number of tasks to invoke on each node
+  -N, --nodes=N               number of nodes on which to run (N = min[-max])
+  -p, --partition=partition   partition requested
+  -Q, --quiet                 quiet mode (suppress informational messages)
+  -s, --oversubscribe         oversubscribe resources with other jobs
+      --signal=[R:]num[@time] send signal when time limit within time seconds
+  -t, --time=minutes          time limit
+  -v, --verbose               verbose mode (multiple -v's increase verbosity)
+      --wckey=wckey           wckey to run job under
+  -w, --nodelist=hosts...     request a specific list of hosts
+
+Help options:
+  -h, --help                  show this help message
+      --usage                 display brief usage message
+
+Other options:
+  -V, --version               output version information and exit
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn run(args: &str, env: &[(&str, &str)]) -> Result<SallocOpts, ArgsError> {
+        let environ: Vec<(String, String)> = env
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        match parse(&words(args), &environ)? {
+            Invocation::Run(o) => Ok(*o),
+            other => panic!("expected a run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn options_stop_at_the_command_and_no_command_is_the_shell() {
+        let o = run("-N2 -n 4 -w n[1-2] hostname -n 9", &[]).unwrap();
+        assert_eq!(o.job.ntasks, Some(4));
+        assert_eq!(o.job.nodelist, vec!["n1", "n2"]);
+        assert_eq!(o.command, vec!["hostname", "-n", "9"]);
+        assert!(run("-N1", &[]).unwrap().command.is_empty());
+    }
+
+    #[test]
+    fn salloc_options() {
+        let o = run("--no-shell -I -K --bell", &[]).unwrap();
+        assert!(o.no_shell);
+        assert_eq!(o.immediate, Some(Immediate::Now));
+        assert_eq!(o.kill_signal, Some(15));
+        assert_eq!(o.bell, Some(true));
+        let o = run("--immediate=5 --kill-command=HUP --no-bell true", &[]).unwrap();
+        assert_eq!(o.immediate, Some(Immediate::Within(5)));
+        assert_eq!(o.kill_signal, Some(1));
+        assert_eq!(o.bell, Some(false));
+        assert_eq!(run("-K9 true", &[]).unwrap().kill_signal, Some(9));
+    }
+
+    #[test]
+    fn the_environment_gives_defaults_the_command_line_overrides() {
+        let env = [
+            ("SALLOC_PARTITION", "big"),
+            ("SALLOC_TIMELIMIT", "5"),
+            ("SALLOC_IMMEDIATE", "7"),
+        ];
+        let o = run("true", &env).unwrap();
+        assert_eq!(o.job.partition.as_deref(), Some("big"));
+        assert_eq!(o.job.time.as_deref(), Some("5"));
+        assert_eq!(o.immediate, Some(Immediate::Within(7)));
+        assert_eq!(
+            run("-p small true", &env).unwrap().job.partition.as_deref(),
+            Some("small")
+        );
+    }
+
+    #[test]
+    fn refusals_name_what_is_wrong() {
+        assert_eq!(
+            run("-Isoon true", &[]).unwrap_err().to_string(),
+            "Invalid --immediate value: soon"
+        );
+        assert_eq!(
+            run("-KNOPE true", &[]).unwrap_err().to_string(),
+            "Invalid --kill-command specification: NOPE"
+        );
+        assert_eq!(
+            run("-N 0x true", &[]).unwrap_err().to_string(),
+            "\"0x\" is not a valid node count"
+        );
+        assert_eq!(
+            run("--bogus", &[]).unwrap_err().to_string(),
+            "unrecognized option '--bogus'"
+        );
+    }
+}
