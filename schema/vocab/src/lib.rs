@@ -8,6 +8,7 @@
 
 pub mod cluster_conf;
 pub mod conf;
+pub mod cpu_bind;
 pub mod hostlist;
 pub mod ids;
 pub mod jobacct;
