@@ -11,6 +11,7 @@
 
 pub mod acct;
 pub mod adopt;
+pub mod affinity;
 pub mod batch;
 pub mod config;
 pub mod daemon;
@@ -25,7 +26,9 @@ pub mod resources;
 pub mod service;
 pub mod spawn;
 pub mod spool;
+pub mod stdin;
 pub mod step;
+pub mod step_io;
 
 pub use config::NodedConfig;
 pub use daemon::{Prepared, bind, serve};
