@@ -9,7 +9,8 @@
 //! and reports the step's end (`StepDone`, ending the job when srun created it).
 //!
 //! * [`args`]: options and input environment; [`layout`]: task placement and exit codes;
-//!   [`launch`]: the node streams; [`output`]: `-l` labels; [`interrupt`]: Ctrl-C;
+//!   [`launch`]: the node streams; [`output`]: `-l` labels and `-u`; [`stdio`]: `-i/-o/-e`
+//!   and stdin forwarding; [`interrupt`]: Ctrl-C;
 //!   [`step`]: creating the step (and waiting for its CPUs).
 
 pub mod args;
@@ -17,13 +18,16 @@ pub mod interrupt;
 pub mod launch;
 pub mod layout;
 pub mod output;
+pub mod stdio;
 pub mod step;
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
 
 use sluice_wire::client::CtldClient;
-use sluice_wire::proto::{CancelRequest, RunStepRequest, StepDoneRequest, allocation_event};
+use sluice_wire::proto::{
+    CancelRequest, EnvVar, RunStepRequest, StepDoneRequest, allocation_event,
+};
 use tokio::sync::mpsc;
 
 use crate::getopt::Ambiguity;
@@ -61,15 +65,12 @@ pub fn main() -> i32 {
         listen_for_signals(tx);
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
-        run_async(
-            &args,
-            &environ,
-            &who,
-            &mut stdout.lock(),
-            &mut stderr.lock(),
-            rx,
-        )
-        .await
+        let io = Io {
+            out: &mut stdout.lock(),
+            err: &mut stderr.lock(),
+            stdin: Some(Box::new(std::io::stdin())),
+        };
+        run_with(&args, &environ, &who, io, rx).await
     })
 }
 
@@ -97,15 +98,42 @@ fn listen_for_signals(tx: mpsc::UnboundedSender<Interrupt>) {
 }
 
 /// Runs srun with `args` (without the program name), reading signals from `interrupts`;
-/// returns the exit code.
+/// returns the exit code. The tasks' stdin is empty.
 pub async fn run_async(
     args: &[String],
     environ: &[(String, String)],
     who: &Submitter,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    interrupts: mpsc::UnboundedReceiver<Interrupt>,
+) -> i32 {
+    let io = Io {
+        out,
+        err,
+        stdin: None,
+    };
+    run_with(args, environ, who, io, interrupts).await
+}
+
+/// srun's own streams.
+pub struct Io<'a> {
+    /// Where the tasks' stdout goes.
+    pub out: &'a mut dyn Write,
+    /// Where the tasks' stderr and srun's messages go.
+    pub err: &'a mut dyn Write,
+    /// What the tasks read (`None`: nothing).
+    pub stdin: Option<Box<dyn std::io::Read + Send>>,
+}
+
+/// [`run_async`] with srun's stdin forwarded to the tasks.
+pub async fn run_with(
+    args: &[String],
+    environ: &[(String, String)],
+    who: &Submitter,
+    io: Io<'_>,
     mut interrupts: mpsc::UnboundedReceiver<Interrupt>,
 ) -> i32 {
+    let Io { out, err, stdin } = io;
     let opts = match args::parse(args, environ) {
         Ok(Invocation::Run(o)) => o,
         Ok(Invocation::Help) => return print(out, args::HELP),
@@ -207,20 +235,33 @@ pub async fn run_async(
         _ => u32::try_from(alloc.nodes.len()).unwrap_or(1),
     };
     let node_count = alloc.nodes.len().min(ntasks as usize);
-    let template = RunStepRequest {
+    let mut env = opts.job.export().apply(environ);
+    if let Some(n) = opts.job.ntasks_per_node {
+        env.retain(|v| v.name != "SLURM_NTASKS_PER_NODE");
+        env.push(EnvVar {
+            name: "SLURM_NTASKS_PER_NODE".to_string(),
+            value: n.to_string(),
+        });
+    }
+    let mut template = RunStepRequest {
         job_id,
         step_id: step.step_id,
         uid: who.uid,
         gid: who.gid,
         argv: opts.command.clone(),
         workdir: workdir(opts.job.chdir.as_deref(), &who.cwd),
-        env: opts.job.export().apply(environ),
+        env,
         node_list: alloc.node_list.clone(),
         node_count: u32::try_from(node_count).unwrap_or(u32::MAX),
         ntasks,
         name: name.clone(),
+        user: who.user.clone(),
         ..Default::default()
     };
+    stdio::fill(&mut template, &opts);
+    let stdin = stdin
+        .filter(|_| template.stdin_from_srun)
+        .map(stdio::read_chunks);
     let launch = launch::Step {
         template,
         layout: if alloc.tasks_per_node.len() == alloc.nodes.len() && !alloc.nodes.is_empty() {
@@ -230,6 +271,9 @@ pub async fn run_async(
         },
         nodes: alloc.nodes,
         label: opts.label,
+        unbuffered: opts.unbuffered,
+        shown: (opts.output.clone(), opts.stderr_target().clone()),
+        stdin,
         interrupts: interrupt::Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
     };
     let (outcome, usage) = launch::run(launch, &signer, out, err, &mut interrupts).await;
