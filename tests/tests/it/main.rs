@@ -34,6 +34,8 @@ mod sacctmgr_clusters;
 mod sacctmgr_federations;
 mod sbatch_options_e2e;
 mod slurm_differences;
+mod srun_bind_e2e;
+mod srun_io_e2e;
 mod state_lock;
 mod up_dbd_only;
 mod user_credentials;
