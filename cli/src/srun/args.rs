@@ -56,6 +56,15 @@ impl IoTarget {
         }
     }
 
+    /// The target for a step of `ntasks` tasks: a task id beyond them names a file, as
+    /// Slurm's srun takes it.
+    pub fn within(&self, ntasks: u32) -> Self {
+        match self {
+            Self::Task(t) if *t >= ntasks => Self::File(t.to_string()),
+            other => other.clone(),
+        }
+    }
+
     /// Whether srun shows what `task` sends on this stream (with a file or `none` only the
     /// task's failure to open it arrives).
     pub fn shows(&self, task: u32) -> bool {
@@ -551,7 +560,7 @@ mod tests {
         );
         assert_eq!(
             run("--cpu-bind=bogus true", &[]).unwrap_err().to_string(),
-            "Invalid --cpu-bind argument: bogus"
+            "unrecognized --cpu-bind argument \"bogus\""
         );
         let env = [("SLURM_NTASKS", "4"), ("SLURM_JOB_ID", "3")];
         let o = run("--ntasks-per-node=1 true", &env).unwrap();

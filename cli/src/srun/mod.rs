@@ -30,6 +30,8 @@ use sluice_wire::proto::{
 };
 use tokio::sync::mpsc;
 
+use sluice_vocab::cpu_bind::CpuBindError;
+
 use crate::getopt::Ambiguity;
 use crate::jobspec::{self, Submitter, request::workdir};
 use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
@@ -149,6 +151,11 @@ pub async fn run_with(
             let _ = writeln!(err, "srun: fatal: No command given to execute.");
             return 1;
         }
+        Err(ArgsError::Opt(jobspec::OptError::CpuBind(e))) => {
+            fail(err, &e.to_string());
+            let _ = writeln!(err, "srun: fatal: {}", CpuBindError::FATAL);
+            return 1;
+        }
         Err(e) => return fail(err, &e.to_string()),
     };
     let conf = match SlurmConf::read(&jobspec::conf_path(environ)) {
@@ -258,7 +265,7 @@ pub async fn run_with(
         user: who.user.clone(),
         ..Default::default()
     };
-    stdio::fill(&mut template, &opts);
+    stdio::fill(&mut template, &opts, ntasks);
     let stdin = stdin
         .filter(|_| template.stdin_from_srun)
         .map(stdio::read_chunks);
@@ -272,7 +279,10 @@ pub async fn run_with(
         nodes: alloc.nodes,
         label: opts.label,
         unbuffered: opts.unbuffered,
-        shown: (opts.output.clone(), opts.stderr_target().clone()),
+        shown: (
+            opts.output.within(ntasks),
+            opts.stderr_target().within(ntasks),
+        ),
         stdin,
         interrupts: interrupt::Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
     };

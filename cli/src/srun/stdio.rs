@@ -25,9 +25,9 @@ const DEV_NULL: &str = "/dev/null";
 /// A node's stdin stream, once it is open.
 pub type Sink = mpsc::Sender<StepStdin>;
 
-/// Fills the I/O fields of the step's request from `opts`.
-pub fn fill(req: &mut RunStepRequest, opts: &SrunOpts) {
-    match &opts.input {
+/// Fills the I/O fields of the request of a step of `ntasks` tasks from `opts`.
+pub fn fill(req: &mut RunStepRequest, opts: &SrunOpts, ntasks: u32) {
+    match &opts.input.within(ntasks) {
         IoTarget::All => req.stdin_from_srun = true,
         IoTarget::Task(t) => {
             req.stdin_from_srun = true;
@@ -36,8 +36,8 @@ pub fn fill(req: &mut RunStepRequest, opts: &SrunOpts) {
         IoTarget::None => req.stdin_file = DEV_NULL.to_string(),
         IoTarget::File(p) => req.stdin_file = p.clone(),
     }
-    req.stdout_file = file_of(&opts.output);
-    req.stderr_file = file_of(opts.stderr_target());
+    req.stdout_file = file_of(&opts.output.within(ntasks));
+    req.stderr_file = file_of(&opts.stderr_target().within(ntasks));
     req.open_append = opts.job.open_append.unwrap_or(false);
     req.cpu_bind = opts
         .cpu_bind
@@ -136,7 +136,7 @@ mod tests {
             panic!("{args} should parse");
         };
         let mut req = RunStepRequest::default();
-        fill(&mut req, &opts);
+        fill(&mut req, &opts, 4);
         req
     }
 

@@ -40,22 +40,45 @@ pub struct CpuBind {
     pub list: String,
 }
 
-/// `--cpu-bind` that Slurm would refuse, worded as srun words it.
+/// `--cpu-bind` that Slurm would refuse, worded as srun words it (srun then ends with
+/// [`CpuBindError::FATAL`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("Invalid --cpu-bind argument: {0}")]
-pub struct CpuBindError(pub String);
+pub enum CpuBindError {
+    /// A word that is no binding.
+    #[error("unrecognized --cpu-bind argument \"{0}\"")]
+    Unrecognized(String),
+    /// `map_cpu:`/`mask_cpu:` without a list.
+    #[error("missing list for \"--cpu-bind={0}:<list>\"")]
+    MissingList(&'static str),
+    /// A list item that is not a number.
+    #[error("Failed to validate number: {item}, the offending character is {bad}")]
+    Number { item: String, bad: char },
+    /// `*0` or a count beyond reason.
+    #[error("Invalid {kind} multiplier: {count}")]
+    Multiplier { kind: &'static str, count: String },
+}
+
+impl CpuBindError {
+    /// srun's last words after any of these.
+    pub const FATAL: &'static str = "Failed to parse --cpu-bind= values.";
+}
 
 impl CpuBind {
-    /// Parses the option's value.
+    /// Parses the option's value; of two bindings the last one counts.
     pub fn parse(spec: &str) -> Result<Self, CpuBindError> {
-        let bad = || CpuBindError(spec.to_string());
         let mut verbose = false;
         let mut kind = None;
         let mut list = String::new();
         let mut tokens = spec.split(',').peekable();
         while let Some(token) = tokens.next() {
+            let unrecognized = || CpuBindError::Unrecognized(token.to_string());
             let (word, rest) = token.split_once(':').unwrap_or((token, ""));
-            let parsed = match word.to_ascii_lowercase().as_str() {
+            let word = word.to_ascii_lowercase();
+            let has_list = matches!(word.as_str(), "map_cpu" | "mask_cpu");
+            if !rest.is_empty() && !has_list {
+                return Err(unrecognized());
+            }
+            kind = Some(match word.as_str() {
                 "q" | "quiet" => {
                     verbose = false;
                     continue;
@@ -71,24 +94,25 @@ impl CpuBind {
                 "sockets" => BindKind::Sockets,
                 "ldoms" => BindKind::Ldoms,
                 "map_cpu" | "mask_cpu" => {
+                    let map = word == "map_cpu";
+                    let name = if map { "map_cpu" } else { "mask_cpu" };
+                    if rest.is_empty() {
+                        return Err(CpuBindError::MissingList(name));
+                    }
                     // The list's own commas: it goes on while the tokens are list items.
                     let mut items = vec![rest.to_string()];
                     while let Some(next) = tokens.next_if(|t| is_list_item(t)) {
                         items.push(next.to_string());
                     }
                     list = items.join(",");
-                    if word.eq_ignore_ascii_case("map_cpu") {
-                        BindKind::MapCpu(map_list(&items).ok_or_else(bad)?)
+                    if map {
+                        BindKind::MapCpu(map_list(&items)?)
                     } else {
-                        BindKind::MaskCpu(mask_list(&items).ok_or_else(bad)?)
+                        BindKind::MaskCpu(mask_list(&items)?)
                     }
                 }
-                _ => return Err(bad()),
-            };
-            if kind.is_some() || (!rest.is_empty() && list.is_empty()) {
-                return Err(bad());
-            }
-            kind = Some(parsed);
+                _ => return Err(unrecognized()),
+            });
         }
         Ok(Self {
             verbose,
@@ -145,6 +169,7 @@ impl CpuBind {
         let at = |i: usize| avail[i % avail.len()];
         let pick = |list: &[u32]| -> Result<Vec<u32>, String> {
             let inside: Vec<u32> = list.iter().copied().filter(|c| avail.contains(c)).collect();
+            // An empty mask binds to nothing, so the task could not run.
             if inside.is_empty() {
                 Err(format!("CPUs {list:?} are not among this node's CPUs"))
             } else {
@@ -207,44 +232,69 @@ fn is_list_item(token: &str) -> bool {
 }
 
 /// `0,3,0x4,2*3`: CPU ids, decimal or `0x` hex, each optionally repeated `*count` times.
-fn map_list(items: &[String]) -> Option<Vec<u32>> {
-    repeated(items, |s| {
+fn map_list(items: &[String]) -> Result<Vec<u32>, CpuBindError> {
+    repeated(items, "map_cpu", |s| {
         match s.strip_prefix("0x").or(s.strip_prefix("0X")) {
-            Some(hex) => u32::from_str_radix(hex, 16).ok(),
-            None => s.parse().ok(),
+            Some(hex) => number(s, hex, 16),
+            None => number(s, s, 10),
         }
     })
 }
 
 /// `0x3,c,f*2`: hex masks (the `0x` is optional), each as its CPU ids.
-fn mask_list(items: &[String]) -> Option<Vec<Vec<u32>>> {
-    let masks = repeated(items, |s| {
+fn mask_list(items: &[String]) -> Result<Vec<Vec<u32>>, CpuBindError> {
+    repeated(items, "mask_cpu", |s| {
         let hex = s.strip_prefix("0x").or(s.strip_prefix("0X")).unwrap_or(s);
         let mut cpus = Vec::new();
         for (nibble, c) in hex.chars().rev().enumerate() {
-            let bits = c.to_digit(16)?;
-            let base = u32::try_from(nibble).ok()?.checked_mul(4)?;
+            let bits = c.to_digit(16).ok_or_else(|| bad_number(s, c))?;
+            let base = u32::try_from(nibble * 4).map_err(|_| bad_number(s, c))?;
             cpus.extend((0..4).filter(|b| bits & (1 << b) != 0).map(|b| base + b));
         }
-        (!hex.is_empty()).then_some(cpus)
-    })?;
-    masks.iter().all(|m| !m.is_empty()).then_some(masks)
+        if hex.is_empty() {
+            return Err(bad_number(s, ' '));
+        }
+        Ok(cpus)
+    })
 }
 
-fn repeated<T: Clone>(items: &[String], one: impl Fn(&str) -> Option<T>) -> Option<Vec<T>> {
+fn bad_number(item: &str, bad: char) -> CpuBindError {
+    CpuBindError::Number {
+        item: item.to_string(),
+        bad,
+    }
+}
+
+/// `digits` (the part of `item` after any prefix) as a number in `radix`.
+fn number(item: &str, digits: &str, radix: u32) -> Result<u32, CpuBindError> {
+    if let Some(c) = digits.chars().find(|c| !c.is_digit(radix)) {
+        return Err(bad_number(item, c));
+    }
+    u32::from_str_radix(digits, radix).map_err(|_| bad_number(item, ' '))
+}
+
+fn repeated<T: Clone>(
+    items: &[String],
+    kind: &'static str,
+    one: impl Fn(&str) -> Result<T, CpuBindError>,
+) -> Result<Vec<T>, CpuBindError> {
     let mut out = Vec::new();
     for item in items {
         let (value, count) = match item.split_once('*') {
-            Some((v, n)) => (
-                v,
-                n.parse::<usize>().ok().filter(|n| (1..=1024).contains(n))?,
-            ),
+            Some((v, n)) => {
+                let count = n.parse::<usize>().ok().filter(|n| (1..=1024).contains(n));
+                let count = count.ok_or_else(|| CpuBindError::Multiplier {
+                    kind,
+                    count: n.to_string(),
+                })?;
+                (v, count)
+            }
             None => (item.as_str(), 1),
         };
         let v = one(value)?;
         out.extend(std::iter::repeat_n(v, count));
     }
-    (!out.is_empty()).then_some(out)
+    Ok(out)
 }
 
 /// CPU ids as a hex mask without `0x` (`[0, 1]` is `3`).
@@ -302,23 +352,30 @@ mod tests {
 
     #[test]
     fn bad_input_is_refused_with_slurms_words() {
-        for bad in [
-            "bogus",
-            "map_cpu:",
-            "map_cpu:x1",
-            "mask_cpu:0x0",
-            "mask_cpu:zz",
-            "rank,cores",
-            "cores:1",
-            "map_cpu:1*0",
-            "",
+        for (bad, words) in [
+            ("bogus", "unrecognized --cpu-bind argument \"bogus\""),
+            ("q,bogus", "unrecognized --cpu-bind argument \"bogus\""),
+            ("cores:1", "unrecognized --cpu-bind argument \"cores:1\""),
+            ("", "unrecognized --cpu-bind argument \"\""),
+            ("map_cpu:", "missing list for \"--cpu-bind=map_cpu:<list>\""),
+            (
+                "map_cpu:x1",
+                "Failed to validate number: x1, the offending character is x",
+            ),
+            (
+                "mask_cpu:zz",
+                "Failed to validate number: zz, the offending character is z",
+            ),
+            ("map_cpu:1*0", "Invalid map_cpu multiplier: 0"),
         ] {
-            let err = CpuBind::parse(bad).unwrap_err();
-            assert_eq!(
-                err.to_string(),
-                format!("Invalid --cpu-bind argument: {bad}")
-            );
+            assert_eq!(CpuBind::parse(bad).unwrap_err().to_string(), words, "{bad}");
         }
+        assert_eq!(
+            parse("rank,cores").kind,
+            BindKind::Cores,
+            "the last one counts"
+        );
+        assert_eq!(parse("mask_cpu:0x0").kind, BindKind::MaskCpu(vec![vec![]]));
     }
 
     #[test]

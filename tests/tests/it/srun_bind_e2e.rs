@@ -43,7 +43,8 @@ fn cpu_bind_refusals() {
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
         out.stderr,
-        "srun: error: Invalid --cpu-bind argument: bogus\n"
+        "srun: error: unrecognized --cpu-bind argument \"bogus\"\n\
+         srun: fatal: Failed to parse --cpu-bind= values.\n"
     );
     let out = c.cmd("srun", &["--cpu-bind=map_cpu:4000", "true"]);
     assert_eq!(out.code, 1, "{out:?}");
