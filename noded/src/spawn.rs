@@ -161,32 +161,49 @@ pub struct TaskIo {
 fn step_script(io: &TaskIo) -> (String, Vec<String>) {
     let mut args: Vec<String> = Vec::new();
     let mut redirects: Vec<String> = Vec::new();
-    let arg = |value: &str, args: &mut Vec<String>| {
-        args.push(value.to_string());
-        format!("\"${}\"", args.len())
+    let mut checks = String::new();
+    let mut file = |stream: &str, op: &str, f: &str, args: &mut Vec<String>| {
+        args.push(f.to_string());
+        let at = format!("\"${}\"", args.len());
+        let probe = if op == "<" { "<" } else { ">>" };
+        checks.push_str(&format!(
+            "{{ true {probe}{at}; }} 2>/dev/null || {CANNOT_OPEN} {stream} {at}; "
+        ));
+        redirects.push(format!("{op}{at}"));
     };
     if let TaskStdin::File(f) = &io.stdin {
-        redirects.push(format!("<{}", arg(f, &mut args)));
+        file("stdin", "<", f, &mut args);
     }
     if let Some(f) = &io.stdout {
-        redirects.push(format!(">>{}", arg(f, &mut args)));
+        file("stdout", ">>", f, &mut args);
     }
     match &io.stderr {
-        TaskStderr::File(f) => redirects.push(format!("2>>{}", arg(f, &mut args))),
+        TaskStderr::File(f) => file("stderr", "2>>", f, &mut args),
         TaskStderr::WithStdout => redirects.push("2>&1".to_string()),
         TaskStderr::Piped => {}
     }
     let mut script = STEP_PREFIX.to_string();
     if !redirects.is_empty() {
+        script.push_str(CANNOT_OPEN_FN);
+        script.push_str(&checks);
         script.push_str(&format!("exec {}; ", redirects.join(" ")));
     }
     if let Some((before, after)) = &io.report {
-        let (b, a) = (arg(before, &mut args), arg(after, &mut args));
-        script.push_str(&format!("printf '%s%s%s\\n' {b} \"$$\" {a} >&2; "));
+        args.push(before.clone());
+        args.push(after.clone());
+        let (b, a) = (args.len() - 1, args.len());
+        script.push_str(&format!(
+            "printf '%s%s%s\\n' \"${b}\" \"$$\" \"${a}\" >&2; "
+        ));
     }
     script.push_str(&format!("shift {}; exec \"$@\"", args.len()));
     (script, args)
 }
+
+/// The wrapper's function for a file a task cannot open: srun's words, exit 1. The shell
+/// knows no errno, so the reason is told from what exists.
+const CANNOT_OPEN: &str = "cannot_open";
+const CANNOT_OPEN_FN: &str = "cannot_open() { if [ -e \"$2\" ] || { [ \"$1\" != stdin ] && [ -d \"$(dirname -- \"$2\")\" ]; }; then r='Permission denied'; else r='No such file or directory'; fi; printf 'srun: error: Could not open %s file: %s\\n' \"$1\" \"$r\" >&2; exit 1; }; ";
 
 /// A step task's command: runs `argv` (searched in the job's `PATH`) with its streams as `io`
 /// says; what is not redirected is piped.
@@ -266,6 +283,8 @@ mod tests {
             "{script}"
         );
         assert_eq!(args, ["in", "o"]);
+        let probe = "{ true <\"$1\"; } 2>/dev/null || cannot_open stdin \"$1\";";
+        assert!(script.contains(probe), "{script}");
         let mut split = io(TaskStdin::Null, Some("o"), TaskStderr::File("e".into()));
         split.report = Some(("a [".into(), "] b".into()));
         let (script, args) = step_script(&split);

@@ -150,6 +150,13 @@ fn srun_output_open_mode_and_single_task_output() {
     );
     let out = c.cmd("srun", &["-o", "none", "echo", "gone"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    let out = c.cmd("srun", &["-o", "/nonexistent/x", "echo", "lost"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let words = "srun: error: Could not open stdout file: No such file or directory";
+    assert!(out.stderr.starts_with(words), "{out:?}");
+    let out = c.cmd("srun", &["-i", "missing.txt", "cat"]);
+    let words = "srun: error: Could not open stdin file: No such file or directory";
+    assert!(out.code == 1 && out.stderr.starts_with(words), "{out:?}");
 }
 
 #[test]
