@@ -14,6 +14,7 @@
 //!   [`step`]: creating the step (and waiting for its CPUs).
 
 pub mod args;
+pub mod input_env;
 pub mod interrupt;
 pub mod launch;
 pub mod layout;
@@ -242,14 +243,6 @@ pub async fn run_with(
         _ => u32::try_from(alloc.nodes.len()).unwrap_or(1),
     };
     let node_count = alloc.nodes.len().min(ntasks as usize);
-    let mut env = opts.job.export().apply(environ);
-    if let Some(n) = opts.job.ntasks_per_node {
-        env.retain(|v| v.name != "SLURM_NTASKS_PER_NODE");
-        env.push(EnvVar {
-            name: "SLURM_NTASKS_PER_NODE".to_string(),
-            value: n.to_string(),
-        });
-    }
     let mut template = RunStepRequest {
         job_id,
         step_id: step.step_id,
@@ -257,7 +250,7 @@ pub async fn run_with(
         gid: who.gid,
         argv: opts.command.clone(),
         workdir: workdir(opts.job.chdir.as_deref(), &who.cwd),
-        env,
+        env: task_env(&opts, environ),
         node_list: alloc.node_list.clone(),
         node_count: u32::try_from(node_count).unwrap_or(u32::MAX),
         ntasks,
@@ -298,6 +291,19 @@ pub async fn run_with(
         })
         .await;
     outcome.exit_status()
+}
+
+/// The tasks' environment: what `--export` passes, with `SLURM_NTASKS_PER_NODE` when asked.
+fn task_env(opts: &args::SrunOpts, environ: &[(String, String)]) -> Vec<EnvVar> {
+    let mut env = opts.job.export().apply(environ);
+    if let Some(n) = opts.job.ntasks_per_node {
+        env.retain(|v| v.name != "SLURM_NTASKS_PER_NODE");
+        env.push(EnvVar {
+            name: "SLURM_NTASKS_PER_NODE".to_string(),
+            value: n.to_string(),
+        });
+    }
+    env
 }
 
 fn print(out: &mut dyn Write, text: &str) -> i32 {
