@@ -165,6 +165,8 @@ pub enum Invocation {
     Help,
     Usage,
     Version,
+    /// `--cpu-bind=help`.
+    CpuBindHelp,
     Run(Box<SrunOpts>),
 }
 
@@ -214,9 +216,12 @@ impl SrunOpts {
 /// Parses srun's arguments: environment first, then the command line, then the command.
 pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation, ArgsError> {
     let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
-    for (opt, _) in &parsed.opts {
+    for (opt, value) in &parsed.opts {
         match opt {
             SrOpt::Help => return Ok(Invocation::Help),
+            SrOpt::CpuBind if value.as_deref() == Some("help") => {
+                return Ok(Invocation::CpuBindHelp);
+            }
             SrOpt::Usage => return Ok(Invocation::Usage),
             SrOpt::Version => return Ok(Invocation::Version),
             _ => {}
@@ -252,6 +257,22 @@ pub const USAGE: &str = "Usage: srun [-N nnodes] [-n ntasks] [-c ncpus] [-p part
             [-i in] [-o out] [-e err] [-u] [--open-mode=append|truncate]
             [--ntasks-per-node=n] [--cpu-bind=type]
             executable [args...]
+";
+
+/// `--cpu-bind=help`.
+pub const CPU_BIND_HELP: &str = "CPU bind options:
+    --cpu-bind=         Bind tasks to CPUs
+        q[uiet]         bind quietly before each task runs (the default)
+        v[erbose]       report each task's binding on its stderr before it runs
+        no[ne]          do not bind
+        rank            bind each task to the CPU of its local rank
+        map_cpu:<list>  bind local task i to CPU list[i] (ids, decimal or 0x hex; id*count repeats)
+        mask_cpu:<list> bind local task i to the CPUs of mask list[i] (hex)
+        sockets         bind each task to its socket
+        cores           bind each task to its own cores (-c per task)
+        threads         bind each task to its own hardware threads (-c per task)
+        ldoms           bind each task to its NUMA locality domain
+        help            show this help
 ";
 
 /// srun's help text.
@@ -415,6 +436,12 @@ mod tests {
         );
         assert_eq!((o.error, o.unbuffered), (Some(IoTarget::Task(1)), true));
         assert_eq!(run("-i all true", &env).unwrap().input, IoTarget::All);
+    }
+
+    #[test]
+    fn cpu_bind_help() {
+        let words = words("--cpu-bind=help true");
+        assert_eq!(parse(&words, &[]), Ok(Invocation::CpuBindHelp));
     }
 
     #[test]

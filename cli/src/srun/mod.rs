@@ -141,6 +141,7 @@ pub async fn run_with(
         Ok(Invocation::Run(o)) => o,
         Ok(Invocation::Help) => return print(out, args::HELP),
         Ok(Invocation::Usage) => return print(out, args::USAGE),
+        Ok(Invocation::CpuBindHelp) => return print(out, args::CPU_BIND_HELP),
         Ok(Invocation::Version) => {
             return print(out, &format!("sluice {}\n", env!("CARGO_PKG_VERSION")));
         }
