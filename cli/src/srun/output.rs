@@ -6,6 +6,9 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+/// Longest unfinished line held back; beyond it the bytes are shown as they are.
+const MAX_PARTIAL: usize = 64 * 1024;
+
 /// Writes task output to srun's stdout and stderr.
 pub struct TaskOutput<'a> {
     out: &'a mut dyn Write,
@@ -60,7 +63,11 @@ impl<'a> TaskOutput<'a> {
             text.extend_from_slice(&buf[start..end]);
             start = end;
         }
-        if start < buf.len() {
+        if buf.len() - start > MAX_PARTIAL {
+            // A line this long is shown as it is rather than held without bound.
+            text.extend_from_slice(prefix.as_bytes());
+            text.extend_from_slice(&buf[start..]);
+        } else if start < buf.len() {
             self.partial.insert((task, stderr), buf[start..].to_vec());
         }
         if !text.is_empty() {
@@ -123,6 +130,21 @@ mod tests {
         o.write(1, false, b"one\n").unwrap();
         o.finish().unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "zero one\n");
+    }
+
+    #[test]
+    fn endless_lines_are_not_held_without_bound() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut o = TaskOutput::new(&mut out, &mut err, 1, false, false);
+        let long = vec![b'x'; MAX_PARTIAL + 1];
+        o.write(0, false, &long).unwrap();
+        o.write(0, false, b"y").unwrap();
+        drop(o);
+        assert_eq!(
+            out.len(),
+            MAX_PARTIAL + 1,
+            "shown at once, the next byte held"
+        );
     }
 
     #[test]
