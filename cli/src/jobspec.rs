@@ -179,6 +179,9 @@ pub enum OptError {
     /// `--signal` is not `[{R|B}:]sig[@time]`.
     #[error("Invalid --signal specification")]
     Signal,
+    /// `--cpu-bind` is not one of Slurm's bindings.
+    #[error(transparent)]
+    CpuBind(#[from] sluice_vocab::cpu_bind::CpuBindError),
 }
 
 /// The shared job options as the user gave them (directives, environment, command line).

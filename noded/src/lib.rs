@@ -12,6 +12,7 @@
 
 pub mod acct;
 pub mod adopt;
+pub mod affinity;
 pub mod batch;
 pub mod config;
 pub mod daemon;
@@ -26,7 +27,9 @@ pub mod resources;
 pub mod service;
 pub mod spawn;
 pub mod spool;
+pub mod stdin;
 pub mod step;
+pub mod step_io;
 pub mod supervise;
 
 pub use config::NodedConfig;

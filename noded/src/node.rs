@@ -11,6 +11,7 @@ use crate::error::NodedError;
 use crate::jobs::{JobTable, Target};
 use crate::outbox::ExitOutbox;
 use crate::spool::Spool;
+use crate::stdin::StdinTable;
 
 /// One node daemon's shared state.
 #[derive(Debug)]
@@ -25,6 +26,8 @@ pub struct Node {
     pub jobs: JobTable,
     /// Exit reports not yet acknowledged by the controller.
     pub outbox: ExitOutbox,
+    /// Steps' stdin pipes waiting for srun's stream.
+    pub stdin: StdinTable,
 }
 
 impl Node {
@@ -38,6 +41,7 @@ impl Node {
             spool,
             jobs: JobTable::new(),
             outbox,
+            stdin: StdinTable::default(),
         })
     }
 

@@ -3,7 +3,7 @@
 //! Every request is signed (the server mounts a [`sluice_wire::auth::Verifier`]). Launching
 //! and signalling jobs is for the controller: root, `SlurmUser` or the daemon's own uid.
 //! `RunStep` is srun's, signed by the step's user: it may start tasks as that user, with one of
-//! that user's groups, only.
+//! that user's groups, only; `StepInput` feeds stdin to that user's step only.
 
 use std::sync::Arc;
 
@@ -12,14 +12,15 @@ use sluice_wire::auth;
 use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::{
     Ack, LaunchBatchRequest, NodePingReply, PingRequest, RunStepRequest, SignalJobRequest,
-    SignalKind,
+    SignalKind, StepStdin,
 };
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response, Status, Streaming};
 
 use crate::batch;
 use crate::error::NodedError;
 use crate::jobs::Target;
 use crate::node::Node;
+use crate::stdin;
 use crate::step::{self, OutputStream};
 
 /// The node daemon's RPC service.
@@ -128,7 +129,30 @@ impl NodeDaemon for NodeService {
                 return Err(NodedError::AccessDenied { uid: caller }.into());
             }
         }
-        Ok(Response::new(step::run(&self.node, step)?))
+        Ok(Response::new(step::run(&self.node, step).await?))
+    }
+
+    async fn step_input(
+        &self,
+        req: Request<Streaming<StepStdin>>,
+    ) -> Result<Response<Ack>, Status> {
+        let caller = auth::identity(&req)?.uid;
+        let mut stream = req.into_inner();
+        let Some(first) = stream.message().await? else {
+            return Ok(Response::new(Ack {}));
+        };
+        let (job, step) = (first.job_id, first.step_id);
+        let Some(waiting) = self.node.stdin.take(job, step) else {
+            return Err(NodedError::BadRequest {
+                why: format!("step {job}.{step} reads no stdin here"),
+            }
+            .into());
+        };
+        if caller != waiting.uid && !self.node.config.admin_uids.contains(&caller) {
+            return Err(NodedError::AccessDenied { uid: caller }.into());
+        }
+        stdin::pump(waiting.pipes, first.data, stream).await;
+        Ok(Response::new(Ack {}))
     }
 
     async fn signal_job(&self, req: Request<SignalJobRequest>) -> Result<Response<Ack>, Status> {

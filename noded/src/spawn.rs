@@ -36,8 +36,8 @@ const BATCH_SEPARATE: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$;
 const BATCH_JOINED: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >\"$2\" 2>&1; shift 2; exec \"$@\"";
 const BATCH_SEPARATE_APPEND: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >>\"$2\" 2>>\"$3\"; shift 3; exec \"$@\"";
 const BATCH_JOINED_APPEND: &str = "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec <\"$1\" >>\"$2\" 2>&1; shift 2; exec \"$@\"";
-const STEP: &str =
-    "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"";
+const STEP_PREFIX: &str =
+    "umask \"${SLURM_UMASK:-0022}\"; SLURM_TASK_PID=$$; export SLURM_TASK_PID; ";
 
 /// Who a job's processes run as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,12 +142,126 @@ pub fn batch_command(
     cmd
 }
 
-/// A step task's command: runs `argv` (searched in the job's `PATH`) with its output piped.
-pub fn step_command(run_as: Option<RunAs>, dir: &Path, env: &Env, argv: &[String]) -> Command {
+/// Where a step task's stdin comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskStdin {
+    /// A pipe srun's stdin is written to.
+    Piped,
+    /// `/dev/null`.
+    Null,
+    /// A file (opened by the task, as the job's user).
+    File(String),
+}
+
+/// Where a step task's stderr goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskStderr {
+    /// Streamed back to srun.
+    Piped,
+    /// Appended to a file.
+    File(String),
+    /// Into the stdout file.
+    WithStdout,
+}
+
+/// A step task's standard streams and what it reports before it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskIo {
+    /// Its stdin.
+    pub stdin: TaskStdin,
+    /// The file its stdout is appended to (`None`: streamed back).
+    pub stdout: Option<String>,
+    /// Its stderr.
+    pub stderr: TaskStderr,
+    /// `--cpu-bind=verbose`: the line printed on its stderr, split around its pid.
+    pub report: Option<(String, String)>,
+}
+
+/// The wrapper script for `io` and its positional arguments before the program's. Files are
+/// always opened for appending: truncation, when asked, happened before any task started, so
+/// tasks sharing a file do not cut each other's output.
+fn step_script(io: &TaskIo) -> (String, Vec<String>) {
+    let mut args: Vec<String> = Vec::new();
+    let mut redirects: Vec<String> = Vec::new();
+    let mut checks = String::new();
+    let mut file = |stream: &str, op: &str, f: &str, args: &mut Vec<String>| {
+        args.push(f.to_string());
+        let at = format!("\"${}\"", args.len());
+        let probe = if op == "<" { "<" } else { ">>" };
+        checks.push_str(&format!(
+            "{{ true {probe}{at}; }} 2>/dev/null || {CANNOT_OPEN} {stream} {at}; "
+        ));
+        redirects.push(format!("{op}{at}"));
+    };
+    if let TaskStdin::File(f) = &io.stdin {
+        file("stdin", "<", f, &mut args);
+    }
+    if let Some(f) = &io.stdout {
+        file("stdout", ">>", f, &mut args);
+    }
+    match &io.stderr {
+        TaskStderr::File(f) => file("stderr", "2>>", f, &mut args),
+        TaskStderr::WithStdout => redirects.push("2>&1".to_string()),
+        TaskStderr::Piped => {}
+    }
+    let mut script = STEP_PREFIX.to_string();
+    if !redirects.is_empty() {
+        script.push_str(CANNOT_OPEN_FN);
+        script.push_str(&checks);
+        script.push_str(&format!("exec {}; ", redirects.join(" ")));
+    }
+    if let Some((before, after)) = &io.report {
+        args.push(before.clone());
+        args.push(after.clone());
+        let (b, a) = (args.len() - 1, args.len());
+        script.push_str(&format!(
+            "printf '%s%s%s\\n' \"${b}\" \"$$\" \"${a}\" >&2; "
+        ));
+    }
+    script.push_str(&format!("shift {}; exec \"$@\"", args.len()));
+    (script, args)
+}
+
+/// The wrapper's function for a file a task cannot open: srun's words, exit 1. The shell
+/// knows no errno, so the reason is told from what exists.
+const CANNOT_OPEN: &str = "cannot_open";
+const CANNOT_OPEN_FN: &str = "cannot_open() { if [ -e \"$2\" ] || { [ \"$1\" != stdin ] && [ -d \"$(dirname -- \"$2\")\" ]; }; then r='Permission denied'; else r='No such file or directory'; fi; printf 'srun: error: Could not open %s file: %s\\n' \"$1\" \"$r\" >&2; exit 1; }; ";
+
+/// A step task's command: runs `argv` (searched in the job's `PATH`) with its streams as `io`
+/// says; what is not redirected is piped.
+pub fn step_command(
+    run_as: Option<RunAs>,
+    dir: &Path,
+    env: &Env,
+    argv: &[String],
+    io: &TaskIo,
+) -> Command {
     let mut cmd = base(run_as, dir, env);
-    cmd.arg("-c").arg(STEP).arg(WRAPPER_NAME).args(argv);
+    let (script, args) = step_script(io);
+    cmd.arg("-c")
+        .arg(script)
+        .arg(WRAPPER_NAME)
+        .args(args)
+        .args(argv);
+    cmd.stdin(match io.stdin {
+        TaskStdin::Piped => Stdio::piped(),
+        TaskStdin::Null | TaskStdin::File(_) => Stdio::null(),
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    cmd
+}
+
+/// Creates (or empties) `files` as the job's user, with the job's umask, before the tasks that
+/// append to them start.
+pub fn truncate_command(run_as: Option<RunAs>, dir: &Path, env: &Env, files: &[String]) -> Command {
+    let mut cmd = base(run_as, dir, env);
+    cmd.arg("-c")
+        .arg(format!("{STEP_PREFIX}for f; do : >\"$f\"; done"))
+        .arg(WRAPPER_NAME)
+        .args(files);
     cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(Stdio::piped());
     cmd
 }
@@ -159,5 +273,51 @@ pub fn exit_parts(status: std::process::ExitStatus) -> (i32, i32) {
         (Some(code), _) => (code, 0),
         (None, Some(sig)) => (0, sig),
         (None, None) => (0, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io(stdin: TaskStdin, stdout: Option<&str>, stderr: TaskStderr) -> TaskIo {
+        TaskIo {
+            stdin,
+            stdout: stdout.map(String::from),
+            stderr,
+            report: None,
+        }
+    }
+
+    #[test]
+    fn scripts_redirect_only_what_goes_to_files() {
+        let (script, args) = step_script(&io(TaskStdin::Piped, None, TaskStderr::Piped));
+        assert!(script.ends_with("shift 0; exec \"$@\""), "{script}");
+        assert!(args.is_empty());
+        let both = io(
+            TaskStdin::File("in".into()),
+            Some("o"),
+            TaskStderr::WithStdout,
+        );
+        let (script, args) = step_script(&both);
+        assert!(
+            script.contains("exec <\"$1\" >>\"$2\" 2>&1; shift 2;"),
+            "{script}"
+        );
+        assert_eq!(args, ["in", "o"]);
+        let probe = "{ true <\"$1\"; } 2>/dev/null || cannot_open stdin \"$1\";";
+        assert!(script.contains(probe), "{script}");
+        let mut split = io(TaskStdin::Null, Some("o"), TaskStderr::File("e".into()));
+        split.report = Some(("a [".into(), "] b".into()));
+        let (script, args) = step_script(&split);
+        assert!(
+            script.contains("exec >>\"$1\" 2>>\"$2\"; printf"),
+            "{script}"
+        );
+        assert!(
+            script.contains("\"$3\" \"$$\" \"$4\" >&2; shift 4;"),
+            "{script}"
+        );
+        assert_eq!(args, ["o", "e", "a [", "] b"]);
     }
 }

@@ -1,12 +1,14 @@
 //! `RunStep`: this node's tasks of an srun step. Each task's stdout and stderr stream back as
 //! chunks the moment they are read; the last message carries every task's exit and what the
 //! tasks used here (see [`crate::acct`]). When srun goes away (the response stream is dropped)
-//! the tasks are killed.
+//! the tasks are killed. Their stdin, files and CPU binding: [`crate::step_io`],
+//! [`crate::stdin`], [`crate::affinity`].
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
+use sluice_vocab::cpu_bind::CpuBind;
 use sluice_vocab::jobacct::{StepUsage, TaskUsage};
 use sluice_wire::proto::{RunStepRequest, StepOutput, TaskExit};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -15,11 +17,14 @@ use tokio::task::JoinSet;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::acct::{self, Tracker};
-use crate::env;
+use crate::affinity;
+use crate::env::{self, Env};
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
 use crate::node::Node;
-use crate::spawn::{self, RunAs};
+use crate::spawn::{self, RunAs, TaskIo};
+use crate::stdin::Waiting;
+use crate::step_io;
 
 /// The stream of a step's output, as the service returns it.
 pub type OutputStream = ReceiverStream<Result<StepOutput, tonic::Status>>;
@@ -30,7 +35,7 @@ const CHANNEL_DEPTH: usize = 64;
 const CHUNK: usize = 16 * 1024;
 
 /// Starts `req`'s tasks on this node and returns their output stream.
-pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedError> {
+pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedError> {
     if req.argv.is_empty() || req.tasks_here == 0 {
         return Err(NodedError::BadRequest {
             why: format!(
@@ -42,15 +47,27 @@ pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedE
     let (job, step) = (req.job_id, req.step_id);
     let run_as = RunAs::for_job(req.uid, req.gid);
     let dir = spawn::working_dir(&req.workdir);
+    let tasks = plan(node, &req)?;
+    let ios: Vec<TaskIo> = tasks.iter().map(|t| t.io.clone()).collect();
+    let files = step_io::files_to_truncate(&req, &ios);
+    if let (false, Some(first)) = (files.is_empty(), tasks.first()) {
+        let status = spawn::truncate_command(run_as, &dir, &first.env, &files)
+            .status()
+            .await;
+        // A file that cannot be made is reported by the task that opens it.
+        if !status.is_ok_and(|s| s.success()) {
+            tracing::warn!(job, step, "cannot empty the step's output files {files:?}");
+        }
+    }
     let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
     let mut readers = JoinSet::new();
     let mut waits = JoinSet::new();
     let mut groups = Vec::new();
-    for local in 0..req.tasks_here {
-        let rank = req.first_task + local;
-        let env = env::step_env(&req, node.facts(), rank, local);
-        let spawned = spawn::step_command(run_as, &dir, &env, &req.argv).spawn();
-        let mut child = match spawned {
+    let mut stdin_pipes = Vec::new();
+    for task in tasks {
+        let rank = task.rank;
+        let mut cmd = spawn::step_command(run_as, &dir, &task.env, &req.argv, &task.io);
+        let mut child = match affinity::spawn_bound(&mut cmd, task.cpus.as_deref()) {
             Ok(child) => child,
             Err(source) => {
                 for pgid in &groups {
@@ -66,6 +83,7 @@ pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedE
         let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         groups.push(pgid);
         node.jobs.add_group(job, Part::Step(step), pgid);
+        stdin_pipes.extend(child.stdin.take());
         if let Some(out) = child.stdout.take() {
             readers.spawn(forward(out, rank, false, tx.clone()));
         }
@@ -80,6 +98,13 @@ pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedE
             (rank, child.wait().await, usage)
         });
     }
+    if req.stdin_from_srun {
+        let waiting = Waiting {
+            uid: req.uid,
+            pipes: stdin_pipes,
+        };
+        node.stdin.register(job, step, waiting);
+    }
     tracing::info!(job, step, tasks = req.tasks_here, "step tasks started");
     tokio::spawn(supervise(
         Arc::clone(node),
@@ -91,6 +116,50 @@ pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedE
         tx,
     ));
     Ok(ReceiverStream::new(rx))
+}
+
+/// One task ready to start.
+struct Planned {
+    rank: u32,
+    io: TaskIo,
+    /// The CPUs it is bound to (`None`: not bound).
+    cpus: Option<Vec<u32>>,
+    env: Env,
+}
+
+/// Every task of this node: its environment, streams and CPUs, all checked before any starts.
+fn plan(node: &Node, req: &RunStepRequest) -> Result<Vec<Planned>, NodedError> {
+    let bad = |why: String| NodedError::BadRequest { why };
+    let bind = match req.cpu_bind.as_str() {
+        "" => None,
+        spec => Some(CpuBind::parse(spec).map_err(|e| bad(e.to_string()))?),
+    };
+    let avail = affinity::available_cpus();
+    let host = node.config.node_name.as_str();
+    let mut tasks = Vec::new();
+    for local in 0..req.tasks_here {
+        let rank = req.first_task + local;
+        let mut env = env::step_env(req, node.facts(), rank, local);
+        let mut io = step_io::task_io(req, host, rank);
+        let mut cpus = None;
+        if let Some(b) = &bind {
+            cpus = b
+                .cpus_for(local, req.cpus_per_task, &avail)
+                .map_err(|why| bad(format!("--cpu-bind={}: {why}", req.cpu_bind)))?;
+            env.extend(b.env().into_iter().map(|(k, v)| (k.to_string(), v)));
+            if b.verbose {
+                let mask = cpus.as_deref().unwrap_or(&avail);
+                io.report = Some(b.verbose_line(host, rank, local, mask));
+            }
+        }
+        tasks.push(Planned {
+            rank,
+            io,
+            cpus,
+            env,
+        });
+    }
+    Ok(tasks)
 }
 
 type Waits = JoinSet<(
@@ -136,6 +205,8 @@ async fn supervise(
     }
     while readers.join_next().await.is_some() {}
     node.jobs.remove_part(job, Part::Step(step));
+    // Pipes srun never came for close with the step.
+    drop(node.stdin.take(job, step));
     exits.sort_by_key(|e| e.task);
     tracing::info!(job, step, "step tasks ended");
     usages.sort_by_key(|u| u.task);

@@ -1,9 +1,13 @@
 //! srun's options: the shared job options plus `-l`, `-X`, `--quit-on-interrupt`, `--jobid`,
-//! the step options `--overlap` and `-w/--nodelist`, and the `SLURM_*` input environment
-//! variables srun honours.
+//! the step options `--overlap`, `-w/--nodelist`, `--ntasks-per-node` and `--cpu-bind`, the
+//! I/O options `-i/-o/-e/-u/--open-mode`, and the `SLURM_*` input environment variables srun
+//! honours.
 
 use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
-use crate::jobspec::{COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table, values};
+use crate::jobspec::{COMMON, JobOpts, Opt, OptError, env_options, map_table, values};
+use sluice_vocab::cpu_bind::CpuBind;
+
+pub use super::input_env::ENV;
 
 /// An srun option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,9 +20,61 @@ pub enum SrOpt {
     JobId,
     Overlap,
     NodeList,
+    Input,
+    Output,
+    Error,
+    Unbuffered,
+    CpuBind,
     Help,
     Usage,
     Version,
+}
+
+/// Where one of a step's standard streams goes (`-i/-o/-e`): Slurm's `all`, `none`, a task
+/// id, or a file name pattern.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum IoTarget {
+    /// Every task, through srun (the default).
+    #[default]
+    All,
+    /// `/dev/null`.
+    None,
+    /// Only this task, through srun.
+    Task(u32),
+    /// A file on the nodes, named by a pattern.
+    File(String),
+}
+
+impl IoTarget {
+    /// The option's value as Slurm reads it: digits are a task id.
+    pub fn parse(value: &str) -> Self {
+        match value {
+            "" | "all" => Self::All,
+            "none" => Self::None,
+            v if v.bytes().all(|b| b.is_ascii_digit()) => v
+                .parse()
+                .map_or_else(|_| Self::File(v.to_string()), Self::Task),
+            v => Self::File(v.to_string()),
+        }
+    }
+
+    /// The target for a step of `ntasks` tasks: a task id beyond them names a file, as
+    /// Slurm's srun takes it.
+    pub fn within(&self, ntasks: u32) -> Self {
+        match self {
+            Self::Task(t) if *t >= ntasks => Self::File(t.to_string()),
+            other => other.clone(),
+        }
+    }
+
+    /// Whether srun shows what `task` sends on this stream (with a file or `none` only the
+    /// task's failure to open it arrives).
+    pub fn shows(&self, task: u32) -> bool {
+        match self {
+            Self::Task(t) => *t == task,
+            Self::All | Self::None | Self::File(_) => true,
+        }
+    }
 }
 
 /// srun's option table.
@@ -47,106 +103,30 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("jobid", None, HasArg::Required, SrOpt::JobId),
         own("overlap", None, HasArg::No, SrOpt::Overlap),
         own("nodelist", Some('w'), HasArg::Required, SrOpt::NodeList),
+        own("input", Some('i'), HasArg::Required, SrOpt::Input),
+        own("output", Some('o'), HasArg::Required, SrOpt::Output),
+        own("error", Some('e'), HasArg::Required, SrOpt::Error),
+        own("unbuffered", Some('u'), HasArg::No, SrOpt::Unbuffered),
+        own("cpu-bind", None, HasArg::Required, SrOpt::CpuBind),
+        own("cpu_bind", None, HasArg::Required, SrOpt::CpuBind),
+        own(
+            "open-mode",
+            None,
+            HasArg::Required,
+            SrOpt::Job(Opt::OpenMode),
+        ),
+        own(
+            "ntasks-per-node",
+            None,
+            HasArg::Required,
+            SrOpt::Job(Opt::NtasksPerNode),
+        ),
         own("help", Some('h'), HasArg::No, SrOpt::Help),
         own("usage", None, HasArg::No, SrOpt::Usage),
         own("version", Some('V'), HasArg::No, SrOpt::Version),
     ]);
     t
 }
-
-/// The input environment variables srun honours.
-pub const ENV: &[EnvOpt<SrOpt>] = &[
-    EnvOpt {
-        var: "SLURM_ACCOUNT",
-        id: SrOpt::Job(Opt::Account),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_CLUSTERS",
-        id: SrOpt::Job(Opt::Clusters),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_CONSTRAINT",
-        id: SrOpt::Job(Opt::Constraint),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SRUN_CPUS_PER_TASK",
-        id: SrOpt::Job(Opt::CpusPerTask),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_DEPENDENCY",
-        id: SrOpt::Job(Opt::Dependency),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_DISABLE_STATUS",
-        id: SrOpt::DisableStatus,
-        flag: true,
-    },
-    EnvOpt {
-        var: "SLURM_EXCLUSIVE",
-        id: SrOpt::Job(Opt::Exclusive),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_EXPORT_ENV",
-        id: SrOpt::Job(Opt::Export),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_JOB_NAME",
-        id: SrOpt::Job(Opt::JobName),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_LABELIO",
-        id: SrOpt::Label,
-        flag: true,
-    },
-    EnvOpt {
-        var: "SLURM_MEM_PER_NODE",
-        id: SrOpt::Job(Opt::Mem),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_NNODES",
-        id: SrOpt::Job(Opt::Nodes),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_NPROCS",
-        id: SrOpt::Job(Opt::Ntasks),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_NTASKS",
-        id: SrOpt::Job(Opt::Ntasks),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_OVERLAP",
-        id: SrOpt::Overlap,
-        flag: true,
-    },
-    EnvOpt {
-        var: "SLURM_PARTITION",
-        id: SrOpt::Job(Opt::Partition),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_TIMELIMIT",
-        id: SrOpt::Job(Opt::Time),
-        flag: false,
-    },
-    EnvOpt {
-        var: "SLURM_WORKING_DIR",
-        id: SrOpt::Job(Opt::Chdir),
-        flag: false,
-    },
-];
 
 /// Everything srun was asked to do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -165,6 +145,16 @@ pub struct SrunOpts {
     pub overlap: bool,
     /// `-w/--nodelist`, expanded: nodes of the allocation the step must use.
     pub nodelist: Vec<String>,
+    /// `-i/--input`.
+    pub input: IoTarget,
+    /// `-o/--output`.
+    pub output: IoTarget,
+    /// `-e/--error` (`None`: as `-o`).
+    pub error: Option<IoTarget>,
+    /// `-u/--unbuffered`: output shown as it comes rather than line by line.
+    pub unbuffered: bool,
+    /// `--cpu-bind`.
+    pub cpu_bind: Option<CpuBind>,
     /// The command and its arguments.
     pub command: Vec<String>,
 }
@@ -175,6 +165,8 @@ pub enum Invocation {
     Help,
     Usage,
     Version,
+    /// `--cpu-bind=help`.
+    CpuBindHelp,
     Run(Box<SrunOpts>),
 }
 
@@ -205,18 +197,31 @@ impl SrunOpts {
                 self.nodelist = sluice_vocab::hostlist::expand(&value.unwrap_or_default())
                     .map_err(|_| OptError::NodeList)?;
             }
+            SrOpt::Input => self.input = IoTarget::parse(&value.unwrap_or_default()),
+            SrOpt::Output => self.output = IoTarget::parse(&value.unwrap_or_default()),
+            SrOpt::Error => self.error = Some(IoTarget::parse(&value.unwrap_or_default())),
+            SrOpt::Unbuffered => self.unbuffered = true,
+            SrOpt::CpuBind => self.cpu_bind = Some(CpuBind::parse(&value.unwrap_or_default())?),
             SrOpt::Help | SrOpt::Usage | SrOpt::Version => {}
         }
         Ok(())
+    }
+
+    /// Where stderr goes: `-e`, else with stdout (as srun sends it to the `-o` file).
+    pub fn stderr_target(&self) -> &IoTarget {
+        self.error.as_ref().unwrap_or(&self.output)
     }
 }
 
 /// Parses srun's arguments: environment first, then the command line, then the command.
 pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation, ArgsError> {
     let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
-    for (opt, _) in &parsed.opts {
+    for (opt, value) in &parsed.opts {
         match opt {
             SrOpt::Help => return Ok(Invocation::Help),
+            SrOpt::CpuBind if value.as_deref() == Some("help") => {
+                return Ok(Invocation::CpuBindHelp);
+            }
             SrOpt::Usage => return Ok(Invocation::Usage),
             SrOpt::Version => return Ok(Invocation::Version),
             _ => {}
@@ -228,6 +233,12 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
     }
     for (opt, value) in env_options(ENV, environ) {
         opts.apply(opt, value)?;
+    }
+    // --ntasks-per-node on the command line outweighs a task count from the environment
+    // (the batch script's SLURM_NTASKS): the step then has that many tasks per node.
+    let given = |o: Opt| parsed.opts.iter().any(|(id, _)| *id == SrOpt::Job(o));
+    if given(Opt::NtasksPerNode) && !given(Opt::Ntasks) {
+        opts.job.ntasks = None;
     }
     for (opt, value) in parsed.opts {
         opts.apply(opt, value)?;
@@ -243,7 +254,25 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
 pub const USAGE: &str = "Usage: srun [-N nnodes] [-n ntasks] [-c ncpus] [-p partition] [-t minutes]
             [-J jobname] [-D path] [--mem=MB] [-C list] [-l] [-X]
             [--export[=names]] [--jobid=id] [--overlap] [-w hosts...]
+            [-i in] [-o out] [-e err] [-u] [--open-mode=append|truncate]
+            [--ntasks-per-node=n] [--cpu-bind=type]
             executable [args...]
+";
+
+/// `--cpu-bind=help`.
+pub const CPU_BIND_HELP: &str = "CPU bind options:
+    --cpu-bind=         Bind tasks to CPUs
+        q[uiet]         bind quietly before each task runs (the default)
+        v[erbose]       report each task's binding on its stderr before it runs
+        no[ne]          do not bind
+        rank            bind each task to the CPU of its local rank
+        map_cpu:<list>  bind local task i to CPU list[i] (ids, decimal or 0x hex; id*count repeats)
+        mask_cpu:<list> bind local task i to the CPUs of mask list[i] (hex)
+        sockets         bind each task to its socket
+        cores           bind each task to its own cores (-c per task)
+        threads         bind each task to its own hardware threads (-c per task)
+        ldoms           bind each task to its NUMA locality domain
+        help            show this help
 ";
 
 /// srun's help text.
@@ -254,13 +283,18 @@ Parallel run options:
       --comment=name          arbitrary comment
   -b, --begin=time            defer job until HH:MM MM/DD/YY
   -c, --cpus-per-task=ncpus   number of cpus required per task
+      --cpu-bind=             Bind tasks to CPUs
+                              ([{quiet|verbose},]{none|rank|map_cpu:<list>|
+                              mask_cpu:<list>|cores|threads|sockets|ldoms})
   -C, --constraint=list       specify a list of constraints
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=path            change remote current working directory
       --exclusive             allocate nodes in exclusive mode
   -x, --exclude=hosts...      exclude a specific list of hosts
+  -e, --error=err             location of stderr redirection
       --export=env_vars|NONE  environment passed to the tasks
   -H, --hold                  submit job in held state
+  -i, --input=in              location of stdin redirection
   -J, --job-name=jobname      name of job
       --jobid=id              run under already allocated job
   -l, --label                 prepend task number to lines of stdout/err
@@ -269,12 +303,16 @@ Parallel run options:
       --nice[=value]          decrease scheduling priority by value
   -n, --ntasks=ntasks         number of tasks to run
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
+      --ntasks-per-node=n     number of tasks to invoke on each node
+  -o, --output=out            location of stdout redirection
+      --open-mode={append|truncate} append to or truncate output files
       --overlap               Allow other steps to overlap this step
   -p, --partition=partition   partition requested
   -q, --quit-on-interrupt     quit on single Ctrl-C
   -Q, --quiet                 quiet mode (suppress informational messages)
   -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit
+  -u, --unbuffered            do not line-buffer stdout/err
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
       --wckey=wckey           wckey to run job under
   -w, --nodelist=hosts...     request a specific list of hosts
@@ -362,6 +400,75 @@ mod tests {
             run("-w n[1- true", &[]).unwrap_err().to_string(),
             "Invalid --nodelist specification"
         );
+    }
+
+    #[test]
+    fn io_options_and_their_environment() {
+        let o = run(
+            "--unbuffered --output /p/%j_%t_log.out --error /p/%j_%t_log.err python -u",
+            &[],
+        )
+        .unwrap();
+        assert!(o.unbuffered);
+        assert_eq!(o.output, IoTarget::File("/p/%j_%t_log.out".into()));
+        assert_eq!(
+            o.stderr_target(),
+            &IoTarget::File("/p/%j_%t_log.err".into())
+        );
+        assert_eq!(o.command, ["python", "-u"]);
+        let o = run("-i0 -o none --open-mode=append true", &[]).unwrap();
+        assert_eq!(
+            (&o.input, o.stderr_target()),
+            (&IoTarget::Task(0), &IoTarget::None)
+        );
+        assert_eq!(o.job.open_append, Some(true));
+        assert!(IoTarget::Task(2).shows(2) && !IoTarget::Task(2).shows(1));
+        let env = [
+            ("SLURM_STDINMODE", "none"),
+            ("SLURM_STDOUTMODE", "out.%t"),
+            ("SLURM_STDERRMODE", "1"),
+            ("SLURM_UNBUFFEREDIO", "1"),
+        ];
+        let o = run("true", &env).unwrap();
+        assert_eq!(
+            (o.input, o.output),
+            (IoTarget::None, IoTarget::File("out.%t".into()))
+        );
+        assert_eq!((o.error, o.unbuffered), (Some(IoTarget::Task(1)), true));
+        assert_eq!(run("-i all true", &env).unwrap().input, IoTarget::All);
+    }
+
+    #[test]
+    fn cpu_bind_help() {
+        let words = words("--cpu-bind=help true");
+        assert_eq!(parse(&words, &[]), Ok(Invocation::CpuBindHelp));
+    }
+
+    #[test]
+    fn cpu_bind_and_ntasks_per_node() {
+        let o = run("--cpu-bind=q,cores true", &[]).unwrap();
+        assert_eq!(
+            o.cpu_bind.unwrap().kind,
+            sluice_vocab::cpu_bind::BindKind::Cores
+        );
+        assert!(
+            run("true", &[("SLURM_CPU_BIND", "verbose,rank")])
+                .unwrap()
+                .cpu_bind
+                .unwrap()
+                .verbose
+        );
+        assert_eq!(
+            run("--cpu-bind=bogus true", &[]).unwrap_err().to_string(),
+            "unrecognized --cpu-bind argument \"bogus\""
+        );
+        let env = [("SLURM_NTASKS", "4"), ("SLURM_JOB_ID", "3")];
+        let o = run("--ntasks-per-node=1 true", &env).unwrap();
+        assert_eq!((o.job.ntasks, o.job.ntasks_per_node), (None, Some(1)));
+        let o = run("-n2 --ntasks-per-node=1 true", &env).unwrap();
+        assert_eq!(o.job.ntasks, Some(2));
+        let o = run("true", &[("SLURM_NTASKS_PER_NODE", "2")]).unwrap();
+        assert_eq!(o.job.ntasks_per_node, Some(2));
     }
 
     #[test]

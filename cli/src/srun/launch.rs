@@ -9,18 +9,20 @@ use sluice_vocab::jobacct::StepUsage;
 use sluice_wire::auth::Signer;
 use sluice_wire::client::{NodedClient, connect_lazy};
 use sluice_wire::proto::{NodeAddr, RunStepRequest, SignalJobRequest, SignalKind, TaskExit};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::Interrupt;
+use super::args::IoTarget;
 use super::interrupt::{Action, Interrupts};
 use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
 use super::output::TaskOutput;
+use super::stdio;
 use crate::jobspec;
 use crate::rpc_error::{Asker, status_text};
 
 /// A step ready to launch.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Step {
     /// What every node is sent; node-specific fields are filled per node.
     pub template: RunStepRequest,
@@ -30,6 +32,12 @@ pub struct Step {
     pub layout: Vec<NodeTasks>,
     /// `-l`.
     pub label: bool,
+    /// `-u`.
+    pub unbuffered: bool,
+    /// Whose stdout and stderr srun shows (`-o`/`-e <task>`).
+    pub shown: (IoTarget, IoTarget),
+    /// srun's stdin, when it is forwarded and read.
+    pub stdin: Option<mpsc::Receiver<Vec<u8>>>,
     /// `-X` and `--quit-on-interrupt`.
     pub interrupts: Interrupts,
 }
@@ -69,12 +77,16 @@ pub async fn run(
         nodes,
         layout,
         label,
+        unbuffered,
+        shown,
+        stdin,
         interrupts: mut policy,
     } = step;
     let step_name = format!("StepId={}.{}", template.job_id, template.step_id);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut clients: Vec<Option<NodedClient>> = Vec::new();
     let mut handles: Vec<JoinHandle<()>> = Vec::new();
+    let mut stdin_slots = Vec::new();
     let mut outcome = Outcome::default();
     let mut usage: Option<StepUsage> = None;
     for place in &layout {
@@ -95,23 +107,34 @@ pub async fn run(
         let tx = tx.clone();
         let index = place.node;
         let stream_client = client.clone();
+        let slot = stdio::node_reads(&req, place).then(|| {
+            let (slot, waiting) = oneshot::channel();
+            stdin_slots.push(waiting);
+            slot
+        });
         handles.push(tokio::spawn(async move {
-            stream_node(index, stream_client, req, &tx).await;
+            stream_node(index, stream_client, req, &tx, slot).await;
             let _ = tx.send(Event::Closed { node: index });
         }));
         clients.push(client);
     }
     drop(tx);
+    if !stdin_slots.is_empty() {
+        tokio::spawn(stdio::feed(stdin_slots, stdin));
+    }
     let ntasks = layout.iter().map(|p| p.count).sum();
     let mut exited: Vec<TaskExit> = Vec::new();
     let mut cancelled = false;
     let mut open = layout.len();
-    let mut output = TaskOutput::new(out, err, ntasks, label);
+    let mut output = TaskOutput::new(out, err, ntasks, label, unbuffered);
     while open > 0 {
         tokio::select! {
             event = rx.recv() => match event {
                 Some(Event::Output { task, stderr, data }) => {
-                    let _ = output.write(task, stderr, &data);
+                    let target = if stderr { &shown.1 } else { &shown.0 };
+                    if target.shows(task) {
+                        let _ = output.write(task, stderr, &data);
+                    }
                 }
                 Some(Event::Exits { node, exits, usage: here }) => {
                     match (&mut usage, here) {
@@ -202,12 +225,14 @@ fn output_err<'a>(output: &'a mut TaskOutput<'_>) -> &'a mut dyn Write {
     output.err_stream()
 }
 
-/// Streams one node's part of the step into `tx`.
+/// Streams one node's part of the step into `tx`; once its tasks started, opens its stdin
+/// stream into `stdin_slot`.
 async fn stream_node(
     node: usize,
     client: Option<NodedClient>,
     req: RunStepRequest,
     tx: &mpsc::UnboundedSender<Event>,
+    stdin_slot: Option<oneshot::Sender<stdio::Sink>>,
 ) {
     let Some(mut client) = client else {
         let _ = tx.send(Event::Failed {
@@ -216,8 +241,14 @@ async fn stream_node(
         });
         return;
     };
+    let (job, step) = (req.job_id, req.step_id);
     let mut stream = match client.run_step(req).await {
-        Ok(resp) => resp.into_inner(),
+        Ok(resp) => {
+            if let Some(slot) = stdin_slot {
+                let _ = slot.send(stdio::open(&client, job, step));
+            }
+            resp.into_inner()
+        }
         Err(status) => {
             let _ = tx.send(Event::Failed {
                 node,

@@ -9,22 +9,29 @@
 //! and reports the step's end (`StepDone`, ending the job when srun created it).
 //!
 //! * [`args`]: options and input environment; [`layout`]: task placement and exit codes;
-//!   [`launch`]: the node streams; [`output`]: `-l` labels; [`interrupt`]: Ctrl-C;
+//!   [`launch`]: the node streams; [`output`]: `-l` labels and `-u`; [`stdio`]: `-i/-o/-e`
+//!   and stdin forwarding; [`interrupt`]: Ctrl-C;
 //!   [`step`]: creating the step (and waiting for its CPUs).
 
 pub mod args;
+pub mod input_env;
 pub mod interrupt;
 pub mod launch;
 pub mod layout;
 pub mod output;
+pub mod stdio;
 pub mod step;
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
 
 use sluice_wire::client::CtldClient;
-use sluice_wire::proto::{CancelRequest, RunStepRequest, StepDoneRequest, allocation_event};
+use sluice_wire::proto::{
+    CancelRequest, EnvVar, RunStepRequest, StepDoneRequest, allocation_event,
+};
 use tokio::sync::mpsc;
+
+use sluice_vocab::cpu_bind::CpuBindError;
 
 use crate::getopt::Ambiguity;
 use crate::jobspec::{self, Submitter, request::workdir};
@@ -54,32 +61,57 @@ pub fn main() -> i32 {
         crate::interrupts::listen(tx);
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
-        run_async(
-            &args,
-            &environ,
-            &who,
-            &mut stdout.lock(),
-            &mut stderr.lock(),
-            rx,
-        )
-        .await
+        let io = Io {
+            out: &mut stdout.lock(),
+            err: &mut stderr.lock(),
+            stdin: Some(Box::new(std::io::stdin())),
+        };
+        run_with(&args, &environ, &who, io, rx).await
     })
 }
 
 /// Runs srun with `args` (without the program name), reading signals from `interrupts`;
-/// returns the exit code.
+/// returns the exit code. The tasks' stdin is empty.
 pub async fn run_async(
     args: &[String],
     environ: &[(String, String)],
     who: &Submitter,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    interrupts: mpsc::UnboundedReceiver<Interrupt>,
+) -> i32 {
+    let io = Io {
+        out,
+        err,
+        stdin: None,
+    };
+    run_with(args, environ, who, io, interrupts).await
+}
+
+/// srun's own streams.
+pub struct Io<'a> {
+    /// Where the tasks' stdout goes.
+    pub out: &'a mut dyn Write,
+    /// Where the tasks' stderr and srun's messages go.
+    pub err: &'a mut dyn Write,
+    /// What the tasks read (`None`: nothing).
+    pub stdin: Option<Box<dyn std::io::Read + Send>>,
+}
+
+/// [`run_async`] with srun's stdin forwarded to the tasks.
+pub async fn run_with(
+    args: &[String],
+    environ: &[(String, String)],
+    who: &Submitter,
+    io: Io<'_>,
     mut interrupts: mpsc::UnboundedReceiver<Interrupt>,
 ) -> i32 {
+    let Io { out, err, stdin } = io;
     let opts = match args::parse(args, environ) {
         Ok(Invocation::Run(o)) => o,
         Ok(Invocation::Help) => return print(out, args::HELP),
         Ok(Invocation::Usage) => return print(out, args::USAGE),
+        Ok(Invocation::CpuBindHelp) => return print(out, args::CPU_BIND_HELP),
         Ok(Invocation::Version) => {
             return print(out, &format!("sluice {}\n", env!("CARGO_PKG_VERSION")));
         }
@@ -89,6 +121,11 @@ pub async fn run_async(
         }
         Err(ArgsError::NoCommand) => {
             let _ = writeln!(err, "srun: fatal: No command given to execute.");
+            return 1;
+        }
+        Err(ArgsError::Opt(jobspec::OptError::CpuBind(e))) => {
+            fail(err, &e.to_string());
+            let _ = writeln!(err, "srun: fatal: {}", CpuBindError::FATAL);
             return 1;
         }
         Err(e) => return fail(err, &e.to_string()),
@@ -177,20 +214,25 @@ pub async fn run_async(
         _ => u32::try_from(alloc.nodes.len()).unwrap_or(1),
     };
     let node_count = alloc.nodes.len().min(ntasks as usize);
-    let template = RunStepRequest {
+    let mut template = RunStepRequest {
         job_id,
         step_id: step.step_id,
         uid: who.uid,
         gid: who.gid,
         argv: opts.command.clone(),
         workdir: workdir(opts.job.chdir.as_deref(), &who.cwd),
-        env: opts.job.export().apply(environ),
+        env: task_env(&opts, environ),
         node_list: alloc.node_list.clone(),
         node_count: u32::try_from(node_count).unwrap_or(u32::MAX),
         ntasks,
         name: name.clone(),
+        user: who.user.clone(),
         ..Default::default()
     };
+    stdio::fill(&mut template, &opts, ntasks);
+    let stdin = stdin
+        .filter(|_| template.stdin_from_srun)
+        .map(stdio::read_chunks);
     let launch = launch::Step {
         template,
         layout: if alloc.tasks_per_node.len() == alloc.nodes.len() && !alloc.nodes.is_empty() {
@@ -200,6 +242,12 @@ pub async fn run_async(
         },
         nodes: alloc.nodes,
         label: opts.label,
+        unbuffered: opts.unbuffered,
+        shown: (
+            opts.output.within(ntasks),
+            opts.stderr_target().within(ntasks),
+        ),
+        stdin,
         interrupts: interrupt::Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
     };
     let (outcome, usage) = launch::run(launch, &signer, out, err, &mut interrupts).await;
@@ -214,6 +262,19 @@ pub async fn run_async(
         })
         .await;
     outcome.exit_status()
+}
+
+/// The tasks' environment: what `--export` passes, with `SLURM_NTASKS_PER_NODE` when asked.
+fn task_env(opts: &args::SrunOpts, environ: &[(String, String)]) -> Vec<EnvVar> {
+    let mut env = opts.job.export().apply(environ);
+    if let Some(n) = opts.job.ntasks_per_node {
+        env.retain(|v| v.name != "SLURM_NTASKS_PER_NODE");
+        env.push(EnvVar {
+            name: "SLURM_NTASKS_PER_NODE".to_string(),
+            value: n.to_string(),
+        });
+    }
+    env
 }
 
 fn print(out: &mut dyn Write, text: &str) -> i32 {

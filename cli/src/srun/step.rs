@@ -45,6 +45,7 @@ pub fn request(opts: &SrunOpts, job_id: u32, name: &str, in_allocation: bool) ->
         cpus_per_task: opts.job.cpus_per_task,
         overlap: opts.overlap || share_steps,
         nodelist: opts.nodelist.clone(),
+        ntasks_per_node: opts.job.ntasks_per_node,
     }
 }
 

@@ -101,6 +101,7 @@ pub async fn create_step(
                 max_nodes: r.max_nodes,
                 cpus_per_task: r.cpus_per_task,
                 nodelist: r.nodelist.clone(),
+                ntasks_per_node: r.ntasks_per_node,
                 overlap: r.overlap,
                 name: r.name.clone(),
                 launch: LaunchSpec::default(),

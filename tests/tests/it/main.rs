@@ -36,6 +36,8 @@ mod sacctmgr_federations;
 mod salloc_e2e;
 mod sbatch_options_e2e;
 mod slurm_differences;
+mod srun_bind_e2e;
+mod srun_io_e2e;
 mod state_lock;
 mod up_dbd_only;
 mod user_credentials;

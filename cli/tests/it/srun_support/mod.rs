@@ -49,6 +49,13 @@ struct FakeNode {
 
 #[tonic::async_trait]
 impl NodeDaemon for FakeNode {
+    async fn step_input(
+        &self,
+        _: Request<tonic::Streaming<sluice_wire::proto::StepStdin>>,
+    ) -> Result<Response<sluice_wire::proto::Ack>, Status> {
+        Ok(Response::new(sluice_wire::proto::Ack {}))
+    }
+
     async fn run_step(
         &self,
         req: Request<RunStepRequest>,

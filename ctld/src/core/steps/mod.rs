@@ -34,6 +34,9 @@ pub struct StepRequest {
     pub cpus_per_task: Option<u32>,
     /// Nodes the step must use (`-w`), by name.
     pub nodelist: Vec<String>,
+    /// `--ntasks-per-node`: at most this many tasks on a node; without `-n`, this many on
+    /// each of the step's nodes (`-N`, default every node of the job).
+    pub ntasks_per_node: Option<u32>,
     /// `--overlap`: share CPUs with every other step (it holds none of its own).
     pub overlap: bool,
     /// The step's name, for its accounting records.
@@ -52,6 +55,7 @@ impl StepRequest {
             max_nodes: None,
             cpus_per_task: None,
             nodelist: Vec::new(),
+            ntasks_per_node: None,
             overlap: false,
             name: String::new(),
             launch: LaunchSpec::default(),
@@ -226,6 +230,8 @@ struct Ask {
     cpus_per_task: u32,
     min_nodes: usize,
     max_nodes: usize,
+    /// Most tasks on one node (`--ntasks-per-node`).
+    per_node: u32,
     /// Indexes (in the job's node order) of the nodes it must use.
     required: Vec<usize>,
 }
@@ -257,9 +263,15 @@ impl Ask {
             }
         }
         let asked_min = req.min_nodes.unwrap_or(1).max(1) as usize;
-        let ntasks = req
-            .ntasks
-            .unwrap_or_else(|| job_ntasks.max(asked_min.max(required.len()) as u32));
+        let per_node = req.ntasks_per_node.unwrap_or(u32::MAX).max(1);
+        let ntasks = match (req.ntasks, req.ntasks_per_node) {
+            (Some(n), _) => n,
+            (None, Some(p)) => {
+                let nodes = req.min_nodes.map_or(alloc.len() as u32, |n| n.max(1));
+                p.max(1).saturating_mul(nodes)
+            }
+            (None, None) => job_ntasks.max(asked_min.max(required.len()) as u32),
+        };
         if ntasks == 0 {
             return Err(CtldError::InvalidTaskCount);
         }
@@ -276,6 +288,7 @@ impl Ask {
             cpus_per_task,
             min_nodes,
             max_nodes: max_nodes.min(alloc.len()),
+            per_node,
             required,
         })
     }
@@ -284,7 +297,10 @@ impl Ask {
     /// step: the nodes it must use, then the first nodes with room, as few as the tasks need
     /// and at least `min_nodes`; one task on each, then filled in node order.
     fn fit(&self, free: &[u32]) -> Option<Vec<u32>> {
-        let room: Vec<u32> = free.iter().map(|f| f / self.cpus_per_task).collect();
+        let room: Vec<u32> = free
+            .iter()
+            .map(|f| (f / self.cpus_per_task).min(self.per_node))
+            .collect();
         let mut chosen = self.required.clone();
         if chosen.iter().any(|&k| room[k] == 0) {
             return None;
@@ -327,6 +343,7 @@ mod tests {
             cpus_per_task: 1,
             min_nodes: min,
             max_nodes: max,
+            per_node: u32::MAX,
             required,
         }
     }
@@ -345,6 +362,14 @@ mod tests {
         assert_eq!(ask(1, 1, 2, vec![1]).fit(&[2, 2]), Some(vec![0, 1]));
         assert_eq!(ask(3, 1, 2, vec![1]).fit(&[2, 2]), Some(vec![2, 1]));
         assert_eq!(ask(1, 1, 2, vec![1]).fit(&[2, 0]), None);
+    }
+
+    #[test]
+    fn ntasks_per_node_caps_each_node() {
+        let mut a = ask(4, 1, 2, vec![]);
+        a.per_node = 2;
+        assert_eq!(a.fit(&[4, 4]), Some(vec![2, 2]));
+        assert_eq!(a.fit(&[4, 1]), None);
     }
 
     #[test]

@@ -50,6 +50,13 @@ struct FakeNode {
 
 #[tonic::async_trait]
 impl NodeDaemon for FakeNode {
+    async fn step_input(
+        &self,
+        _: Request<tonic::Streaming<sluice_wire::proto::StepStdin>>,
+    ) -> Result<Response<sluice_wire::proto::Ack>, Status> {
+        Ok(Response::new(sluice_wire::proto::Ack {}))
+    }
+
     async fn ping(&self, _: Request<PingRequest>) -> Result<Response<NodePingReply>, Status> {
         Ok(Response::new(NodePingReply::default()))
     }

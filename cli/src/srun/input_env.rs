@@ -1,0 +1,134 @@
+//! The `SLURM_*` input environment variables srun honours, each as the option it stands for
+//! (the command line wins over them).
+
+use super::args::SrOpt;
+use crate::jobspec::{EnvOpt, Opt};
+
+/// The input environment variables srun honours.
+pub const ENV: &[EnvOpt<SrOpt>] = &[
+    EnvOpt {
+        var: "SLURM_ACCOUNT",
+        id: SrOpt::Job(Opt::Account),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_CLUSTERS",
+        id: SrOpt::Job(Opt::Clusters),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_CONSTRAINT",
+        id: SrOpt::Job(Opt::Constraint),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_CPU_BIND",
+        id: SrOpt::CpuBind,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SRUN_CPUS_PER_TASK",
+        id: SrOpt::Job(Opt::CpusPerTask),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_DEPENDENCY",
+        id: SrOpt::Job(Opt::Dependency),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_DISABLE_STATUS",
+        id: SrOpt::DisableStatus,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SLURM_EXCLUSIVE",
+        id: SrOpt::Job(Opt::Exclusive),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_EXPORT_ENV",
+        id: SrOpt::Job(Opt::Export),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_JOB_NAME",
+        id: SrOpt::Job(Opt::JobName),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_LABELIO",
+        id: SrOpt::Label,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SLURM_MEM_PER_NODE",
+        id: SrOpt::Job(Opt::Mem),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_NNODES",
+        id: SrOpt::Job(Opt::Nodes),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_NPROCS",
+        id: SrOpt::Job(Opt::Ntasks),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_NTASKS",
+        id: SrOpt::Job(Opt::Ntasks),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_NTASKS_PER_NODE",
+        id: SrOpt::Job(Opt::NtasksPerNode),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_OPEN_MODE",
+        id: SrOpt::Job(Opt::OpenMode),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_OVERLAP",
+        id: SrOpt::Overlap,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SLURM_PARTITION",
+        id: SrOpt::Job(Opt::Partition),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_STDERRMODE",
+        id: SrOpt::Error,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_STDINMODE",
+        id: SrOpt::Input,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_STDOUTMODE",
+        id: SrOpt::Output,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_TIMELIMIT",
+        id: SrOpt::Job(Opt::Time),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_UNBUFFEREDIO",
+        id: SrOpt::Unbuffered,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SLURM_WORKING_DIR",
+        id: SrOpt::Job(Opt::Chdir),
+        flag: false,
+    },
+];

@@ -1,0 +1,178 @@
+//! srun's side of its tasks' standard streams (`-i/-o/-e`, `--open-mode`, `--cpu-bind`'s
+//! request fields) and the forwarding of srun's own stdin.
+//!
+//! Files (`-o out.%t`) are opened on the nodes by the tasks themselves, so srun only names
+//! them. Stdin (`-i all`, the default, or `-i <task>`) is read on a thread of its own (a read
+//! on a terminal cannot be cancelled; the thread ends with srun) and written to a `StepInput`
+//! stream of every node that runs a reading task; each stream opens once the node has started
+//! its tasks, and no chunk is sent before every node is ready or failed, so all tasks see the
+//! same bytes. srun's EOF ends the streams, which closes the tasks' stdin.
+
+use std::io::Read;
+
+use sluice_wire::client::NodedClient;
+use sluice_wire::proto::{RunStepRequest, StepStdin};
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::args::{IoTarget, SrunOpts};
+use super::layout::NodeTasks;
+
+/// Largest chunk of stdin sent in one message.
+const CHUNK: usize = 16 * 1024;
+const DEV_NULL: &str = "/dev/null";
+
+/// A node's stdin stream, once it is open.
+pub type Sink = mpsc::Sender<StepStdin>;
+
+/// Fills the I/O fields of the request of a step of `ntasks` tasks from `opts`.
+pub fn fill(req: &mut RunStepRequest, opts: &SrunOpts, ntasks: u32) {
+    match &opts.input.within(ntasks) {
+        IoTarget::All => req.stdin_from_srun = true,
+        IoTarget::Task(t) => {
+            req.stdin_from_srun = true;
+            req.stdin_task = Some(*t);
+        }
+        IoTarget::None => req.stdin_file = DEV_NULL.to_string(),
+        IoTarget::File(p) => req.stdin_file = p.clone(),
+    }
+    req.stdout_file = file_of(&opts.output.within(ntasks));
+    req.stderr_file = file_of(&opts.stderr_target().within(ntasks));
+    req.open_append = opts.job.open_append.unwrap_or(false);
+    req.cpu_bind = opts
+        .cpu_bind
+        .as_ref()
+        .map(|b| b.to_spec())
+        .unwrap_or_default();
+    req.cpus_per_task = opts.job.cpus_per_task.unwrap_or(1);
+}
+
+fn file_of(target: &IoTarget) -> String {
+    match target {
+        IoTarget::None => DEV_NULL.to_string(),
+        IoTarget::File(p) => p.clone(),
+        IoTarget::All | IoTarget::Task(_) => String::new(),
+    }
+}
+
+/// Whether the node running `place` gets srun's stdin.
+pub fn node_reads(req: &RunStepRequest, place: &NodeTasks) -> bool {
+    req.stdin_from_srun
+        && req
+            .stdin_task
+            .is_none_or(|t| t >= place.first && t < place.first + place.count)
+}
+
+/// Reads `source` in chunks on a thread of its own.
+pub fn read_chunks(mut source: Box<dyn Read + Send>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel(4);
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            match source.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => {
+                    if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    });
+    rx
+}
+
+/// Opens `job.step`'s stdin stream on a node whose tasks have started.
+pub fn open(client: &NodedClient, job_id: u32, step_id: u32) -> Sink {
+    let (tx, rx) = mpsc::channel(8);
+    let first = StepStdin {
+        job_id,
+        step_id,
+        data: Vec::new(),
+    };
+    let _ = tx.try_send(first);
+    let mut client = client.clone();
+    tokio::spawn(async move {
+        let _ = client.step_input(ReceiverStream::new(rx)).await;
+    });
+    tx
+}
+
+/// Waits for every node's stream (a node that failed sends none), then copies `chunks` to
+/// each; returning drops the streams, which is the tasks' EOF.
+pub async fn feed(slots: Vec<oneshot::Receiver<Sink>>, chunks: Option<mpsc::Receiver<Vec<u8>>>) {
+    let mut sinks = Vec::new();
+    for slot in slots {
+        sinks.extend(slot.await.ok());
+    }
+    let Some(mut chunks) = chunks else {
+        return;
+    };
+    while let Some(data) = chunks.recv().await {
+        sinks.retain(|s| !s.is_closed());
+        if sinks.is_empty() {
+            return;
+        }
+        for sink in &sinks {
+            let msg = StepStdin {
+                data: data.clone(),
+                ..Default::default()
+            };
+            let _ = sink.send(msg).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::srun::args::{Invocation, parse};
+
+    fn filled(args: &str) -> RunStepRequest {
+        let words: Vec<String> = args.split_whitespace().map(String::from).collect();
+        let Ok(Invocation::Run(opts)) = parse(&words, &[]) else {
+            panic!("{args} should parse");
+        };
+        let mut req = RunStepRequest::default();
+        fill(&mut req, &opts, 4);
+        req
+    }
+
+    #[test]
+    fn targets_become_request_fields() {
+        let r = filled("true");
+        assert!(r.stdin_from_srun && r.stdin_task.is_none());
+        assert_eq!((r.stdout_file.as_str(), r.stderr_file.as_str()), ("", ""));
+        let r = filled("-o out.%t --open-mode=append -c2 --cpu-bind=v,rank true");
+        assert_eq!(
+            (r.stdout_file.as_str(), r.stderr_file.as_str()),
+            ("out.%t", "out.%t")
+        );
+        assert!(r.open_append);
+        assert_eq!((r.cpu_bind.as_str(), r.cpus_per_task), ("verbose,rank", 2));
+        let r = filled("-i none -e err -o 1 true");
+        assert!(!r.stdin_from_srun);
+        assert_eq!(r.stdin_file, "/dev/null");
+        assert_eq!(
+            (r.stdout_file.as_str(), r.stderr_file.as_str()),
+            ("", "err")
+        );
+    }
+
+    #[test]
+    fn only_the_node_of_the_input_task_reads_stdin() {
+        let mut r = filled("-i 3 true");
+        let place = |first, count| NodeTasks {
+            node: 0,
+            first,
+            count,
+        };
+        assert!(node_reads(&r, &place(2, 2)));
+        assert!(!node_reads(&r, &place(0, 2)));
+        r.stdin_task = None;
+        assert!(node_reads(&r, &place(0, 2)));
+        assert!(!node_reads(&filled("-i none true"), &place(0, 2)));
+    }
+}
