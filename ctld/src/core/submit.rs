@@ -67,7 +67,10 @@ pub(crate) fn submit_as(
     };
     if !part.access.allows_account(account_of(&req.launch)) {
         let partition = part.name.clone();
-        limit(JobReason::InvalidAccount, CtldError::InvalidAccount { partition })?;
+        limit(
+            JobReason::InvalidAccount,
+            CtldError::InvalidAccount { partition },
+        )?;
     }
     if req.place.nice < 0 && !req.admin {
         return Err(CtldError::AccessDenied);

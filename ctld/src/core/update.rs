@@ -113,7 +113,10 @@ fn apply(
                     partition: part.name.clone(),
                 });
             }
-            if !part.access.allows_account(super::submit::account_of(&job.launch)) {
+            if !part
+                .access
+                .allows_account(super::submit::account_of(&job.launch))
+            {
                 return Err(CtldError::InvalidAccount {
                     partition: part.name.clone(),
                 });

@@ -6,8 +6,8 @@ use super::convert::{job_info, node_info, partition_info, shown_state};
 use super::users::group_name;
 use crate::core::private;
 use crate::error::CtldError;
-use sluice_vocab::private_data::Private;
 use sluice_vocab::FedJobId;
+use sluice_vocab::private_data::Private;
 use sluice_wire::proto::{
     ListJobsReply, ListJobsRequest, ListNodesReply, ListNodesRequest, ListPartitionsReply,
     ListPartitionsRequest,
@@ -93,15 +93,17 @@ pub async fn list_nodes(
         .core
         .query(move |cx| {
             private::may_list(cx.core, caller, Private::Nodes)?;
-            Ok::<_, CtldError>(cx.core
-                .nodes()
-                .iter()
-                .filter(|n| names.is_empty() || names.contains(&n.name))
-                .map(|n| {
-                    let addr = cx.node_addr(&n.name).unwrap_or((n.addr.clone(), n.port));
-                    node_info(cx.core, n, addr)
-                })
-                .collect())
+            Ok::<_, CtldError>(
+                cx.core
+                    .nodes()
+                    .iter()
+                    .filter(|n| names.is_empty() || names.contains(&n.name))
+                    .map(|n| {
+                        let addr = cx.node_addr(&n.name).unwrap_or((n.addr.clone(), n.port));
+                        node_info(cx.core, n, addr)
+                    })
+                    .collect(),
+            )
         })
         .await??;
     Ok(ListNodesReply { nodes })
@@ -118,12 +120,14 @@ pub async fn list_partitions(
         .core
         .query(move |cx| {
             private::may_list(cx.core, caller, Private::Partitions)?;
-            Ok::<_, CtldError>(cx.core
-                .partitions()
-                .iter()
-                .filter(|p| names.is_empty() || names.contains(&p.name))
-                .map(|p| partition_info(cx.core, p, &group_name))
-                .collect())
+            Ok::<_, CtldError>(
+                cx.core
+                    .partitions()
+                    .iter()
+                    .filter(|p| names.is_empty() || names.contains(&p.name))
+                    .map(|p| partition_info(cx.core, p, &group_name))
+                    .collect(),
+            )
         })
         .await??;
     Ok(ListPartitionsReply { partitions })

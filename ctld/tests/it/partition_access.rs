@@ -72,7 +72,10 @@ fn allow_and_deny_accounts_refuse_at_submission_with_enforce_part_limits() {
     let mut fx = built("EnforcePartLimits=ALL", "DenyAccounts=bio");
     assert_eq!(refused(&mut fx, job("phys", "bio")), INVALID_ACCOUNT);
     assert!(fx.submit(job("phys", "chem")).is_ok());
-    assert!(fx.submit(job("phys", "")).is_ok(), "unknown account passes a deny list");
+    assert!(
+        fx.submit(job("phys", "")).is_ok(),
+        "unknown account passes a deny list"
+    );
 }
 
 #[test]

@@ -168,7 +168,9 @@ async fn unauthenticated_requests_and_store_errors_map_to_statuses() {
 async fn private_site(dir: &tempfile::TempDir, operator: bool) -> (AccountingService, u32) {
     let private = sluice_vocab::private_data::PrivateData::parse("users,accounts").unwrap();
     let svc = service(dir).with_private_data(private);
-    svc.add_clusters(as_uid(0, add_cluster("c1"))).await.unwrap();
+    svc.add_clusters(as_uid(0, add_cluster("c1")))
+        .await
+        .unwrap();
     let account = proto::AddAccountsRequest {
         names: vec!["a".into()],
         commit: true,
@@ -192,7 +194,12 @@ async fn user_names(svc: &AccountingService, uid: u32) -> Vec<String> {
         .list_users(as_uid(uid, proto::ListUsersRequest::default()))
         .await
         .unwrap();
-    reply.into_inner().users.into_iter().map(|u| u.name).collect()
+    reply
+        .into_inner()
+        .users
+        .into_iter()
+        .map(|u| u.name)
+        .collect()
 }
 
 #[tokio::test]
@@ -223,6 +230,10 @@ async fn private_users_and_accounts_hide_others_from_users_not_operators() {
     assert!(svc.list_accounts(as_uid(0, accounts.clone())).await.is_ok());
     let dir = tempfile::tempdir().unwrap();
     let (svc, nobody) = private_site(&dir, true).await;
-    assert_eq!(user_names(&svc, nobody).await.len(), 3, "an Operator sees all");
+    assert_eq!(
+        user_names(&svc, nobody).await.len(),
+        3,
+        "an Operator sees all"
+    );
     assert!(svc.list_accounts(as_uid(nobody, accounts)).await.is_ok());
 }

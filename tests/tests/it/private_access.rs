@@ -32,7 +32,13 @@ fn submitted(out: &common::CmdOutput) -> u32 {
 /// Makes `group` one of `user`'s supplementary groups.
 fn join_group(user: &TestUser, group: &str) {
     let out = common::run(
-        Command::new("flock").args(["/tmp/sluice-test-users.lock", "usermod", "-aG", group, &user.name]),
+        Command::new("flock").args([
+            "/tmp/sluice-test-users.lock",
+            "usermod",
+            "-aG",
+            group,
+            &user.name,
+        ]),
         None,
     );
     assert_eq!(out.code, 0, "usermod: {out:?}");
@@ -78,13 +84,29 @@ fn allow_groups_admits_members_and_private_jobs_hide_other_users_jobs() {
         "{refused:?}"
     );
     let sleep = ["--parsable", "--wrap", "sleep 300"];
-    let a = submitted(&as_user(&c, &alice, "sbatch", &[&["-p", "team"], &sleep[..]].concat()));
-    let b = submitted(&as_user(&c, &bob, "sbatch", &[&["-p", "team"], &sleep[..]].concat()));
+    let a = submitted(&as_user(
+        &c,
+        &alice,
+        "sbatch",
+        &[&["-p", "team"], &sleep[..]].concat(),
+    ));
+    let b = submitted(&as_user(
+        &c,
+        &bob,
+        "sbatch",
+        &[&["-p", "team"], &sleep[..]].concat(),
+    ));
     let k = submitted(&as_user(&c, &carol, "sbatch", &sleep));
     let shown = c.ok("scontrol", &["show", "partition", "team"]);
-    assert!(shown.contains(&format!("AllowGroups={} ", alice.name)), "{shown}");
+    assert!(
+        shown.contains(&format!("AllowGroups={} ", alice.name)),
+        "{shown}"
+    );
     let config = c.ok("scontrol", &["show", "config"]);
-    assert!(config.contains("PrivateData             = jobs\n"), "{config}");
+    assert!(
+        config.contains("PrivateData             = jobs\n"),
+        "{config}"
+    );
 
     // squeue and scontrol: each user their own jobs, root every job.
     let queue = |u: &TestUser| job_ids(&as_user(&c, u, "squeue", &["-h", "-o", "%i"]).stdout);
@@ -103,9 +125,24 @@ fn allow_groups_admits_members_and_private_jobs_hide_other_users_jobs() {
     c.wait_for("the three jobs in sacct", || {
         job_ids(&c.cmd("sacct", &everyone).stdout) == [a, b, k]
     });
-    assert_eq!(job_ids(&as_user(&c, &carol, "sacct", &everyone).stdout), [k]);
-    assert_eq!(job_ids(&as_user(&c, &alice, "sacct", &everyone).stdout), [a]);
-    let theirs = as_user(&c, &alice, "sacct", &["-X", "-n", "-P", "-o", "JobID", "-u", &carol.name]);
-    assert_eq!((theirs.code, job_ids(&theirs.stdout)), (0, vec![]), "{theirs:?}");
+    assert_eq!(
+        job_ids(&as_user(&c, &carol, "sacct", &everyone).stdout),
+        [k]
+    );
+    assert_eq!(
+        job_ids(&as_user(&c, &alice, "sacct", &everyone).stdout),
+        [a]
+    );
+    let theirs = as_user(
+        &c,
+        &alice,
+        "sacct",
+        &["-X", "-n", "-P", "-o", "JobID", "-u", &carol.name],
+    );
+    assert_eq!(
+        (theirs.code, job_ids(&theirs.stdout)),
+        (0, vec![]),
+        "{theirs:?}"
+    );
     c.ok("scancel", &[&a.to_string(), &b.to_string(), &k.to_string()]);
 }

@@ -199,6 +199,8 @@ async fn private_jobs_show_a_user_only_their_own_and_admins_everything() {
     assert_eq!(listed(&svc, SLURM_USER, vec![]).await, [1, 2, 3, 4]);
     let open_dir = tempfile::tempdir().unwrap();
     let open = service(&open_dir);
-    open.record_batch(as_uid(0, two_users_jobs())).await.unwrap();
+    open.record_batch(as_uid(0, two_users_jobs()))
+        .await
+        .unwrap();
     assert_eq!(listed(&open, STRANGER, vec![]).await, [1, 2, 3, 4]);
 }

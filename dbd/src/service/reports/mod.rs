@@ -22,9 +22,9 @@ use sluice_wire::proto::{
 use tonic::{Request, Response, Status};
 
 use super::{blocking, private};
-use sluice_vocab::private_data::PrivateData;
 use crate::store::usage::PurgePolicy;
 use crate::store::{Store, StoreError};
+use sluice_vocab::private_data::PrivateData;
 
 /// The clock the service reads `now` from (unix seconds).
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;

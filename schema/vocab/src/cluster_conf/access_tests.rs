@@ -18,19 +18,34 @@ fn partition_account_and_qos_lists_are_read() {
     .unwrap();
     assert!(w.is_empty(), "{w:?}");
     let p = &c.partitions[0].access;
-    assert_eq!(p.allow_accounts.as_deref(), Some(&["phys".into(), "chem".into()][..]));
-    assert_eq!((p.allow_qos.clone(), p.deny_qos.clone()), (None, vec!["low".into()]));
+    assert_eq!(
+        p.allow_accounts.as_deref(),
+        Some(&["phys".into(), "chem".into()][..])
+    );
+    assert_eq!(
+        (p.allow_qos.clone(), p.deny_qos.clone()),
+        (None, vec!["low".into()])
+    );
     assert!(p.allows_account(Some("chem")) && !p.allows_account(Some("bio")));
-    assert!(!p.allows_account(None), "an unknown account is refused by AllowAccounts");
+    assert!(
+        !p.allows_account(None),
+        "an unknown account is refused by AllowAccounts"
+    );
     let q = &c.partitions[1].access;
     assert!(!q.allows_account(Some("bio")) && q.allows_account(Some("phys")));
-    assert!(q.allows_account(None), "an unknown account passes DenyAccounts");
+    assert!(
+        q.allows_account(None),
+        "an unknown account passes DenyAccounts"
+    );
 }
 
 #[test]
 fn empty_lists_and_bad_private_data_name_the_key() {
     for (line, key) in [
-        ("PartitionName=p Nodes=ALL AllowAccounts=,\n", "AllowAccounts"),
+        (
+            "PartitionName=p Nodes=ALL AllowAccounts=,\n",
+            "AllowAccounts",
+        ),
         ("PartitionName=p Nodes=ALL DenyQos=\n", "DenyQos"),
         ("PrivateData=jobs,secrets\n", "PrivateData"),
     ] {

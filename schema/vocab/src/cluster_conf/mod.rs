@@ -278,7 +278,8 @@ impl CtldConf {
             }
             "slurmuser" => self.slurm_user = non_empty(file, p)?.to_string(),
             "privatedata" => {
-                self.private_data = PrivateData::parse(&p.value).map_err(|e| file.bad_value(p, e))?
+                self.private_data =
+                    PrivateData::parse(&p.value).map_err(|e| file.bad_value(p, e))?
             }
             "slurmctldlogfile" => self.slurmctld_log_file = Some(non_empty(file, p)?.into()),
             "slurmctldpidfile" => self.slurmctld_pid_file = Some(non_empty(file, p)?.into()),
@@ -362,6 +363,6 @@ fn ctld_host(file: &ConfFile, p: &Pair) -> Result<CtldHost, ConfError> {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod access_tests;
+#[cfg(test)]
+mod tests;
