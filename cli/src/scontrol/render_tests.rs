@@ -208,6 +208,7 @@ fn show_partition_prints_account_and_qos_lists_as_slurm() {
         "{shown}"
     );
     let p = PartitionInfo {
+        allow_accounts: Vec::new(),
         deny_accounts: vec!["c".into()],
         ..p
     };
