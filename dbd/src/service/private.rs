@@ -1,7 +1,8 @@
 //! `PrivateData` in the accounting daemon (slurmdbd.conf): what a caller below
 //! `AdminLevel=Operator` may read. `jobs`: only their own jobs (sacct); `users`: only their own
 //! user record and associations; `accounts`: no account definitions; `usage`: only their own
-//! associations' usage (sreport). Slurm also opens these to account coordinators; Sluice has
+//! associations' usage (sreport); sreport's job sizes count only their own jobs under `jobs`.
+//! Slurm also opens these to account coordinators; Sluice has
 //! no coordinators yet. The rules are plain functions over the decoded queries.
 
 use std::sync::Arc;
@@ -85,7 +86,13 @@ impl Privacy {
 
     /// Narrows a job query (sacct) to the caller's own jobs; `false`: no rows at all.
     pub fn jobs(&self, q: &mut JobQuery) -> bool {
-        !self.hides(Private::Jobs) || narrow(&mut q.uids, Some(self.viewer.uid))
+        self.job_uids(&mut q.uids)
+    }
+
+    /// Narrows the users of a job query (sacct, sreport's job sizes) to the caller; `false`:
+    /// no jobs at all.
+    pub fn job_uids(&self, uids: &mut Vec<u32>) -> bool {
+        !self.hides(Private::Jobs) || narrow(uids, Some(self.viewer.uid))
     }
 
     /// Narrows a user listing to the caller; `false`: no rows at all.

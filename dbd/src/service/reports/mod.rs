@@ -132,8 +132,13 @@ impl Reports for ReportsService {
         &self,
         req: Request<proto::JobSizesQuery>,
     ) -> Result<Response<proto::JobSizesReply>, Status> {
-        auth::identity(&req)?;
-        let q = convert::job_sizes_query(req.into_inner())?;
+        let uid = auth::identity(&req)?.uid;
+        let privacy = private::privacy(&self.store, &self.admin_uids, self.private, uid).await?;
+        let mut q = convert::job_sizes_query(req.into_inner())?;
+        if !privacy.job_uids(&mut q.uids) {
+            // Only other users' jobs asked for: nothing to count.
+            return Ok(Response::new(proto::JobSizesReply::default()));
+        }
         let individual = q.individual;
         let (store, cal, now) = (Arc::clone(&self.store), self.cal, (self.clock)());
         let report = blocking(move || {
