@@ -1,6 +1,7 @@
 //! Many users on one cluster: a partition's `AllowGroups` (supplementary groups count, as the
 //! controller looks them up on its host), and `PrivateData=jobs` in slurm.conf and
-//! slurmdbd.conf hiding one user's jobs from another in squeue, scontrol and sacct.
+//! slurmdbd.conf hiding one user's jobs from another in squeue, scontrol and sacct
+//! (`nodes`: node state for root only).
 
 use crate::common;
 
@@ -70,7 +71,7 @@ fn allow_groups_admits_members_and_private_jobs_hide_other_users_jobs() {
     );
     join_group(&bob, &alice.name);
     let team = format!("PartitionName=team Nodes=ALL AllowGroups={}", alice.name);
-    let c = Cluster::start_with(1, &["PrivateData=jobs", &team]);
+    let c = Cluster::start_with(1, &["PrivateData=jobs,nodes", &team]);
     open_site(&c);
     private_dbd_jobs(&c);
 
@@ -104,7 +105,7 @@ fn allow_groups_admits_members_and_private_jobs_hide_other_users_jobs() {
     );
     let config = c.ok("scontrol", &["show", "config"]);
     assert!(
-        config.contains("PrivateData             = jobs\n"),
+        config.contains("PrivateData             = jobs,nodes\n"),
         "{config}"
     );
 
@@ -119,6 +120,15 @@ fn allow_groups_admits_members_and_private_jobs_hide_other_users_jobs() {
         (1, "slurm_load_jobs error: Invalid job id specified\n"),
         "{other:?}"
     );
+
+    // Nodes: root only.
+    let nodes = as_user(&c, &carol, "scontrol", &["show", "node"]);
+    assert_eq!(
+        (nodes.code, nodes.stderr.as_str()),
+        (1, "slurm_load_node error: Access/permission denied\n"),
+        "{nodes:?}"
+    );
+    assert!(c.ok("scontrol", &["show", "node"]).contains("NodeName="));
 
     // sacct -a: the dbd shows each user their own jobs only.
     let everyone = ["-a", "-X", "-n", "-P", "-o", "JobID"];
