@@ -1,7 +1,7 @@
 //! Many users on one cluster: a partition's `AllowGroups` (supplementary groups count, as the
-//! controller looks them up on its host), and `PrivateData=jobs` in slurm.conf and
-//! slurmdbd.conf hiding one user's jobs from another in squeue, scontrol and sacct
-//! (`nodes`: node state for root only).
+//! controller looks them up on its host) and `AllowAccounts`, and `PrivateData=jobs` in
+//! slurm.conf and slurmdbd.conf hiding one user's jobs from another in squeue, scontrol and
+//! sacct (`nodes`: node state for root only).
 
 use crate::common;
 
@@ -71,7 +71,15 @@ fn allow_groups_admits_members_and_private_jobs_hide_other_users_jobs() {
     );
     join_group(&bob, &alice.name);
     let team = format!("PartitionName=team Nodes=ALL AllowGroups={}", alice.name);
-    let c = Cluster::start_with(1, &["PrivateData=jobs,nodes", &team]);
+    let c = Cluster::start_with(
+        1,
+        &[
+            "PrivateData=jobs,nodes",
+            "EnforcePartLimits=ALL",
+            &team,
+            "PartitionName=phys Nodes=ALL AllowAccounts=phys",
+        ],
+    );
     open_site(&c);
     private_dbd_jobs(&c);
 
@@ -84,6 +92,22 @@ fn allow_groups_admits_members_and_private_jobs_hide_other_users_jobs() {
         ),
         "{refused:?}"
     );
+    let bio = as_user(
+        &c,
+        &carol,
+        "sbatch",
+        &["-A", "bio", "-p", "phys", "--wrap", "true"],
+    );
+    assert_eq!(
+        (bio.code, bio.stderr.as_str()),
+        (
+            1,
+            "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified\n"
+        ),
+        "{bio:?}"
+    );
+    let phys = c.ok("scontrol", &["show", "partition", "phys"]);
+    assert!(phys.contains(" AllowAccounts=phys "), "{phys}");
     let sleep = ["--parsable", "--wrap", "sleep 300"];
     let a = submitted(&as_user(
         &c,
