@@ -338,7 +338,10 @@ pub fn partition(p: &PartitionInfo, one_liner: bool) -> String {
             timefmt::limit_clock(p.max_time_min)
         ),
         format!("Nodes={}", or_null(&p.node_list)),
-        format!("PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe={over}"),
+        format!(
+            "PriorityJobFactor=1 PriorityTier=1 RootOnly={} ReqResv=NO OverSubscribe={over}",
+            if p.root_only { "YES" } else { "NO" }
+        ),
         "OverTimeLimit=NONE PreemptMode=OFF".to_string(),
         format!(
             "State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",

@@ -43,6 +43,9 @@ pub(crate) fn submit_as(
 ) -> Result<SubmitReply, CtldError> {
     let part_idx = partitions::resolve(&core.parts, req.partition.as_deref())?;
     let part = &core.parts[part_idx.get()];
+    if part.access.root_only && !req.root_or_slurm_user {
+        return Err(CtldError::AccessDenied);
+    }
     if !req.root_or_slurm_user && !part.allows(&req.groups) {
         return Err(CtldError::PartitionGroupDenied {
             partition: part.name.clone(),

@@ -406,5 +406,6 @@ pub fn partition_info(
         deny_accounts: p.access.deny_accounts.clone(),
         allow_qos: p.access.allow_qos.clone().unwrap_or_default(),
         deny_qos: p.access.deny_qos.clone(),
+        root_only: p.access.root_only,
     }
 }

@@ -59,6 +59,18 @@ fn allow_groups_does_not_apply_to_root_and_the_slurm_user() {
 }
 
 #[test]
+fn root_only_partitions_refuse_other_users() {
+    let mut fx = built("", "RootOnly=YES");
+    assert_eq!(
+        refused(&mut fx, job("phys", "")),
+        "Access/permission denied"
+    );
+    let mut root = job("phys", "");
+    root.root_or_slurm_user = true;
+    assert!(fx.submit(root).is_ok());
+}
+
+#[test]
 fn allow_and_deny_accounts_refuse_at_submission_with_enforce_part_limits() {
     let mut fx = built("EnforcePartLimits=ALL", "AllowAccounts=phys,chem");
     assert_eq!(refused(&mut fx, job("phys", "bio")), INVALID_ACCOUNT);

@@ -13,7 +13,7 @@ const BASE: &str = "ClusterName=a\nSlurmctldHost=ctl\nNodeName=n1\n";
 fn partition_account_and_qos_lists_are_read() {
     let (c, w) = parse(&format!(
         "{BASE}PartitionName=p Nodes=ALL AllowAccounts=phys,chem DenyQos=low AllowQos=ALL\n\
-         PartitionName=q Nodes=ALL DenyAccounts=bio\n"
+         PartitionName=q Nodes=ALL DenyAccounts=bio RootOnly=YES\n"
     ))
     .unwrap();
     assert!(w.is_empty(), "{w:?}");
@@ -32,6 +32,7 @@ fn partition_account_and_qos_lists_are_read() {
         "an unknown account is refused by AllowAccounts"
     );
     let q = &c.partitions[1].access;
+    assert!(q.root_only && !p.root_only);
     assert!(!q.allows_account(Some("bio")) && q.allows_account(Some("phys")));
     assert!(
         q.allows_account(None),

@@ -46,6 +46,8 @@ pub struct PartAccess {
     pub allow_qos: Option<Vec<String>>,
     /// `DenyQos` (default none). Read and shown; Sluice has no QOS yet.
     pub deny_qos: Vec<String>,
+    /// `RootOnly=YES`: only root and the SlurmUser may submit (default `NO`).
+    pub root_only: bool,
 }
 
 impl PartAccess {
@@ -196,6 +198,7 @@ fn apply(file: &ConfFile, p: &Pair, v: &mut Values) -> Result<bool, ConfError> {
         "denyaccounts" => v.access.deny_accounts = names(file, p, "account")?,
         "allowqos" => v.access.allow_qos = name_list(file, p, "QOS")?,
         "denyqos" => v.access.deny_qos = names(file, p, "QOS")?,
+        "rootonly" => v.access.root_only = yes_no(file, p)?,
         _ => return v.power.apply(file, p),
     }
     Ok(true)
