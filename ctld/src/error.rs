@@ -18,6 +18,10 @@ pub enum CtldError {
     /// `ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP`.
     #[error("User's group not permitted to use this partition")]
     PartitionGroupDenied { partition: String },
+    /// `ESLURM_INVALID_ACCOUNT`: the job's account is not allowed in the partition
+    /// (`AllowAccounts`/`DenyAccounts`, refused at submission with `EnforcePartLimits`).
+    #[error("Invalid account or account/partition combination specified")]
+    InvalidAccount { partition: String },
     /// `ESLURM_PARTITION_NOT_AVAIL`: the partition is INACTIVE or DRAIN.
     #[error("Required partition not available (inactive or drain)")]
     PartitionNotAvailable { partition: String },

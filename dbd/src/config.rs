@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sluice_reports::purge::PurgeAfter;
 use sluice_vocab::conf::{ConfError, ConfFile, Pair};
+use sluice_vocab::private_data::PrivateData;
 use tracing::level_filters::LevelFilter;
 
 use crate::store::usage::PurgePolicy;
@@ -32,6 +33,7 @@ const KNOWN_KEYS: &[&str] = &[
     "LogFile",
     "DebugLevel",
     "SlurmUser",
+    "PrivateData",
     "PidFile",
     "PurgeJobAfter",
     "PurgeStepAfter",
@@ -153,6 +155,9 @@ pub struct DbdConfig {
     pub slurm_uid: u32,
     /// `PidFile`, if the daemon should write one.
     pub pid_file: Option<PathBuf>,
+    /// `PrivateData` (default none): what users below `AdminLevel=Operator` see only of
+    /// their own (`jobs`, `users`, `accounts`, `usage`).
+    pub private_data: PrivateData,
     /// `PurgeJobAfter`, `PurgeStepAfter`, `PurgeSuspendAfter`, `PurgeEventAfter`,
     /// `PurgeUsageAfter` (Slurm's syntax: `12month`, `30days`, `24hours`; default: keep).
     pub purge: PurgePolicy,
@@ -257,6 +262,10 @@ impl DbdConfig {
             }
             None => ("root".to_string(), 0),
         };
+        let private_data = match file.get("PrivateData") {
+            Some(p) => PrivateData::parse(&p.value).map_err(|e| file.bad_value(p, e))?,
+            None => PrivateData::default(),
+        };
         let purge_after = |key: &str| match file.get(key) {
             Some(p) => PurgeAfter::parse(&p.value).map_err(|e| file.bad_value(p, e)),
             None => Ok(None),
@@ -279,6 +288,7 @@ impl DbdConfig {
             slurm_user,
             slurm_uid,
             pid_file: file.get("PidFile").map(resolve),
+            private_data,
             purge,
             warnings,
         })

@@ -105,6 +105,7 @@ pub struct Prepared {
     store: Arc<Store>,
     admin_uids: Vec<u32>,
     purge: PurgePolicy,
+    private: sluice_vocab::private_data::PrivateData,
 }
 
 impl Prepared {
@@ -119,6 +120,7 @@ impl Prepared {
             store: Arc::new(store),
             admin_uids: config.admin_uids(),
             purge: config.purge,
+            private: config.private_data,
         })
     }
 
@@ -134,7 +136,8 @@ impl Prepared {
         }
         let verifier = Verifier::new(self.key).serving("sluice-dbd");
         // Job records from the controllers and sacct's reads, behind the same verifier.
-        let records = RecordsService::new(Arc::clone(&self.store), self.admin_uids.clone());
+        let records = RecordsService::new(Arc::clone(&self.store), self.admin_uids.clone())
+            .with_private_data(self.private);
         let records = InterceptedService::new(records.into_server(), verifier.clone());
         // The federation arbiter; its endless streams end first at shutdown.
         let federation = FederationService::new(Arc::clone(&self.store), self.admin_uids.clone());
@@ -148,7 +151,8 @@ impl Prepared {
         // sreport's usage reports, and the task rolling usage up as hours close (days and months
         // in the local zone, as slurmdbd's).
         let cal = sluice_reports::Calendar::local();
-        let reports = ReportsService::new(Arc::clone(&self.store), cal, Arc::new(unix_now));
+        let reports = ReportsService::new(Arc::clone(&self.store), cal, Arc::new(unix_now))
+            .with_privacy(self.admin_uids.clone(), self.private);
         let reports = InterceptedService::new(reports.into_server(), verifier.clone());
         let rollups = tokio::spawn(usage::task::run(
             Arc::clone(&self.store),
@@ -157,7 +161,9 @@ impl Prepared {
             usage::task::ROLLUP_INTERVAL,
             unix_now,
         ));
-        let service = AccountingService::new(self.store, self.admin_uids).into_server();
+        let service = AccountingService::new(self.store, self.admin_uids)
+            .with_private_data(self.private)
+            .into_server();
         let service = InterceptedService::new(service, verifier);
         let served = tonic::transport::Server::builder()
             .add_service(service)

@@ -193,6 +193,32 @@ SlurmctldPort           = 6817\n"
 }
 
 #[test]
+fn show_partition_prints_account_and_qos_lists_as_slurm() {
+    let p = PartitionInfo {
+        name: "p".into(),
+        allow_groups: vec!["physics".into()],
+        allow_accounts: vec!["a".into(), "b".into()],
+        deny_accounts: vec!["ignored".into()],
+        deny_qos: vec!["low".into()],
+        ..Default::default()
+    };
+    let shown = show::partition(&p, false);
+    assert!(
+        shown.contains("\n   AllowGroups=physics AllowAccounts=a,b DenyQos=low\n"),
+        "{shown}"
+    );
+    let p = PartitionInfo {
+        allow_accounts: Vec::new(),
+        deny_accounts: vec!["c".into()],
+        ..p
+    };
+    assert!(
+        show::partition(&p, true).contains(" DenyAccounts=c DenyQos=low "),
+        "{p:?}"
+    );
+}
+
+#[test]
 fn show_job_prints_what_the_job_may_share() {
     for (given, shown) in [("YES", "YES"), ("NO", "NO"), ("", "OK")] {
         let job = JobInfo {

@@ -293,6 +293,17 @@ pub fn node(n: &NodeInfo, one_liner: bool, zone: Zone) -> String {
     record(lines, one_liner)
 }
 
+/// `AllowX=list`, else `DenyX=list`, else `AllowX=ALL`, as Slurm shows a partition's lists.
+fn allow_deny(what: &str, allow: &[String], deny: &[String]) -> String {
+    if !allow.is_empty() {
+        format!("Allow{what}={}", allow.join(","))
+    } else if !deny.is_empty() {
+        format!("Deny{what}={}", deny.join(","))
+    } else {
+        format!("Allow{what}=ALL")
+    }
+}
+
 /// One partition as `scontrol show partition` prints it.
 pub fn partition(p: &PartitionInfo, one_liner: bool) -> String {
     let groups = if p.allow_groups.is_empty() {
@@ -312,7 +323,11 @@ pub fn partition(p: &PartitionInfo, one_liner: bool) -> String {
     };
     let lines = vec![
         format!("PartitionName={}", p.name),
-        format!("AllowGroups={groups} AllowAccounts=ALL AllowQos=ALL"),
+        format!(
+            "AllowGroups={groups} {} {}",
+            allow_deny("Accounts", &p.allow_accounts, &p.deny_accounts),
+            allow_deny("Qos", &p.allow_qos, &p.deny_qos)
+        ),
         format!(
             "AllocNodes=ALL Default={} QoS=N/A",
             if p.is_default { "YES" } else { "NO" }
@@ -323,7 +338,10 @@ pub fn partition(p: &PartitionInfo, one_liner: bool) -> String {
             timefmt::limit_clock(p.max_time_min)
         ),
         format!("Nodes={}", or_null(&p.node_list)),
-        format!("PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe={over}"),
+        format!(
+            "PriorityJobFactor=1 PriorityTier=1 RootOnly={} ReqResv=NO OverSubscribe={over}",
+            if p.root_only { "YES" } else { "NO" }
+        ),
         "OverTimeLimit=NONE PreemptMode=OFF".to_string(),
         format!(
             "State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",

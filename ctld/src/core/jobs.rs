@@ -107,6 +107,9 @@ pub enum JobReason {
     PartitionNodeLimit,
     /// It asks for more time than its partition's `MaxTime` (`EnforcePartLimits=NO`).
     PartitionTimeLimit,
+    /// Its account may not use its partition (`AllowAccounts`/`DenyAccounts`,
+    /// `EnforcePartLimits=NO`).
+    InvalidAccount,
 }
 
 impl JobReason {
@@ -131,6 +134,7 @@ impl JobReason {
             Self::PartitionConfig => "PartitionConfig",
             Self::PartitionNodeLimit => "PartitionNodeLimit",
             Self::PartitionTimeLimit => "PartitionTimeLimit",
+            Self::InvalidAccount => "InvalidAccount",
         }
     }
 }

@@ -47,6 +47,7 @@ pub mod nodes;
 pub mod outbox;
 pub mod partitions;
 pub mod power;
+pub mod private;
 pub mod reconfig;
 pub mod registration;
 pub mod request;
@@ -138,6 +139,9 @@ pub struct Caller {
     pub uid: u32,
     /// Whether the caller may act on every job and on nodes (SlurmUser, root, admins).
     pub admin: bool,
+    /// Whether the caller sees what `PrivateData` hides (administrators and the dbd's
+    /// `AdminLevel=Operator`).
+    pub operator: bool,
 }
 
 impl Caller {
@@ -146,12 +150,17 @@ impl Caller {
         Self {
             uid: 0,
             admin: true,
+            operator: true,
         }
     }
 
     /// An ordinary user.
     pub const fn user(uid: u32) -> Self {
-        Self { uid, admin: false }
+        Self {
+            uid,
+            admin: false,
+            operator: false,
+        }
     }
 }
 

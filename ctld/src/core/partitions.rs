@@ -5,7 +5,7 @@
 use super::features::Constraint;
 use super::jobs::JobRequest;
 use super::nodes::NodeTable;
-use crate::conf::{CtldConf, OverSubscribe, PartState, PartitionConf, TimeLimit};
+use crate::conf::{CtldConf, OverSubscribe, PartAccess, PartState, PartitionConf, TimeLimit};
 use crate::error::CtldError;
 use fixedbitset::FixedBitSet;
 use sluice_vocab::conf::ConfError;
@@ -62,6 +62,8 @@ pub struct Partition {
     pub oversubscribe: OverSubscribe,
     /// Groups allowed to submit; `None` is everyone.
     pub allow_gids: Option<Vec<u32>>,
+    /// `AllowAccounts`, `DenyAccounts`, `AllowQos`, `DenyQos`.
+    pub access: PartAccess,
     /// The distinct node shapes.
     pub shapes: Vec<NodeShape>,
 }
@@ -124,6 +126,7 @@ pub(crate) fn build(
             state: pc.state,
             oversubscribe: pc.oversubscribe,
             allow_gids,
+            access: pc.access.clone(),
             shapes,
         });
     }

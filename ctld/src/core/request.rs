@@ -109,6 +109,9 @@ pub struct SubmitRequest {
     pub place: PlaceOpts,
     /// Whether the submitter is an administrator (may give a negative `--nice`).
     pub admin: bool,
+    /// Whether the user is root or the SlurmUser: `AllowGroups` does not apply to them and
+    /// `RootOnly` partitions take only their jobs.
+    pub root_or_slurm_user: bool,
     /// What to run.
     pub launch: LaunchSpec,
 }

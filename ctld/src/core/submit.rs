@@ -3,7 +3,9 @@
 //! Partition limits (a time limit above `MaxTime`, a node count above `MaxNodes`, a request
 //! the partition's nodes can never satisfy) are refused at submission with
 //! `EnforcePartLimits=ALL|ANY|YES`; with `NO` (the default, as in Slurm) the job is queued and
-//! pends with reason `PartitionTimeLimit`, `PartitionNodeLimit` or `PartitionConfig`.
+//! pends with reason `PartitionTimeLimit`, `PartitionNodeLimit` or `PartitionConfig`. A job
+//! whose account `AllowAccounts`/`DenyAccounts` refuses is handled the same way
+//! (`Invalid account or account/partition combination specified`, or reason `InvalidAccount`).
 
 use super::arrays::{ArrayMeta, parse_array};
 use super::features::Constraint;
@@ -41,7 +43,10 @@ pub(crate) fn submit_as(
 ) -> Result<SubmitReply, CtldError> {
     let part_idx = partitions::resolve(&core.parts, req.partition.as_deref())?;
     let part = &core.parts[part_idx.get()];
-    if !part.allows(&req.groups) {
+    if part.access.root_only && !req.root_or_slurm_user {
+        return Err(CtldError::AccessDenied);
+    }
+    if !req.root_or_slurm_user && !part.allows(&req.groups) {
         return Err(CtldError::PartitionGroupDenied {
             partition: part.name.clone(),
         });
@@ -63,6 +68,13 @@ pub(crate) fn submit_as(
             Ok(())
         }
     };
+    if !part.access.allows_account(account_of(&req.launch)) {
+        let partition = part.name.clone();
+        limit(
+            JobReason::InvalidAccount,
+            CtldError::InvalidAccount { partition },
+        )?;
+    }
     if req.place.nice < 0 && !req.admin {
         return Err(CtldError::AccessDenied);
     }
@@ -270,6 +282,9 @@ pub(crate) fn submit_as(
 /// What `job`'s partition can never give it now (checked again after a reconfiguration).
 pub(crate) fn part_limit(core: &Core, job: &Job) -> Option<JobReason> {
     let part = core.parts.get(job.partition.get())?;
+    if !part.access.allows_account(account_of(&job.launch)) {
+        return Some(JobReason::InvalidAccount);
+    }
     if part.max_nodes.is_some_and(|m| job.req.min_nodes > m) {
         return Some(JobReason::PartitionNodeLimit);
     }
@@ -279,6 +294,12 @@ pub(crate) fn part_limit(core: &Core, job: &Job) -> Option<JobReason> {
     let constraint = job.req.constraint.as_deref().and_then(Constraint::parse);
     let fits = part.could_ever_run(&job.req, constraint.as_ref());
     (!fits).then_some(JobReason::PartitionConfig)
+}
+
+/// The account a job is charged to, for `AllowAccounts`/`DenyAccounts`: `--account`, or the
+/// user's default account as the service filled it in; `None` when neither is known.
+pub(crate) fn account_of(launch: &super::jobs::LaunchSpec) -> Option<&str> {
+    Some(launch.account.as_str()).filter(|a| !a.is_empty())
 }
 
 /// Re-checks the partition limits of the queued jobs (`EnforcePartLimits=NO`) after the

@@ -113,6 +113,14 @@ fn apply(
                     partition: part.name.clone(),
                 });
             }
+            if !part
+                .access
+                .allows_account(super::submit::account_of(&job.launch))
+            {
+                return Err(CtldError::InvalidAccount {
+                    partition: part.name.clone(),
+                });
+            }
             if matches!(part.state, PartState::Drain | PartState::Inactive) {
                 return Err(CtldError::PartitionNotAvailable {
                     partition: part.name.clone(),

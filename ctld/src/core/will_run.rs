@@ -50,8 +50,11 @@ pub fn on_will_run(
         .jobs
         .map
         .get(&reply.job_id)
-        .and_then(|j| j.part_limit)
-        .map(|r| match r {
+        .and_then(|j| j.part_limit.map(|r| (r, j)))
+        .map(|(r, j)| match r {
+            JobReason::InvalidAccount => CtldError::InvalidAccount {
+                partition: core.parts[j.partition.get()].name.clone(),
+            },
             JobReason::PartitionTimeLimit => CtldError::InvalidTimeLimit,
             JobReason::PartitionNodeLimit => CtldError::InvalidNodeCount,
             _ => CtldError::NodeConfigUnavailable,

@@ -1,66 +1,107 @@
-//! Administrators known to the accounting daemon. Besides root and `SlurmUser`, Slurm's
-//! controller treats users with `AdminLevel=Administrator` in the dbd as administrators, from a
-//! copy it keeps of the dbd's list. Here a task fetches that list (`ListUsers`) at start and
-//! every [`REFRESH`]; while the dbd is away the last list stays, and a controller without a dbd
-//! has none (only root and SlurmUser are administrators then).
+//! Users known to the accounting daemon. Besides root and `SlurmUser`, Slurm's controller
+//! treats users with `AdminLevel=Administrator` in the dbd as administrators and those with
+//! `Operator` as operators (who see what `PrivateData` hides), and charges a job without
+//! `--account` to the user's default account, from a copy it keeps of the dbd's users. Here a
+//! task fetches that list (`ListUsers`) at start and every [`REFRESH`]; while the dbd is away
+//! the last list stays, and a controller without a dbd has none (only root and SlurmUser are
+//! administrators then, and no default account is known).
 
 use sluice_wire::client::DbdClient;
 use sluice_wire::proto::ListUsersRequest;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
-/// How often the dbd's administrators are fetched again.
+/// How often the dbd's users are fetched again.
 pub const REFRESH: Duration = Duration::from_secs(30);
 /// How long one fetch may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(10);
 /// The dbd's name of the level that makes a user an administrator of the controller.
 const ADMINISTRATOR: &str = "Administrator";
+/// The dbd's name of the level that makes a user an operator.
+const OPERATOR: &str = "Operator";
 
-/// The uids of the dbd's administrators, as last fetched. Cheap to clone; clones share it.
+/// What the controller keeps of the dbd's users, by uid.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserView {
+    /// `AdminLevel=Administrator`.
+    pub admins: HashSet<u32>,
+    /// `AdminLevel=Operator`.
+    pub operators: HashSet<u32>,
+    /// Each user's default account.
+    pub default_accounts: HashMap<u32, String>,
+}
+
+/// The dbd's users, as last fetched. Cheap to clone; clones share it.
 #[derive(Debug, Clone, Default)]
-pub struct DbdAdmins(Arc<RwLock<HashSet<u32>>>);
+pub struct DbdAdmins(Arc<RwLock<UserView>>);
 
 impl DbdAdmins {
     /// Whether `uid` is an administrator in the dbd.
     pub fn contains(&self, uid: u32) -> bool {
-        self.0.read().is_ok_and(|set| set.contains(&uid))
+        self.0.read().is_ok_and(|v| v.admins.contains(&uid))
     }
 
-    /// Replaces the list with a fresh one.
-    pub fn replace(&self, uids: HashSet<u32>) {
-        if let Ok(mut set) = self.0.write() {
-            *set = uids;
+    /// Whether `uid` is an operator (or administrator) in the dbd.
+    pub fn is_operator(&self, uid: u32) -> bool {
+        self.0
+            .read()
+            .is_ok_and(|v| v.operators.contains(&uid) || v.admins.contains(&uid))
+    }
+
+    /// `uid`'s default account, when the dbd named one.
+    pub fn default_account(&self, uid: u32) -> Option<String> {
+        self.0
+            .read()
+            .ok()
+            .and_then(|v| v.default_accounts.get(&uid).cloned())
+    }
+
+    /// Replaces the whole view with a fresh one.
+    pub fn replace_view(&self, view: UserView) {
+        if let Ok(mut v) = self.0.write() {
+            *v = view;
         }
     }
 }
 
-/// The uids of the users the dbd lists with `AdminLevel=Administrator` (names this host does
-/// not know are left out: nobody can send a request as them).
-pub async fn fetch(dbd: &mut DbdClient) -> Result<HashSet<u32>, tonic::Status> {
-    let mut req = tonic::Request::new(ListUsersRequest {
-        admin_levels: vec![ADMINISTRATOR.to_string()],
-        ..Default::default()
-    });
+/// The dbd's users as a [`UserView`] (names this host does not know are left out: nobody can
+/// send a request as them).
+pub async fn fetch(dbd: &mut DbdClient) -> Result<UserView, tonic::Status> {
+    let mut req = tonic::Request::new(ListUsersRequest::default());
     req.set_timeout(RPC_TIMEOUT);
-    let users = dbd.list_users(req).await?.into_inner().users;
-    let names: Vec<String> = users
+    let users: Vec<(String, String, String)> = dbd
+        .list_users(req)
+        .await?
+        .into_inner()
+        .users
         .into_iter()
-        .filter(|u| !u.deleted && u.admin_level == ADMINISTRATOR)
-        .map(|u| u.name)
+        .filter(|u| !u.deleted)
+        .map(|u| (u.name, u.admin_level, u.default_account))
         .collect();
     // The system's user database may be slow (NSS): off the runtime's workers.
-    let uids = tokio::task::spawn_blocking(move || {
-        names
-            .iter()
-            .filter_map(|n| nix::unistd::User::from_name(n).ok().flatten())
-            .map(|u| u.uid.as_raw())
-            .collect()
+    let view = tokio::task::spawn_blocking(move || {
+        let mut view = UserView::default();
+        for (name, level, account) in users {
+            let Some(u) = nix::unistd::User::from_name(&name).ok().flatten() else {
+                continue;
+            };
+            let uid = u.uid.as_raw();
+            match level.as_str() {
+                ADMINISTRATOR => _ = view.admins.insert(uid),
+                OPERATOR => _ = view.operators.insert(uid),
+                _ => {}
+            }
+            if !account.is_empty() {
+                view.default_accounts.insert(uid, account);
+            }
+        }
+        view
     })
     .await
     .unwrap_or_default();
-    Ok(uids)
+    Ok(view)
 }
 
 /// Keeps `admins` up to date from `dbd`: a fetch now, then one every `every` (call from within
@@ -72,12 +113,12 @@ pub fn spawn_refresh(mut dbd: DbdClient, admins: DbdAdmins, every: Duration) -> 
         loop {
             ticks.tick().await;
             match fetch(&mut dbd).await {
-                Ok(uids) => {
-                    tracing::debug!(count = uids.len(), "administrators from the dbd");
-                    admins.replace(uids);
+                Ok(view) => {
+                    tracing::debug!(count = view.admins.len(), "administrators from the dbd");
+                    admins.replace_view(view);
                 }
                 Err(e) => tracing::debug!(
-                    "cannot list the dbd's administrators (keeping the last list): {}",
+                    "cannot list the dbd's users (keeping the last list): {}",
                     e.message()
                 ),
             }

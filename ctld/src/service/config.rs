@@ -82,6 +82,7 @@ fn entries(c: &CtldConf, started: SimTime) -> Vec<(&'static str, String)> {
         ("MaxJobCount", c.max_job_count.to_string()),
         ("MessageTimeout", format!("{} sec", c.message_timeout)),
         ("MinJobAge", format!("{} sec", c.min_job_age)),
+        ("PrivateData", c.private_data.to_string()),
         ("ReturnToService", c.return_to_service.to_string()),
         (
             "SchedulerType",

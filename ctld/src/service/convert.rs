@@ -76,6 +76,8 @@ pub fn submit_request(
         share: job_share(r.share)?,
         place: place_opts(r)?,
         admin: caller.admin,
+        // The service decides (it knows root and the SlurmUser).
+        root_or_slurm_user: false,
         launch: LaunchSpec {
             script: r.script.clone(),
             workdir: r.workdir.clone(),
@@ -400,5 +402,10 @@ pub fn partition_info(
             .map(|g| g.iter().map(|&gid| group_name(gid)).collect())
             .unwrap_or_default(),
         total_cpus,
+        allow_accounts: p.access.allow_accounts.clone().unwrap_or_default(),
+        deny_accounts: p.access.deny_accounts.clone(),
+        allow_qos: p.access.allow_qos.clone().unwrap_or_default(),
+        deny_qos: p.access.deny_qos.clone(),
+        root_only: p.access.root_only,
     }
 }

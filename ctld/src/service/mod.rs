@@ -94,9 +94,11 @@ impl ControllerService {
     /// Who sent `req`.
     fn caller<T>(&self, req: &Request<T>) -> Result<Caller, Status> {
         let uid = auth::identity(req)?.uid;
+        let admin = self.admins.contains(&uid) || self.dbd_admins.contains(uid);
         Ok(Caller {
             uid,
-            admin: self.admins.contains(&uid) || self.dbd_admins.contains(uid),
+            admin,
+            operator: admin || self.dbd_admins.is_operator(uid),
         })
     }
 

@@ -4,7 +4,10 @@
 use super::ControllerService;
 use super::convert::{job_info, node_info, partition_info, shown_state};
 use super::users::group_name;
+use crate::core::private;
+use crate::error::CtldError;
 use sluice_vocab::FedJobId;
+use sluice_vocab::private_data::Private;
 use sluice_wire::proto::{
     ListJobsReply, ListJobsRequest, ListNodesReply, ListNodesRequest, ListPartitionsReply,
     ListPartitionsRequest,
@@ -17,7 +20,7 @@ pub async fn list_jobs(
     svc: &ControllerService,
     req: Request<ListJobsRequest>,
 ) -> Result<ListJobsReply, Status> {
-    svc.caller(&req)?;
+    let caller = svc.caller(&req)?;
     let r = req.into_inner();
     let mut jobs = svc
         .core
@@ -34,6 +37,7 @@ pub async fn list_jobs(
                 // A submission given up (sbatch said it failed) is not listed while it is
                 // withdrawn at the dbd.
                 .filter(|j| !j.is_withdrawing())
+                .filter(|j| private::sees_job(core, caller, j))
                 // The origin's REVOKED tracker of a federated job shows too (squeue on the
                 // origin lists it while the job waits or runs elsewhere).
                 .filter(|j| {
@@ -83,22 +87,25 @@ pub async fn list_nodes(
     svc: &ControllerService,
     req: Request<ListNodesRequest>,
 ) -> Result<ListNodesReply, Status> {
-    svc.caller(&req)?;
+    let caller = svc.caller(&req)?;
     let names = req.into_inner().names;
     let nodes = svc
         .core
         .query(move |cx| {
-            cx.core
-                .nodes()
-                .iter()
-                .filter(|n| names.is_empty() || names.contains(&n.name))
-                .map(|n| {
-                    let addr = cx.node_addr(&n.name).unwrap_or((n.addr.clone(), n.port));
-                    node_info(cx.core, n, addr)
-                })
-                .collect()
+            private::may_list(cx.core, caller, Private::Nodes)?;
+            Ok::<_, CtldError>(
+                cx.core
+                    .nodes()
+                    .iter()
+                    .filter(|n| names.is_empty() || names.contains(&n.name))
+                    .map(|n| {
+                        let addr = cx.node_addr(&n.name).unwrap_or((n.addr.clone(), n.port));
+                        node_info(cx.core, n, addr)
+                    })
+                    .collect(),
+            )
         })
-        .await?;
+        .await??;
     Ok(ListNodesReply { nodes })
 }
 
@@ -107,18 +114,21 @@ pub async fn list_partitions(
     svc: &ControllerService,
     req: Request<ListPartitionsRequest>,
 ) -> Result<ListPartitionsReply, Status> {
-    svc.caller(&req)?;
+    let caller = svc.caller(&req)?;
     let names = req.into_inner().names;
     let partitions = svc
         .core
         .query(move |cx| {
-            cx.core
-                .partitions()
-                .iter()
-                .filter(|p| names.is_empty() || names.contains(&p.name))
-                .map(|p| partition_info(cx.core, p, &group_name))
-                .collect()
+            private::may_list(cx.core, caller, Private::Partitions)?;
+            Ok::<_, CtldError>(
+                cx.core
+                    .partitions()
+                    .iter()
+                    .filter(|p| names.is_empty() || names.contains(&p.name))
+                    .map(|p| partition_info(cx.core, p, &group_name))
+                    .collect(),
+            )
         })
-        .await?;
+        .await??;
     Ok(ListPartitionsReply { partitions })
 }

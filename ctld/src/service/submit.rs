@@ -20,6 +20,26 @@ use sluice_wire::proto::{
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Status};
 
+/// The core's form of `r` from `caller`: the user's groups as this host knows them, whether
+/// `AllowGroups` applies (not to root and the SlurmUser), and the dbd's default account of the
+/// user when `--account` is not given (as Slurm's controller charges it).
+fn submission(
+    svc: &ControllerService,
+    r: &SubmitJobRequest,
+    caller: crate::core::Caller,
+    interactive: bool,
+) -> Result<crate::core::SubmitRequest, CtldError> {
+    let user = svc.users.get(caller.uid);
+    let mut sreq = submit_request(r, caller, &user, interactive)?;
+    sreq.root_or_slurm_user = svc.admins.contains(&caller.uid);
+    if sreq.launch.account.is_empty()
+        && let Some(account) = svc.dbd_admins.default_account(caller.uid)
+    {
+        sreq.launch.account = account;
+    }
+    Ok(sreq)
+}
+
 /// `sbatch`.
 pub async fn submit(
     svc: &ControllerService,
@@ -27,8 +47,7 @@ pub async fn submit(
 ) -> Result<SubmitJobReply, Status> {
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
-    let user = svc.users.get(caller.uid);
-    let sreq = submit_request(&r, caller, &user, false)?;
+    let sreq = submission(svc, &r, caller, false)?;
     let cluster = svc.conf.cluster_name.clone();
     if r.test_only {
         let (start, nodes, cpus, partition) = svc
@@ -68,8 +87,7 @@ pub async fn allocate(
 ) -> Result<ReceiverStream<Result<sluice_wire::proto::AllocationEvent, Status>>, Status> {
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
-    let user = svc.users.get(caller.uid);
-    let sreq = submit_request(&r, caller, &user, true)?;
+    let sreq = submission(svc, &r, caller, true)?;
     let (tx, rx) = tokio::sync::mpsc::channel(16);
     let follow_end = r.follow_end;
     svc.core

@@ -31,6 +31,7 @@ mod jobs;
 mod nodes;
 mod oversubscribe;
 mod oversubscribe_gang;
+mod partition_access;
 mod partition_state;
 mod place_options;
 mod power_programs;

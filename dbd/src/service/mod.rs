@@ -8,6 +8,7 @@
 
 mod convert;
 mod federation;
+pub mod private;
 mod records;
 mod reports;
 #[cfg(test)]
@@ -23,6 +24,7 @@ use sluice_wire::proto::{
 use tonic::{Request, Response, Status};
 
 use crate::store::{AdminLevel, Apply, Change, Store, StoreError};
+use sluice_vocab::private_data::PrivateData;
 
 pub use federation::FederationService;
 pub use records::RecordsService;
@@ -36,6 +38,7 @@ const ACCESS_DENIED: &str = "Access/permission denied";
 pub struct AccountingService {
     store: Arc<Store>,
     admin_uids: Vec<u32>,
+    private: PrivateData,
 }
 
 /// Runs a store call on the blocking pool.
@@ -61,7 +64,23 @@ type ChangeFn<D> = fn(&Store, &D, Apply, i64) -> Result<Change, StoreError>;
 impl AccountingService {
     /// A service over `store`; `admin_uids` are always admins (root and the SlurmUser).
     pub fn new(store: Arc<Store>, admin_uids: Vec<u32>) -> Self {
-        Self { store, admin_uids }
+        Self {
+            store,
+            admin_uids,
+            private: PrivateData::default(),
+        }
+    }
+
+    /// Applies slurmdbd.conf's `PrivateData` to what callers may read.
+    pub fn with_private_data(mut self, private: PrivateData) -> Self {
+        self.private = private;
+        self
+    }
+
+    /// What the sender of `req` may read.
+    async fn privacy<T>(&self, req: &Request<T>) -> Result<private::Privacy, Status> {
+        let uid = auth::identity(req)?.uid;
+        private::privacy(&self.store, &self.admin_uids, self.private, uid).await
     }
 
     /// The tonic server to mount (behind the `Verifier` interceptor).
@@ -297,6 +316,9 @@ impl Accounting for AccountingService {
         req: Request<proto::ListAccountsRequest>,
     ) -> Result<Response<proto::ListAccountsReply>, Status> {
         let filter = convert::account_filter(req.get_ref().clone());
+        if !self.privacy(&req).await?.accounts() {
+            return Err(Status::permission_denied(ACCESS_DENIED));
+        }
         self.list(
             auth::identity(&req),
             move |s| s.list_accounts(&filter),
@@ -345,10 +367,14 @@ impl Accounting for AccountingService {
         &self,
         req: Request<proto::ListUsersRequest>,
     ) -> Result<Response<proto::ListUsersReply>, Status> {
-        let filter = convert::user_filter(req.get_ref().clone())?;
+        let mut filter = convert::user_filter(req.get_ref().clone())?;
+        let visible = self.privacy(&req).await?.users(&mut filter);
         self.list(
             auth::identity(&req),
-            move |s| s.list_users(&filter),
+            move |s| match visible {
+                true => s.list_users(&filter),
+                false => Ok(Vec::new()),
+            },
             |rows| proto::ListUsersReply {
                 users: rows.into_iter().map(convert::user).collect(),
             },
@@ -360,10 +386,14 @@ impl Accounting for AccountingService {
         &self,
         req: Request<proto::ListAssociationsRequest>,
     ) -> Result<Response<proto::ListAssociationsReply>, Status> {
-        let filter = convert::association_filter(req.get_ref().clone());
+        let mut filter = convert::association_filter(req.get_ref().clone());
+        let visible = self.privacy(&req).await?.associations(&mut filter);
         self.list(
             auth::identity(&req),
-            move |s| s.list_associations(&filter),
+            move |s| match visible {
+                true => s.list_associations(&filter),
+                false => Ok(Vec::new()),
+            },
             |rows| proto::ListAssociationsReply {
                 associations: rows.into_iter().map(convert::association).collect(),
             },

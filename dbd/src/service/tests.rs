@@ -162,3 +162,78 @@ async fn unauthenticated_requests_and_store_errors_map_to_statuses() {
         .into_inner();
     assert_eq!(listed.clusters.len(), 1, "the preview was rolled back");
 }
+
+/// `nobody` (a login name every test host has) and `someone` in account `a`, with
+/// `PrivateData=users,accounts` unless `operator`, in which case `nobody` is an Operator.
+async fn private_site(dir: &tempfile::TempDir, operator: bool) -> (AccountingService, u32) {
+    let private = sluice_vocab::private_data::PrivateData::parse("users,accounts").unwrap();
+    let svc = service(dir).with_private_data(private);
+    svc.add_clusters(as_uid(0, add_cluster("c1")))
+        .await
+        .unwrap();
+    let account = proto::AddAccountsRequest {
+        names: vec!["a".into()],
+        commit: true,
+        ..Default::default()
+    };
+    svc.add_accounts(as_uid(0, account)).await.unwrap();
+    let users = proto::AddUsersRequest {
+        names: vec!["nobody".into(), "someone".into()],
+        accounts: vec!["a".into()],
+        admin_level: operator.then(|| "Operator".to_string()),
+        commit: true,
+        ..Default::default()
+    };
+    svc.add_users(as_uid(0, users)).await.unwrap();
+    let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap();
+    (svc, nobody.uid.as_raw())
+}
+
+async fn user_names(svc: &AccountingService, uid: u32) -> Vec<String> {
+    let reply = svc
+        .list_users(as_uid(uid, proto::ListUsersRequest::default()))
+        .await
+        .unwrap();
+    reply
+        .into_inner()
+        .users
+        .into_iter()
+        .map(|u| u.name)
+        .collect()
+}
+
+#[tokio::test]
+async fn private_users_and_accounts_hide_others_from_users_not_operators() {
+    let dir = tempfile::tempdir().unwrap();
+    let (svc, nobody) = private_site(&dir, false).await;
+    assert_eq!(user_names(&svc, nobody).await, ["nobody"]);
+    assert!(user_names(&svc, STRANGER).await.is_empty());
+    assert_eq!(user_names(&svc, 0).await.len(), 3, "root, nobody, someone");
+    let assocs = proto::ListAssociationsRequest::default();
+    let mine = svc.list_associations(as_uid(nobody, assocs)).await.unwrap();
+    let users: Vec<String> = mine
+        .into_inner()
+        .associations
+        .into_iter()
+        .map(|a| a.user)
+        .collect();
+    assert_eq!(users, ["nobody"]);
+    let accounts = proto::ListAccountsRequest::default();
+    let denied = svc
+        .list_accounts(as_uid(nobody, accounts.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (denied.code(), denied.message()),
+        (Code::PermissionDenied, "Access/permission denied")
+    );
+    assert!(svc.list_accounts(as_uid(0, accounts.clone())).await.is_ok());
+    let dir = tempfile::tempdir().unwrap();
+    let (svc, nobody) = private_site(&dir, true).await;
+    assert_eq!(
+        user_names(&svc, nobody).await.len(),
+        3,
+        "an Operator sees all"
+    );
+    assert!(svc.list_accounts(as_uid(nobody, accounts)).await.is_ok());
+}

@@ -14,6 +14,7 @@ pub mod hostlist;
 pub mod ids;
 pub mod jobacct;
 pub mod node_states;
+pub mod private_data;
 pub mod states;
 
 pub use ids::{ClusterId, FedJobId, LocalJobId, NodeIdx};

@@ -28,6 +28,7 @@ mod oversubscribe_e2e;
 mod partition_update_e2e;
 mod power_e2e;
 mod power_srun_e2e;
+mod private_access;
 mod private_state;
 mod reconfigure_e2e;
 mod sacctmgr_accounts_users;

@@ -124,6 +124,8 @@ impl FedDesc {
             place: self.place.clone(),
             // The origin checked who may give a negative --nice.
             admin: true,
+            // A sibling applies its own AllowGroups to the origin's groups (root's included).
+            root_or_slurm_user: false,
             launch: self.launch.clone(),
         }
     }

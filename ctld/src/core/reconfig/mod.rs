@@ -5,8 +5,8 @@
 //! `MaxArraySize`, `ReturnToService`, `SchedulerType`, `SchedulerParameters` (the backfill
 //! bounds `bf_window` and `bf_max_job_test`), `SchedulerTimeSlice`, `DefMemPerCPU`,
 //! `DefMemPerNode`, `FirstJobId` and `SlurmdSpoolDir` as shown), every power save key, the
-//! partitions' `Default`, `MaxTime`, `MaxNodes`, `State`, `OverSubscribe`, `AllowGroups` and
-//! power keys, and the nodes' `Features` and `Weight` (as long as the weights keep the node
+//! partitions' `Default`, `MaxTime`, `MaxNodes`, `State`, `OverSubscribe`, `AllowGroups`,
+//! `AllowAccounts`/`DenyAccounts`/`AllowQos`/`DenyQos` and power keys, and the nodes' `Features` and `Weight` (as long as the weights keep the node
 //! order). New limits apply to what is submitted from then on, as a restart would.
 //! A node's `State=` and `Reason=` in the file are where a new node starts, so a running
 //! node keeps its state, as on a restart. Whatever else changed ([`check`]) is refused with
@@ -94,6 +94,7 @@ fn apply(core: &mut Core, next: CtldConf, gids: Vec<Option<Vec<u32>>>) {
         part.state = pc.state;
         part.oversubscribe = pc.oversubscribe;
         part.allow_gids = allow_gids;
+        part.access = pc.access.clone();
         part.shapes = partitions::shapes(&part.nodes, &core.nodes);
     }
     core.power.settings = PowerSettings::build(&next, &core.nodes, &core.parts);

@@ -11,7 +11,6 @@ mod tests;
 
 use std::sync::Arc;
 
-use sluice_wire::auth;
 use sluice_wire::proto::{
     self,
     accounting_records_server::{AccountingRecords, AccountingRecordsServer},
@@ -36,6 +35,12 @@ pub struct RecordsService {
 }
 
 impl RecordsService {
+    /// Applies slurmdbd.conf's `PrivateData` to sacct's listing.
+    pub fn with_private_data(mut self, private: sluice_vocab::private_data::PrivateData) -> Self {
+        self.accounting = self.accounting.with_private_data(private);
+        self
+    }
+
     /// A service over `store`; `admin_uids` (root and the SlurmUser) may send records.
     pub fn new(store: Arc<Store>, admin_uids: Vec<u32>) -> Self {
         Self {
@@ -112,10 +117,13 @@ impl AccountingRecords for RecordsService {
         &self,
         req: Request<proto::JobQuery>,
     ) -> Result<Response<Self::ListJobsStream>, Status> {
-        auth::identity(&req)?;
-        let query = convert::job_query(req.into_inner())?;
+        let privacy = self.accounting.privacy(&req).await?;
+        let mut query = convert::job_query(req.into_inner())?;
         let (tx, rx) = mpsc::channel(AHEAD);
-        tokio::spawn(stream_pages(self.store(), query, tx));
+        // Nothing the caller may see: the stream ends at once, as an empty sacct.
+        if privacy.jobs(&mut query) {
+            tokio::spawn(stream_pages(self.store(), query, tx));
+        }
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }

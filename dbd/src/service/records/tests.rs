@@ -158,3 +158,49 @@ async fn capacity_records_are_taken_and_nameless_node_events_refused() {
         .collect();
     assert_eq!(got, vec![("", 5_000, 64)]);
 }
+
+/// Jobs 1..=4, the odd ones of `STRANGER` and the even ones of `OTHER`.
+fn two_users_jobs() -> proto::RecordBatchRequest {
+    let mut batch = submits("c1", 1..=4);
+    for r in &mut batch.records {
+        if let Some(Kind::JobSubmitted(j)) = &mut r.kind {
+            j.uid = if j.job_id % 2 == 1 { STRANGER } else { OTHER };
+        }
+    }
+    batch
+}
+
+const OTHER: u32 = 3_999_999_003;
+
+async fn listed(svc: &RecordsService, uid: u32, uids: Vec<u32>) -> Vec<u32> {
+    let q = proto::JobQuery {
+        uids,
+        ..Default::default()
+    };
+    let mut stream = svc.list_jobs(as_uid(uid, q)).await.unwrap().into_inner();
+    let mut ids = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        ids.extend(chunk.unwrap().rows.into_iter().map(|r| r.job_id));
+    }
+    ids
+}
+
+#[tokio::test]
+async fn private_jobs_show_a_user_only_their_own_and_admins_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let private = sluice_vocab::private_data::PrivateData::parse("jobs").unwrap();
+    let svc = service(&dir).with_private_data(private);
+    svc.record_batch(as_uid(SLURM_USER, two_users_jobs()))
+        .await
+        .unwrap();
+    assert_eq!(listed(&svc, STRANGER, vec![]).await, [1, 3]);
+    assert_eq!(listed(&svc, STRANGER, vec![OTHER]).await, Vec::<u32>::new());
+    assert_eq!(listed(&svc, OTHER, vec![STRANGER, OTHER]).await, [2, 4]);
+    assert_eq!(listed(&svc, SLURM_USER, vec![]).await, [1, 2, 3, 4]);
+    let open_dir = tempfile::tempdir().unwrap();
+    let open = service(&open_dir);
+    open.record_batch(as_uid(0, two_users_jobs()))
+        .await
+        .unwrap();
+    assert_eq!(listed(&open, STRANGER, vec![]).await, [1, 2, 3, 4]);
+}

@@ -261,3 +261,23 @@ async fn bad_queries_and_anonymous_callers_are_refused() {
         .unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
 }
+
+#[tokio::test]
+async fn private_usage_shows_a_user_only_their_own_rows_and_root_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let private = sluice_vocab::private_data::PrivateData::parse("usage").unwrap();
+    let svc = service(&dir).with_privacy(vec![0], private);
+    let users = |uid: u32| {
+        let svc = svc.clone();
+        async move {
+            let reply = svc
+                .assoc_utilization(as_uid(uid, day_query()))
+                .await
+                .unwrap();
+            let rows = reply.into_inner().rows;
+            rows.into_iter().map(|r| r.user).collect::<Vec<String>>()
+        }
+    };
+    assert!(users(STRANGER).await.is_empty(), "not alice: no rows");
+    assert_eq!(users(0).await, ["", "alice", ""]);
+}

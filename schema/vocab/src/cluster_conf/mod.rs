@@ -18,13 +18,14 @@ pub mod timefmt;
 
 pub use jobacct::JobAcctGather;
 pub use nodes::{NodeConf, NodeConfState};
-pub use partitions::{OverSubscribe, PartState, PartitionConf};
+pub use partitions::{OverSubscribe, PartAccess, PartState, PartitionConf};
 pub use power::{ExcNodes, ExcState, PartPower, PowerConf, SuspendTime};
 pub use sched::SchedParams;
 pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};
 pub use timefmt::{TimeFmtError, TimeLimit, parse_time_limit};
 
 use crate::conf::{ConfError, ConfFile, Pair};
+use crate::private_data::PrivateData;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -115,6 +116,8 @@ pub struct CtldConf {
     pub return_to_service: u8,
     /// `SlurmUser` as written (default `root`): with root, the controller's administrator.
     pub slurm_user: String,
+    /// `PrivateData` (default none): what users who are not administrators see only of their own.
+    pub private_data: PrivateData,
     /// `SlurmctldLogFile`; `None` logs to stderr.
     pub slurmctld_log_file: Option<PathBuf>,
     /// `SlurmctldPidFile`, if the controller should write one.
@@ -226,6 +229,7 @@ impl CtldConf {
             enforce_part_limits: false,
             return_to_service: 0,
             slurm_user: "root".to_string(),
+            private_data: PrivateData::default(),
             slurmctld_log_file: None,
             slurmctld_pid_file: None,
             first_job_id: 1,
@@ -273,6 +277,10 @@ impl CtldConf {
                 }
             }
             "slurmuser" => self.slurm_user = non_empty(file, p)?.to_string(),
+            "privatedata" => {
+                self.private_data =
+                    PrivateData::parse(&p.value).map_err(|e| file.bad_value(p, e))?
+            }
             "slurmctldlogfile" => self.slurmctld_log_file = Some(non_empty(file, p)?.into()),
             "slurmctldpidfile" => self.slurmctld_pid_file = Some(non_empty(file, p)?.into()),
             "firstjobid" => self.first_job_id = positive(file, p)?,
@@ -354,5 +362,7 @@ fn ctld_host(file: &ConfFile, p: &Pair) -> Result<CtldHost, ConfError> {
     }
 }
 
+#[cfg(test)]
+mod access_tests;
 #[cfg(test)]
 mod tests;

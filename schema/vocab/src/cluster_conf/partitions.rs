@@ -35,6 +35,35 @@ pub enum OverSubscribe {
     Force(u16),
 }
 
+/// Who may use a partition besides `AllowGroups`: the job's account and QOS.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartAccess {
+    /// `AllowAccounts`; `None` for `ALL` (default). When set, `DenyAccounts` is not used.
+    pub allow_accounts: Option<Vec<String>>,
+    /// `DenyAccounts` (default none).
+    pub deny_accounts: Vec<String>,
+    /// `AllowQos`; `None` for `ALL` (default). Read and shown; Sluice has no QOS yet.
+    pub allow_qos: Option<Vec<String>>,
+    /// `DenyQos` (default none). Read and shown; Sluice has no QOS yet.
+    pub deny_qos: Vec<String>,
+    /// `RootOnly=YES`: only root and the SlurmUser may submit (default `NO`).
+    pub root_only: bool,
+}
+
+impl PartAccess {
+    /// Whether a job charged to `account` may use the partition (Slurm's rule: with
+    /// `AllowAccounts` the account must be listed, an unknown one is refused; else it must not
+    /// be in `DenyAccounts`, an unknown one passing).
+    pub fn allows_account(&self, account: Option<&str>) -> bool {
+        match (&self.allow_accounts, account) {
+            (Some(allowed), Some(a)) => allowed.iter().any(|x| x == a),
+            (Some(_), None) => false,
+            (None, Some(a)) => !self.deny_accounts.iter().any(|x| x == a),
+            (None, None) => true,
+        }
+    }
+}
+
 /// One partition as configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionConf {
@@ -54,6 +83,8 @@ pub struct PartitionConf {
     pub oversubscribe: OverSubscribe,
     /// `AllowGroups` group names; `None` for `ALL` (default).
     pub allow_groups: Option<Vec<String>>,
+    /// `AllowAccounts`, `DenyAccounts`, `AllowQos`, `DenyQos`.
+    pub access: PartAccess,
     /// Power save settings (`SuspendTime`, `PowerDownOnIdle`, ...).
     pub power: PartPower,
 }
@@ -67,6 +98,7 @@ struct Values {
     state: PartState,
     oversubscribe: OverSubscribe,
     allow_groups: Option<Vec<String>>,
+    access: PartAccess,
     power: PartPower,
 }
 
@@ -86,6 +118,7 @@ pub(crate) fn read(
         state: PartState::Up,
         oversubscribe: OverSubscribe::No,
         allow_groups: None,
+        access: PartAccess::default(),
         power: PartPower::default(),
     };
     let mut parts: Vec<PartitionConf> = Vec::new();
@@ -131,6 +164,7 @@ pub(crate) fn read(
             state: v.state,
             oversubscribe: v.oversubscribe,
             allow_groups: v.allow_groups,
+            access: v.access,
             power: v.power,
         });
     }
@@ -159,26 +193,38 @@ fn apply(file: &ConfFile, p: &Pair, v: &mut Values) -> Result<bool, ConfError> {
             }
         }
         "oversubscribe" | "shared" => v.oversubscribe = oversubscribe(file, p, &upper)?,
-        "allowgroups" => {
-            v.allow_groups = if upper == "ALL" {
-                None
-            } else {
-                let groups: Vec<String> = p
-                    .value
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|g| !g.is_empty())
-                    .map(str::to_string)
-                    .collect();
-                if groups.is_empty() {
-                    return Err(file.bad_value(p, "expected ALL or group names"));
-                }
-                Some(groups)
-            }
-        }
+        "allowgroups" => v.allow_groups = name_list(file, p, "group")?,
+        "allowaccounts" => v.access.allow_accounts = name_list(file, p, "account")?,
+        "denyaccounts" => v.access.deny_accounts = names(file, p, "account")?,
+        "allowqos" => v.access.allow_qos = name_list(file, p, "QOS")?,
+        "denyqos" => v.access.deny_qos = names(file, p, "QOS")?,
+        "rootonly" => v.access.root_only = yes_no(file, p)?,
         _ => return v.power.apply(file, p),
     }
     Ok(true)
+}
+
+/// `ALL` (`None`) or a comma-separated list of names.
+fn name_list(file: &ConfFile, p: &Pair, what: &str) -> Result<Option<Vec<String>>, ConfError> {
+    if p.value.trim().eq_ignore_ascii_case("ALL") {
+        return Ok(None);
+    }
+    names(file, p, what).map(Some)
+}
+
+/// A comma-separated list of at least one name.
+fn names(file: &ConfFile, p: &Pair, what: &str) -> Result<Vec<String>, ConfError> {
+    let list: Vec<String> = p
+        .value
+        .split(',')
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .map(str::to_string)
+        .collect();
+    if list.is_empty() {
+        return Err(file.bad_value(p, format!("expected ALL or {what} names")));
+    }
+    Ok(list)
 }
 
 fn yes_no(file: &ConfFile, p: &Pair) -> Result<bool, ConfError> {

@@ -1,0 +1,22 @@
+//! `PrivateData` in the controller: what a user who is neither an administrator nor an
+//! operator may see. With `jobs` only their own jobs are listed (Slurm also shows account
+//! coordinators their accounts' jobs; Sluice has no coordinators yet); with `nodes` or
+//! `partitions` those lists are refused as a whole, as Slurm's controller refuses them.
+
+use super::{Caller, Core, Job};
+use crate::error::CtldError;
+use sluice_vocab::private_data::Private;
+
+/// Whether `caller` may see `job`.
+pub fn sees_job(core: &Core, caller: Caller, job: &Job) -> bool {
+    caller.operator || job.uid == caller.uid || !core.conf.private_data.has(Private::Jobs)
+}
+
+/// Refuses `caller` the list of `kind` (`Nodes`, `Partitions`) when it is private.
+pub fn may_list(core: &Core, caller: Caller, kind: Private) -> Result<(), CtldError> {
+    if caller.operator || !core.conf.private_data.has(kind) {
+        Ok(())
+    } else {
+        Err(CtldError::AccessDenied)
+    }
+}

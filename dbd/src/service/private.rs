@@ -1,0 +1,185 @@
+//! `PrivateData` in the accounting daemon (slurmdbd.conf): what a caller below
+//! `AdminLevel=Operator` may read. `jobs`: only their own jobs (sacct); `users`: only their own
+//! user record and associations; `accounts`: no account definitions; `usage`: only their own
+//! associations' usage (sreport); sreport's job sizes count only their own jobs under `jobs`.
+//! Slurm also opens these to account coordinators; Sluice has
+//! no coordinators yet. The rules are plain functions over the decoded queries.
+
+use std::sync::Arc;
+
+use sluice_vocab::private_data::{Private, PrivateData};
+use tonic::Status;
+
+use super::blocking;
+use crate::store::usage::AssocUsage;
+use crate::store::{AdminLevel, AssociationFilter, JobQuery, Store, UserFilter};
+
+/// Who reads, as the privacy rules need to know them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Viewer {
+    /// The caller's uid.
+    pub uid: u32,
+    /// Their login name (`None`: this host has no such user).
+    pub name: Option<String>,
+    /// Root, the SlurmUser, or `AdminLevel=Operator` or above: sees everything.
+    pub operator: bool,
+}
+
+/// What a caller may read, under the daemon's `PrivateData`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Privacy {
+    /// `PrivateData` of slurmdbd.conf.
+    pub private: PrivateData,
+    /// The caller.
+    pub viewer: Viewer,
+}
+
+/// Who `uid` is to the privacy rules: root and the SlurmUser (`admin_uids`) and users with
+/// `AdminLevel=Operator` or above see everything.
+pub async fn privacy(
+    store: &Arc<Store>,
+    admin_uids: &[u32],
+    private: PrivateData,
+    uid: u32,
+) -> Result<Privacy, Status> {
+    let name = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.name);
+    let operator = admin_uids.contains(&uid)
+        || match (&name, private == PrivateData::default()) {
+            (Some(n), false) => {
+                let (store, n) = (Arc::clone(store), n.clone());
+                let level = blocking(move || store.admin_level(&n)).await?;
+                level.is_some_and(|l| l != AdminLevel::None)
+            }
+            _ => false,
+        };
+    Ok(Privacy {
+        private,
+        viewer: Viewer {
+            uid,
+            name,
+            operator,
+        },
+    })
+}
+
+/// Narrows `list` (empty: everything) to `me`; `false` when nothing is left to show.
+fn narrow<T: PartialEq>(list: &mut Vec<T>, me: Option<T>) -> bool {
+    let Some(me) = me else {
+        return false;
+    };
+    if list.is_empty() || list.contains(&me) {
+        *list = vec![me];
+        true
+    } else {
+        false
+    }
+}
+
+impl Privacy {
+    /// Whether `kind` is hidden from this caller.
+    fn hides(&self, kind: Private) -> bool {
+        !self.viewer.operator && self.private.has(kind)
+    }
+
+    /// Narrows a job query (sacct) to the caller's own jobs; `false`: no rows at all.
+    pub fn jobs(&self, q: &mut JobQuery) -> bool {
+        self.job_uids(&mut q.uids)
+    }
+
+    /// Narrows the users of a job query (sacct, sreport's job sizes) to the caller; `false`:
+    /// no jobs at all.
+    pub fn job_uids(&self, uids: &mut Vec<u32>) -> bool {
+        !self.hides(Private::Jobs) || narrow(uids, Some(self.viewer.uid))
+    }
+
+    /// Narrows a user listing to the caller; `false`: no rows at all.
+    pub fn users(&self, f: &mut UserFilter) -> bool {
+        !self.hides(Private::Users) || narrow(&mut f.names, self.viewer.name.clone())
+    }
+
+    /// Narrows an association listing to the caller's; `false`: no rows at all.
+    pub fn associations(&self, f: &mut AssociationFilter) -> bool {
+        !self.hides(Private::Users) || narrow(&mut f.users, self.viewer.name.clone())
+    }
+
+    /// Whether account definitions may be listed.
+    pub fn accounts(&self) -> bool {
+        !self.hides(Private::Accounts)
+    }
+
+    /// Keeps the usage rows the caller may see (their own user's associations).
+    pub fn usage(&self, rows: &mut Vec<AssocUsage>) {
+        if self.hides(Private::Usage) {
+            rows.retain(|r| Some(&r.user) == self.viewer.name.as_ref());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn privacy(private: &str, operator: bool) -> Privacy {
+        Privacy {
+            private: PrivateData::parse(private).unwrap(),
+            viewer: Viewer {
+                uid: 1001,
+                name: Some("alice".into()),
+                operator,
+            },
+        }
+    }
+
+    #[test]
+    fn private_jobs_narrow_a_query_to_the_callers_own() {
+        let p = privacy("jobs", false);
+        let mut all = JobQuery::default();
+        assert!(p.jobs(&mut all));
+        assert_eq!(all.uids, [1001]);
+        let mut theirs = JobQuery {
+            uids: vec![1002],
+            ..JobQuery::default()
+        };
+        assert!(!p.jobs(&mut theirs), "another user's jobs: nothing");
+        let mut both = JobQuery {
+            uids: vec![1002, 1001],
+            ..JobQuery::default()
+        };
+        assert!(p.jobs(&mut both));
+        assert_eq!(both.uids, [1001]);
+        for p in [privacy("jobs", true), privacy("usage", false)] {
+            let mut q = JobQuery::default();
+            assert!(p.jobs(&mut q));
+            assert!(q.uids.is_empty(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn private_users_accounts_and_usage() {
+        let p = privacy("users,accounts,usage", false);
+        let mut f = UserFilter::default();
+        assert!(p.users(&mut f));
+        assert_eq!(f.names, ["alice"]);
+        let mut a = AssociationFilter {
+            users: vec!["bob".into()],
+            ..AssociationFilter::default()
+        };
+        assert!(!p.associations(&mut a));
+        assert!(!p.accounts());
+        assert!(privacy("users,accounts", true).accounts());
+        let row = |user: &str| AssocUsage {
+            cluster: "c".into(),
+            account: "a".into(),
+            user: user.into(),
+            parent_account: "a".into(),
+            tres: sluice_reports::Tres::Cpu,
+            alloc_secs: 1,
+        };
+        let mut rows = vec![row("alice"), row("bob"), row("")];
+        p.usage(&mut rows);
+        assert_eq!(rows, [row("alice")]);
+    }
+}
