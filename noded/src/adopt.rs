@@ -103,6 +103,7 @@ async fn ended(node: &Node, job: u32, restart: u32) {
         at: unix_now(),
         // Its processes were not sampled by this daemon: usage unknown.
         usage: None,
+        failed: None,
     };
     match node.outbox.push(report).await {
         Ok(()) => forget_launch(node, job).await,

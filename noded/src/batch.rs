@@ -20,10 +20,11 @@ use crate::acct::{self, Tracker};
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
 use crate::node::{Node, unix_now};
-use crate::outbox::ExitReport;
+use crate::env::Env;
+use crate::outbox::{ExitReport, NodeScript};
 use crate::pattern::{self, PatternVars, StepKind};
 use crate::spawn::{self, RunAs};
-use crate::{adopt, env};
+use crate::{adopt, env, job_scripts};
 
 /// How much of the wrapper shell's own error output is logged.
 const WRAPPER_ERR_LIMIT: u64 = 4096;
@@ -43,12 +44,32 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
         );
         return Ok(());
     }
-    match start(node, &req).await {
-        Ok(child) => {
+    if job_scripts::has_prolog(node) {
+        // The prolog may run longer than the controller waits for an answer.
+        let node = Arc::clone(node);
+        tokio::spawn(async move {
+            if !job_scripts::run_prolog(&node, &req).await {
+                job_scripts::report_prolog_failure(&node, job, restart).await;
+            } else if let Err(e) = begin(&node, &req).await {
+                tracing::error!(job, "{e}");
+                report_start_failure(&node, job, restart).await;
+            }
+        });
+        return Ok(());
+    }
+    begin(node, &req).await
+}
+
+/// Starts the script of a claimed launch and the task that waits for it.
+async fn begin(node: &Arc<Node>, req: &LaunchBatchRequest) -> Result<(), NodedError> {
+    let (job, restart) = (req.job_id, req.restart_count);
+    match start(node, req).await {
+        Ok((child, after)) => {
             let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
             let tracker = Tracker::start(&node.config.jobacct, pgid, 0, 0);
             adopt::record_launch(node, job, restart, pgid).await;
-            tokio::spawn(wait(Arc::clone(node), job, restart, child, tracker));
+            let run = Run { job, restart, after };
+            tokio::spawn(wait(Arc::clone(node), run, child, tracker));
             Ok(())
         }
         Err(e) => {
@@ -57,6 +78,36 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
             Err(e)
         }
     }
+}
+
+/// A launch whose script could not start after its prolog ran: reported as a failed run.
+async fn report_start_failure(node: &Node, job: u32, restart: u32) {
+    let report = ExitReport {
+        job_id: job,
+        restart,
+        exit_code: 1,
+        signal: 0,
+        at: unix_now(),
+        usage: None,
+        failed: None,
+    };
+    if let Err(e) = node.outbox.push(report).await {
+        tracing::error!(job, "cannot queue the exit report: {e}");
+    }
+}
+
+/// What runs once the script has ended: `TaskEpilog` (with the script's environment, as the
+/// user) and `Epilog` (with its own environment).
+struct After {
+    task: Option<(Env, PathBuf, Option<RunAs>)>,
+    epilog: Option<Env>,
+}
+
+/// One run of a batch script being waited for.
+struct Run {
+    job: u32,
+    restart: u32,
+    after: After,
 }
 
 /// The output files of a batch job: stdout, and stderr when it goes elsewhere.
@@ -92,7 +143,7 @@ pub fn output_paths(
     (out, err)
 }
 
-async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Child, NodedError> {
+async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Child, After), NodedError> {
     let job_id = req.job_id;
     let run_as = RunAs::for_job(req.uid, req.gid);
     let script = node
@@ -101,7 +152,10 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Child, NodedErro
         .await?;
     let dir = spawn::working_dir(&req.workdir);
     let (out, err) = output_paths(req, &node.config.node_name, &dir);
-    let env = env::batch_env(req, node.facts());
+    let mut env = env::batch_env(req, node.facts());
+    job_scripts::run_task_prolog(node, &mut env, &dir, run_as)
+        .await
+        .map_err(|why| NodedError::BadRequest { why })?;
     let io = spawn::BatchIo {
         script: &script,
         args: &req.script_args,
@@ -115,10 +169,20 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Child, NodedErro
     let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
     node.jobs.add_group(job_id, Part::Batch, pid);
     tracing::info!(job = job_id, pid, user = %req.user, "batch script started");
-    Ok(child)
+    let after = After {
+        task: node
+            .config
+            .prolog
+            .task_epilog
+            .is_some()
+            .then(|| (env, dir, run_as)),
+        epilog: job_scripts::epilog_env(node, req),
+    };
+    Ok((child, after))
 }
 
-async fn wait(node: Arc<Node>, job: u32, restart: u32, mut child: Child, tracker: Option<Tracker>) {
+async fn wait(node: Arc<Node>, run: Run, mut child: Child, tracker: Option<Tracker>) {
+    let Run { job, restart, after } = run;
     let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
     let wrapper_err = child.stderr.take();
     let read_err = async {
@@ -148,6 +212,13 @@ async fn wait(node: Arc<Node>, job: u32, restart: u32, mut child: Child, tracker
     // What the script left behind ends with it.
     signal_group(pid, Some(Signal::SIGKILL));
     tracing::info!(job, exit_code, signal, "batch script ended");
+    if let Some((env, dir, run_as)) = &after.task {
+        job_scripts::run_task_epilog(&node, job, env, dir, *run_as).await;
+    }
+    let epilog_ok = match &after.epilog {
+        Some(env) => job_scripts::run_epilog(&node, job, env).await,
+        None => true,
+    };
     node.spool.remove_job_dir(job).await;
     let report = ExitReport {
         job_id: job,
@@ -156,6 +227,7 @@ async fn wait(node: Arc<Node>, job: u32, restart: u32, mut child: Child, tracker
         signal,
         at: unix_now(),
         usage: usage.and_then(|u| StepUsage::from_tasks(&[u])),
+        failed: (!epilog_ok).then_some(NodeScript::Epilog),
     };
     match node.outbox.push(report).await {
         Ok(()) => adopt::forget_launch(&node, job).await,

@@ -7,7 +7,8 @@
 //! [`batch`] and [`step`] start processes through [`spawn`] with the environment of [`env`] and
 //! the output names of [`pattern`]; [`jobs`] tracks their process groups; [`link`] talks to the
 //! controller and [`outbox`] keeps exit reports in the [`spool`] until acknowledged; [`adopt`]
-//! takes back the jobs that outlived a restart of the daemon.
+//! takes back the jobs that outlived a restart of the daemon; [`job_scripts`] runs slurm.conf's
+//! prolog and epilog programs around a batch script through [`prolog`].
 
 pub mod acct;
 pub mod adopt;
@@ -16,11 +17,13 @@ pub mod config;
 pub mod daemon;
 pub mod env;
 pub mod error;
+pub mod job_scripts;
 pub mod jobs;
 pub mod link;
 pub mod node;
 pub mod outbox;
 pub mod pattern;
+pub mod prolog;
 pub mod resources;
 pub mod service;
 pub mod spawn;

@@ -13,11 +13,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_wire::client::CtldClient;
-use sluice_wire::proto::{HeartbeatRequest, JobExitedRequest, PingRequest, RegisterNodeRequest};
+use sluice_wire::proto::{
+    HeartbeatRequest, JobExitedRequest, NodeScriptFailure, PingRequest, RegisterNodeRequest,
+};
 use tonic::Code;
 
 use crate::node::Node;
-use crate::outbox::ExitReport;
+use crate::outbox::{ExitReport, NodeScript};
 use crate::resources;
 use sluice_vocab::jobacct::StepUsage;
 
@@ -177,6 +179,11 @@ async fn send(node: &Node, client: &mut CtldClient, r: &ExitReport) -> Sent {
         signal: r.signal,
         at: r.at,
         usage: r.usage.as_ref().map(StepUsage::to_proto),
+        failed: match r.failed {
+            None => NodeScriptFailure::None,
+            Some(NodeScript::Prolog) => NodeScriptFailure::Prolog,
+            Some(NodeScript::Epilog) => NodeScriptFailure::Epilog,
+        } as i32,
     };
     match client.job_exited(request(req)).await {
         Ok(_) => Sent::Acknowledged,

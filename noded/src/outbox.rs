@@ -4,7 +4,8 @@
 //! loses one. The controller must treat a repeated report as already applied.
 //!
 //! A report is one line `job restart exit_code signal at`, followed by a `usage` line with the
-//! batch step's usage when it was measured (see [`crate::acct`]).
+//! batch step's usage when it was measured (see [`crate::acct`]), and a `failed prolog` or
+//! `failed epilog` line when this node's prolog or epilog failed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,26 @@ pub struct ExitReport {
     pub at: i64,
     /// What the batch step used, when measured.
     pub usage: Option<StepUsage>,
+    /// This node's `Prolog` (the script never ran) or `Epilog` failed.
+    pub failed: Option<NodeScript>,
+}
+
+/// A node program whose failure goes with an exit report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeScript {
+    /// `Prolog`.
+    Prolog,
+    /// `Epilog`.
+    Epilog,
+}
+
+impl NodeScript {
+    fn name(self) -> &'static str {
+        match self {
+            NodeScript::Prolog => "prolog",
+            NodeScript::Epilog => "epilog",
+        }
+    }
 }
 
 impl ExitReport {
@@ -41,6 +62,9 @@ impl ExitReport {
         );
         if let Some(u) = &self.usage {
             text.push_str(&encode_usage(u));
+        }
+        if let Some(script) = self.failed {
+            text.push_str(&format!("failed {}\n", script.name()));
         }
         text
     }
@@ -55,14 +79,23 @@ impl ExitReport {
             signal: f.next()?.parse().ok()?,
             at: f.next()?.parse().ok()?,
             usage: None,
+            failed: None,
         };
         if f.next().is_some() {
             return None;
         }
-        if let Some(line) = lines.next() {
-            report.usage = Some(decode_usage(line)?);
+        for line in lines {
+            match line.strip_prefix("failed ") {
+                Some("prolog") if report.failed.is_none() => report.failed = Some(NodeScript::Prolog),
+                Some("epilog") if report.failed.is_none() => report.failed = Some(NodeScript::Epilog),
+                Some(_) => return None,
+                None if report.usage.is_none() && report.failed.is_none() => {
+                    report.usage = Some(decode_usage(line)?)
+                }
+                None => return None,
+            }
         }
-        lines.next().is_none().then_some(report)
+        Some(report)
     }
 }
 
@@ -233,6 +266,7 @@ mod tests {
             signal: 0,
             at: 1_700_000_000,
             usage: None,
+            failed: None,
         }
     }
 
@@ -266,7 +300,17 @@ mod tests {
                 signal: 0,
                 at: 5,
                 usage: None,
+                failed: None,
             })
+        );
+        assert_eq!(
+            ExitReport::decode("1 0 2 0 5\nfailed prolog\n").and_then(|r| r.failed),
+            Some(NodeScript::Prolog)
+        );
+        assert_eq!(ExitReport::decode("1 0 2 0 5\nfailed lunch"), None);
+        assert_eq!(
+            ExitReport::decode("1 0 2 0 5\nfailed epilog\nfailed prolog"),
+            None
         );
         assert_eq!(ExitReport::decode("1 0 2 0"), None);
         assert_eq!(ExitReport::decode("1 0 2 0 5 6"), None);
@@ -286,6 +330,7 @@ mod tests {
         };
         let with_usage = ExitReport {
             usage: StepUsage::from_tasks(&[task]),
+            failed: Some(NodeScript::Epilog),
             ..report(5, 0)
         };
         outbox.push(with_usage.clone()).await.unwrap();

@@ -8,6 +8,7 @@
 use super::alloc::JobAlloc;
 use super::jobs::{JobReason, JobTable};
 use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
+use super::node_scripts::{self, EPILOG_ERROR, NodeScript};
 use super::{Core, SimTime, deps, kill};
 use crate::error::CtldError;
 use sluice_vocab::jobacct::StepUsage;
@@ -34,6 +35,8 @@ pub struct JobExit {
     /// Which node, run and step the report is about; `None` for the end of an `srun`
     /// allocation, which `srun` itself reports.
     pub from: Option<RunReport>,
+    /// The reporting node's prolog (the script never ran) or epilog failed.
+    pub failed: Option<NodeScript>,
 }
 
 /// What every node daemon's report about a job names besides the job: the node sending it,
@@ -246,7 +249,8 @@ pub(crate) fn cancel_pending(core: &mut Core, out: &mut impl Outbox, now: SimTim
 }
 
 /// Handles the end of a job's batch script: COMPLETED on exit 0, FAILED otherwise; a job being
-/// killed keeps the state it was given. Every node of the job is told to clean up. A node's
+/// killed keeps the state it was given. Every node of the job is told to clean up. A failed
+/// prolog or epilog is handled as [`node_scripts`] says. A node's
 /// report about another run, node or an ended step is refused with
 /// [`CtldError::StaleReport`] and changes nothing.
 pub fn on_job_exited(
@@ -264,14 +268,23 @@ pub fn on_job_exited(
             stale,
         })?;
     }
+    if !core.jobs.active.contains(&exit.job) {
+        return Err(CtldError::AlreadyDone);
+    }
+    if let (Some(failed), Some(from)) = (exit.failed, &exit.from) {
+        match failed {
+            NodeScript::Prolog => {
+                node_scripts::prolog_failed(core, out, now, exit.job, &from.node);
+                return Ok(());
+            }
+            NodeScript::Epilog => node_scripts::drain_for(core, out, now, &from.node, EPILOG_ERROR),
+        }
+    }
     let job = core
         .jobs
         .map
         .get_mut(&exit.job)
         .ok_or(CtldError::InvalidJobId)?;
-    if !core.jobs.active.contains(&exit.job) {
-        return Err(CtldError::AlreadyDone);
-    }
     job.exit_code = exit.exit_code;
     job.exit_signal = exit.signal;
     let nodes = job.nodes.clone();

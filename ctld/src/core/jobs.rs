@@ -107,6 +107,8 @@ pub enum JobReason {
     PartitionNodeLimit,
     /// It asks for more time than its partition's `MaxTime` (`EnforcePartLimits=NO`).
     PartitionTimeLimit,
+    /// Its node's prolog failed: requeued and held (Slurm's `WAIT_MAX_REQUEUE`).
+    LaunchFailedRequeuedHeld,
 }
 
 impl JobReason {
@@ -131,6 +133,7 @@ impl JobReason {
             Self::PartitionConfig => "PartitionConfig",
             Self::PartitionNodeLimit => "PartitionNodeLimit",
             Self::PartitionTimeLimit => "PartitionTimeLimit",
+            Self::LaunchFailedRequeuedHeld => "launch failed requeued held",
         }
     }
 }

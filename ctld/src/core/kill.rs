@@ -55,7 +55,7 @@ pub(crate) fn kill_job(
 }
 
 /// Puts a job whose run ended back in the queue (recording the run as `recorded`).
-fn requeue_run(
+pub(crate) fn requeue_run(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,

@@ -7,7 +7,7 @@
 //!
 //! Map of the core:
 //! - [`nodes`], [`registration`]: the node manager (node table and bitmaps; registration,
-//!   heartbeats, admin updates, DOWN);
+//!   heartbeats, admin updates, DOWN); [`node_scripts`]: a node's failed prolog or epilog;
 //! - [`partitions`]: the partition manager (node bitmaps, limits, access);
 //! - [`jobs`], [`request`], [`submit`], [`lifecycle`], [`cancel`] (`scancel`'s selection and
 //!   order), [`completion`], [`kill`], [`update`],
@@ -43,6 +43,7 @@ pub mod jobs;
 pub mod kill;
 pub mod launch;
 pub mod lifecycle;
+pub mod node_scripts;
 pub mod nodes;
 pub mod outbox;
 pub mod partitions;
@@ -69,6 +70,7 @@ pub use launch::{on_allocation_done, on_launch_failed};
 pub use lifecycle::{
     CancelRequest, on_cancel, on_hold, on_release, on_requeue, on_resume, on_suspend,
 };
+pub use node_scripts::NodeScript;
 pub use nodes::{Node, NodeBase};
 pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};
 pub use partitions::{PartIdx, Partition, on_partition_state};

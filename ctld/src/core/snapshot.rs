@@ -353,7 +353,7 @@ pub(crate) fn dep_from_snap(d: &DepSnap) -> Option<Dep> {
 
 /// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
 /// variant is added without being listed here.
-const REASONS: [JobReason; 18] = [
+const REASONS: [JobReason; 19] = [
     JobReason::None,
     JobReason::Priority,
     JobReason::Resources,
@@ -372,6 +372,7 @@ const REASONS: [JobReason; 18] = [
     JobReason::PartitionConfig,
     JobReason::PartitionNodeLimit,
     JobReason::PartitionTimeLimit,
+    JobReason::LaunchFailedRequeuedHeld,
 ];
 
 /// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
@@ -396,10 +397,11 @@ const fn reason_position(r: JobReason) -> usize {
         JobReason::PartitionConfig => 15,
         JobReason::PartitionNodeLimit => 16,
         JobReason::PartitionTimeLimit => 17,
+        JobReason::LaunchFailedRequeuedHeld => 18,
     }
 }
 
-const _: () = assert!(reason_position(JobReason::PartitionTimeLimit) == REASONS.len() - 1);
+const _: () = assert!(reason_position(JobReason::LaunchFailedRequeuedHeld) == REASONS.len() - 1);
 
 /// A saved reason back in the core's form (`None` for an unknown name).
 pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {

@@ -144,6 +144,7 @@ pub async fn step_done(
                     // The step's usage is on its step record; an allocation has no batch step.
                     usage: None,
                     from: None,
+                    failed: None,
                 };
                 on_allocation_done(cx.core, cx.out, cx.now, exit)?;
             }

@@ -28,6 +28,7 @@ mod gang_rotation;
 mod gang_seed;
 mod gang_select;
 mod jobs;
+mod node_scripts;
 mod nodes;
 mod oversubscribe;
 mod oversubscribe_gang;
