@@ -123,6 +123,7 @@ pub(crate) fn start_job(
     let cpus = alloc.total_cpus();
     super::alloc::attach(core, id, alloc);
     super::power::boot::allocate(core, id, &nodes);
+    super::ctld_scripts::hold_for_prolog(core, id);
     let node_list = core.nodes.hostlist(&nodes);
     let node_mem: u64 = nodes
         .iter()
@@ -183,6 +184,7 @@ pub(crate) fn start_job(
     });
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, id, now);
+    super::ctld_scripts::start_prolog(core, out, id);
 }
 
 /// Stops counting `id` as running (singleton, array throttle).
@@ -237,6 +239,7 @@ pub(crate) fn end_run(
     });
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, id, now);
+    super::ctld_scripts::run_ended(core, out, id);
 }
 
 /// Ends a pending job at once (cancelled before it started).

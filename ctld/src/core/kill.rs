@@ -63,6 +63,7 @@ pub(crate) fn requeue_run(
     recorded: JobState,
 ) {
     super::federation::report::run_ended(core, out, id, recorded, true);
+    super::ctld_scripts::run_ended(core, out, id);
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };

@@ -21,7 +21,8 @@
 //! - [`reconfig`]: `scontrol reconfigure`, a new `slurm.conf` applied to the running core;
 //! - [`federation`]: the federation rules: view, per-job sibling state, the start lock, the dbd's events;
 //! - [`timers`]: the periodic tick (node timeouts, time limits, KillWait, MinJobAge);
-//! - [`outbox`] and [`ids`]: the ports to the world;
+//! - [`outbox`] and [`ids`]: the ports to the world; [`ctld_scripts`]: `EpilogSlurmctld` asked of
+//!   the runtime;
 //! - [`snapshot`] and [`restore`]: what the controller store saves, and the core rebuilt from it.
 //!
 //! Without `SelectType`, allocation follows `select/linear`: a job gets whole nodes, so a node
@@ -34,6 +35,7 @@ pub mod arrays;
 pub mod backfill;
 pub mod cancel;
 pub mod completion;
+pub mod ctld_scripts;
 pub mod deps;
 pub mod features;
 pub mod federation;
@@ -64,6 +66,7 @@ pub mod will_run;
 
 pub use cancel::{CancelFilter, Scancel, ScancelOutcome, on_scancel};
 pub use completion::{BATCH_STEP, JobExit, RunReport, Stale, on_job_exited};
+pub use ctld_scripts::{ScriptContext, ScriptRun, on_prolog_slurmctld_done};
 pub use ids::{IdLease, JobIdSource};
 pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
 pub use launch::{on_allocation_done, on_launch_failed};

@@ -15,6 +15,7 @@
 //! - [`persist`]: the store behind the group commit;
 //! - [`admins`]: the accounting daemon's administrators, fetched periodically;
 //! - [`programs`]: power save programs (Resume/Suspend/ResumeFailProgram), run asynchronously;
+//!   [`ctld_scripts`]: `EpilogSlurmctld`, likewise;
 //! - [`reconfigure`]: `scontrol reconfigure`, slurm.conf read again and applied to the core;
 //! - [`federation`]: the port a federation client connects to (the runtime does not know it).
 
@@ -26,6 +27,7 @@ pub mod federation;
 pub mod leases;
 pub mod persist;
 pub mod programs;
+pub mod ctld_scripts;
 pub mod reconfigure;
 pub mod waiters;
 

@@ -158,6 +158,8 @@ pub(crate) struct Configuring {
     pub run: u32,
     /// Its batch launch, sent once every node registered (`None` for an `srun` allocation).
     pub launch: Option<NodeCommand>,
+    /// `PrologSlurmctld` runs for it: the launch also waits for its success.
+    pub prolog_running: bool,
 }
 
 /// The core's power save state: settings, rate counters and jobs waiting for nodes.

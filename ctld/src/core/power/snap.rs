@@ -105,6 +105,7 @@ pub(crate) fn restore_configuring(core: &mut Core) {
             Configuring {
                 run: job.restarts,
                 launch,
+                prolog_running: false,
             },
         ));
     }
