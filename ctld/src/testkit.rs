@@ -13,9 +13,9 @@
 
 use crate::conf::CtldConf;
 use crate::core::{
-    BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobExit, NodeScript, JobReason, JobRef, NodeRegistration,
-    PassStats, RecordingOutbox, RunReport, SimTime, SubmitRequest, on_cancel, on_job_exited,
-    on_node_registered, on_submit, on_tick, schedule,
+    BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobExit, JobReason, JobRef, NodeRegistration,
+    NodeScript, PassStats, RecordingOutbox, RunReport, SimTime, SubmitRequest, on_cancel,
+    on_job_exited, on_node_registered, on_submit, on_tick, schedule,
 };
 use crate::error::CtldError;
 use sluice_vocab::{FedJobId, JobState, LocalJobId};

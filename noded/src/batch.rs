@@ -17,10 +17,10 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Child;
 
 use crate::acct::{self, Tracker};
+use crate::env::Env;
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
 use crate::node::{Node, unix_now};
-use crate::env::Env;
 use crate::outbox::{ExitReport, NodeScript};
 use crate::pattern::{self, PatternVars, StepKind};
 use crate::spawn::{self, RunAs};
@@ -68,7 +68,11 @@ async fn begin(node: &Arc<Node>, req: &LaunchBatchRequest) -> Result<(), NodedEr
             let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
             let tracker = Tracker::start(&node.config.jobacct, pgid, 0, 0);
             adopt::record_launch(node, job, restart, pgid).await;
-            let run = Run { job, restart, after };
+            let run = Run {
+                job,
+                restart,
+                after,
+            };
             tokio::spawn(wait(Arc::clone(node), run, child, tracker));
             Ok(())
         }
@@ -175,14 +179,18 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Child, After), 
             .prolog
             .task_epilog
             .is_some()
-            .then(|| (env, dir, run_as)),
+            .then_some((env, dir, run_as)),
         epilog: job_scripts::epilog_env(node, req),
     };
     Ok((child, after))
 }
 
 async fn wait(node: Arc<Node>, run: Run, mut child: Child, tracker: Option<Tracker>) {
-    let Run { job, restart, after } = run;
+    let Run {
+        job,
+        restart,
+        after,
+    } = run;
     let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
     let wrapper_err = child.stderr.take();
     let read_err = async {

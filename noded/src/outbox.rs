@@ -86,8 +86,12 @@ impl ExitReport {
         }
         for line in lines {
             match line.strip_prefix("failed ") {
-                Some("prolog") if report.failed.is_none() => report.failed = Some(NodeScript::Prolog),
-                Some("epilog") if report.failed.is_none() => report.failed = Some(NodeScript::Epilog),
+                Some("prolog") if report.failed.is_none() => {
+                    report.failed = Some(NodeScript::Prolog)
+                }
+                Some("epilog") if report.failed.is_none() => {
+                    report.failed = Some(NodeScript::Epilog)
+                }
                 Some(_) => return None,
                 None if report.usage.is_none() && report.failed.is_none() => {
                     report.usage = Some(decode_usage(line)?)

@@ -7,8 +7,8 @@
 
 use super::alloc::JobAlloc;
 use super::jobs::{JobReason, JobTable};
-use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::node_scripts::{self, EPILOG_ERROR, NodeScript};
+use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::{Core, SimTime, deps, kill};
 use crate::error::CtldError;
 use sluice_vocab::jobacct::StepUsage;

@@ -77,7 +77,11 @@ pub(crate) fn hold_for_prolog(core: &mut Core, id: FedJobId) {
 
 /// Asks for `PrologSlurmctld` for `id` when [`hold_for_prolog`] held its launch.
 pub(crate) fn start_prolog(core: &Core, out: &mut impl Outbox, id: FedJobId) {
-    let held = core.power.configuring.get(&id).is_some_and(|c| c.prolog_running);
+    let held = core
+        .power
+        .configuring
+        .get(&id)
+        .is_some_and(|c| c.prolog_running);
     let program = core.conf().prolog.prolog_slurmctld.clone();
     if let (true, Some(program)) = (held, program) {
         emit(core, out, id, ScriptContext::PrologSlurmctld, program);
@@ -94,9 +98,11 @@ pub fn on_prolog_slurmctld_done(
     run: u32,
     ok: bool,
 ) {
-    let current = core.jobs.map.get(&id).is_some_and(|j| {
-        j.restarts == run && j.state == JobState::Running && !j.completing
-    });
+    let current = core
+        .jobs
+        .map
+        .get(&id)
+        .is_some_and(|j| j.restarts == run && j.state == JobState::Running && !j.completing);
     let Some(c) = core.power.configuring.get_mut(&id) else {
         return;
     };
@@ -139,7 +145,12 @@ pub(crate) fn run_ended(core: &Core, out: &mut impl Outbox, id: FedJobId) {
     let Some(program) = core.conf().prolog.epilog_slurmctld.clone() else {
         return;
     };
-    if core.jobs.map.get(&id).is_none_or(|j| j.start_time.is_none()) {
+    if core
+        .jobs
+        .map
+        .get(&id)
+        .is_none_or(|j| j.start_time.is_none())
+    {
         return;
     }
     emit(core, out, id, ScriptContext::EpilogSlurmctld, program);

@@ -22,12 +22,12 @@
 pub mod admins;
 pub mod batch;
 mod core_loop;
+pub mod ctld_scripts;
 pub mod dispatch;
 pub mod federation;
 pub mod leases;
 pub mod persist;
 pub mod programs;
-pub mod ctld_scripts;
 pub mod reconfigure;
 pub mod waiters;
 

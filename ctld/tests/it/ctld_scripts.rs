@@ -50,7 +50,10 @@ fn epilog_slurmctld_runs_after_each_run_with_the_exit_code() {
     let runs = scripts(&fx.out.take(), ScriptContext::EpilogSlurmctld);
     assert_eq!(runs.len(), 1);
     let run = &runs[0];
-    assert_eq!((run.job, run.program.to_str()), (id, Some("/etc/epilog_ctld")));
+    assert_eq!(
+        (run.job, run.program.to_str()),
+        (id, Some("/etc/epilog_ctld"))
+    );
     assert_eq!(var(run, "SLURM_JOB_ID"), Some(id.to_string().as_str()));
     assert_eq!(var(run, "SLURM_JOB_UID"), Some("1000"));
     assert_eq!(var(run, "SLURM_JOB_EXIT_CODE"), Some("768"));
@@ -76,7 +79,10 @@ fn prolog_slurmctld_holds_the_launch_until_it_succeeds() {
     assert!(out.launched().is_empty(), "held while the prolog runs");
     let runs = scripts(&out, ScriptContext::PrologSlurmctld);
     assert_eq!(runs.len(), 1);
-    assert_eq!(var(&runs[0], "SLURM_SCRIPT_CONTEXT"), Some("prolog_slurmctld"));
+    assert_eq!(
+        var(&runs[0], "SLURM_SCRIPT_CONTEXT"),
+        Some("prolog_slurmctld")
+    );
     assert_eq!(var(&runs[0], "SLURM_JOB_EXIT_CODE"), None);
     assert_eq!(runs[0].run, 0);
     fx.advance(7);
@@ -107,7 +113,10 @@ fn a_failed_prolog_slurmctld_requeues_a_batch_job_and_cancels_others() {
     let runs = scripts(&fx.out.take(), ScriptContext::PrologSlurmctld);
     assert_eq!(runs.iter().map(|r| r.run).collect::<Vec<_>>(), [1]);
     prolog_done(&mut fx, id, 0, true);
-    assert!(fx.out.take().launched().is_empty(), "a report of the old run");
+    assert!(
+        fx.out.take().launched().is_empty(),
+        "a report of the old run"
+    );
     prolog_done(&mut fx, id, 1, true);
     assert_eq!(fx.out.take().launched(), [id]);
 }

@@ -84,13 +84,14 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
         core.nodes.refresh(n);
     }
     if boot {
-        core.power
-            .configuring
-            .insert(id, Configuring {
+        core.power.configuring.insert(
+            id,
+            Configuring {
                 run,
                 launch: None,
                 prolog_running: false,
-            });
+            },
+        );
     } else {
         core.power.configuring.remove(&id);
     }

@@ -173,7 +173,10 @@ mod tests {
         assert!(p.flags.alloc && !p.flags.contain);
         assert_eq!(p.flags.text.as_deref(), Some("alloc"));
         assert_eq!(p.timeout_secs, Some(20));
-        assert_eq!(read("PrologEpilogTimeout=65534\n").unwrap().0.timeout_secs, None);
+        assert_eq!(
+            read("PrologEpilogTimeout=65534\n").unwrap().0.timeout_secs,
+            None
+        );
     }
 
     #[test]
@@ -188,12 +191,19 @@ mod tests {
     #[test]
     fn bad_values_name_file_line_and_key() {
         for (bad, key, why) in [
-            ("PrologFlags=Alloc,Bogus", "PrologFlags", "unknown flag Bogus"),
+            (
+                "PrologFlags=Alloc,Bogus",
+                "PrologFlags",
+                "unknown flag Bogus",
+            ),
             ("Prolog=prolog.sh", "Prolog", "absolute path"),
             ("EpilogSlurmctld=", "EpilogSlurmctld", "empty value"),
             ("PrologEpilogTimeout=soon", "PrologEpilogTimeout", ""),
         ] {
-            let e = read(&format!("{bad}\n")).map(|_| ()).unwrap_err().to_string();
+            let e = read(&format!("{bad}\n"))
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
             let head = format!("slurm.conf:3: invalid value for {key}: ");
             assert!(e.starts_with(&head), "{bad}: {e}");
             assert!(e.contains(why), "{bad}: {e}");
