@@ -26,6 +26,8 @@ use crate::pattern::{self, PatternVars, StepKind};
 use crate::spawn::{self, RunAs};
 use crate::{adopt, env, job_scripts};
 
+/// SIGKILL's number, reported for a script killed before it started.
+const SIGKILL: i32 = 9;
 /// How much of the wrapper shell's own error output is logged.
 const WRAPPER_ERR_LIMIT: u64 = 4096;
 
@@ -50,9 +52,15 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
         tokio::spawn(async move {
             if !job_scripts::run_prolog(&node, &req).await {
                 job_scripts::report_prolog_failure(&node, job, restart).await;
+            } else if node.jobs.killed(job) {
+                tracing::info!(
+                    job,
+                    "killed while its prolog ran: the script does not start"
+                );
+                report_not_started(&node, job, restart, (0, SIGKILL)).await;
             } else if let Err(e) = begin(&node, &req).await {
                 tracing::error!(job, "{e}");
-                report_start_failure(&node, job, restart).await;
+                report_not_started(&node, job, restart, (1, 0)).await;
             }
         });
         return Ok(());
@@ -84,20 +92,24 @@ async fn begin(node: &Arc<Node>, req: &LaunchBatchRequest) -> Result<(), NodedEr
     }
 }
 
-/// A launch whose script could not start after its prolog ran: reported as a failed run.
-async fn report_start_failure(node: &Node, job: u32, restart: u32) {
+/// A launch whose script did not start after its prolog ran (killed meanwhile, or it could
+/// not start): reported as a run that ended with `(exit code, signal)`, and forgotten.
+async fn report_not_started(node: &Arc<Node>, job: u32, restart: u32, (code, signal): (i32, i32)) {
     let report = ExitReport {
         job_id: job,
         restart,
-        exit_code: 1,
-        signal: 0,
+        exit_code: code,
+        signal,
         at: unix_now(),
         usage: None,
         failed: None,
     };
-    if let Err(e) = node.outbox.push(report).await {
-        tracing::error!(job, "cannot queue the exit report: {e}");
+    match node.outbox.push(report).await {
+        Ok(()) => adopt::forget_launch(node, job).await,
+        Err(e) => tracing::error!(job, "cannot queue the exit report: {e}"),
     }
+    node.jobs.finish_batch(job, restart);
+    node.spool.remove_job_dir(job).await;
 }
 
 /// What runs once the script has ended: `TaskEpilog` (with the script's environment, as the

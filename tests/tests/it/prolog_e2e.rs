@@ -222,3 +222,30 @@ fn controller_prolog_and_epilog_run_around_the_job_and_a_failed_prolog_requeues_
     assert_eq!(var(&pro, "SLURM_SCRIPT_CONTEXT"), Some("prolog_slurmctld"));
     assert_eq!(var(&pro, "SLURM_JOB_NODELIST"), Some("clustern1"));
 }
+
+#[test]
+fn a_job_cancelled_while_its_prolog_runs_never_starts_its_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let prolog = script(
+        dir.path(),
+        "prolog.sh",
+        &format!("touch {d}/started\nwhile [ ! -e {d}/go ]; do sleep 0.1; done"),
+    );
+    let c = Cluster::start_with(1, &[&format!("Prolog={prolog}")]);
+    let job = c.sbatch(&["--wrap", "touch ran"]);
+    let started = dir.path().join("started");
+    c.wait_for("the prolog to start", || started.exists());
+    c.ok("scancel", &[&job.to_string()]);
+    c.wait_for("the cancel to reach the job", || {
+        c.state(&job.to_string()) != "RUNNING"
+    });
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    assert_eq!(c.wait_done(job), "CANCELLED");
+    c.wait_for("the node to be idle again", || {
+        c.ok("sinfo", &["-h", "-o", "%t"]).trim() == "idle"
+    });
+    assert!(!c.work.join("ran").exists(), "the script never ran");
+    let node = c.ok("scontrol", &["show", "node", "clustern1"]);
+    assert!(!node.contains("DRAIN"), "{node}");
+}
