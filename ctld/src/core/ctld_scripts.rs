@@ -88,6 +88,14 @@ pub(crate) fn start_prolog(core: &Core, out: &mut impl Outbox, id: FedJobId) {
     }
 }
 
+/// Runs again the `PrologSlurmctld` of jobs whose program was running when the controller
+/// stopped (its end was never reported); called by the tick.
+pub(crate) fn restart_prologs(core: &mut Core, out: &mut impl Outbox) {
+    for id in std::mem::take(&mut core.power.prolog_restart) {
+        start_prolog(core, out, id);
+    }
+}
+
 /// The runtime's report that `PrologSlurmctld` of `id`'s run `run` ended (`ok`: exit 0). A
 /// report about a run that is over (cancelled meanwhile, requeued) changes nothing.
 pub fn on_prolog_slurmctld_done(

@@ -157,6 +157,9 @@ pub struct JobSnap {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deps: Option<DepsSnap>,
     pub requeue: bool,
+    /// `PrologSlurmctld` was running for its current run: it runs again after a restart.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prolog_slurmctld: bool,
     pub submit_time: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<u64>,
@@ -256,6 +259,11 @@ impl JobSnap {
             }),
             deps: job.deps.as_deref().map(deps_snap),
             requeue: job.requeue,
+            prolog_slurmctld: core
+                .power
+                .configuring
+                .get(&job.id)
+                .is_some_and(|c| c.prolog_running),
             submit_time: job.submit_time.secs(),
             start_time: job.start_time.map(SimTime::secs),
             end_time: job.end_time.map(SimTime::secs),
@@ -349,6 +357,10 @@ pub(crate) fn dep_from_snap(d: &DepSnap) -> Option<Dep> {
         delay_secs: d.delay_secs,
         status,
     })
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a

@@ -1,12 +1,17 @@
 //! The controller's programs, decided by the core in simulated time: `PrologSlurmctld` holds a
 //! job's launch (CONFIGURING) until the runtime reports it succeeded; when it fails a batch job
-//! is requeued (not held) and any other job cancelled. `EpilogSlurmctld` is asked for after
-//! every run that started, with the job's exit code.
+//! is requeued (not held) and any other job cancelled; one cut short by a controller restart
+//! runs again. `EpilogSlurmctld` is asked for after every run that started, with the job's exit
+//! code.
 
+use std::path::Path;
+
+use sluice_ctld::conf::CtldConf;
 use sluice_ctld::core::{
-    JobReason, RecordingOutbox, ScriptContext, ScriptRun, SimTime, SubmitRequest,
+    Core, JobReason, RecordingOutbox, ScriptContext, ScriptRun, SimTime, SubmitRequest,
     on_prolog_slurmctld_done,
 };
+use sluice_ctld::store::StateStore;
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
 use sluice_vocab::{FedJobId, JobState};
 
@@ -133,4 +138,68 @@ fn a_prolog_ending_after_the_job_was_cancelled_changes_nothing() {
     let out = fx.out.take();
     assert!(out.launched().is_empty() && out.node_cmds.is_empty());
     assert_eq!(fx.core.node("n1").unwrap().state_name(), "IDLE");
+}
+
+/// Commits what `fx` did to `store`.
+fn commit(store: &mut StateStore, fx: &mut CoreFixture) {
+    let out = fx.out.take();
+    store.commit(&fx.core, &out.saves, &out.acct).unwrap();
+}
+
+/// The core of `builder`'s configuration, restored from the store in `dir`.
+fn restart(builder: &ClusterBuilder, dir: &Path, now: SimTime) -> CoreFixture {
+    let snap = StateStore::open(dir).unwrap().load().unwrap();
+    let ids = snap.id_lease(None).unwrap();
+    let conf = CtldConf::parse(Path::new("slurm.conf"), &builder.text())
+        .unwrap()
+        .0;
+    let core = Core::restore(&conf, snap, Box::new(ids), &|_| None, now).unwrap();
+    CoreFixture {
+        core,
+        out: Default::default(),
+        now,
+    }
+}
+
+#[test]
+fn a_prolog_slurmctld_cut_short_by_a_restart_runs_again_and_then_launches() {
+    let builder = ClusterBuilder::new()
+        .nodes("n[1-2]", "CPUs=4 RealMemory=1000")
+        .partition("debug", "Nodes=ALL Default=YES")
+        .conf("SlurmdTimeout=0")
+        .conf("PrologSlurmctld=/etc/prolog_ctld");
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = StateStore::open(dir.path()).unwrap();
+    let mut fx = builder.build();
+    fx.register_all();
+    let id = fx.submit_and_schedule(SubmitRequest::new(1000, "b"));
+    commit(&mut store, &mut fx);
+    drop(store);
+
+    let mut back = restart(&builder, dir.path(), fx.now);
+    assert_eq!(back.state(id), JobState::Running);
+    back.tick();
+    let out = back.out.take();
+    assert!(out.launched().is_empty(), "still held");
+    let runs = scripts(&out, ScriptContext::PrologSlurmctld);
+    assert_eq!(
+        runs.iter().map(|r| (r.job, r.run)).collect::<Vec<_>>(),
+        [(id, 0)]
+    );
+    back.tick();
+    assert!(back.out.take().scripts.is_empty(), "asked for once");
+    prolog_done(&mut back, id, 0, true);
+    let mut store = StateStore::open(dir.path()).unwrap();
+    let out = back.out.clone();
+    assert_eq!(out.launched(), [id]);
+    commit(&mut store, &mut back);
+    drop(store);
+
+    let mut again = restart(&builder, dir.path(), back.now);
+    again.tick();
+    let out = again.out.take();
+    assert!(
+        out.scripts.is_empty() && out.launched().is_empty(),
+        "done before"
+    );
 }
