@@ -104,6 +104,7 @@ async fn ended(node: &Node, job: u32, restart: u32) {
         // Its processes were not sampled by this daemon: usage unknown.
         usage: None,
         failed: None,
+        whole_job: false,
     };
     match node.outbox.push(report).await {
         Ok(()) => forget_launch(node, job).await,

@@ -46,6 +46,9 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
         );
         return Ok(());
     }
+    // Steps of the job here run no prolog of their own; the script's end runs the epilog.
+    let here_env = crate::prolog::script_env(&req, node.facts(), crate::prolog::Context::Prolog);
+    node.here.first(job, here_env);
     if job_scripts::has_prolog(node) {
         // The prolog may run longer than the controller waits for an answer.
         let node = Arc::clone(node);
@@ -103,6 +106,7 @@ async fn report_not_started(node: &Arc<Node>, job: u32, restart: u32, (code, sig
         at: unix_now(),
         usage: None,
         failed: None,
+        whole_job: false,
     };
     match node.outbox.push(report).await {
         Ok(()) => adopt::forget_launch(node, job).await,
@@ -232,6 +236,7 @@ async fn wait(node: Arc<Node>, run: Run, mut child: Child, tracker: Option<Track
     // What the script left behind ends with it.
     signal_group(pid, Some(Signal::SIGKILL));
     tracing::info!(job, exit_code, signal, "batch script ended");
+    node.here.forget(job);
     if let Some((env, dir, run_as)) = &after.task {
         job_scripts::run_task_epilog(&node, job, env, dir, *run_as).await;
     }
@@ -248,6 +253,7 @@ async fn wait(node: Arc<Node>, run: Run, mut child: Child, tracker: Option<Track
         at: unix_now(),
         usage: usage.and_then(|u| StepUsage::from_tasks(&[u])),
         failed: (!epilog_ok).then_some(NodeScript::Epilog),
+        whole_job: false,
     };
     match node.outbox.push(report).await {
         Ok(()) => adopt::forget_launch(&node, job).await,

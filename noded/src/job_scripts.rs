@@ -116,6 +116,7 @@ pub async fn report_prolog_failure(node: &Arc<Node>, job: u32, restart: u32) {
         at: unix_now(),
         usage: None,
         failed: Some(NodeScript::Prolog),
+        whole_job: false,
     };
     match node.outbox.push(report).await {
         Ok(()) => adopt::forget_launch(node, job).await,

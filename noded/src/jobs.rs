@@ -108,6 +108,14 @@ impl JobTable {
         self.with(|jobs| jobs.get(&job).is_some_and(|p| p.killed))
     }
 
+    /// Whether `job`'s batch script was claimed here and has not ended.
+    pub fn has_batch(&self, job: u32) -> bool {
+        self.with(|jobs| {
+            jobs.get(&job)
+                .is_some_and(|p| p.parts.contains_key(&Part::Batch))
+        })
+    }
+
     /// Whether `job` has processes here.
     pub fn contains(&self, job: u32) -> bool {
         self.with(|jobs| jobs.contains_key(&job))

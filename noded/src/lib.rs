@@ -8,7 +8,8 @@
 //! the output names of [`pattern`]; [`jobs`] tracks their process groups; [`link`] talks to the
 //! controller and [`outbox`] keeps exit reports in the [`spool`] until acknowledged; [`adopt`]
 //! takes back the jobs that outlived a restart of the daemon; [`job_scripts`] runs slurm.conf's
-//! prolog and epilog programs around a batch script through [`prolog`].
+//! prolog and epilog programs around a batch script through [`prolog`], [`node_scripts`] on the
+//! nodes running only a job's steps.
 
 pub mod acct;
 pub mod adopt;
@@ -21,6 +22,7 @@ pub mod job_scripts;
 pub mod jobs;
 pub mod link;
 pub mod node;
+pub mod node_scripts;
 pub mod outbox;
 pub mod pattern;
 pub mod prolog;

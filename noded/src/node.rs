@@ -9,6 +9,7 @@ use crate::config::NodedConfig;
 use crate::env::NodeFacts;
 use crate::error::NodedError;
 use crate::jobs::{JobTable, Target};
+use crate::node_scripts::JobsHere;
 use crate::outbox::ExitOutbox;
 use crate::spool::Spool;
 
@@ -25,6 +26,8 @@ pub struct Node {
     pub jobs: JobTable,
     /// Exit reports not yet acknowledged by the controller.
     pub outbox: ExitOutbox,
+    /// Jobs that ran here and whose epilog is still due.
+    pub here: JobsHere,
 }
 
 impl Node {
@@ -38,6 +41,7 @@ impl Node {
             spool,
             jobs: JobTable::new(),
             outbox,
+            here: JobsHere::default(),
         })
     }
 

@@ -34,6 +34,9 @@ pub struct ExitReport {
     pub usage: Option<StepUsage>,
     /// This node's `Prolog` (the script never ran) or `Epilog` failed.
     pub failed: Option<NodeScript>,
+    /// About the job on this node as a whole, not a run of its batch script (a failed prolog
+    /// or epilog on a node that runs only its steps).
+    pub whole_job: bool,
 }
 
 /// A node program whose failure goes with an exit report.
@@ -66,6 +69,9 @@ impl ExitReport {
         if let Some(script) = self.failed {
             text.push_str(&format!("failed {}\n", script.name()));
         }
+        if self.whole_job {
+            text.push_str("whole_job\n");
+        }
         text
     }
 
@@ -80,11 +86,16 @@ impl ExitReport {
             at: f.next()?.parse().ok()?,
             usage: None,
             failed: None,
+            whole_job: false,
         };
         if f.next().is_some() {
             return None;
         }
         for line in lines {
+            if line == "whole_job" && !report.whole_job {
+                report.whole_job = true;
+                continue;
+            }
             match line.strip_prefix("failed ") {
                 Some("prolog") if report.failed.is_none() => {
                     report.failed = Some(NodeScript::Prolog)
@@ -228,12 +239,20 @@ impl ExitOutbox {
 
     /// Whether a report for this launch of `job` waits.
     pub fn has(&self, job: u32, restart: u32) -> bool {
-        self.with(|p| p.values().any(|r| r.job_id == job && r.restart == restart))
+        self.with(|p| {
+            p.values()
+                .any(|r| r.job_id == job && r.restart == restart && !r.whole_job)
+        })
     }
 
-    /// The jobs with a report waiting.
+    /// The jobs with a report of a batch run waiting.
     pub fn pending_jobs(&self) -> Vec<u32> {
-        self.with(|p| p.values().map(|r| r.job_id).collect())
+        self.with(|p| {
+            p.values()
+                .filter(|r| !r.whole_job)
+                .map(|r| r.job_id)
+                .collect()
+        })
     }
 
     /// Drops the report `key` once the controller acknowledged it.
@@ -271,6 +290,7 @@ mod tests {
             at: 1_700_000_000,
             usage: None,
             failed: None,
+            whole_job: false,
         }
     }
 
@@ -305,7 +325,12 @@ mod tests {
                 at: 5,
                 usage: None,
                 failed: None,
+                whole_job: false,
             })
+        );
+        assert_eq!(
+            ExitReport::decode("1 0 2 0 5\nfailed epilog\nwhole_job\n").map(|r| r.whole_job),
+            Some(true)
         );
         assert_eq!(
             ExitReport::decode("1 0 2 0 5\nfailed prolog\n").and_then(|r| r.failed),

@@ -20,6 +20,9 @@ pub const SIGTERM: i32 = 15;
 pub const SIGKILL: i32 = 9;
 /// Slurm's step id of a batch job's script (`123.batch` in sacct).
 pub const BATCH_STEP: i32 = -4;
+/// The step id of a node's report about a job as a whole there (a failed prolog or epilog on a
+/// node that runs only its steps).
+pub const WHOLE_JOB_STEP: i32 = -6;
 
 /// A batch script's end, as its batch host reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,6 +265,12 @@ pub fn on_job_exited(
     now: SimTime,
     exit: JobExit,
 ) -> Result<(), CtldError> {
+    if let (Some(failed), Some(from)) = (exit.failed, &exit.from)
+        && from.step == WHOLE_JOB_STEP
+    {
+        node_scripts::whole_job_report(core, out, now, exit.job, &from.node, failed);
+        return Ok(());
+    }
     if !core.jobs.map.contains_key(&exit.job) {
         return Err(CtldError::InvalidJobId);
     }

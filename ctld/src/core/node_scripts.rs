@@ -1,7 +1,8 @@
 //! A node's report that its `Prolog` or `Epilog` failed, as Slurm handles it: the node is
-//! drained (`Prolog error`, `Epilog error`); a batch job whose prolog failed never ran, so it
-//! is requeued and held (`launch failed requeued held`, released by an administrator), or
-//! ends as NODE_FAIL when it may not be requeued.
+//! drained (`Prolog error`, `Epilog error`); a batch job whose prolog failed never ran (or ran
+//! no step on that node), so it is requeued and held (`launch failed requeued held`, released
+//! by an administrator), or ends as NODE_FAIL when it may not be requeued (an `srun`
+//! allocation never is).
 
 use super::completion::{end_run, leave_running, release_nodes};
 use super::jobs::{HoldKind, JobReason};
@@ -23,7 +24,8 @@ pub enum NodeScript {
     Epilog,
 }
 
-/// Drains `node` (by name) for a failed program.
+/// Drains `node` (by name) for a failed program; a node drained already keeps its reason (the
+/// first failure, e.g. a prolog's, stays visible when the epilog that follows fails too).
 pub(crate) fn drain_for(
     core: &mut Core,
     out: &mut impl Outbox,
@@ -32,6 +34,9 @@ pub(crate) fn drain_for(
     reason: &str,
 ) {
     match core.nodes.lookup(node) {
+        Ok(i) if core.nodes.get(i).drain => {
+            tracing::warn!(node, "{reason} on a drained node");
+        }
         Ok(i) => registration::drain_node(core, out, now, i, reason.to_string(), 0),
         Err(_) => tracing::warn!(node, "{reason} reported by an unknown node"),
     }
@@ -50,7 +55,8 @@ pub(crate) fn prolog_failed(
     let Some(job) = core.jobs.map.get(&id) else {
         return;
     };
-    let (nodes, completing, requeue) = (job.nodes.clone(), job.completing, job.requeue);
+    let requeue = job.requeue && !job.launch.interactive;
+    let (nodes, completing) = (job.nodes.clone(), job.completing);
     out.node(NodeCommand::Terminate { job: id, nodes });
     release_nodes(core, id);
     if completing {
@@ -71,5 +77,28 @@ pub(crate) fn prolog_failed(
         job.hold = Some(HoldKind::Admin);
         job.reason = JobReason::LaunchFailedRequeuedHeld;
         out.save(SaveHint::Job(id));
+    }
+}
+
+/// A report about `id` as a whole on `node` (a node running only its steps): a failed epilog
+/// drains the node; a failed prolog also ends the run if the node holds it.
+pub(crate) fn whole_job_report(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    node: &str,
+    failed: NodeScript,
+) {
+    let holds = core.nodes.lookup(node).ok().is_some_and(|i| {
+        core.jobs.active.contains(&id)
+            && core.jobs.map.get(&id).is_some_and(|j| {
+                j.nodes.contains(&i) && j.state == JobState::Running && !j.completing
+            })
+    });
+    match failed {
+        NodeScript::Prolog if holds => prolog_failed(core, out, now, id, node),
+        NodeScript::Prolog => drain_for(core, out, now, node, PROLOG_ERROR),
+        NodeScript::Epilog => drain_for(core, out, now, node, EPILOG_ERROR),
     }
 }

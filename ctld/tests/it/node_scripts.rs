@@ -2,9 +2,10 @@
 //! `Epilog error`); a batch job whose prolog failed is requeued and held (`launch failed
 //! requeued held`) until an administrator releases it, or ends NODE_FAIL with `--no-requeue`.
 
+use sluice_ctld::core::completion::WHOLE_JOB_STEP;
 use sluice_ctld::core::{
-    AcctRecord, Caller, HoldKind, JobReason, JobRef, NodeCommand, NodeScript, SimTime,
-    SubmitRequest, on_release,
+    AcctRecord, Caller, HoldKind, JobExit, JobReason, JobRef, NodeCommand, NodeScript, RunReport,
+    SimTime, SubmitRequest, on_job_exited, on_release,
 };
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
 use sluice_vocab::{FedJobId, JobState};
@@ -107,5 +108,60 @@ fn a_prolog_failure_of_a_job_being_cancelled_ends_it_cancelled() {
     fx.report_script_failure(id, 1, NodeScript::Prolog).unwrap();
     assert_eq!(fx.state(id), JobState::Cancelled);
     assert!(fx.core.job(id).unwrap().hold.is_none());
+    assert_eq!(node_view(&fx, "n1").0, "DRAINED");
+}
+
+/// `node`'s report that `failed` failed for job `id` as a whole there.
+fn whole_job(fx: &mut CoreFixture, id: FedJobId, node: &str, failed: NodeScript) {
+    let exit = JobExit {
+        job: id,
+        exit_code: 0,
+        signal: 0,
+        usage: None,
+        from: Some(RunReport {
+            node: node.into(),
+            run: 0,
+            step: WHOLE_JOB_STEP,
+        }),
+        failed: Some(failed),
+    };
+    on_job_exited(&mut fx.core, &mut fx.out, fx.now, exit).unwrap();
+}
+
+#[test]
+fn a_node_running_only_steps_reports_its_prolog_and_epilog_for_the_whole_job() {
+    let mut fx = cluster();
+    let mut req = SubmitRequest::new(1000, "two");
+    req.min_nodes = Some(2);
+    let id = started(&mut fx, req);
+    assert_eq!(fx.nodes_of(id), "n[1-2]");
+    whole_job(&mut fx, id, "n2", NodeScript::Prolog);
+    assert_eq!(node_view(&fx, "n2").1.as_deref(), Some("Prolog error"));
+    assert_eq!(node_view(&fx, "n1"), ("IDLE".into(), None));
+    assert_eq!(fx.reason(id), JobReason::LaunchFailedRequeuedHeld);
+
+    whole_job(&mut fx, id, "n2", NodeScript::Epilog);
+    assert_eq!(
+        node_view(&fx, "n2").1.as_deref(),
+        Some("Prolog error"),
+        "the first failure stays the reason"
+    );
+
+    let other = started(&mut fx, SubmitRequest::new(1000, "one"));
+    assert_eq!(fx.nodes_of(other), "n1");
+    fx.exit(other, 0).unwrap();
+    whole_job(&mut fx, other, "n1", NodeScript::Epilog);
+    assert_eq!(fx.state(other), JobState::Completed);
+    assert_eq!(node_view(&fx, "n1").1.as_deref(), Some("Epilog error"));
+}
+
+#[test]
+fn an_srun_allocation_whose_prolog_failed_ends_node_fail() {
+    let mut fx = cluster();
+    let mut req = SubmitRequest::new(1000, "interactive");
+    req.launch.interactive = true;
+    let id = started(&mut fx, req);
+    whole_job(&mut fx, id, "n1", NodeScript::Prolog);
+    assert_eq!(fx.state(id), JobState::NodeFail);
     assert_eq!(node_view(&fx, "n1").0, "DRAINED");
 }

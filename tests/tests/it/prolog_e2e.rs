@@ -249,3 +249,61 @@ fn a_job_cancelled_while_its_prolog_runs_never_starts_its_script() {
     let node = c.ok("scontrol", &["show", "node", "clustern1"]);
     assert!(!node.contains("DRAIN"), "{node}");
 }
+
+/// A program saving its environment to `<dir>/<tag>.<job id>.<node>.env`, failing on `fail_on`.
+fn per_node_recorder(dir: &Path, tag: &str, fail_on: &str) -> String {
+    let d = dir.display();
+    let file = format!("{d}/{tag}.$SLURM_JOB_ID.$SLURMD_NODENAME");
+    let body = format!(
+        "env | sort > {file}.tmp && mv {file}.tmp {file}.env\n[ \"$SLURMD_NODENAME\" != \"{fail_on}\" ]"
+    );
+    script(dir, &format!("{tag}.sh"), &body)
+}
+
+#[test]
+fn every_node_of_a_job_runs_the_prolog_before_its_first_step_and_the_epilog_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prolog = per_node_recorder(d, "prolog", "none");
+    let epilog = per_node_recorder(d, "epilog", "none");
+    let c = Cluster::start_with(
+        2,
+        &[&format!("Prolog={prolog}"), &format!("Epilog={epilog}")],
+    );
+    let job = c.sbatch(&["-N", "2", "--wrap", "srun -N 2 -n 2 hostname"]);
+    assert_eq!(c.wait_done(job), "COMPLETED");
+    for node in ["clustern1", "clustern2"] {
+        for tag in ["prolog", "epilog"] {
+            let path = d.join(format!("{tag}.{job}.{node}.env"));
+            c.wait_for(&format!("{}", path.display()), || path.exists());
+            let env = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(var(&env, "SLURM_JOB_ID"), Some(job.to_string().as_str()));
+            assert_eq!(var(&env, "SLURMD_NODENAME"), Some(node));
+            assert_eq!(var(&env, "SLURM_JOB_NODELIST"), Some("clustern[1-2]"));
+            let context = format!("{tag}_slurmd");
+            assert_eq!(var(&env, "SLURM_SCRIPT_CONTEXT"), Some(context.as_str()));
+        }
+    }
+    let nodes = c.ok("sinfo", &["-h", "-N", "-o", "%N %t"]);
+    assert_eq!(nodes, "clustern1 idle\nclustern2 idle\n");
+}
+
+#[test]
+fn a_prolog_failing_on_a_node_running_only_steps_refuses_the_step_and_drains_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let prolog = per_node_recorder(dir.path(), "prolog", "clustern2");
+    let c = Cluster::start_with(2, &[&format!("Prolog={prolog}")]);
+    let job = c.sbatch(&[
+        "-N",
+        "2",
+        "--wrap",
+        "srun -N 2 -n 2 touch ran.$SLURM_NODEID; sleep 30",
+    ]);
+    c.wait_for("the job to be requeued held", || {
+        squeue_reason(&c, job) == "launch failed requeued held"
+    });
+    let node = c.ok("scontrol", &["show", "node", "clustern2"]);
+    assert!(node.contains("Reason=Prolog error"), "{node}");
+    let node1 = c.ok("scontrol", &["show", "node", "clustern1"]);
+    assert!(!node1.contains("DRAIN"), "{node1}");
+}
