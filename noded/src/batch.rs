@@ -173,9 +173,12 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Child, After), 
     let dir = spawn::working_dir(&req.workdir);
     let (out, err) = output_paths(req, &node.config.node_name, &dir);
     let mut env = env::batch_env(req, node.facts());
-    job_scripts::run_task_prolog(node, &mut env, &dir, run_as)
+    let printed = job_scripts::run_task_prolog(node, &mut env, &dir, run_as)
         .await
         .map_err(|why| NodedError::BadRequest { why })?;
+    for line in printed {
+        tracing::info!(job = job_id, "task prolog: {line}");
+    }
     let io = spawn::BatchIo {
         script: &script,
         args: &req.script_args,

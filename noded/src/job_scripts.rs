@@ -65,15 +65,16 @@ pub async fn run_epilog(node: &Node, job: u32, env: &Env) -> bool {
 }
 
 /// Runs `TaskProlog` (as the job's user, with the task's environment) and applies its output
-/// to `env`; `Err` with the reason when it failed (the task does not start).
+/// to `env`; returns its `print` lines (for the task's output), or `Err` with the reason when it
+/// failed (the task does not start).
 pub async fn run_task_prolog(
     node: &Node,
     env: &mut Env,
     dir: &Path,
     run_as: Option<RunAs>,
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     let Some(program) = &node.config.prolog.task_prolog else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let mut with_context = env.clone();
     with_context.insert(
@@ -84,10 +85,7 @@ pub async fn run_task_prolog(
     let out = prolog::run(program, &with_context, dir, run_as, timeout)
         .await
         .map_err(|why| format!("TaskProlog failed: {why}"))?;
-    for line in prolog::apply_task_output(env, &out) {
-        tracing::info!("task prolog: {line}");
-    }
-    Ok(())
+    Ok(prolog::apply_task_output(env, &out))
 }
 
 /// Runs `TaskEpilog` (as the job's user, with the task's environment); a failure is logged.

@@ -135,7 +135,7 @@ impl NodeDaemon for NodeService {
                 step.job_id, step.step_id
             )));
         }
-        Ok(Response::new(step::run(&self.node, step)?))
+        Ok(Response::new(step::run(&self.node, step).await?))
     }
 
     async fn signal_job(&self, req: Request<SignalJobRequest>) -> Result<Response<Ack>, Status> {

@@ -15,11 +15,11 @@ use tokio::task::JoinSet;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::acct::{self, Tracker};
-use crate::env;
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
 use crate::node::Node;
 use crate::spawn::{self, RunAs};
+use crate::{env, job_scripts};
 
 /// The stream of a step's output, as the service returns it.
 pub type OutputStream = ReceiverStream<Result<StepOutput, tonic::Status>>;
@@ -29,8 +29,9 @@ const CHANNEL_DEPTH: usize = 64;
 /// Largest chunk sent in one message.
 const CHUNK: usize = 16 * 1024;
 
-/// Starts `req`'s tasks on this node and returns their output stream.
-pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedError> {
+/// Starts `req`'s tasks on this node (each after `TaskProlog`, whose `print` lines go first to
+/// its output; `TaskEpilog` runs after it) and returns their output stream.
+pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedError> {
     if req.argv.is_empty() || req.tasks_here == 0 {
         return Err(NodedError::BadRequest {
             why: format!(
@@ -48,8 +49,21 @@ pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedE
     let mut groups = Vec::new();
     for local in 0..req.tasks_here {
         let rank = req.first_task + local;
-        let env = env::step_env(&req, node.facts(), rank, local);
-        let spawned = spawn::step_command(run_as, &dir, &env, &req.argv).spawn();
+        let mut env = env::step_env(&req, node.facts(), rank, local);
+        let printed = job_scripts::run_task_prolog(node, &mut env, &dir, run_as).await;
+        let spawned = match printed {
+            Ok(lines) => {
+                for line in lines {
+                    let _ = tx.try_send(Ok(StepOutput {
+                        task: rank,
+                        data: format!("{line}\n").into_bytes(),
+                        ..Default::default()
+                    }));
+                }
+                spawn::step_command(run_as, &dir, &env, &req.argv).spawn()
+            }
+            Err(why) => Err(std::io::Error::other(why)),
+        };
         let mut child = match spawned {
             Ok(child) => child,
             Err(source) => {
@@ -73,11 +87,19 @@ pub fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedE
             readers.spawn(forward(err, rank, true, tx.clone()));
         }
         let tracker = Tracker::start(&node.config.jobacct, pgid, rank, req.node_index);
+        let epilog = node.config.prolog.task_epilog.is_some().then(|| {
+            let dir = dir.clone();
+            (Arc::clone(node), env, dir)
+        });
         waits.spawn(async move {
             // The last sample sees the exited task before it is reaped.
             acct::exited(pgid).await;
             let usage = tracker.map(Tracker::finish);
-            (rank, child.wait().await, usage)
+            let status = child.wait().await;
+            if let Some((node, env, dir)) = epilog {
+                job_scripts::run_task_epilog(&node, job, &env, &dir, run_as).await;
+            }
+            (rank, status, usage)
         });
     }
     tracing::info!(job, step, tasks = req.tasks_here, "step tasks started");

@@ -307,3 +307,43 @@ fn a_prolog_failing_on_a_node_running_only_steps_refuses_the_step_and_drains_it(
     let node1 = c.ok("scontrol", &["show", "node", "clustern1"]);
     assert!(!node1.contains("DRAIN"), "{node1}");
 }
+
+#[test]
+fn task_prolog_and_epilog_run_as_the_user_around_each_srun_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let task_prolog = script(
+        d,
+        "task_prolog.sh",
+        "echo export FOO=bar\necho \"print hello from rank $SLURM_PROCID\"",
+    );
+    let task_epilog = script(
+        d,
+        "task_epilog.sh",
+        &format!(
+            "env | sort > {0}/te.$SLURM_PROCID.tmp && mv {0}/te.$SLURM_PROCID.tmp {0}/te.$SLURM_PROCID.env",
+            d.display()
+        ),
+    );
+    let c = Cluster::start_with(
+        1,
+        &[
+            &format!("TaskProlog={task_prolog}"),
+            &format!("TaskEpilog={task_epilog}"),
+        ],
+    );
+    let job = c.sbatch(&["-n", "2", "--wrap", "srun -n 2 sh -c 'echo foo=$FOO'"]);
+    assert_eq!(c.wait_done(job), "COMPLETED");
+    let out = c.wait_file(&format!("slurm-{job}.out"), "foo=");
+    for needle in ["hello from rank 0", "hello from rank 1", "foo=bar"] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    for rank in ["0", "1"] {
+        let path = d.join(format!("te.{rank}.env"));
+        c.wait_for(&format!("{}", path.display()), || path.exists());
+        let env = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(var(&env, "SLURM_SCRIPT_CONTEXT"), Some("epilog_task"));
+        assert_eq!(var(&env, "FOO"), Some("bar"), "the task's environment");
+        assert_eq!(var(&env, "SLURM_JOB_ID"), Some(job.to_string().as_str()));
+    }
+}
