@@ -14,8 +14,8 @@
 use crate::conf::CtldConf;
 use crate::core::{
     BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobExit, JobReason, JobRef, NodeRegistration,
-    PassStats, RecordingOutbox, RunReport, SimTime, SubmitRequest, on_cancel, on_job_exited,
-    on_node_registered, on_submit, on_tick, schedule,
+    NodeScript, PassStats, RecordingOutbox, RunReport, SimTime, SubmitRequest, on_cancel,
+    on_job_exited, on_node_registered, on_submit, on_tick, schedule,
 };
 use crate::error::CtldError;
 use sluice_vocab::{FedJobId, JobState, LocalJobId};
@@ -185,6 +185,30 @@ impl CoreFixture {
                 signal: 0,
                 usage: None,
                 from,
+                failed: None,
+            },
+        )
+    }
+
+    /// Reports that job `id`'s batch host's `failed` program failed (with exit code `code`).
+    pub fn report_script_failure(
+        &mut self,
+        id: FedJobId,
+        code: i32,
+        failed: NodeScript,
+    ) -> Result<(), CtldError> {
+        let from = self.batch_report(id);
+        on_job_exited(
+            &mut self.core,
+            &mut self.out,
+            self.now,
+            JobExit {
+                job: id,
+                exit_code: code,
+                signal: 0,
+                usage: None,
+                from,
+                failed: Some(failed),
             },
         )
     }

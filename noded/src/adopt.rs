@@ -191,6 +191,8 @@ async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
         at: unix_now(),
         // Its processes were not sampled by this daemon: usage unknown.
         usage: None,
+        failed: None,
+        whole_job: false,
     };
     match node.outbox.push(report).await {
         Ok(()) => forget_launch(node, job).await,

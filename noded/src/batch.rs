@@ -3,9 +3,10 @@
 //!
 //! The script runs under its supervisor (`sluice-stepd`, see [`crate::supervise`]), which reaps
 //! it and keeps its status across restarts of this daemon. The launch answers once the script
-//! runs; a waiter task then follows the supervisor to the script's end, kills what the script
-//! left running in its process group (as Slurm's step daemon does when a step ends), queues the
-//! exit report and removes the job's spool directory. While
+//! runs (or, with a prolog, at once); a waiter task then follows the supervisor to the script's
+//! end, kills what the script left running in its process group (as Slurm's step daemon does
+//! when a step ends), runs the epilogs, queues the exit report and removes the job's spool
+//! directory. While
 //! the script runs its process group is sampled (see [`crate::acct`]); the batch step's usage
 //! goes with the exit report.
 
@@ -19,15 +20,18 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStderr, ChildStdout};
 
 use crate::acct::Tracker;
+use crate::env::Env;
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
 use crate::node::{Node, unix_now};
-use crate::outbox::ExitReport;
+use crate::outbox::{ExitReport, NodeScript};
 use crate::pattern::{self, PatternVars, StepKind};
 use crate::spawn::{self, RunAs};
 use crate::supervise::Ended;
-use crate::{adopt, env};
+use crate::{adopt, env, job_scripts};
 
+/// SIGKILL's number, reported for a script killed before it started.
+const SIGKILL: i32 = 9;
 /// How much of the wrapper shell's own error output is logged.
 const WRAPPER_ERR_LIMIT: u64 = 4096;
 
@@ -46,12 +50,45 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
         );
         return Ok(());
     }
-    match start(node, &req).await {
-        Ok(started) => {
+    // Steps of the job here run no prolog of their own; the script's end runs the epilog.
+    let here_env = crate::prolog::script_env(&req, node.facts(), crate::prolog::Context::Prolog);
+    node.here.first(job, here_env);
+    if job_scripts::has_prolog(node) {
+        // The prolog may run longer than the controller waits for an answer.
+        let node = Arc::clone(node);
+        tokio::spawn(async move {
+            if !job_scripts::run_prolog(&node, &req).await {
+                job_scripts::report_prolog_failure(&node, job, restart).await;
+            } else if node.jobs.killed(job) {
+                tracing::info!(
+                    job,
+                    "killed while its prolog ran: the script does not start"
+                );
+                report_not_started(&node, job, restart, (0, SIGKILL)).await;
+            } else if let Err(e) = begin(&node, &req).await {
+                tracing::error!(job, "{e}");
+                report_not_started(&node, job, restart, (1, 0)).await;
+            }
+        });
+        return Ok(());
+    }
+    begin(node, &req).await
+}
+
+/// Starts the script of a claimed launch and the task that waits for it.
+async fn begin(node: &Arc<Node>, req: &LaunchBatchRequest) -> Result<(), NodedError> {
+    let (job, restart) = (req.job_id, req.restart_count);
+    match start(node, req).await {
+        Ok((started, after)) => {
             let tracker = Tracker::start(&node.config.jobacct, started.pid, 0, 0);
             let stepd = started.stepd.id().unwrap_or(0);
             adopt::record_launch(node, job, restart, started.pid, stepd).await;
-            tokio::spawn(wait(Arc::clone(node), job, restart, started, tracker));
+            let run = Run {
+                job,
+                restart,
+                after,
+            };
+            tokio::spawn(wait(Arc::clone(node), run, started, tracker));
             Ok(())
         }
         Err(e) => {
@@ -60,6 +97,41 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
             Err(e)
         }
     }
+}
+
+/// A launch whose script did not start after its prolog ran (killed meanwhile, or it could
+/// not start): reported as a run that ended with `(exit code, signal)`, and forgotten.
+async fn report_not_started(node: &Arc<Node>, job: u32, restart: u32, (code, signal): (i32, i32)) {
+    let report = ExitReport {
+        job_id: job,
+        restart,
+        exit_code: code,
+        signal,
+        at: unix_now(),
+        usage: None,
+        failed: None,
+        whole_job: false,
+    };
+    match node.outbox.push(report).await {
+        Ok(()) => adopt::forget_launch(node, job).await,
+        Err(e) => tracing::error!(job, "cannot queue the exit report: {e}"),
+    }
+    node.jobs.finish_batch(job, restart);
+    node.spool.remove_job_dir(job).await;
+}
+
+/// What runs once the script has ended: `TaskEpilog` (with the script's environment, as the
+/// user) and `Epilog` (with its own environment).
+struct After {
+    task: Option<(Env, PathBuf, Option<RunAs>)>,
+    epilog: Option<Env>,
+}
+
+/// One run of a batch script being waited for.
+struct Run {
+    job: u32,
+    restart: u32,
+    after: After,
 }
 
 /// The output files of a batch job: stdout, and stderr when it goes elsewhere.
@@ -103,7 +175,7 @@ struct Started {
     pid: i32,
 }
 
-async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Started, NodedError> {
+async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Started, After), NodedError> {
     let job_id = req.job_id;
     let run_as = RunAs::for_job(req.uid, req.gid);
     let script = node
@@ -112,7 +184,13 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Started, NodedEr
         .await?;
     let dir = spawn::working_dir(&req.workdir);
     let (out, err) = output_paths(req, &node.config.node_name, &dir);
-    let env = env::batch_env(req, node.facts());
+    let mut env = env::batch_env(req, node.facts());
+    let printed = job_scripts::run_task_prolog(node, &mut env, &dir, run_as)
+        .await
+        .map_err(|why| NodedError::BadRequest { why })?;
+    for line in printed {
+        tracing::info!(job = job_id, "task prolog: {line}");
+    }
     let io = spawn::BatchIo {
         script: &script,
         args: &req.script_args,
@@ -120,10 +198,34 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Started, NodedEr
         err: err.as_deref(),
         append: req.open_append,
     };
+    let started = supervised(node, job_id, run_as, &dir, &env, io).await?;
+    node.jobs.add_group(job_id, Part::Batch, started.pid);
+    tracing::info!(job = job_id, pid = started.pid, user = %req.user, "batch script started");
+    let after = After {
+        task: node
+            .config
+            .prolog
+            .task_epilog
+            .is_some()
+            .then_some((env, dir, run_as)),
+        epilog: job_scripts::epilog_env(node, req),
+    };
+    Ok((started, after))
+}
+
+/// Starts the script under its supervisor and waits for the supervisor's `started <pid>`.
+async fn supervised(
+    node: &Node,
+    job_id: u32,
+    run_as: Option<RunAs>,
+    dir: &Path,
+    env: &Env,
+    io: spawn::BatchIo<'_>,
+) -> Result<Started, NodedError> {
     let status = adopt::status_path(node, job_id);
     // A status left by an earlier run of this job is not this run's.
     let _ = tokio::fs::remove_file(&status).await;
-    let mut stepd = spawn::batch_command(&node.config.stepd, &status, run_as, &dir, &env, io)
+    let mut stepd = spawn::batch_command(&node.config.stepd, &status, run_as, dir, env, io)
         .spawn()
         .map_err(|source| NodedError::Spawn { job_id, source })?;
     let mut lines = stepd.stdout.take().map(|out| BufReader::new(out).lines());
@@ -144,8 +246,6 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<Started, NodedEr
             why: why.trim().to_string(),
         });
     };
-    node.jobs.add_group(job_id, Part::Batch, pid);
-    tracing::info!(job = job_id, pid, user = %req.user, "batch script started");
     Ok(Started { stepd, lines, pid })
 }
 
@@ -160,7 +260,7 @@ async fn read_limited(pipe: Option<ChildStderr>) -> String {
 
 /// Follows the supervisor to the script's end: the last usage sample is taken while the
 /// script is a zombie, then the supervisor reaps it and tells its status.
-async fn ended(
+async fn script_end(
     started: &mut Started,
     tracker: Option<Tracker>,
 ) -> (Option<Ended>, Option<TaskUsage>) {
@@ -178,16 +278,15 @@ async fn ended(
     (status, usage)
 }
 
-async fn wait(
-    node: Arc<Node>,
-    job: u32,
-    restart: u32,
-    mut started: Started,
-    tracker: Option<Tracker>,
-) {
+async fn wait(node: Arc<Node>, run: Run, mut started: Started, tracker: Option<Tracker>) {
+    let Run {
+        job,
+        restart,
+        after,
+    } = run;
     let pid = started.pid;
     let read_err = read_limited(started.stepd.stderr.take());
-    let ((status, usage), wrapper_text) = tokio::join!(ended(&mut started, tracker), read_err);
+    let ((status, usage), wrapper_text) = tokio::join!(script_end(&mut started, tracker), read_err);
     if !wrapper_text.trim().is_empty() {
         tracing::warn!(job, "{}", wrapper_text.trim());
     }
@@ -206,6 +305,14 @@ async fn wait(
     // What the script left behind ends with it.
     signal_group(pid, Some(Signal::SIGKILL));
     tracing::info!(job, exit_code, signal, "batch script ended");
+    node.here.forget(job);
+    if let Some((env, dir, run_as)) = &after.task {
+        job_scripts::run_task_epilog(&node, job, env, dir, *run_as).await;
+    }
+    let epilog_ok = match &after.epilog {
+        Some(env) => job_scripts::run_epilog(&node, job, env).await,
+        None => true,
+    };
     node.spool.remove_job_dir(job).await;
     let report = ExitReport {
         job_id: job,
@@ -214,6 +321,8 @@ async fn wait(
         signal,
         at: unix_now(),
         usage: usage.and_then(|u| StepUsage::from_tasks(&[u])),
+        failed: (!epilog_ok).then_some(NodeScript::Epilog),
+        whole_job: false,
     };
     match node.outbox.push(report).await {
         Ok(()) => adopt::forget_launch(&node, job).await,

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_vocab::cluster_conf::{ConfWarning, CtldConf, JobAcctGather};
+use sluice_vocab::cluster_conf::{ConfWarning, CtldConf, JobAcctGather, PrologConf};
 use sluice_vocab::conf::ConfFile;
 use sluice_vocab::hostlist::Hostlist;
 
@@ -51,6 +51,8 @@ pub struct NodedConfig {
     pub pid_file: Option<PathBuf>,
     /// `JobAcctGatherType`/`JobAcctGatherFrequency`: whether and how often job usage is sampled.
     pub jobacct: JobAcctGather,
+    /// `Prolog`, `Epilog`, `TaskProlog`, `TaskEpilog`, `PrologFlags`, `PrologEpilogTimeout`.
+    pub prolog: PrologConf,
     /// Keys of the file nobody reads, to log once started.
     pub warnings: Vec<ConfWarning>,
     /// The batch scripts' supervisor program (see [`crate::supervise`]).
@@ -112,6 +114,7 @@ impl NodedConfig {
             ctld_host,
             ctld_port: conf.ctld_port,
             jobacct: conf.jobacct,
+            prolog: conf.prolog.clone(),
             admin_uids: admin_uids(file)?,
             log_file: file.get("SlurmdLogFile").map(|p| expand(p.value.trim())),
             pid_file: file.get("SlurmdPidFile").map(|p| expand(p.value.trim())),

@@ -37,6 +37,9 @@ struct JobProcs {
     restart: u32,
     parts: HashMap<Part, Vec<i32>>,
     suspended: bool,
+    /// A terminating signal came for the whole job or its script (e.g. while its prolog ran,
+    /// before any process existed): a script not started yet must not start.
+    killed: bool,
 }
 
 /// Every job with processes on this node.
@@ -65,6 +68,7 @@ impl JobTable {
                 return false;
             }
             procs.restart = restart;
+            procs.killed = false;
             procs.parts.insert(Part::Batch, Vec::new());
             true
         })
@@ -98,6 +102,20 @@ impl JobTable {
         }
     }
 
+    /// Whether a terminating signal for the whole job or its script came since its batch part
+    /// was claimed.
+    pub fn killed(&self, job: u32) -> bool {
+        self.with(|jobs| jobs.get(&job).is_some_and(|p| p.killed))
+    }
+
+    /// Whether `job`'s batch script was claimed here and has not ended.
+    pub fn has_batch(&self, job: u32) -> bool {
+        self.with(|jobs| {
+            jobs.get(&job)
+                .is_some_and(|p| p.parts.contains_key(&Part::Batch))
+        })
+    }
+
     /// Whether `job` has processes here.
     pub fn contains(&self, job: u32) -> bool {
         self.with(|jobs| jobs.contains_key(&job))
@@ -118,6 +136,11 @@ impl JobTable {
                 match signal {
                     Some(Signal::SIGSTOP) => procs.suspended = true,
                     Some(Signal::SIGCONT) => procs.suspended = false,
+                    Some(Signal::SIGTERM | Signal::SIGKILL | Signal::SIGINT)
+                        if matches!(target, Target::All | Target::Batch) =>
+                    {
+                        procs.killed = true
+                    }
                     _ => {}
                 }
                 let groups: Vec<i32> = procs
@@ -179,6 +202,20 @@ mod tests {
         t.remove_part(7, Part::Step(0));
         assert!(!t.contains(7));
         assert!(t.running_jobs().is_empty());
+    }
+
+    #[test]
+    fn a_kill_before_the_script_started_is_remembered_until_the_next_launch() {
+        let t = JobTable::new();
+        assert!(t.claim_batch(4, 0));
+        assert!(!t.killed(4));
+        assert!(t.signal(4, Target::Step(0), Some(Signal::SIGTERM)));
+        assert!(!t.killed(4), "a step's signal is not the job's");
+        assert!(t.signal(4, Target::All, Some(Signal::SIGTERM)));
+        assert!(t.killed(4));
+        t.finish_batch(4, 0);
+        assert!(t.claim_batch(4, 1));
+        assert!(!t.killed(4), "a requeued launch starts afresh");
     }
 
     #[test]

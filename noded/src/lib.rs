@@ -8,7 +8,9 @@
 //! the output names of [`pattern`]; [`jobs`] tracks their process groups; [`link`] talks to the
 //! controller and [`outbox`] keeps exit reports in the [`spool`] until acknowledged; a batch
 //! script runs under its own [`supervise`]or process (`sluice-stepd`), and [`adopt`] takes back
-//! the jobs that outlived a restart of the daemon, with their true exit status.
+//! the jobs that outlived a restart of the daemon, with their true exit status; [`job_scripts`]
+//! runs slurm.conf's prolog and epilog programs around a batch script through [`prolog`],
+//! [`node_scripts`] on the nodes running only a job's steps.
 
 pub mod acct;
 pub mod adopt;
@@ -18,11 +20,14 @@ pub mod config;
 pub mod daemon;
 pub mod env;
 pub mod error;
+pub mod job_scripts;
 pub mod jobs;
 pub mod link;
 pub mod node;
+pub mod node_scripts;
 pub mod outbox;
 pub mod pattern;
+pub mod prolog;
 pub mod resources;
 pub mod service;
 pub mod spawn;

@@ -13,11 +13,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_wire::client::CtldClient;
-use sluice_wire::proto::{HeartbeatRequest, JobExitedRequest, PingRequest, RegisterNodeRequest};
+use sluice_wire::proto::{
+    HeartbeatRequest, JobExitedRequest, NodeScriptFailure, PingRequest, RegisterNodeRequest,
+};
 use tonic::Code;
 
 use crate::node::Node;
-use crate::outbox::ExitReport;
+use crate::outbox::{ExitReport, NodeScript};
 use crate::resources;
 use sluice_vocab::jobacct::StepUsage;
 
@@ -25,6 +27,9 @@ use sluice_vocab::jobacct::StepUsage;
 const RPC_TIMEOUT: Duration = Duration::from_secs(10);
 /// The step id of a batch script in reports (`123.batch` in sacct).
 const BATCH_STEP: i32 = -4;
+/// The step id of a report about the job as a whole on this node (a failed prolog or epilog
+/// on a node running only its steps).
+const WHOLE_JOB: i32 = -6;
 /// Heartbeat interval when the controller gives none.
 const DEFAULT_HEARTBEAT: u32 = 30;
 /// First and longest pause between retries while the controller does not answer.
@@ -172,11 +177,16 @@ async fn send(node: &Node, client: &mut CtldClient, r: &ExitReport) -> Sent {
         node: node.config.node_name.clone(),
         job_id: r.job_id,
         restart_count: r.restart,
-        step_id: BATCH_STEP,
+        step_id: if r.whole_job { WHOLE_JOB } else { BATCH_STEP },
         exit_code: r.exit_code,
         signal: r.signal,
         at: r.at,
         usage: r.usage.as_ref().map(StepUsage::to_proto),
+        failed: match r.failed {
+            None => NodeScriptFailure::None,
+            Some(NodeScript::Prolog) => NodeScriptFailure::Prolog,
+            Some(NodeScript::Epilog) => NodeScriptFailure::Epilog,
+        } as i32,
     };
     match client.job_exited(request(req)).await {
         Ok(_) => Sent::Acknowledged,

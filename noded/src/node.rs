@@ -9,6 +9,7 @@ use crate::config::NodedConfig;
 use crate::env::NodeFacts;
 use crate::error::NodedError;
 use crate::jobs::{JobTable, Target};
+use crate::node_scripts::JobsHere;
 use crate::outbox::ExitOutbox;
 use crate::spool::Spool;
 use crate::stdin::StdinTable;
@@ -28,6 +29,8 @@ pub struct Node {
     pub outbox: ExitOutbox,
     /// Steps' stdin pipes waiting for srun's stream.
     pub stdin: StdinTable,
+    /// Jobs that ran here and whose epilog is still due.
+    pub here: JobsHere,
 }
 
 impl Node {
@@ -42,6 +45,7 @@ impl Node {
             jobs: JobTable::new(),
             outbox,
             stdin: StdinTable::default(),
+            here: JobsHere::default(),
         })
     }
 

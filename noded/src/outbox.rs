@@ -4,7 +4,8 @@
 //! loses one. The controller must treat a repeated report as already applied.
 //!
 //! A report is one line `job restart exit_code signal at`, followed by a `usage` line with the
-//! batch step's usage when it was measured (see [`crate::acct`]).
+//! batch step's usage when it was measured (see [`crate::acct`]), and a `failed prolog` or
+//! `failed epilog` line when this node's prolog or epilog failed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,29 @@ pub struct ExitReport {
     pub at: i64,
     /// What the batch step used, when measured.
     pub usage: Option<StepUsage>,
+    /// This node's `Prolog` (the script never ran) or `Epilog` failed.
+    pub failed: Option<NodeScript>,
+    /// About the job on this node as a whole, not a run of its batch script (a failed prolog
+    /// or epilog on a node that runs only its steps).
+    pub whole_job: bool,
+}
+
+/// A node program whose failure goes with an exit report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeScript {
+    /// `Prolog`.
+    Prolog,
+    /// `Epilog`.
+    Epilog,
+}
+
+impl NodeScript {
+    fn name(self) -> &'static str {
+        match self {
+            NodeScript::Prolog => "prolog",
+            NodeScript::Epilog => "epilog",
+        }
+    }
 }
 
 impl ExitReport {
@@ -41,6 +65,12 @@ impl ExitReport {
         );
         if let Some(u) = &self.usage {
             text.push_str(&encode_usage(u));
+        }
+        if let Some(script) = self.failed {
+            text.push_str(&format!("failed {}\n", script.name()));
+        }
+        if self.whole_job {
+            text.push_str("whole_job\n");
         }
         text
     }
@@ -55,14 +85,32 @@ impl ExitReport {
             signal: f.next()?.parse().ok()?,
             at: f.next()?.parse().ok()?,
             usage: None,
+            failed: None,
+            whole_job: false,
         };
         if f.next().is_some() {
             return None;
         }
-        if let Some(line) = lines.next() {
-            report.usage = Some(decode_usage(line)?);
+        for line in lines {
+            if line == "whole_job" && !report.whole_job {
+                report.whole_job = true;
+                continue;
+            }
+            match line.strip_prefix("failed ") {
+                Some("prolog") if report.failed.is_none() => {
+                    report.failed = Some(NodeScript::Prolog)
+                }
+                Some("epilog") if report.failed.is_none() => {
+                    report.failed = Some(NodeScript::Epilog)
+                }
+                Some(_) => return None,
+                None if report.usage.is_none() && report.failed.is_none() => {
+                    report.usage = Some(decode_usage(line)?)
+                }
+                None => return None,
+            }
         }
-        lines.next().is_none().then_some(report)
+        Some(report)
     }
 }
 
@@ -191,12 +239,20 @@ impl ExitOutbox {
 
     /// Whether a report for this launch of `job` waits.
     pub fn has(&self, job: u32, restart: u32) -> bool {
-        self.with(|p| p.values().any(|r| r.job_id == job && r.restart == restart))
+        self.with(|p| {
+            p.values()
+                .any(|r| r.job_id == job && r.restart == restart && !r.whole_job)
+        })
     }
 
-    /// The jobs with a report waiting.
+    /// The jobs with a report of a batch run waiting.
     pub fn pending_jobs(&self) -> Vec<u32> {
-        self.with(|p| p.values().map(|r| r.job_id).collect())
+        self.with(|p| {
+            p.values()
+                .filter(|r| !r.whole_job)
+                .map(|r| r.job_id)
+                .collect()
+        })
     }
 
     /// Drops the report `key` once the controller acknowledged it.
@@ -233,6 +289,8 @@ mod tests {
             signal: 0,
             at: 1_700_000_000,
             usage: None,
+            failed: None,
+            whole_job: false,
         }
     }
 
@@ -266,7 +324,22 @@ mod tests {
                 signal: 0,
                 at: 5,
                 usage: None,
+                failed: None,
+                whole_job: false,
             })
+        );
+        assert_eq!(
+            ExitReport::decode("1 0 2 0 5\nfailed epilog\nwhole_job\n").map(|r| r.whole_job),
+            Some(true)
+        );
+        assert_eq!(
+            ExitReport::decode("1 0 2 0 5\nfailed prolog\n").and_then(|r| r.failed),
+            Some(NodeScript::Prolog)
+        );
+        assert_eq!(ExitReport::decode("1 0 2 0 5\nfailed lunch"), None);
+        assert_eq!(
+            ExitReport::decode("1 0 2 0 5\nfailed epilog\nfailed prolog"),
+            None
         );
         assert_eq!(ExitReport::decode("1 0 2 0"), None);
         assert_eq!(ExitReport::decode("1 0 2 0 5 6"), None);
@@ -286,6 +359,7 @@ mod tests {
         };
         let with_usage = ExitReport {
             usage: StepUsage::from_tasks(&[task]),
+            failed: Some(NodeScript::Epilog),
             ..report(5, 0)
         };
         outbox.push(with_usage.clone()).await.unwrap();

@@ -16,12 +16,12 @@ use sluice_wire::proto::{
 };
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::batch;
 use crate::error::NodedError;
 use crate::jobs::Target;
 use crate::node::Node;
 use crate::stdin;
 use crate::step::{self, OutputStream};
+use crate::{batch, node_scripts};
 
 /// The node daemon's RPC service.
 #[derive(Debug, Clone)]
@@ -129,6 +129,13 @@ impl NodeDaemon for NodeService {
                 return Err(NodedError::AccessDenied { uid: caller }.into());
             }
         }
+        if !node_scripts::before_step(&self.node, &step).await {
+            let node = &self.node.config.node_name;
+            return Err(Status::failed_precondition(format!(
+                "prolog failed on node {node}: step {}.{} not started",
+                step.job_id, step.step_id
+            )));
+        }
         Ok(Response::new(step::run(&self.node, step).await?))
     }
 
@@ -159,6 +166,7 @@ impl NodeDaemon for NodeService {
         self.require_admin(&req)?;
         let req = req.into_inner();
         let (signal, target) = decode_signal(&req)?;
+        let terminate = req.kind == SignalKind::Terminate as i32;
         if self.node.jobs.signal(req.job_id, target, Some(signal)) {
             tracing::info!(job = req.job_id, ?signal, ?target, "job signalled");
         } else {
@@ -167,6 +175,9 @@ impl NodeDaemon for NodeService {
                 ?signal,
                 "signal for a job with no processes here: nothing to do"
             );
+        }
+        if terminate {
+            node_scripts::on_terminate(&self.node, req.job_id);
         }
         Ok(Response::new(Ack {}))
     }

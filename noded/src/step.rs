@@ -20,6 +20,7 @@ use crate::acct::{self, Tracker};
 use crate::affinity;
 use crate::env::{self, Env};
 use crate::error::NodedError;
+use crate::job_scripts;
 use crate::jobs::{Part, signal_group};
 use crate::node::Node;
 use crate::spawn::{self, RunAs, TaskIo};
@@ -34,7 +35,8 @@ const CHANNEL_DEPTH: usize = 64;
 /// Largest chunk sent in one message.
 const CHUNK: usize = 16 * 1024;
 
-/// Starts `req`'s tasks on this node and returns their output stream.
+/// Starts `req`'s tasks on this node (each after `TaskProlog`, whose `print` lines go first to
+/// its output; `TaskEpilog` runs after it) and returns their output stream.
 pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedError> {
     if req.argv.is_empty() || req.tasks_here == 0 {
         return Err(NodedError::BadRequest {
@@ -66,8 +68,23 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     let mut stdin_pipes = Vec::new();
     for task in tasks {
         let rank = task.rank;
-        let mut cmd = spawn::step_command(run_as, &dir, &task.env, &req.argv, &task.io);
-        let mut child = match affinity::spawn_bound(&mut cmd, task.cpus.as_deref()) {
+        let mut env = task.env;
+        let printed = job_scripts::run_task_prolog(node, &mut env, &dir, run_as).await;
+        let spawned = match printed {
+            Ok(lines) => {
+                for line in lines {
+                    let _ = tx.try_send(Ok(StepOutput {
+                        task: rank,
+                        data: format!("{line}\n").into_bytes(),
+                        ..Default::default()
+                    }));
+                }
+                let mut cmd = spawn::step_command(run_as, &dir, &env, &req.argv, &task.io);
+                affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
+            }
+            Err(why) => Err(std::io::Error::other(why)),
+        };
+        let mut child = match spawned {
             Ok(child) => child,
             Err(source) => {
                 for pgid in &groups {
@@ -91,11 +108,19 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             readers.spawn(forward(err, rank, true, tx.clone()));
         }
         let tracker = Tracker::start(&node.config.jobacct, pgid, rank, req.node_index);
+        let epilog = node.config.prolog.task_epilog.is_some().then(|| {
+            let dir = dir.clone();
+            (Arc::clone(node), env, dir)
+        });
         waits.spawn(async move {
             // The last sample sees the exited task before it is reaped.
             acct::exited(pgid).await;
             let usage = tracker.map(Tracker::finish);
-            (rank, child.wait().await, usage)
+            let status = child.wait().await;
+            if let Some((node, env, dir)) = epilog {
+                job_scripts::run_task_epilog(&node, job, &env, &dir, run_as).await;
+            }
+            (rank, status, usage)
         });
     }
     if req.stdin_from_srun {

@@ -7,6 +7,7 @@
 
 use super::alloc::JobAlloc;
 use super::jobs::{JobReason, JobTable};
+use super::node_scripts::{self, EPILOG_ERROR, NodeScript};
 use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::{Core, SimTime, deps, kill};
 use crate::error::CtldError;
@@ -19,6 +20,9 @@ pub const SIGTERM: i32 = 15;
 pub const SIGKILL: i32 = 9;
 /// Slurm's step id of a batch job's script (`123.batch` in sacct).
 pub const BATCH_STEP: i32 = -4;
+/// The step id of a node's report about a job as a whole there (a failed prolog or epilog on a
+/// node that runs only its steps).
+pub const WHOLE_JOB_STEP: i32 = -6;
 
 /// A batch script's end, as its batch host reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +38,8 @@ pub struct JobExit {
     /// Which node, run and step the report is about; `None` for the end of an `srun`
     /// allocation, which `srun` itself reports.
     pub from: Option<RunReport>,
+    /// The reporting node's prolog (the script never ran) or epilog failed.
+    pub failed: Option<NodeScript>,
 }
 
 /// What every node daemon's report about a job names besides the job: the node sending it,
@@ -120,6 +126,7 @@ pub(crate) fn start_job(
     let cpus = alloc.total_cpus();
     super::alloc::attach(core, id, alloc);
     super::power::boot::allocate(core, id, &nodes);
+    super::ctld_scripts::hold_for_prolog(core, id);
     let node_list = core.nodes.hostlist(&nodes);
     let node_mem: u64 = nodes
         .iter()
@@ -180,6 +187,7 @@ pub(crate) fn start_job(
     });
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, id, now);
+    super::ctld_scripts::start_prolog(core, out, id);
 }
 
 /// Stops counting `id` as running (singleton, array throttle).
@@ -234,6 +242,7 @@ pub(crate) fn end_run(
     });
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, id, now);
+    super::ctld_scripts::run_ended(core, out, id);
 }
 
 /// Ends a pending job at once (cancelled before it started).
@@ -246,7 +255,8 @@ pub(crate) fn cancel_pending(core: &mut Core, out: &mut impl Outbox, now: SimTim
 }
 
 /// Handles the end of a job's batch script: COMPLETED on exit 0, FAILED otherwise; a job being
-/// killed keeps the state it was given. Every node of the job is told to clean up. A node's
+/// killed keeps the state it was given. Every node of the job is told to clean up. A failed
+/// prolog or epilog is handled as [`node_scripts`] says. A node's
 /// report about another run, node or an ended step is refused with
 /// [`CtldError::StaleReport`] and changes nothing.
 pub fn on_job_exited(
@@ -255,6 +265,12 @@ pub fn on_job_exited(
     now: SimTime,
     exit: JobExit,
 ) -> Result<(), CtldError> {
+    if let (Some(failed), Some(from)) = (exit.failed, &exit.from)
+        && from.step == WHOLE_JOB_STEP
+    {
+        node_scripts::whole_job_report(core, out, now, exit.job, &from.node, failed);
+        return Ok(());
+    }
     if !core.jobs.map.contains_key(&exit.job) {
         return Err(CtldError::InvalidJobId);
     }
@@ -264,14 +280,23 @@ pub fn on_job_exited(
             stale,
         })?;
     }
+    if !core.jobs.active.contains(&exit.job) {
+        return Err(CtldError::AlreadyDone);
+    }
+    if let (Some(failed), Some(from)) = (exit.failed, &exit.from) {
+        match failed {
+            NodeScript::Prolog => {
+                node_scripts::prolog_failed(core, out, now, exit.job, &from.node);
+                return Ok(());
+            }
+            NodeScript::Epilog => node_scripts::drain_for(core, out, now, &from.node, EPILOG_ERROR),
+        }
+    }
     let job = core
         .jobs
         .map
         .get_mut(&exit.job)
         .ok_or(CtldError::InvalidJobId)?;
-    if !core.jobs.active.contains(&exit.job) {
-        return Err(CtldError::AlreadyDone);
-    }
     job.exit_code = exit.exit_code;
     job.exit_signal = exit.signal;
     let nodes = job.nodes.clone();

@@ -110,6 +110,8 @@ pub enum JobReason {
     /// Its account may not use its partition (`AllowAccounts`/`DenyAccounts`,
     /// `EnforcePartLimits=NO`).
     InvalidAccount,
+    /// Its node's prolog failed: requeued and held (Slurm's `WAIT_MAX_REQUEUE`).
+    LaunchFailedRequeuedHeld,
 }
 
 impl JobReason {
@@ -135,6 +137,7 @@ impl JobReason {
             Self::PartitionNodeLimit => "PartitionNodeLimit",
             Self::PartitionTimeLimit => "PartitionTimeLimit",
             Self::InvalidAccount => "InvalidAccount",
+            Self::LaunchFailedRequeuedHeld => "launch failed requeued held",
         }
     }
 }

@@ -80,7 +80,7 @@ pub(crate) fn settle_interactive(
 }
 
 /// Puts a job whose run ended back in the queue (recording the run as `recorded`).
-fn requeue_run(
+pub(crate) fn requeue_run(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
@@ -88,6 +88,7 @@ fn requeue_run(
     recorded: JobState,
 ) {
     super::federation::report::run_ended(core, out, id, recorded, true);
+    super::ctld_scripts::run_ended(core, out, id);
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };

@@ -7,7 +7,7 @@
 //!
 //! Map of the core:
 //! - [`nodes`], [`registration`]: the node manager (node table and bitmaps; registration,
-//!   heartbeats, admin updates, DOWN);
+//!   heartbeats, admin updates, DOWN); [`node_scripts`]: a node's failed prolog or epilog;
 //! - [`partitions`]: the partition manager (node bitmaps, limits, access);
 //! - [`jobs`], [`request`], [`submit`], [`lifecycle`], [`cancel`] (`scancel`'s selection and
 //!   order), [`completion`], [`kill`], [`update`],
@@ -21,7 +21,8 @@
 //! - [`reconfig`]: `scontrol reconfigure`, a new `slurm.conf` applied to the running core;
 //! - [`federation`]: the federation rules: view, per-job sibling state, the start lock, the dbd's events;
 //! - [`timers`]: the periodic tick (node timeouts, time limits, KillWait, MinJobAge);
-//! - [`outbox`] and [`ids`]: the ports to the world;
+//! - [`outbox`] and [`ids`]: the ports to the world; [`ctld_scripts`]: `EpilogSlurmctld` asked of
+//!   the runtime;
 //! - [`snapshot`] and [`restore`]: what the controller store saves, and the core rebuilt from it.
 //!
 //! Without `SelectType`, allocation follows `select/linear`: a job gets whole nodes, so a node
@@ -34,6 +35,7 @@ pub mod arrays;
 pub mod backfill;
 pub mod cancel;
 pub mod completion;
+pub mod ctld_scripts;
 pub mod deps;
 pub mod features;
 pub mod federation;
@@ -43,6 +45,7 @@ pub mod jobs;
 pub mod kill;
 pub mod launch;
 pub mod lifecycle;
+pub mod node_scripts;
 pub mod nodes;
 pub mod outbox;
 pub mod partitions;
@@ -64,12 +67,14 @@ pub mod will_run;
 
 pub use cancel::{CancelFilter, Scancel, ScancelOutcome, on_scancel};
 pub use completion::{BATCH_STEP, JobExit, RunReport, Stale, on_job_exited};
+pub use ctld_scripts::{ScriptContext, ScriptRun, on_prolog_slurmctld_done};
 pub use ids::{IdLease, JobIdSource};
 pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
 pub use launch::{on_allocation_complete, on_allocation_done, on_launch_failed};
 pub use lifecycle::{
     CancelRequest, on_cancel, on_hold, on_release, on_requeue, on_resume, on_suspend,
 };
+pub use node_scripts::NodeScript;
 pub use nodes::{Node, NodeBase};
 pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};
 pub use partitions::{PartIdx, Partition, on_partition_state};

@@ -241,6 +241,11 @@ pub trait Outbox {
     fn fed(&mut self, req: super::federation::FedRequest) {
         let _ = req;
     }
+    /// Asks for a controller program (`EpilogSlurmctld`) to run. Outboxes that run no programs
+    /// (benchmarks) may keep this default, which drops the request.
+    fn script(&mut self, run: super::ctld_scripts::ScriptRun) {
+        let _ = run;
+    }
 }
 
 /// An outbox that keeps everything, for tests and benchmarks.
@@ -256,6 +261,8 @@ pub struct RecordingOutbox {
     pub power_cmds: Vec<super::power::PowerCommand>,
     /// Requests for the federation arbiter, in order.
     pub fed_reqs: Vec<super::federation::FedRequest>,
+    /// Controller programs asked for, in order.
+    pub scripts: Vec<super::ctld_scripts::ScriptRun>,
 }
 
 impl RecordingOutbox {
@@ -295,5 +302,9 @@ impl Outbox for RecordingOutbox {
 
     fn fed(&mut self, req: super::federation::FedRequest) {
         self.fed_reqs.push(req);
+    }
+
+    fn script(&mut self, run: super::ctld_scripts::ScriptRun) {
+        self.scripts.push(run);
     }
 }

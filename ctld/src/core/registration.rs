@@ -184,20 +184,7 @@ pub fn on_node_update(
     let i = core.nodes.lookup(name)?;
     match update {
         NodeUpdate::Down { reason } => set_node_down_by(core, out, now, i, &reason, caller.uid),
-        NodeUpdate::Drain { reason } => {
-            let node = core.nodes.get_mut(i);
-            node.drain = true;
-            node.reason = Some(reason.clone());
-            let (name, cpus) = (node.name.clone(), node.cpus);
-            out.accounting(AcctRecord::NodeEvent {
-                node: name,
-                at: now,
-                kind: NodeEventKind::Drain,
-                reason: Some(reason),
-                reason_uid: caller.uid,
-                cpus,
-            });
-        }
+        NodeUpdate::Drain { reason } => drain_node(core, out, now, i, reason, caller.uid),
         NodeUpdate::Resume => {
             let node = core.nodes.get_mut(i);
             node.drain = false;
@@ -221,6 +208,32 @@ pub fn on_node_update(
     core.nodes.refresh(i);
     out.save(SaveHint::Node(i));
     Ok(())
+}
+
+/// Drains a node with `reason` on behalf of `uid` (0: the controller itself): its jobs finish,
+/// it takes no new work.
+pub(crate) fn drain_node(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    i: NodeIdx,
+    reason: String,
+    uid: u32,
+) {
+    let node = core.nodes.get_mut(i);
+    node.drain = true;
+    node.reason = Some(reason.clone());
+    let (name, cpus) = (node.name.clone(), node.cpus);
+    out.accounting(AcctRecord::NodeEvent {
+        node: name,
+        at: now,
+        kind: NodeEventKind::Drain,
+        reason: Some(reason),
+        reason_uid: uid,
+        cpus,
+    });
+    core.nodes.refresh(i);
+    out.save(SaveHint::Node(i));
 }
 
 /// Sets a node DOWN with `reason`; its job fails (or is requeued).

@@ -107,10 +107,14 @@ impl Core {
         }
         let mut jobs = snap.jobs;
         jobs.sort_by_key(|j| j.id);
+        let mut prolog = std::collections::BTreeSet::new();
         for s in &jobs {
             match job_from_snap(&mut core, s, now) {
                 Ok(job) => {
                     let id = job.id;
+                    if s.prolog_slurmctld {
+                        prolog.insert(id);
+                    }
                     insert(&mut core, job, s.array_throttle, now);
                     restore_alloc(&mut core, id, s);
                 }
@@ -121,7 +125,7 @@ impl Core {
             meta.tasks.sort_unstable();
         }
         super::gang::restore(&mut core);
-        super::power::snap::restore_configuring(&mut core);
+        super::power::snap::restore_configuring(&mut core, &prolog);
         Ok((core, notes))
     }
 }

@@ -29,6 +29,9 @@ pub struct PassStats {
 /// Why `job` cannot be considered now, apart from resources.
 pub(crate) fn ineligible(core: &Core, job: &Job, now: SimTime) -> Option<JobReason> {
     if let Some(h) = job.hold {
+        if job.reason == JobReason::LaunchFailedRequeuedHeld {
+            return Some(job.reason);
+        }
         return Some(match h {
             HoldKind::User => JobReason::JobHeldUser,
             HoldKind::Admin => JobReason::JobHeldAdmin,

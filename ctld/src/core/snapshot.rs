@@ -157,6 +157,9 @@ pub struct JobSnap {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deps: Option<DepsSnap>,
     pub requeue: bool,
+    /// `PrologSlurmctld` was running for its current run: it runs again after a restart.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prolog_slurmctld: bool,
     pub submit_time: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<u64>,
@@ -256,6 +259,11 @@ impl JobSnap {
             }),
             deps: job.deps.as_deref().map(deps_snap),
             requeue: job.requeue,
+            prolog_slurmctld: core
+                .power
+                .configuring
+                .get(&job.id)
+                .is_some_and(|c| c.prolog_running),
             submit_time: job.submit_time.secs(),
             start_time: job.start_time.map(SimTime::secs),
             end_time: job.end_time.map(SimTime::secs),
@@ -351,9 +359,13 @@ pub(crate) fn dep_from_snap(d: &DepSnap) -> Option<Dep> {
     })
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
 /// variant is added without being listed here.
-const REASONS: [JobReason; 19] = [
+const REASONS: [JobReason; 20] = [
     JobReason::None,
     JobReason::Priority,
     JobReason::Resources,
@@ -373,6 +385,7 @@ const REASONS: [JobReason; 19] = [
     JobReason::PartitionNodeLimit,
     JobReason::PartitionTimeLimit,
     JobReason::InvalidAccount,
+    JobReason::LaunchFailedRequeuedHeld,
 ];
 
 /// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
@@ -398,10 +411,11 @@ const fn reason_position(r: JobReason) -> usize {
         JobReason::PartitionNodeLimit => 16,
         JobReason::PartitionTimeLimit => 17,
         JobReason::InvalidAccount => 18,
+        JobReason::LaunchFailedRequeuedHeld => 19,
     }
 }
 
-const _: () = assert!(reason_position(JobReason::InvalidAccount) == REASONS.len() - 1);
+const _: () = assert!(reason_position(JobReason::LaunchFailedRequeuedHeld) == REASONS.len() - 1);
 
 /// A saved reason back in the core's form (`None` for an unknown name).
 pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {

@@ -16,6 +16,7 @@ use sluice_vocab::JobState;
 
 /// Runs every timer due at `now`, then one scheduling pass.
 pub fn on_tick(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStats {
+    super::ctld_scripts::restart_prologs(core, out);
     check_nodes(core, out, now);
     check_jobs(core, out, now);
     purge(core, out, now);

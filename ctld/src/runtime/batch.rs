@@ -3,7 +3,7 @@
 //! retried with the next one, so nothing is answered or launched before it is durable.
 
 use crate::core::federation::FedRequest;
-use crate::core::{AcctRecord, NodeCommand, Outbox, PowerCommand, SaveHint};
+use crate::core::{AcctRecord, NodeCommand, Outbox, PowerCommand, SaveHint, ScriptRun};
 use std::collections::HashSet;
 
 /// A reply waiting for its batch's commit.
@@ -18,6 +18,7 @@ pub struct Batch {
     cmds: Vec<NodeCommand>,
     power: Vec<PowerCommand>,
     fed: Vec<FedRequest>,
+    scripts: Vec<ScriptRun>,
     replies: Vec<Reply>,
     keep_acct: bool,
     force: bool,
@@ -54,6 +55,7 @@ impl Batch {
             && self.cmds.is_empty()
             && self.power.is_empty()
             && self.fed.is_empty()
+            && self.scripts.is_empty()
     }
 
     /// The state changes to save, each once, in first-seen order.
@@ -69,6 +71,11 @@ impl Batch {
     /// After a successful commit: the power save programs to run.
     pub fn release_power(&mut self) -> Vec<PowerCommand> {
         std::mem::take(&mut self.power)
+    }
+
+    /// After a successful commit: the controller programs to run.
+    pub fn release_scripts(&mut self) -> Vec<ScriptRun> {
+        std::mem::take(&mut self.scripts)
     }
 
     /// After a successful commit: the requests for the federation arbiter.
@@ -100,6 +107,10 @@ impl Outbox for Batch {
 
     fn fed(&mut self, req: FedRequest) {
         self.fed.push(req);
+    }
+
+    fn script(&mut self, run: ScriptRun) {
+        self.scripts.push(run);
     }
 
     fn accounting(&mut self, rec: AcctRecord) {

@@ -391,6 +391,9 @@ impl Loop {
         for cmd in self.batch.release_power() {
             self.programs.run(cmd);
         }
+        for run in self.batch.release_scripts() {
+            tokio::spawn(super::ctld_scripts::execute(run, self.handle.clone()));
+        }
         for req in self.batch.release_fed() {
             if let Some(tx) = &self.fed_tx {
                 let _ = tx.send(req);

@@ -15,12 +15,14 @@
 //! - [`persist`]: the store behind the group commit;
 //! - [`admins`]: the accounting daemon's administrators, fetched periodically;
 //! - [`programs`]: power save programs (Resume/Suspend/ResumeFailProgram), run asynchronously;
+//!   [`ctld_scripts`]: `EpilogSlurmctld`, likewise;
 //! - [`reconfigure`]: `scontrol reconfigure`, slurm.conf read again and applied to the core;
 //! - [`federation`]: the port a federation client connects to (the runtime does not know it).
 
 pub mod admins;
 pub mod batch;
 mod core_loop;
+pub mod ctld_scripts;
 pub mod dispatch;
 pub mod federation;
 pub mod leases;

@@ -18,6 +18,7 @@ pub async fn get_config(
     let conf = svc.core.query(|cx| cx.core.conf().clone()).await?;
     let mut entries = entries(&conf, svc.started);
     entries.extend(power_entries(&conf));
+    entries.extend(prolog_entries(&conf));
     entries.sort_by_key(|e| e.0.to_ascii_lowercase());
     Ok(ConfigReply {
         entries: entries
@@ -162,5 +163,28 @@ fn power_entries(c: &CtldConf) -> Vec<(&'static str, String)> {
             },
         ),
         ("SuspendTimeout", format!("{} sec", p.suspend_timeout)),
+    ]
+}
+
+/// The prolog and epilog keys, as Slurm's `scontrol show config` spells them.
+fn prolog_entries(c: &CtldConf) -> Vec<(&'static str, String)> {
+    let p = &c.prolog;
+    let flags = match (p.flags.alloc, p.flags.contain) {
+        (_, true) => "Alloc,Contain",
+        (true, false) => "Alloc",
+        (false, false) => "(null)",
+    };
+    vec![
+        ("Epilog", path(&p.epilog)),
+        ("EpilogSlurmctld", path(&p.epilog_slurmctld)),
+        ("Prolog", path(&p.prolog)),
+        (
+            "PrologEpilogTimeout",
+            p.timeout_secs.unwrap_or(65534).to_string(),
+        ),
+        ("PrologFlags", flags.into()),
+        ("PrologSlurmctld", path(&p.prolog_slurmctld)),
+        ("TaskEpilog", path(&p.task_epilog)),
+        ("TaskProlog", path(&p.task_prolog)),
     ]
 }

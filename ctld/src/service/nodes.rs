@@ -5,17 +5,17 @@
 use super::ControllerService;
 use crate::conf::PartState;
 use crate::core::{
-    JobExit, NodeRegistration, NodeUpdate, PowerRequest, RunReport, SimTime, on_job_exited,
-    on_node_comm, on_node_heartbeat, on_node_power, on_node_registered, on_node_update,
-    on_partition_state,
+    JobExit, NodeRegistration, NodeScript, NodeUpdate, PowerRequest, RunReport, SimTime,
+    on_job_exited, on_node_comm, on_node_heartbeat, on_node_power, on_node_registered,
+    on_node_update, on_partition_state,
 };
 use crate::error::CtldError;
 use sluice_vocab::FedJobId;
 use sluice_vocab::jobacct::StepUsage;
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::{
-    Ack, HeartbeatRequest, JobExitedRequest, RegisterNodeReply, RegisterNodeRequest,
-    UpdateNodeRequest, UpdatePartitionRequest,
+    Ack, HeartbeatRequest, JobExitedRequest, NodeScriptFailure, RegisterNodeReply,
+    RegisterNodeRequest, UpdateNodeRequest, UpdatePartitionRequest,
 };
 use tonic::{Request, Status};
 
@@ -115,6 +115,11 @@ pub async fn job_exited(
             run: r.restart_count,
             step: r.step_id,
         }),
+        failed: match NodeScriptFailure::try_from(r.failed) {
+            Ok(NodeScriptFailure::Prolog) => Some(NodeScript::Prolog),
+            Ok(NodeScriptFailure::Epilog) => Some(NodeScript::Epilog),
+            Ok(NodeScriptFailure::None) | Err(_) => None,
+        },
     };
     let result = svc
         .core

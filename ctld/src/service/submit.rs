@@ -164,6 +164,7 @@ pub async fn step_done(
                     // The step's usage is on its step record; an allocation has no batch step.
                     usage: None,
                     from: None,
+                    failed: None,
                 };
                 match on_allocation_done(cx.core, cx.out, cx.now, exit) {
                     // Cancelled meanwhile: the allocation ended when its steps were killed.
@@ -193,6 +194,7 @@ pub async fn complete_allocation(
                 signal: r.signal,
                 usage: None,
                 from: None,
+                failed: None,
             };
             match on_allocation_complete(cx.core, cx.out, cx.now, caller, exit) {
                 // Revoked (scancel, time limit) while its command ended: nothing left to end.

@@ -80,6 +80,7 @@ fn exit(fx: &mut CoreFixture, id: FedJobId, code: i32, signal: i32) {
         signal,
         usage: None,
         from: fx.batch_report(id),
+        failed: None,
     };
     on_job_exited(&mut fx.core, &mut fx.out, fx.now, exit).unwrap();
 }
@@ -182,6 +183,7 @@ fn the_scripts_usage_goes_with_its_batch_step() {
         signal: 0,
         usage: used.clone(),
         from: fx.batch_report(id),
+        failed: None,
     };
     on_job_exited(&mut fx.core, &mut fx.out, fx.now, exit).unwrap();
     let out = fx.out.take();

@@ -84,9 +84,14 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
         core.nodes.refresh(n);
     }
     if boot {
-        core.power
-            .configuring
-            .insert(id, Configuring { run, launch: None });
+        core.power.configuring.insert(
+            id,
+            Configuring {
+                run,
+                launch: None,
+                prolog_running: false,
+            },
+        );
     } else {
         core.power.configuring.remove(&id);
     }
@@ -137,7 +142,8 @@ pub(crate) fn on_registered(core: &mut Core, out: &mut impl Outbox, now: SimTime
     release_ready(core, out, now);
 }
 
-/// Launches the CONFIGURING jobs whose nodes are all up; drops entries of runs that ended.
+/// Launches the CONFIGURING jobs whose nodes are all up (and whose `PrologSlurmctld`
+/// succeeded); drops entries of runs that ended.
 pub(crate) fn release_ready(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
     if core.power.configuring.is_empty() {
         return;
@@ -157,7 +163,7 @@ pub(crate) fn release_ready(core: &mut Core, out: &mut impl Outbox, now: SimTime
             let node = core.nodes.get(n);
             node.power.status == PowerStatus::On && node.base == NodeBase::Up
         });
-        if up {
+        if up && !c.prolog_running {
             ready.push(id);
         }
     }

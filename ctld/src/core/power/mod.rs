@@ -158,6 +158,8 @@ pub(crate) struct Configuring {
     pub run: u32,
     /// Its batch launch, sent once every node registered (`None` for an `srun` allocation).
     pub launch: Option<NodeCommand>,
+    /// `PrologSlurmctld` runs for it: the launch also waits for its success.
+    pub prolog_running: bool,
 }
 
 /// The core's power save state: settings, rate counters and jobs waiting for nodes.
@@ -170,6 +172,8 @@ pub(crate) struct PowerState {
     pub last_pass: Option<SimTime>,
     /// Jobs in CONFIGURING, by id (id order makes the resume file's order stable).
     pub configuring: BTreeMap<FedJobId, Configuring>,
+    /// Jobs whose `PrologSlurmctld` was running when the controller stopped: run again.
+    pub prolog_restart: Vec<FedJobId>,
 }
 
 impl PowerState {
@@ -180,6 +184,7 @@ impl PowerState {
             resumed_recently: 0.0,
             last_pass: None,
             configuring: BTreeMap::new(),
+            prolog_restart: Vec::new(),
         }
     }
 }

@@ -72,9 +72,13 @@ impl PowerSnap {
     }
 }
 
-/// After a restore: running jobs with a node not yet up are CONFIGURING again, their batch
-/// launch rebuilt and held.
-pub(crate) fn restore_configuring(core: &mut Core) {
+/// After a restore: running jobs with a node not yet up, or whose `PrologSlurmctld` was running
+/// (`prolog`), are CONFIGURING again, their batch launch rebuilt and held; those prologs run
+/// again from the next tick.
+pub(crate) fn restore_configuring(
+    core: &mut Core,
+    prolog: &std::collections::BTreeSet<sluice_vocab::FedJobId>,
+) {
     let mut found = Vec::new();
     for &id in &core.jobs.active {
         let Some(job) = core.jobs.map.get(&id) else {
@@ -83,7 +87,8 @@ pub(crate) fn restore_configuring(core: &mut Core) {
         let waiting = job
             .nodes
             .iter()
-            .any(|&n| core.nodes.get(n).power.status != PowerStatus::On);
+            .any(|&n| core.nodes.get(n).power.status != PowerStatus::On)
+            || prolog.contains(&id);
         if job.state != JobState::Running || job.completing || !waiting {
             continue;
         }
@@ -105,9 +110,15 @@ pub(crate) fn restore_configuring(core: &mut Core) {
             Configuring {
                 run: job.restarts,
                 launch,
+                prolog_running: prolog.contains(&id),
             },
         ));
     }
+    core.power.prolog_restart = found
+        .iter()
+        .filter(|(_, c)| c.prolog_running)
+        .map(|&(id, _)| id)
+        .collect();
     for &(id, _) in &found {
         if let Some(job) = core.jobs.map.get(&id) {
             for &n in &job.nodes.clone() {

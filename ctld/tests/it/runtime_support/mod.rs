@@ -228,6 +228,7 @@ pub async fn exited(c: &mut CtldClient, node: &str, id: u32, code: i32) {
         usage: None,
         restart_count: 0,
         step_id: -4,
+        failed: 0,
     })
     .await
     .unwrap();

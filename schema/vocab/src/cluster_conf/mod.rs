@@ -12,6 +12,7 @@ pub mod jobacct;
 pub mod nodes;
 pub mod partitions;
 pub mod power;
+pub mod prolog;
 pub mod sched;
 pub mod select;
 pub mod timefmt;
@@ -20,6 +21,7 @@ pub use jobacct::JobAcctGather;
 pub use nodes::{NodeConf, NodeConfState};
 pub use partitions::{OverSubscribe, PartAccess, PartState, PartitionConf};
 pub use power::{ExcNodes, ExcState, PartPower, PowerConf, SuspendTime};
+pub use prolog::{PrologConf, PrologFlags};
 pub use sched::SchedParams;
 pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};
 pub use timefmt::{TimeFmtError, TimeLimit, parse_time_limit};
@@ -137,6 +139,8 @@ pub struct CtldConf {
     pub power: PowerConf,
     /// `JobAcctGatherType` and `JobAcctGatherFrequency` (read by the node daemons).
     pub jobacct: JobAcctGather,
+    /// Prolog and epilog programs, `PrologFlags` and `PrologEpilogTimeout`.
+    pub prolog: PrologConf,
 }
 
 /// A key Sluice does not know, ignored.
@@ -188,6 +192,7 @@ impl CtldConf {
                         if !conf.apply_top(file, pair)?
                             && !conf.power.apply(file, pair, &mut warnings)?
                             && !conf.sched.apply(file, pair, &mut warnings)?
+                            && !conf.prolog.apply(file, pair, &mut warnings)?
                         {
                             warnings.push(warning(file, pair));
                         }
@@ -239,6 +244,7 @@ impl CtldConf {
             partitions: Vec::new(),
             power: PowerConf::default(),
             jobacct: JobAcctGather::default(),
+            prolog: PrologConf::default(),
         }
     }
 
