@@ -74,12 +74,21 @@ impl JobTable {
         })
     }
 
-    /// Records process group `pgid` as part of `job`.
+    /// Records process group `pgid` as part of `job`. A suspend, or a kill of the batch script,
+    /// that came while the group was starting (the job claimed, its pid not known yet) applies
+    /// to it now, so no signal is lost to that window.
     pub fn add_group(&self, job: u32, part: Part, pgid: i32) {
-        self.with(|jobs| {
+        let (suspended, killed) = self.with(|jobs| {
             let procs = jobs.entry(job).or_default();
             procs.parts.entry(part).or_default().push(pgid);
+            (procs.suspended, procs.killed && part == Part::Batch)
         });
+        if killed {
+            signal_group(pgid, Some(Signal::SIGTERM));
+        }
+        if suspended {
+            signal_group(pgid, Some(Signal::SIGSTOP));
+        }
     }
 
     /// Forgets a part of `job` (its processes ended); the job goes when nothing is left.
@@ -202,6 +211,30 @@ mod tests {
         t.remove_part(7, Part::Step(0));
         assert!(!t.contains(7));
         assert!(t.running_jobs().is_empty());
+    }
+
+    #[test]
+    fn a_suspend_while_the_script_starts_stops_its_group_once_known() {
+        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        use std::os::unix::process::CommandExt;
+        let t = JobTable::new();
+        assert!(t.claim_batch(5, 0));
+        // The controller's suspend arrives before the script's pid is known.
+        assert!(t.signal(5, Target::All, Some(Signal::SIGSTOP)));
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        t.add_group(5, Part::Batch, pid);
+        let stopped = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WUNTRACED));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            matches!(stopped, Ok(WaitStatus::Stopped(_, Signal::SIGSTOP))),
+            "{stopped:?}"
+        );
     }
 
     #[test]
