@@ -5,6 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::Signal;
 
+use crate::acct::live::LiveTable;
 use crate::config::NodedConfig;
 use crate::env::NodeFacts;
 use crate::error::NodedError;
@@ -28,6 +29,8 @@ pub struct Node {
     pub outbox: ExitOutbox,
     /// Steps' stdin pipes waiting for srun's stream.
     pub stdin: StdinTable,
+    /// Tasks being sampled now, for `sstat`.
+    pub live: LiveTable,
 }
 
 impl Node {
@@ -42,6 +45,7 @@ impl Node {
             jobs: JobTable::new(),
             outbox,
             stdin: StdinTable::default(),
+            live: LiveTable::default(),
         })
     }
 

@@ -11,11 +11,12 @@
 //! daemon was not sampled by it and is reported without usage.
 
 pub mod gather;
+pub mod live;
 pub mod proc;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -68,6 +69,11 @@ impl Tracker {
             pgid,
             ticker,
         })
+    }
+
+    /// A reference to the usage gathered so far that does not keep it alive (see [`live`]).
+    pub fn watch(&self) -> Weak<Mutex<TaskGather>> {
+        Arc::downgrade(&self.gather)
     }
 
     /// Stops the periodic samples, takes the last one and returns the task's usage. Call it
