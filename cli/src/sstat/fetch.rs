@@ -24,7 +24,7 @@ pub enum Found {
     /// Known, but not running.
     NotRunning,
     /// Running: the job and its steps measured so far, in step order.
-    Running(JobRow, Vec<StepRecord>),
+    Running(Box<JobRow>, Vec<StepRecord>),
 }
 
 /// Asks about job `id`; `Err` is a failure to reach the controller, as Slurm words it, and
@@ -77,7 +77,7 @@ pub async fn job(conf: &SlurmConf, id: u32, warnings: &mut Vec<String>) -> Resul
             Err(why) => warnings.push(format!("sstat: error: node {}: {why}", node.name)),
         }
     }
-    Ok(Found::Running(row(&info), merge(id, &live)))
+    Ok(Found::Running(Box::new(row(&info)), merge(id, &live)))
 }
 
 fn row(info: &JobInfo) -> JobRow {
