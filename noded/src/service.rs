@@ -63,6 +63,7 @@ pub fn step_stats(node: &Node, caller: u32, job: u32) -> Result<StepStatsReply, 
         step_id: s.step,
         node_list: s.node_list,
         usage: Some(s.usage.to_proto()),
+        pids: s.pids,
     });
     Ok(StepStatsReply {
         steps: steps.collect(),

@@ -24,7 +24,7 @@ pub enum Found {
     /// Known, but not running.
     NotRunning,
     /// Running: the job and its steps measured so far, in step order.
-    Running(Box<JobRow>, Vec<StepRecord>),
+    Running(Box<JobRow>, Vec<LiveRecord>),
 }
 
 /// Asks about job `id`; `Err` is a failure to reach the controller, as Slurm words it, and
@@ -91,35 +91,59 @@ fn row(info: &JobInfo) -> JobRow {
     }
 }
 
-/// The nodes' parts of each step merged into one step record per step, in step order.
-pub fn merge(job: u32, live: &[LiveStep]) -> Vec<StepRecord> {
-    let mut steps: BTreeMap<i32, (String, StepUsage)> = BTreeMap::new();
+/// A running step as sstat shows it: a step record as sacct's fields read it, and its processes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRecord {
+    /// The step with its usage so far.
+    pub record: StepRecord,
+    /// Its processes, `pid,pid,...` over its nodes.
+    pub pids: String,
+}
+
+/// The nodes' parts of each step merged into one record per step, in step order.
+pub fn merge(job: u32, live: &[LiveStep]) -> Vec<LiveRecord> {
+    let mut steps: BTreeMap<i32, (String, StepUsage, Vec<u32>)> = BTreeMap::new();
     for part in live {
         let Some(usage) = part.usage.as_ref().and_then(StepUsage::from_proto) else {
             continue;
         };
         match steps.get_mut(&part.step_id) {
-            Some((_, u)) => u.merge(&usage),
+            Some((_, u, pids)) => {
+                u.merge(&usage);
+                pids.extend(&part.pids);
+            }
             None => {
-                steps.insert(part.step_id, (part.node_list.clone(), usage));
+                let first = (part.node_list.clone(), usage, part.pids.clone());
+                steps.insert(part.step_id, first);
             }
         }
     }
     steps
         .into_iter()
-        .map(|(step_id, (node_list, usage))| StepRecord {
-            job_id: job,
-            step_id,
-            node_count: u32::try_from(
-                sluice_vocab::hostlist::expand(&node_list).map_or(0, |n| n.len()),
-            )
-            .unwrap_or(0),
-            node_list,
-            ntasks: usage.tasks,
-            usage: Some(usage.to_proto()),
-            ..Default::default()
+        .map(|(step_id, (node_list, usage, pids))| LiveRecord {
+            record: record(job, step_id, node_list, &usage),
+            pids: pids
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
         })
         .collect()
+}
+
+fn record(job: u32, step_id: i32, node_list: String, usage: &StepUsage) -> StepRecord {
+    StepRecord {
+        job_id: job,
+        step_id,
+        node_count: u32::try_from(
+            sluice_vocab::hostlist::expand(&node_list).map_or(0, |n| n.len()),
+        )
+        .unwrap_or(0),
+        node_list,
+        ntasks: usage.tasks,
+        usage: Some(usage.to_proto()),
+        ..Default::default()
+    }
 }
 
 /// The steps `sel` shows of a running job's `steps`: the one it names, every one with `-a`,
@@ -128,10 +152,10 @@ pub fn merge(job: u32, live: &[LiveStep]) -> Vec<StepRecord> {
 pub fn select<'a>(
     sel: &JobSel,
     all: bool,
-    steps: &'a [StepRecord],
-) -> Result<Vec<&'a StepRecord>, String> {
+    steps: &'a [LiveRecord],
+) -> Result<Vec<&'a LiveRecord>, String> {
     if let Some(want) = sel.step {
-        return match steps.iter().find(|s| s.step_id == want) {
+        return match steps.iter().find(|s| s.record.step_id == want) {
             Some(s) => Ok(vec![s]),
             None => Err(format!(
                 "sstat: error: StepId={}.{} not found running.",
@@ -146,7 +170,11 @@ pub fn select<'a>(
     if all {
         return Ok(steps.iter().collect());
     }
-    Ok(steps.iter().find(|s| s.step_id >= 0).into_iter().collect())
+    Ok(steps
+        .iter()
+        .find(|s| s.record.step_id >= 0)
+        .into_iter()
+        .collect())
 }
 
 /// Slurm's text for a known job with no step running.
@@ -172,6 +200,7 @@ mod tests {
             step_id,
             node_list: node_list.into(),
             usage: StepUsage::from_tasks(&[task]).map(|u| u.to_proto()),
+            pids: vec![u32::try_from(user_cpu_ms).unwrap()],
         }
     }
 
@@ -195,17 +224,18 @@ mod tests {
         );
         let ids: Vec<(i32, u32, u32)> = steps
             .iter()
-            .map(|s| (s.step_id, s.ntasks, s.node_count))
+            .map(|s| (s.record.step_id, s.record.ntasks, s.record.node_count))
             .collect();
         assert_eq!(ids, vec![(-4, 1, 1), (1, 2, 2)]);
-        let u = StepUsage::from_proto(steps[1].usage.as_ref().unwrap()).unwrap();
+        let u = StepUsage::from_proto(steps[1].record.usage.as_ref().unwrap()).unwrap();
+        assert_eq!(steps[1].pids, "5,7");
         assert_eq!(u.user_cpu_ms, 12);
     }
 
     #[test]
     fn steps_are_chosen_as_slurm_does() {
         let steps = merge(7, &[live(-4, "n1", 1), live(2, "n1", 1), live(0, "n1", 1)]);
-        let ids = |v: Vec<&StepRecord>| v.iter().map(|s| s.step_id).collect::<Vec<_>>();
+        let ids = |v: Vec<&LiveRecord>| v.iter().map(|s| s.record.step_id).collect::<Vec<_>>();
         assert_eq!(ids(select(&sel(None), false, &steps).unwrap()), vec![0]);
         assert_eq!(
             ids(select(&sel(None), true, &steps).unwrap()),

@@ -10,8 +10,17 @@ use crate::sacct::jobsel::BATCH_STEP;
 use crate::sacct::usage::USAGE_FIELDS;
 use crate::sacct::values::{Line, line_id};
 
+/// One printed row: a step line as sacct's fields read it, and the step's processes.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    /// The step.
+    pub line: Line<'a>,
+    /// `Pids`.
+    pub pids: &'a str,
+}
+
 /// How a value is found.
-type Value = fn(&Line, &Cx) -> String;
+type Value = fn(&Row, &Cx) -> String;
 
 /// One field: Slurm's name, its default width and its value (`None`: sacct's field of the same
 /// name).
@@ -40,15 +49,15 @@ const fn own(name: &'static str, width: i32, value: Value) -> StatField {
     }
 }
 
-fn blank(_: &Line, _: &Cx) -> String {
+fn blank(_: &Row, _: &Cx) -> String {
     String::new()
 }
-fn zero(_: &Line, _: &Cx) -> String {
+fn zero(_: &Row, _: &Cx) -> String {
     "0".into()
 }
 /// A requested CPU frequency: srun steps ask none (`Unknown`), the batch step shows 0.
-fn req_freq(l: &Line, _: &Cx) -> String {
-    let batch = l.step().is_some_and(|s| s.step_id == BATCH_STEP);
+fn req_freq(r: &Row, _: &Cx) -> String {
+    let batch = r.line.step().is_some_and(|s| s.step_id == BATCH_STEP);
     if batch { "0" } else { "Unknown" }.into()
 }
 
@@ -63,7 +72,7 @@ pub const FIELDS: &[StatField] = &[
     s("AveVMSize", 10),
     own("ConsumedEnergy", 14, zero),
     own("ConsumedEnergyRaw", 14, zero),
-    own("JobID", -12, |l, _| line_id(l, false)),
+    own("JobID", -12, |r, _| line_id(&r.line, false)),
     s("MaxDiskRead", 12),
     s("MaxDiskReadNode", 15),
     s("MaxDiskReadTask", 15),
@@ -82,13 +91,19 @@ pub const FIELDS: &[StatField] = &[
     s("MinCPU", 10),
     own("MinCPUNode", 10, blank),
     own("MinCPUTask", 10, blank),
-    own("Nodelist", 20, |l, _| {
-        l.step().map(|s| s.node_list.clone()).unwrap_or_default()
+    own("Nodelist", 20, |r, _| {
+        r.line
+            .step()
+            .map(|s| s.node_list.clone())
+            .unwrap_or_default()
     }),
-    own("NTasks", 8, |l, _| {
-        l.step().map(|s| s.ntasks.to_string()).unwrap_or_default()
+    own("NTasks", 8, |r, _| {
+        r.line
+            .step()
+            .map(|s| s.ntasks.to_string())
+            .unwrap_or_default()
     }),
-    own("Pids", 20, blank),
+    own("Pids", 20, |r, _| r.pids.to_string()),
     own("ReqCPUFreq", 13, req_freq),
     own("ReqCPUFreqMin", 13, req_freq),
     own("ReqCPUFreqMax", 13, req_freq),
@@ -113,13 +128,13 @@ pub const FIELDS: &[StatField] = &[
 
 impl StatField {
     /// The field's value on `line`.
-    pub fn value(&self, line: &Line, cx: &Cx) -> String {
+    pub fn value(&self, row: &Row, cx: &Cx) -> String {
         match self.value {
-            Some(v) => v(line, cx),
+            Some(v) => v(row, cx),
             None => USAGE_FIELDS
                 .iter()
                 .find(|f| f.name == self.name)
-                .map(|f| (f.value)(line, cx))
+                .map(|f| (f.value)(&row.line, cx))
                 .unwrap_or_default(),
         }
     }

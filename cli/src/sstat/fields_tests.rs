@@ -4,6 +4,7 @@ use sluice_wire::proto::{JobRow, StepRecord};
 
 use super::*;
 use crate::output::{OutputMode, Printer};
+use crate::sstat::fetch::LiveRecord;
 use crate::sstat::rows;
 use crate::timefmt::Zone;
 
@@ -59,7 +60,7 @@ fn the_field_list_is_four_to_a_line() {
     assert!(text.ends_with("TRESUsageOutMinNode TRESUsageOutMinTask TRESUsageOutTot    \n"));
 }
 
-fn step(step_id: i32) -> StepRecord {
+fn step(step_id: i32) -> LiveRecord {
     let tasks = [
         TaskUsage {
             task: 0,
@@ -76,13 +77,17 @@ fn step(step_id: i32) -> StepRecord {
             ..Default::default()
         },
     ];
-    StepRecord {
+    let record = StepRecord {
         job_id: 28,
         step_id,
         node_list: "c1n[1-2]".into(),
         ntasks: 2,
         usage: Some(StepUsage::from_tasks(&tasks).unwrap().to_proto()),
         ..Default::default()
+    };
+    LiveRecord {
+        record,
+        pids: "31165,31170".into(),
     }
 }
 
@@ -118,5 +123,14 @@ fn step_rows_show_live_usage_as_slurm_does() {
     assert_eq!(
         rows(&fixed, &cols, &job, &[&srun], &cx)[0],
         "28.0                 4M       c1n2          1   00:00:03        2       Unknown "
+    );
+    let pid_cols = parse_format(crate::sstat::args::PID_FORMAT).unwrap();
+    let pid_printer = Printer::new(
+        OutputMode::Parsable2,
+        pid_cols.iter().map(|c| c.1.clone()).collect(),
+    );
+    assert_eq!(
+        rows(&pid_printer, &pid_cols, &job, &[&srun], &cx),
+        vec!["28.0|c1n[1-2]|31165,31170"]
     );
 }

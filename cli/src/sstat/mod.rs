@@ -11,7 +11,7 @@ pub mod fields;
 
 use std::io::Write;
 
-use sluice_wire::proto::{JobRow, StepRecord};
+use sluice_wire::proto::JobRow;
 
 use crate::cmdutil;
 use crate::output::Printer;
@@ -20,8 +20,8 @@ use crate::sacct::values::Line;
 use crate::slurm_conf::SlurmConf;
 use crate::timefmt::Zone;
 use args::{Invocation, SstatOpts};
-use fetch::Found;
-use fields::Chosen;
+use fetch::{Found, LiveRecord};
+use fields::{Chosen, Row};
 
 const USAGE: &str = "Usage: sstat [options] -j <job(.stepid)>\n\tUse --help for help\n";
 
@@ -141,14 +141,17 @@ pub fn rows(
     printer: &Printer,
     cols: &[Chosen],
     job: &JobRow,
-    steps: &[&StepRecord],
+    steps: &[&LiveRecord],
     cx: &Cx,
 ) -> Vec<String> {
     steps
         .iter()
         .map(|s| {
-            let line = Line::Step(job, s);
-            let values: Vec<String> = cols.iter().map(|(f, _)| f.value(&line, cx)).collect();
+            let row = Row {
+                line: Line::Step(job, &s.record),
+                pids: &s.pids,
+            };
+            let values: Vec<String> = cols.iter().map(|(f, _)| f.value(&row, cx)).collect();
             printer.format_row(&values)
         })
         .collect()

@@ -31,6 +31,8 @@ pub struct LiveStep {
     pub node_list: String,
     /// The usage of its tasks here.
     pub usage: StepUsage,
+    /// Its processes here at the last sample, in order.
+    pub pids: Vec<u32>,
 }
 
 /// Every task being sampled on this node, by job.
@@ -68,25 +70,40 @@ impl LiveTable {
     /// The usage so far of `job`'s steps with tasks sampled here, by step number.
     pub fn steps(&self, job: u32) -> Vec<LiveStep> {
         let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        let mut by_step: BTreeMap<i32, (String, Vec<TaskUsage>)> = BTreeMap::new();
+        let mut by_step: BTreeMap<i32, Parts> = BTreeMap::new();
         for t in jobs.get(&job).into_iter().flatten() {
             let Some(gather) = t.gather.upgrade() else {
                 continue;
             };
-            let entry = by_step
-                .entry(t.step)
-                .or_insert_with(|| (t.node_list.clone(), Vec::new()));
-            entry.1.push(lock(&gather).usage());
+            let parts = by_step.entry(t.step).or_insert_with(|| Parts {
+                node_list: t.node_list.clone(),
+                ..Parts::default()
+            });
+            let gather = lock(&gather);
+            parts.tasks.push(gather.usage());
+            parts
+                .pids
+                .extend(gather.pids().filter_map(|p| u32::try_from(p).ok()));
         }
         by_step
             .into_iter()
-            .filter_map(|(step, (node_list, tasks))| {
+            .filter_map(|(step, mut p)| {
+                p.pids.sort_unstable();
                 Some(LiveStep {
                     step,
-                    node_list,
-                    usage: StepUsage::from_tasks(&tasks)?,
+                    usage: StepUsage::from_tasks(&p.tasks)?,
+                    node_list: p.node_list,
+                    pids: p.pids,
                 })
             })
             .collect()
     }
+}
+
+/// One step's tasks while they are collected.
+#[derive(Default)]
+struct Parts {
+    node_list: String,
+    tasks: Vec<TaskUsage>,
+    pids: Vec<u32>,
 }

@@ -34,6 +34,7 @@ async fn a_running_batch_step_is_shown_to_its_owner_only() {
     assert_eq!(steps.len(), 1);
     assert_eq!((steps[0].step_id, steps[0].node_list.as_str()), (-4, "n1"));
     assert_eq!(steps[0].usage.as_ref().map(|u| u.tasks), Some(1));
+    assert!(!steps[0].pids.is_empty(), "the script's pid");
 
     let mut stranger = noded.client_as(STRANGER).await;
     let refused = stranger.step_stats(stats(401)).await.unwrap_err();

@@ -53,6 +53,15 @@ fn sstat_shows_the_live_usage_of_a_running_jobs_steps() {
             format!("JobID|NTasks\n{id}.batch|1\n{id}.0|1\n").as_str()
         )
     );
+    let pids = c.cmd("sstat", &["-i", "-n", "-P", "-j", &job]);
+    let cells: Vec<&str> = pids.stdout.trim_end().split('|').collect();
+    assert_eq!(cells[0], format!("{id}.0"), "{}", pids.stdout);
+    assert!(cells[1].ends_with("n1"), "{}", pids.stdout);
+    assert!(
+        !cells[2].is_empty() && cells[2].split(',').all(|p| p.parse::<u32>().is_ok()),
+        "the step's pids: {}",
+        pids.stdout
+    );
     let batch = c.cmd(
         "sstat",
         &["-j", &format!("{id}.batch"), "-o", "jobid,maxrss%12"],
