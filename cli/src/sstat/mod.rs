@@ -114,7 +114,8 @@ async fn show(
                 return fail_rpc(err, &text);
             }
             Ok(Found::Unknown) => Err(fetch::unknown(sel.id)),
-            Ok(Found::NotRunning) => Err(fetch::no_steps(sel.id)),
+            // Named steps are "not found running", the job "has no steps running".
+            Ok(Found::NotRunning) => fetch::select(sel, false, &[]).map(|_| Vec::new()),
             Ok(Found::Running(job, steps)) => fetch::select(sel, opts.all_steps, &steps)
                 .map(|chosen| rows(&printer, cols, &job, &chosen, &cx)),
         };

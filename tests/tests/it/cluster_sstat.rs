@@ -114,6 +114,11 @@ fn sstat_shows_the_live_usage_of_a_running_jobs_steps() {
         done.stderr,
         format!("sstat: error: No steps running for job {id}\n")
     );
+    let step = c.cmd("sstat", &["-n", "-j", &format!("{id}.batch")]);
+    assert_eq!(
+        step.stderr,
+        format!("sstat: error: StepId={id}.batch not found running.\n")
+    );
     let unknown = c.cmd("sstat", &["-n", "-j", "99999"]);
     assert_eq!(
         unknown.stderr,
