@@ -107,3 +107,43 @@ struct Parts {
     tasks: Vec<TaskUsage>,
     pids: Vec<u32>,
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::CommandExt;
+
+    use sluice_vocab::cluster_conf::JobAcctGather;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_finished_tracker_leaves_the_table_by_itself() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        let conf = JobAcctGather {
+            enabled: true,
+            frequency: 30,
+        };
+        let tracker = Tracker::start(&conf, pid, 0, 0).unwrap();
+        let table = LiveTable::default();
+        table.add(5, 2, 1000, "n[1-2]", &tracker);
+        assert_eq!(table.owner(5), Some(1000));
+        let steps = table.steps(5);
+        assert_eq!(steps.len(), 1);
+        assert_eq!((steps[0].step, steps[0].node_list.as_str()), (2, "n[1-2]"));
+        assert_eq!(
+            (steps[0].usage.tasks, steps[0].pids.clone()),
+            (1, vec![child.id()])
+        );
+        assert!(table.steps(6).is_empty(), "another job has nothing here");
+        child.kill().unwrap();
+        let _ = tracker.finish();
+        child.wait().unwrap();
+        assert_eq!(table.owner(5), None);
+        assert!(table.steps(5).is_empty());
+    }
+}

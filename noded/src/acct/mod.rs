@@ -50,7 +50,8 @@ impl Tracker {
         let gather = Arc::new(Mutex::new(TaskGather::new(task, node, Units::host())));
         sample(&gather, pgid);
         let ticker = (conf.frequency > 0).then(|| {
-            let gather = Arc::clone(&gather);
+            // Weak, so the tracker alone keeps the usage alive (see `live`).
+            let gather = Arc::downgrade(&gather);
             let every = Duration::from_secs(u64::from(conf.frequency));
             tokio::spawn(async move {
                 // The sample at the start is taken as the task execs, before its program is
@@ -60,6 +61,9 @@ impl Tracker {
                 let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + first, every);
                 loop {
                     tick.tick().await;
+                    let Some(gather) = gather.upgrade() else {
+                        return;
+                    };
                     sample(&gather, pgid);
                 }
             })
