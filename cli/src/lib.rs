@@ -32,6 +32,7 @@ pub mod slurm_conf;
 pub mod squeue;
 pub mod sreport;
 pub mod srun;
+pub mod sstat;
 pub mod timefmt;
 pub mod timespec;
 pub mod words;

@@ -19,7 +19,7 @@ use sluice_wire::proto::LaunchBatchRequest;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStderr, ChildStdout};
 
-use crate::acct::Tracker;
+use crate::acct::{Tracker, live};
 use crate::env::Env;
 use crate::error::NodedError;
 use crate::jobs::{Part, signal_group};
@@ -81,6 +81,10 @@ async fn begin(node: &Arc<Node>, req: &LaunchBatchRequest) -> Result<(), NodedEr
     match start(node, req).await {
         Ok((started, after)) => {
             let tracker = Tracker::start(&node.config.jobacct, started.pid, 0, 0);
+            if let Some(t) = &tracker {
+                let name = &node.config.node_name;
+                node.live.add(job, live::BATCH_STEP, req.uid, name, t);
+            }
             let stepd = started.stepd.id().unwrap_or(0);
             adopt::record_launch(node, job, restart, started.pid, stepd).await;
             let run = Run {

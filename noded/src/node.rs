@@ -5,6 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::Signal;
 
+use crate::acct::live::LiveTable;
 use crate::config::NodedConfig;
 use crate::env::NodeFacts;
 use crate::error::NodedError;
@@ -31,6 +32,8 @@ pub struct Node {
     pub stdin: StdinTable,
     /// Jobs that ran here and whose epilog is still due.
     pub here: JobsHere,
+    /// Tasks being sampled now, for `sstat`.
+    pub live: LiveTable,
 }
 
 impl Node {
@@ -46,6 +49,7 @@ impl Node {
             outbox,
             stdin: StdinTable::default(),
             here: JobsHere::default(),
+            live: LiveTable::default(),
         })
     }
 

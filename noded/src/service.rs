@@ -3,16 +3,18 @@
 //! Every request is signed (the server mounts a [`sluice_wire::auth::Verifier`]). Launching
 //! and signalling jobs is for the controller: root, `SlurmUser` or the daemon's own uid.
 //! `RunStep` is srun's, signed by the step's user: it may start tasks as that user, with one of
-//! that user's groups, only; `StepInput` feeds stdin to that user's step only.
+//! that user's groups, only; `StepInput` feeds stdin to that user's step only; `StepStats`
+//! shows a job's usage to its owner and admins only.
 
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
 use sluice_wire::auth;
+use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::{
-    Ack, LaunchBatchRequest, NodePingReply, PingRequest, RunStepRequest, SignalJobRequest,
-    SignalKind, StepStdin,
+    Ack, LaunchBatchRequest, LiveStep, NodePingReply, PingRequest, RunStepRequest,
+    SignalJobRequest, SignalKind, StepStatsReply, StepStatsRequest, StepStdin,
 };
 use tonic::{Request, Response, Status, Streaming};
 
@@ -49,6 +51,23 @@ impl NodeService {
             Err(NodedError::AccessDenied { uid }.into())
         }
     }
+}
+
+/// `job`'s steps sampled on `node`, for `caller`: its owner or an admin.
+pub fn step_stats(node: &Node, caller: u32, job: u32) -> Result<StepStatsReply, NodedError> {
+    let owner = node.live.owner(job);
+    if owner.is_some_and(|o| o != caller) && !node.config.admin_uids.contains(&caller) {
+        return Err(NodedError::AccessDenied { uid: caller });
+    }
+    let steps = node.live.steps(job).into_iter().map(|s| LiveStep {
+        step_id: s.step,
+        node_list: s.node_list,
+        usage: Some(s.usage.to_proto()),
+        pids: s.pids,
+    });
+    Ok(StepStatsReply {
+        steps: steps.collect(),
+    })
 }
 
 /// Whether `gid` is `uid`'s primary group or one of its groups (an NSS lookup: blocking).
@@ -180,6 +199,15 @@ impl NodeDaemon for NodeService {
             node_scripts::on_terminate(&self.node, req.job_id);
         }
         Ok(Response::new(Ack {}))
+    }
+
+    async fn step_stats(
+        &self,
+        req: Request<StepStatsRequest>,
+    ) -> Result<Response<StepStatsReply>, Status> {
+        let caller = auth::identity(&req)?.uid;
+        let job = req.into_inner().job_id;
+        Ok(Response::new(step_stats(&self.node, caller, job)?))
     }
 }
 

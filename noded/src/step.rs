@@ -108,6 +108,10 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             readers.spawn(forward(err, rank, true, tx.clone()));
         }
         let tracker = Tracker::start(&node.config.jobacct, pgid, rank, req.node_index);
+        if let Some(t) = &tracker {
+            let step_no = i32::try_from(step).unwrap_or(i32::MAX);
+            node.live.add(job, step_no, req.uid, &req.node_list, t);
+        }
         let epilog = node.config.prolog.task_epilog.is_some().then(|| {
             let dir = dir.clone();
             (Arc::clone(node), env, dir)

@@ -116,6 +116,11 @@ impl TaskGather {
         self.max_vsize = self.max_vsize.max(vsize);
     }
 
+    /// The task's processes seen at the last sample.
+    pub fn pids(&self) -> impl Iterator<Item = i32> + '_ {
+        self.live.keys().copied()
+    }
+
     /// The task's usage so far.
     pub fn usage(&self) -> TaskUsage {
         let mut total = self.gone;

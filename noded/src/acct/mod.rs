@@ -11,11 +11,12 @@
 //! daemon was not sampled by it and is reported without usage.
 
 pub mod gather;
+pub mod live;
 pub mod proc;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -49,7 +50,8 @@ impl Tracker {
         let gather = Arc::new(Mutex::new(TaskGather::new(task, node, Units::host())));
         sample(&gather, pgid);
         let ticker = (conf.frequency > 0).then(|| {
-            let gather = Arc::clone(&gather);
+            // Weak, so the tracker alone keeps the usage alive (see `live`).
+            let gather = Arc::downgrade(&gather);
             let every = Duration::from_secs(u64::from(conf.frequency));
             tokio::spawn(async move {
                 // The sample at the start is taken as the task execs, before its program is
@@ -59,6 +61,9 @@ impl Tracker {
                 let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + first, every);
                 loop {
                     tick.tick().await;
+                    let Some(gather) = gather.upgrade() else {
+                        return;
+                    };
                     sample(&gather, pgid);
                 }
             })
@@ -68,6 +73,11 @@ impl Tracker {
             pgid,
             ticker,
         })
+    }
+
+    /// A reference to the usage gathered so far that does not keep it alive (see [`live`]).
+    pub fn watch(&self) -> Weak<Mutex<TaskGather>> {
+        Arc::downgrade(&self.gather)
     }
 
     /// Stops the periodic samples, takes the last one and returns the task's usage. Call it

@@ -7,4 +7,5 @@ mod batch_jobs;
 mod binary;
 mod controller_link;
 mod job_usage;
+mod step_stats;
 mod steps;

@@ -8,6 +8,7 @@ mod cluster_control;
 mod cluster_durability;
 mod cluster_sched;
 mod cluster_srun;
+mod cluster_sstat;
 mod cluster_stale_reports;
 mod cluster_steps;
 mod cluster_up;
