@@ -71,6 +71,8 @@ pub struct SacctOpts {
     pub delimiter: String,
     /// `-n`.
     pub no_header: bool,
+    /// `--noconvert`: sizes as kept, not reduced to larger units.
+    pub noconvert: bool,
     /// The fields, as given (`name[%width]`, comma-separated).
     pub fields: String,
     /// `-l`: the fields include Slurm's long list, whose unaccounted fields are left out.
@@ -135,6 +137,7 @@ enum SaOpt {
     AllClusters,
     Local,
     Name,
+    NoConvert,
     NoHeader,
     NodeList,
     Parsable,
@@ -184,6 +187,7 @@ const SPECS: &[OptSpec<SaOpt>] = &[
     spec(Some('L'), "allclusters", HasArg::No, SaOpt::AllClusters),
     spec(None, "local", HasArg::No, SaOpt::Local),
     spec(None, "name", HasArg::Required, SaOpt::Name),
+    spec(None, "noconvert", HasArg::No, SaOpt::NoConvert),
     spec(Some('n'), "noheader", HasArg::No, SaOpt::NoHeader),
     spec(Some('N'), "nodelist", HasArg::Required, SaOpt::NodeList),
     spec(Some('p'), "parsable", HasArg::No, SaOpt::Parsable),
@@ -229,6 +233,7 @@ pub fn parse(args: &[String], cx: &Context) -> Result<Invocation, String> {
         mode: OutputMode::Fixed,
         delimiter: "|".into(),
         no_header: false,
+        noconvert: false,
         fields: String::new(),
         long: false,
         all_users: false,
@@ -273,6 +278,7 @@ pub fn parse(args: &[String], cx: &Context) -> Result<Invocation, String> {
             SaOpt::Local => (local, all_clusters) = (true, false),
             SaOpt::Delimiter => o.delimiter = v,
             SaOpt::NoHeader => o.no_header = true,
+            SaOpt::NoConvert => o.noconvert = true,
             SaOpt::NodeList => o.nodelist = o.nodelist.take().or(Some(v)),
             SaOpt::Name => o.names.extend(items(&v)),
             SaOpt::Parsable => o.mode = OutputMode::Parsable,

@@ -16,6 +16,8 @@ pub struct Cx {
     pub zone: Zone,
     /// Now, for running jobs' elapsed times.
     pub now: i64,
+    /// `--noconvert`: sizes in the unit they are kept in (`2048M`, bytes), not reduced.
+    pub noconvert: bool,
 }
 
 /// One field.
@@ -51,7 +53,7 @@ pub const FIELDS: &[Field] = &[
         Line::Job(j) => j.node_count.to_string(),
         Line::Step(_, s) => s.node_count.to_string(),
     }),
-    f("AllocTRES", 10, |l, _| v::alloc_tres(l)),
+    f("AllocTRES", 10, v::alloc_tres),
     f("Cluster", 10, |l, _| l.job().cluster.clone()),
     f("Comment", 14, |l, _| job_only(l, |j| j.comment.clone())),
     f("CPUTime", 10, |l, cx| {
@@ -127,8 +129,8 @@ pub const FIELDS: &[Field] = &[
         Line::Job(j) => j.req_cpus.to_string(),
         Line::Step(_, s) => s.cpus.to_string(),
     }),
-    f("ReqMem", 10, |l, _| {
-        job_only(l, |j| v::convert_units(j.req_mem_mb, 'M'))
+    f("ReqMem", 10, |l, cx| {
+        job_only(l, |j| v::units(cx, j.req_mem_mb, 'M'))
     }),
     f("Start", 19, |l, cx| match l {
         Line::Job(j) => date(j.start, cx),

@@ -9,6 +9,7 @@ const NOW: i64 = 1_795_255_200;
 const CX: Cx = Cx {
     zone: Zone::Utc,
     now: NOW,
+    noconvert: false,
 };
 
 fn job() -> JobRow {

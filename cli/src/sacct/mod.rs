@@ -102,6 +102,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let cx = Cx {
         zone: Zone::Local,
         now,
+        noconvert: opts.noconvert,
     };
     let uid = cmdutil::current_uid();
     rt.block_on(async {

@@ -10,7 +10,7 @@ use sluice_vocab::jobacct::{
 use sluice_wire::jobacct::StepUsageWire;
 
 use super::fields::{Cx, Field};
-use super::values::{Line, convert_units};
+use super::values::{Line, units};
 use crate::timefmt;
 
 /// The step's usage, for a step line where it was measured.
@@ -49,10 +49,10 @@ fn cpu_sum(l: &Line, pick: fn(&StepUsage) -> u64) -> String {
 }
 
 /// How one TRES value is printed: CPU as a clock, sizes reduced, counts as they are.
-fn tres_value(id: u32, v: u64) -> String {
+fn tres_value(cx: &Cx, id: u32, v: u64) -> String {
     match id {
         TRES_CPU => timefmt::clock(i64::try_from(v / 1000).unwrap_or(i64::MAX)),
-        TRES_MEM | TRES_VMEM | TRES_FS_DISK => convert_units(v, '\0'),
+        TRES_MEM | TRES_VMEM | TRES_FS_DISK => units(cx, v, '\0'),
         _ => v.to_string(),
     }
 }
@@ -68,24 +68,24 @@ fn node_name(l: &Line, index: u64) -> String {
 
 /// One TRES of one map of one side, shown by `show`.
 fn one(
-    l: &Line,
+    (l, cx): (&Line, &Cx),
     side: fn(&StepUsage) -> &UsageSide,
     map: fn(&UsageSide) -> &TresMap,
     id: u32,
-    show: fn(&Line, u64) -> String,
+    show: fn(&Line, &Cx, u64) -> String,
 ) -> String {
     usage(l)
         .and_then(|u| map(side(&u)).get(id))
-        .map(|v| show(l, v))
+        .map(|v| show(l, cx, v))
         .unwrap_or_default()
 }
 
 /// A whole map as `cpu=...,fs/disk=...,mem=...` in sacct's order.
 fn tres_string(
-    l: &Line,
+    (l, cx): (&Line, &Cx),
     side: fn(&StepUsage) -> &UsageSide,
     map: fn(&UsageSide) -> &TresMap,
-    show: fn(&Line, u32, u64) -> String,
+    show: fn(&Line, &Cx, u32, u64) -> String,
 ) -> String {
     let Some(u) = usage(l) else {
         return String::new();
@@ -93,30 +93,30 @@ fn tres_string(
     let m = map(side(&u));
     TRES_NAMES
         .iter()
-        .filter_map(|&(id, name)| Some(format!("{name}={}", show(l, id, m.get(id)?))))
+        .filter_map(|&(id, name)| Some(format!("{name}={}", show(l, cx, id, m.get(id)?))))
         .collect::<Vec<_>>()
         .join(",")
 }
 
-fn size(_: &Line, v: u64) -> String {
-    convert_units(v, '\0')
+fn size(_: &Line, cx: &Cx, v: u64) -> String {
+    units(cx, v, '\0')
 }
-fn count(_: &Line, v: u64) -> String {
+fn count(_: &Line, _: &Cx, v: u64) -> String {
     v.to_string()
 }
-fn node(l: &Line, v: u64) -> String {
+fn node(l: &Line, _: &Cx, v: u64) -> String {
     node_name(l, v)
 }
-fn cpu_secs(_: &Line, v: u64) -> String {
+fn cpu_secs(_: &Line, _: &Cx, v: u64) -> String {
     cpu_time(v / 1000 * 1000)
 }
-fn value(_: &Line, id: u32, v: u64) -> String {
-    tres_value(id, v)
+fn value(_: &Line, cx: &Cx, id: u32, v: u64) -> String {
+    tres_value(cx, id, v)
 }
-fn task(_: &Line, _: u32, v: u64) -> String {
+fn task(_: &Line, _: &Cx, _: u32, v: u64) -> String {
     v.to_string()
 }
-fn node_of(l: &Line, _: u32, v: u64) -> String {
+fn node_of(l: &Line, _: &Cx, _: u32, v: u64) -> String {
     node_name(l, v)
 }
 
@@ -132,7 +132,7 @@ macro_rules! stat {
         Field {
             name: $name,
             width: $w,
-            value: |l, _: &Cx| one(l, $side, |s| &s.$map, $id, $show),
+            value: |l, cx: &Cx| one((l, cx), $side, |s| &s.$map, $id, $show),
         }
     };
 }
@@ -142,7 +142,7 @@ macro_rules! tres {
         Field {
             name: $name,
             width: 10,
-            value: |l, _: &Cx| tres_string(l, $side, |s| &s.$map, $show),
+            value: |l, cx: &Cx| tres_string((l, cx), $side, |s| &s.$map, $show),
         }
     };
 }

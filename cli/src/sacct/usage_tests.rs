@@ -10,6 +10,7 @@ use crate::timefmt::Zone;
 const CX: Cx = Cx {
     zone: Zone::Utc,
     now: 0,
+    noconvert: false,
 };
 
 fn usage(tasks: &[TaskUsage]) -> Option<sluice_wire::proto::StepUsage> {
@@ -98,6 +99,29 @@ fn a_batch_step_shows_its_memory_and_cpu() {
         show("TRESUsageInMaxNode", &batch),
         "cpu=n1,fs/disk=n1,mem=n1,pages=n1,vmem=n1"
     );
+}
+
+#[test]
+fn noconvert_shows_sizes_in_bytes() {
+    let j = job();
+    let batch = Line::Step(&j, &j.steps[0]);
+    let raw = Cx {
+        noconvert: true,
+        ..CX
+    };
+    let show_raw =
+        |name: &str| (USAGE_FIELDS.iter().find(|f| f.name == name).unwrap().value)(&batch, &raw);
+    assert_eq!(show_raw("MaxRSS"), (1180 * 1024).to_string());
+    assert_eq!(show_raw("MaxDiskWrite"), "8192");
+    assert_eq!(
+        show_raw("TRESUsageInMax"),
+        format!(
+            "cpu=00:00:01,fs/disk=2012,mem={},pages=3,vmem={}",
+            1180 * 1024,
+            220_000 * 1024
+        )
+    );
+    assert_eq!(show_raw("MaxRSSTask"), "0", "counts are what they are");
 }
 
 #[test]

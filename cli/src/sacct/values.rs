@@ -4,6 +4,7 @@
 use sluice_vocab::JobState;
 use sluice_wire::proto::{JobRow, StepRecord};
 
+use super::fields::Cx;
 use super::jobsel::{BATCH_STEP, step_suffix};
 
 /// One printed line: a job (allocation) or one of its steps.
@@ -109,6 +110,16 @@ pub fn derived_exit_pair(j: &JobRow) -> (i32, i32) {
         .unwrap_or((0, 0))
 }
 
+/// `value` in `unit` (`'\0'`: bytes) as sacct shows it: reduced by [`convert_units`], or kept
+/// in its unit with `--noconvert`.
+pub fn units(cx: &Cx, value: u64, unit: char) -> String {
+    match (cx.noconvert, unit) {
+        (false, _) => convert_units(value, unit),
+        (true, '\0') => value.to_string(),
+        (true, unit) => format!("{value}{unit}"),
+    }
+}
+
 /// A count in `unit` (`M` for megabytes, `""` for plain counts) reduced as Slurm's
 /// `convert_num_unit` with exact conversion does: divided by 1024 while it is at least 1024
 /// and a multiple of 512, shown with two decimals when not whole.
@@ -135,13 +146,13 @@ pub fn convert_units(value: u64, unit: char) -> String {
 /// `AllocTRES`: `billing=2,cpu=2,mem=4000M,node=1` for a started job (billing = CPUs, the
 /// default weights), `cpu=2,node=1` for a step (step memory is not accounted); empty before
 /// anything was allocated.
-pub fn alloc_tres(l: &Line) -> String {
+pub fn alloc_tres(l: &Line, cx: &Cx) -> String {
     match l {
         Line::Job(j) if j.cpus == 0 => String::new(),
         Line::Job(j) => {
             let mut parts = vec![format!("billing={}", j.cpus), format!("cpu={}", j.cpus)];
             if j.mem_mb > 0 {
-                parts.push(format!("mem={}", convert_units(j.mem_mb, 'M')));
+                parts.push(format!("mem={}", units(cx, j.mem_mb, 'M')));
             }
             parts.push(format!("node={}", j.node_count));
             parts.join(",")
@@ -187,6 +198,18 @@ mod tests {
         assert_eq!(convert_units(1536, 'M'), "1.50G");
         assert_eq!(convert_units(0, 'M'), "0M");
         assert_eq!(convert_units(3, '\0'), "3");
+        let cx = |noconvert| Cx {
+            zone: crate::timefmt::Zone::Utc,
+            now: 0,
+            noconvert,
+        };
+        assert_eq!(units(&cx(false), 16_384, 'M'), "16G");
+        assert_eq!(
+            units(&cx(true), 16_384, 'M'),
+            "16384M",
+            "--noconvert keeps the unit"
+        );
+        assert_eq!(units(&cx(true), 67_612_672, '\0'), "67612672");
     }
 
     #[test]

@@ -74,6 +74,8 @@ pub struct SstatOpts {
     pub format: String,
     /// `-n`.
     pub no_header: bool,
+    /// `--noconvert`: sizes in bytes, not reduced to larger units.
+    pub noconvert: bool,
     /// `-p` / `-P`.
     pub mode: OutputMode,
 }
@@ -101,6 +103,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
         all_steps: false,
         format: DEFAULT_FORMAT.to_string(),
         no_header: false,
+        noconvert: false,
         mode: OutputMode::Fixed,
     };
     for (opt, value) in parsed.opts {
@@ -117,7 +120,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             StOpt::NoHeader => o.no_header = true,
             StOpt::Parsable => o.mode = OutputMode::Parsable,
             StOpt::Parsable2 => o.mode = OutputMode::Parsable2,
-            StOpt::NoConvert | StOpt::Verbose => {}
+            StOpt::NoConvert => o.noconvert = true,
+            // Slurm's -v logs its plugins loading; there are none to report here.
+            StOpt::Verbose => {}
         }
     }
     // Slurm takes stray words as jobs too (`sstat 12`).

@@ -102,6 +102,7 @@ fn step_rows_show_live_usage_as_slurm_does() {
     let cx = Cx {
         zone: Zone::Utc,
         now: 0,
+        noconvert: false,
     };
     let (srun, batch) = (step(0), step(-4));
     let printer = Printer::new(

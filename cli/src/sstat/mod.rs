@@ -101,6 +101,7 @@ async fn show(
     let cx = Cx {
         zone: Zone::Local,
         now: cmdutil::now(),
+        noconvert: opts.noconvert,
     };
     for sel in &opts.jobs {
         let mut warnings = Vec::new();
