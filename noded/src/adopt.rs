@@ -1,7 +1,8 @@
 //! Batch jobs that outlive a restart of the node daemon.
 //!
 //! Every started batch script leaves a launch record in the spool (`launches/<job>`: its process
-//! group, launch count and supervisor's pid) until its exit report is queued. A daemon starting
+//! group, launch count and supervisor's pid, written by the supervisor as soon as the script
+//! runs) until its exit report is queued. A daemon starting
 //! over finds the records of jobs whose processes still run, adopts them (they are listed as
 //! running, can be signalled, and are watched until their process group is gone), so a node
 //! daemon restart costs no job. The script's supervisor outlived the daemon too and leaves the
@@ -27,17 +28,9 @@ const STATUS_POLL: Duration = Duration::from_millis(50);
 /// How often an adopted job's process group is looked for.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Records that `job` (launch `restart`) runs as process group `pgid` under supervisor `stepd`.
-pub async fn record_launch(node: &Node, job: u32, restart: u32, pgid: i32, stepd: u32) {
-    let dir = node.spool.launches_dir();
-    let path = dir.join(job.to_string());
-    let write = async {
-        tokio::fs::create_dir_all(&dir).await?;
-        tokio::fs::write(&path, format!("{pgid} {restart} {stepd}\n")).await
-    };
-    if let Err(e) = write.await {
-        tracing::warn!(job, "cannot record the launch in {}: {e}", path.display());
-    }
+/// Where `job`'s launch record is (written by its supervisor once the script runs).
+pub fn record_path(node: &Node, job: u32) -> PathBuf {
+    node.spool.launches_dir().join(job.to_string())
 }
 
 /// Where `job`'s supervisor leaves the script's status.
@@ -49,8 +42,7 @@ pub fn status_path(node: &Node, job: u32) -> PathBuf {
 
 /// Drops `job`'s launch record (and its status) once its end is queued.
 pub async fn forget_launch(node: &Node, job: u32) {
-    let dir = node.spool.launches_dir();
-    for path in [dir.join(job.to_string()), status_path(node, job)] {
+    for path in [record_path(node, job), status_path(node, job)] {
         if let Err(e) = tokio::fs::remove_file(&path).await
             && e.kind() != std::io::ErrorKind::NotFound
         {

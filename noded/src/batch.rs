@@ -85,8 +85,6 @@ async fn begin(node: &Arc<Node>, req: &LaunchBatchRequest) -> Result<(), NodedEr
                 let name = &node.config.node_name;
                 node.live.add(job, live::BATCH_STEP, req.uid, name, t);
             }
-            let stepd = started.stepd.id().unwrap_or(0);
-            adopt::record_launch(node, job, restart, started.pid, stepd).await;
             let run = Run {
                 job,
                 restart,
@@ -202,7 +200,8 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Started, After)
         err: err.as_deref(),
         append: req.open_append,
     };
-    let started = supervised(node, job_id, run_as, &dir, &env, io).await?;
+    let launch = (job_id, req.restart_count);
+    let started = supervised(node, launch, run_as, &dir, &env, io).await?;
     node.jobs.add_group(job_id, Part::Batch, started.pid);
     tracing::info!(job = job_id, pid = started.pid, user = %req.user, "batch script started");
     let after = After {
@@ -220,7 +219,7 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Started, After)
 /// Starts the script under its supervisor and waits for the supervisor's `started <pid>`.
 async fn supervised(
     node: &Node,
-    job_id: u32,
+    (job_id, restart): (u32, u32),
     run_as: Option<RunAs>,
     dir: &Path,
     env: &Env,
@@ -229,7 +228,13 @@ async fn supervised(
     let status = adopt::status_path(node, job_id);
     // A status left by an earlier run of this job is not this run's.
     let _ = tokio::fs::remove_file(&status).await;
-    let mut stepd = spawn::batch_command(&node.config.stepd, &status, run_as, dir, env, io)
+    let supervisor = spawn::Supervisor {
+        program: &node.config.stepd,
+        status: &status,
+        record: &adopt::record_path(node, job_id),
+        restart,
+    };
+    let mut stepd = spawn::batch_command(supervisor, run_as, dir, env, io)
         .spawn()
         .map_err(|source| NodedError::Spawn { job_id, source })?;
     let mut lines = stepd.stdout.take().map(|out| BufReader::new(out).lines());

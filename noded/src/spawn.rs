@@ -97,14 +97,27 @@ pub struct BatchIo<'a> {
     pub append: bool,
 }
 
-/// A batch script's command: its supervisor `stepd` (see [`crate::supervise`]), which runs the
+/// A batch script's supervisor: its program, where it writes the script's status and launch
+/// record, and the launch count the record names.
+#[derive(Debug, Clone, Copy)]
+pub struct Supervisor<'a> {
+    /// `sluice-stepd`.
+    pub program: &'a Path,
+    /// The status file.
+    pub status: &'a Path,
+    /// The launch record.
+    pub record: &'a Path,
+    /// The job's launch (restart) count.
+    pub restart: u32,
+}
+
+/// A batch script's command: its supervisor (see [`crate::supervise`]), which runs the
 /// wrapper as the job's user with the script and its arguments, stdin from `/dev/null` and its
-/// output as `io` says, and writes the script's status to `status`. The supervisor's stdin and
-/// stdout carry its conversation with this daemon; its stderr (and the wrapper's, e.g. a
-/// failure to open the output files) is piped so it can be logged.
+/// output as `io` says, records the launch and writes the script's status. The supervisor's
+/// stdin and stdout carry its conversation with this daemon; its stderr (and the wrapper's,
+/// e.g. a failure to open the output files) is piped so it can be logged.
 pub fn batch_command(
-    stepd: &Path,
-    status: &Path,
+    stepd: Supervisor<'_>,
     run_as: Option<RunAs>,
     dir: &Path,
     env: &Env,
@@ -125,11 +138,13 @@ pub fn batch_command(
     argv.push(io.script.into());
     argv.extend(io.args.iter().map(OsString::from));
     let plan = Plan {
-        status: status.to_path_buf(),
+        status: stepd.status.to_path_buf(),
+        record: stepd.record.to_path_buf(),
+        restart: stepd.restart,
         run_as,
         argv,
     };
-    let mut cmd = Command::new(stepd);
+    let mut cmd = Command::new(stepd.program);
     cmd.env_clear()
         .envs(env)
         .current_dir(dir)

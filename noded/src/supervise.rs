@@ -6,7 +6,9 @@
 //! of its own too, apart from the job's: signals for the job never reach it.
 //!
 //! Its conversation with the node daemon, one line each way on stdout/stdin:
-//! - `started <pid>` once the script runs;
+//! - `started <pid>` once the script runs and its launch record (`<pgid> <launch count>
+//!   <supervisor pid>`, see [`crate::adopt`]) is written, by the supervisor itself, so a node
+//!   daemon killed at any moment after the start finds the script again;
 //! - `exited` once the script has exited and is not yet reaped (the daemon takes its last
 //!   usage sample of the zombie now), then the supervisor waits for a line or the end of its
 //!   stdin: a node daemon that is gone (killed, restarting) ends it at once;
@@ -60,11 +62,15 @@ impl Ended {
 }
 
 /// What the supervisor is asked to run: its command line is
-/// `sluice-stepd <status file> <uid|-> <gid|-> <program> [args...]`.
+/// `sluice-stepd <status file> <launch record> <launch count> <uid|-> <gid|-> <program> [args...]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// Where the status goes.
     pub status: PathBuf,
+    /// The launch record to write once the script runs.
+    pub record: PathBuf,
+    /// The launch count (the job's restart count) the record names.
+    pub restart: u32,
     /// The user the script runs as (`-`: the supervisor's own).
     pub run_as: Option<RunAs>,
     /// The script's command line.
@@ -77,6 +83,8 @@ impl Plan {
         let id = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
         let mut args = vec![
             self.status.clone().into_os_string(),
+            self.record.clone().into_os_string(),
+            self.restart.to_string().into(),
             id(self.run_as.map(|r| r.uid)).into(),
             id(self.run_as.map(|r| r.gid)).into(),
         ];
@@ -87,9 +95,19 @@ impl Plan {
     /// Reads the supervisor's arguments (program name excluded).
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, String> {
         let mut args = args.into_iter();
-        let usage =
-            || format!("usage: {PROGRAM} <status file> <uid|-> <gid|-> <program> [args...]");
+        let usage = || {
+            format!(
+                "usage: {PROGRAM} <status file> <launch record> <launch count> <uid|-> <gid|-> \
+                 <program> [args...]"
+            )
+        };
         let status = PathBuf::from(args.next().ok_or_else(usage)?);
+        let record = PathBuf::from(args.next().ok_or_else(usage)?);
+        let restart = args.next().ok_or_else(usage)?;
+        let restart = restart
+            .to_str()
+            .and_then(|r| r.parse().ok())
+            .ok_or_else(|| format!("invalid launch count `{}'", restart.to_string_lossy()))?;
         let id = |a: Option<OsString>| -> Result<Option<u32>, String> {
             let a = a.ok_or_else(usage)?;
             match a.to_str() {
@@ -113,6 +131,8 @@ impl Plan {
         }
         Ok(Self {
             status,
+            record,
+            restart,
             run_as,
             argv,
         })
@@ -133,6 +153,11 @@ pub fn supervise(plan: &Plan) -> Result<Ended, String> {
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", plan.argv[0].to_string_lossy()))?;
     let pid = Pid::from_raw(i32::try_from(child.id()).map_err(|e| e.to_string())?);
+    let record = format!("{pid} {} {}\n", plan.restart, std::process::id());
+    if let Err(e) = sluice_wire::daemon::write_file_atomically(&plan.record, &record) {
+        // The script runs on; only a restart of the node daemon would not find it.
+        eprintln!("{PROGRAM}: cannot write the launch record: {e}");
+    }
     say(&format!("started {pid}"));
     loop {
         match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
@@ -191,6 +216,8 @@ mod tests {
     fn a_plan_goes_through_its_command_line_unchanged() {
         let plan = Plan {
             status: "/s/7.status".into(),
+            record: "/s/7".into(),
+            restart: 2,
             run_as: Some(RunAs {
                 uid: 1000,
                 gid: 100,
@@ -202,24 +229,25 @@ mod tests {
             run_as: None,
             ..plan
         };
-        assert_eq!(own.args()[1..3], os(&["-", "-"]));
+        assert_eq!(own.args()[1..5], os(&["/s/7", "2", "-", "-"]));
         assert_eq!(Plan::parse(own.args()), Ok(own));
     }
 
     #[test]
     fn bad_command_lines_are_named() {
-        assert!(Plan::parse(os(&[])).unwrap_err().starts_with("usage:"));
-        assert!(
-            Plan::parse(os(&["/s", "-", "-"]))
-                .unwrap_err()
-                .starts_with("usage:")
+        let usage = |args: &[&str]| Plan::parse(os(args)).unwrap_err().starts_with("usage:");
+        assert!(usage(&[]));
+        assert!(usage(&["/s", "/r", "0", "-", "-"]), "no program");
+        assert_eq!(
+            Plan::parse(os(&["/s", "/r", "x", "-", "-", "/bin/true"])).unwrap_err(),
+            "invalid launch count `x'"
         );
         assert_eq!(
-            Plan::parse(os(&["/s", "x", "1", "/bin/true"])).unwrap_err(),
+            Plan::parse(os(&["/s", "/r", "0", "x", "1", "/bin/true"])).unwrap_err(),
             "invalid user or group id `x'"
         );
         assert_eq!(
-            Plan::parse(os(&["/s", "1", "-", "/bin/true"])).unwrap_err(),
+            Plan::parse(os(&["/s", "/r", "0", "1", "-", "/bin/true"])).unwrap_err(),
             "a uid needs a gid and a gid a uid"
         );
     }

@@ -9,3 +9,4 @@ mod controller_link;
 mod job_usage;
 mod step_stats;
 mod steps;
+mod supervisor;
