@@ -1,5 +1,7 @@
 //! The signals an interactive command (`srun`, `salloc`) acts on while it runs.
 
+use std::future::Future;
+
 use tokio::sync::mpsc;
 
 /// A signal the command received.
@@ -33,4 +35,27 @@ pub fn listen(tx: mpsc::UnboundedSender<Interrupt>) {
             }
         }
     });
+}
+
+/// Runs an interactive command's `body` on a runtime of its own, with SIGINT and SIGTERM fed to
+/// it as [`Interrupt`]s; returns its exit code (1 when no runtime could be made).
+pub fn run<Fut: Future<Output = i32>>(
+    prog: &str,
+    body: impl FnOnce(mpsc::UnboundedReceiver<Interrupt>) -> Fut,
+) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{prog}: error: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(async {
+        let (tx, rx) = mpsc::unbounded_channel();
+        listen(tx);
+        body(rx).await
+    })
 }

@@ -186,6 +186,12 @@ async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
         failed: None,
         whole_job: false,
     };
+    report_end(node, report).await;
+}
+
+/// Queues `report`, the end of a batch run, and once it is kept drops the run's launch record.
+pub async fn report_end(node: &Node, report: ExitReport) {
+    let job = report.job_id;
     match node.outbox.push(report).await {
         Ok(()) => forget_launch(node, job).await,
         Err(e) => tracing::error!(job, "cannot queue the exit report: {e}"),

@@ -114,10 +114,7 @@ async fn report_not_started(node: &Arc<Node>, job: u32, restart: u32, (code, sig
         failed: None,
         whole_job: false,
     };
-    match node.outbox.push(report).await {
-        Ok(()) => adopt::forget_launch(node, job).await,
-        Err(e) => tracing::error!(job, "cannot queue the exit report: {e}"),
-    }
+    adopt::report_end(node, report).await;
     node.jobs.finish_batch(job, restart);
     node.spool.remove_job_dir(job).await;
 }
@@ -333,10 +330,7 @@ async fn wait(node: Arc<Node>, run: Run, mut started: Started, tracker: Option<T
         failed: (!epilog_ok).then_some(NodeScript::Epilog),
         whole_job: false,
     };
-    match node.outbox.push(report).await {
-        Ok(()) => adopt::forget_launch(&node, job).await,
-        Err(e) => tracing::error!(job, "cannot queue the exit report: {e}"),
-    }
+    adopt::report_end(&node, report).await;
     node.jobs.finish_batch(job, restart);
 }
 

@@ -41,19 +41,7 @@ pub fn main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let environ = jobspec::process_environ();
     let who = Submitter::current();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("salloc: error: {e}");
-            return 1;
-        }
-    };
-    runtime.block_on(async {
-        let (tx, rx) = mpsc::unbounded_channel();
-        interrupts::listen(tx);
+    interrupts::run("salloc", |rx| async move {
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
         run_async(
