@@ -13,6 +13,7 @@
 //!   for sacctmgr, sreport and scontrol.
 //! * [`multicluster`]: `-M` and `--federation`: other clusters' controllers through the dbd.
 
+pub mod acct;
 pub mod cmdutil;
 pub mod getopt;
 pub mod interrupts;

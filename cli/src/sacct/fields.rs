@@ -3,32 +3,13 @@
 //! first name in Slurm's table that starts with what was typed (`-o jobn` is JobName); a name
 //! of Slurm's that sluice does not account (ConsumedEnergy, ReqGRES, ...) is refused like an
 //! unknown one, except in `-l`, which prints the long list's accounted fields. The usage fields
-//! (MaxRSS, TotalCPU, ...) are in [`super::usage`].
+//! (MaxRSS, TotalCPU, ...) are in [`crate::acct::usage`].
 
 use super::values::{self as v, Line};
 use crate::cmdutil::user_name;
-use crate::timefmt::{self, Zone};
+use crate::timefmt;
 
-/// What a value may depend on besides the line.
-#[derive(Debug, Clone, Copy)]
-pub struct Cx {
-    /// The zone timestamps are shown in.
-    pub zone: Zone,
-    /// Now, for running jobs' elapsed times.
-    pub now: i64,
-    /// `--noconvert`: sizes in the unit they are kept in (`2048M`, bytes), not reduced.
-    pub noconvert: bool,
-}
-
-/// One field.
-pub struct Field {
-    /// Slurm's name (matched case-insensitively, by prefix).
-    pub name: &'static str,
-    /// The default width.
-    pub width: i32,
-    /// The value.
-    pub value: fn(&Line, &Cx) -> String,
-}
+pub use crate::acct::{Cx, Field};
 
 const fn f(name: &'static str, width: i32, value: fn(&Line, &Cx) -> String) -> Field {
     Field { name, width, value }

@@ -4,6 +4,7 @@ use sluice_vocab::JobState;
 use sluice_wire::proto::{JobRow, StepRecord};
 
 use super::*;
+use crate::timefmt::Zone;
 
 const NOW: i64 = 1_795_255_200;
 const CX: Cx = Cx {

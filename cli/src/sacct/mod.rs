@@ -8,12 +8,11 @@
 pub mod args;
 pub mod fields;
 pub mod format;
-pub mod jobsel;
 pub mod json;
 pub mod render;
-pub mod usage;
-pub mod values;
 pub mod window;
+
+pub use crate::acct::{jobsel, usage, values};
 
 #[cfg(test)]
 mod render_tests;

@@ -1,9 +1,9 @@
 //! sstat's command line: `-j job[.step][,...]` (required), `-a`, `-o fields`, `-n`, `-p`/`-P`,
 //! `-i`, `-e`, `-h`, `--usage`, `-V`. Errors are Slurm's whole text.
 
+use crate::acct::jobsel::{self, JobSel};
 use crate::getopt::{self, HasArg, Mode, OptSpec};
 use crate::output::OutputMode;
-use crate::sacct::jobsel::{self, JobSel};
 
 /// An sstat option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use sluice_wire::proto::{
     JobInfo, JobRow, ListJobsRequest, ListNodesRequest, LiveStep, StepRecord, StepStatsRequest,
 };
 
+use crate::acct::jobsel::{JobSel, step_suffix};
 use crate::rpc_error::{Asker, status_text};
-use crate::sacct::jobsel::{JobSel, step_suffix};
 use crate::slurm_conf::SlurmConf;
 
 /// What the controller and the node daemons know of one job.

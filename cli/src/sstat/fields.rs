@@ -1,14 +1,14 @@
 //! sstat's fields: Slurm 22.05's table (names, default widths, the order `-e` lists them and
-//! prefixes are matched in). The usage values are sacct's ([`crate::sacct::usage`]), shown for
+//! prefixes are matched in). The usage values are sacct's ([`crate::acct::usage`]), shown for
 //! a live step as for a recorded one; what sluice does not measure (CPU frequency, energy) is
 //! shown as Slurm shows it unmeasured, and the node and task of the smallest value, which no
 //! node daemon keeps, are left blank.
 
+use crate::acct::Cx;
+use crate::acct::jobsel::BATCH_STEP;
+use crate::acct::usage::USAGE_FIELDS;
+use crate::acct::values::{Line, line_id};
 use crate::output::{Column, width};
-use crate::sacct::fields::Cx;
-use crate::sacct::jobsel::BATCH_STEP;
-use crate::sacct::usage::USAGE_FIELDS;
-use crate::sacct::values::{Line, line_id};
 
 /// One printed row: a step line as sacct's fields read it, and the step's processes.
 #[derive(Debug, Clone, Copy)]

@@ -13,10 +13,10 @@ use std::io::Write;
 
 use sluice_wire::proto::JobRow;
 
+use crate::acct::Cx;
+use crate::acct::values::Line;
 use crate::cmdutil;
 use crate::output::Printer;
-use crate::sacct::fields::Cx;
-use crate::sacct::values::Line;
 use crate::slurm_conf::SlurmConf;
 use crate::timefmt::Zone;
 use args::{Invocation, SstatOpts};

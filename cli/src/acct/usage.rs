@@ -9,8 +9,8 @@ use sluice_vocab::jobacct::{
 };
 use sluice_wire::jobacct::StepUsageWire;
 
-use super::fields::{Cx, Field};
 use super::values::{Line, units};
+use super::{Cx, Field};
 use crate::timefmt;
 
 /// The step's usage, for a step line where it was measured.

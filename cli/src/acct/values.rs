@@ -4,7 +4,7 @@
 use sluice_vocab::JobState;
 use sluice_wire::proto::{JobRow, StepRecord};
 
-use super::fields::Cx;
+use super::Cx;
 use super::jobsel::{BATCH_STEP, step_suffix};
 
 /// One printed line: a job (allocation) or one of its steps.
