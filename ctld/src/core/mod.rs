@@ -100,6 +100,7 @@ use crate::error::CtldError;
 use jobs::JobTable;
 use nodes::NodeTable;
 use sluice_vocab::FedJobId;
+use sluice_vocab::cluster_conf::BackfillEvery;
 use std::fmt;
 
 /// Simulated time: seconds since the Unix epoch, passed into every handler.
@@ -196,6 +197,11 @@ pub struct CoreConfig {
     /// Most lower-priority jobs backfill tries per pass (`SchedulerParameters=bf_max_job_test`,
     /// default 500).
     pub bf_max_job_test: usize,
+    /// How often backfill runs (`SchedulerParameters=bf_interval`; default every pass).
+    pub bf_interval: BackfillEvery,
+    /// Jobs a pass considers for starting (`SchedulerParameters=default_queue_depth`; default
+    /// all); the whole queue is still tested every [`sched::FULL_PASS_SECS`].
+    pub queue_depth: Option<usize>,
 }
 
 impl CoreConfig {
@@ -213,6 +219,11 @@ impl CoreConfig {
             backfill: conf.scheduler == SchedulerType::Backfill,
             bf_window_secs: conf.sched.bf_window_secs(),
             bf_max_job_test: usize::try_from(conf.sched.bf_max_job_test).unwrap_or(usize::MAX),
+            bf_interval: conf.sched.bf_interval,
+            queue_depth: conf
+                .sched
+                .default_queue_depth
+                .map(|d| usize::try_from(d).unwrap_or(usize::MAX)),
         }
     }
 }
@@ -237,6 +248,8 @@ pub struct Core {
     pub(crate) power: power::PowerState,
     /// The federation view and event cursor.
     pub(crate) fed: federation::FedCore,
+    /// When backfill and a whole-queue pass last ran (for `bf_interval`, `default_queue_depth`).
+    pub(crate) passes: sched::PassTimes,
     /// The configuration in force: as read at start, then as `scontrol reconfigure` and
     /// runtime updates (`SuspendExc*`) left it.
     pub(crate) conf: std::sync::Arc<CtldConf>,
@@ -274,6 +287,7 @@ impl Core {
             gang,
             power,
             fed: federation::FedCore::default(),
+            passes: sched::PassTimes::default(),
             conf: std::sync::Arc::new(conf.clone()),
         })
     }

@@ -6,6 +6,9 @@
 //! Cost: the pass visits every pending job once (a reason update), but only tries node
 //! selection for jobs of partitions not yet blocked, plus at most `bf_max_job_test` backfill
 //! candidates; a selection is a word-wise AND of bitmaps, so a full partition fails fast.
+//! `SchedulerParameters` may thin passes out as in Slurm: `bf_interval` runs backfill at most
+//! that often, `default_queue_depth` makes a pass consider only the first jobs of the queue
+//! (the whole queue is still tested every [`FULL_PASS_SECS`]).
 
 use super::jobs::{HoldKind, Job, JobReason};
 use super::outbox::Outbox;
@@ -14,6 +17,7 @@ use super::select::job_maps;
 use super::{Core, SimTime, alloc, backfill, completion, deps, federation, gang};
 use crate::conf::PartState;
 use sluice_vocab::FedJobId;
+use sluice_vocab::cluster_conf::BackfillEvery;
 
 /// What a pass did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -89,17 +93,53 @@ pub(crate) fn try_start(
     }
 }
 
+/// How often a pass tests the whole queue when `default_queue_depth` limits the others
+/// (Slurm's `sched_interval` default).
+pub const FULL_PASS_SECS: u64 = 60;
+
+/// When backfill and a whole-queue pass last ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PassTimes {
+    backfill: Option<SimTime>,
+    full: Option<SimTime>,
+}
+
+/// Whether a pass at `now` backfills (`bf_interval`), and how many queued jobs it considers
+/// for starting (`default_queue_depth`, the whole queue every [`FULL_PASS_SECS`]); records
+/// what it does.
+fn plan_pass(core: &mut Core, now: SimTime) -> (bool, usize) {
+    let due = |last: Option<SimTime>, every: u64| last.is_none_or(|t| now >= t.plus(every));
+    let backfill = core.cfg.backfill
+        && match core.cfg.bf_interval {
+            BackfillEvery::Pass => true,
+            BackfillEvery::Never => false,
+            BackfillEvery::Secs(s) => due(core.passes.backfill, u64::from(s)),
+        };
+    if backfill {
+        core.passes.backfill = Some(now);
+    }
+    let depth = match core.cfg.queue_depth {
+        Some(d) if !due(core.passes.full, FULL_PASS_SECS) => d,
+        _ => {
+            core.passes.full = Some(now);
+            usize::MAX
+        }
+    };
+    (backfill, depth)
+}
+
 /// Runs one scheduling pass at `now`.
 pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStats {
     let mut stats = PassStats::default();
     let mut blocked: Vec<Option<FedJobId>> = vec![None; core.parts.len()];
     let mut candidates: Vec<FedJobId> = Vec::new();
-    let bf_limit = if core.cfg.backfill {
+    let (backfill, depth) = plan_pass(core, now);
+    let bf_limit = if backfill {
         core.cfg.bf_max_job_test
     } else {
         0
     };
-    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).collect();
+    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).take(depth).collect();
     for id in order {
         stats.considered += 1;
         // Federated jobs: offers to siblings follow holds and dependencies, and some may not

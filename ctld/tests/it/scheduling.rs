@@ -153,12 +153,64 @@ fn bf_max_job_test_bounds_the_jobs_backfill_tries_per_pass() {
     };
     // Slurm's default (500) tries both short jobs; one allowed try starts only the first.
     assert_eq!(
-        scenario("SchedulerParameters=bf_interval=30"),
+        scenario("SchedulerParameters=bf_window=1440"),
         (2, vec![JobState::Running, JobState::Running])
     );
     assert_eq!(
         scenario("SchedulerParameters=bf_max_job_test=1"),
         (1, vec![JobState::Running, JobState::Pending])
+    );
+}
+
+#[test]
+fn bf_interval_spaces_backfill_and_default_queue_depth_limits_a_pass() {
+    let cluster = |params: &str| {
+        let mut fx = ClusterBuilder::new()
+            .nodes("n[1-4]", "CPUs=4 RealMemory=1000")
+            .partition("debug", "Nodes=n[1-4] Default=YES MaxTime=UNLIMITED")
+            .conf(params)
+            .build();
+        fx.register_all();
+        fx
+    };
+    // Backfill ran in the first pass; a short job that could backfill waits for the next
+    // backfill, 30 s later, while plain passes run meanwhile.
+    let mut fx = cluster("SchedulerParameters=bf_interval=30");
+    fx.submit(job("long").nodes(2).minutes(60)).unwrap();
+    fx.schedule();
+    fx.submit(job("top").nodes(4).minutes(10)).unwrap();
+    let short = fx.submit(job("short").nodes(1).minutes(30)).unwrap();
+    fx.advance(29);
+    assert_eq!(fx.schedule().backfilled, 0);
+    assert_eq!(fx.state(short), JobState::Pending);
+    fx.advance(1);
+    assert_eq!(fx.schedule().backfilled, 1);
+    assert_eq!(fx.state(short), JobState::Running);
+
+    // bf_interval=-1: never.
+    let mut fx = cluster("SchedulerParameters=bf_interval=-1");
+    fx.submit(job("long").nodes(2).minutes(60)).unwrap();
+    fx.submit(job("top").nodes(4).minutes(10)).unwrap();
+    let short = fx.submit(job("short").nodes(1).minutes(30)).unwrap();
+    fx.schedule();
+    fx.advance(3600);
+    fx.schedule();
+    assert_eq!(fx.state(short), JobState::Pending);
+
+    // default_queue_depth=1: after the first (whole-queue) pass, a pass considers only the
+    // first queued job; the second one starts at the next whole-queue pass, 60 s on.
+    let mut fx = cluster("SchedulerParameters=default_queue_depth=1");
+    fx.schedule();
+    let held = fx.submit(job("held").nodes(1).minutes(5).held()).unwrap();
+    let next = fx.submit(job("next").nodes(1).minutes(5)).unwrap();
+    fx.advance(59);
+    let stats = fx.schedule();
+    assert_eq!((stats.considered, fx.state(next)), (1, JobState::Pending));
+    fx.advance(1);
+    fx.schedule();
+    assert_eq!(
+        (fx.state(held), fx.state(next)),
+        (JobState::Pending, JobState::Running)
     );
 }
 

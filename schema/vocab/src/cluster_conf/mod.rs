@@ -22,7 +22,7 @@ pub use nodes::{NodeConf, NodeConfState};
 pub use partitions::{OverSubscribe, PartAccess, PartState, PartitionConf};
 pub use power::{ExcNodes, ExcState, PartPower, PowerConf, SuspendTime};
 pub use prolog::{PrologConf, PrologFlags};
-pub use sched::SchedParams;
+pub use sched::{BackfillEvery, SchedParams};
 pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};
 pub use timefmt::{TimeFmtError, TimeLimit, parse_time_limit};
 

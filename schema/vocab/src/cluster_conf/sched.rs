@@ -4,15 +4,15 @@
 //! - `bf_window=#`: minutes into the future backfill plans reservations (default 1440, one day;
 //!   1 to 43200);
 //! - `bf_max_job_test=#`: most jobs backfill tries per pass (default 500; 1 to 1,000,000);
-//! - `bf_interval=#`: seconds between backfill passes (default 30; 1 to 10800, or -1 for no
-//!   backfill loop);
-//! - `default_queue_depth=#`: jobs an event-triggered pass considers (default 100).
+//! - `bf_interval=#`: seconds between backfill passes (1 to 10800, or -1 for none);
+//! - `default_queue_depth=#`: jobs a pass considers for starting, the whole queue being tested
+//!   every 60 s (Slurm's `sched_interval` default).
 //!
-//! A bad value is an error naming file, line and key; an option Sluice does not know is a
-//! warning naming it (`SchedulerParameters=defer`), as for `SlurmctldParameters`. Sluice runs
-//! backfill within every scheduling pass and every pass considers the whole queue, so
-//! `bf_interval` and `default_queue_depth` are read and checked, and warned about as not
-//! applied. The last `SchedulerParameters` line wins, as in Slurm.
+//! Their defaults differ from Slurm's (30 s, 100 jobs): without them Sluice backfills within
+//! every scheduling pass and every pass considers the whole queue (it schedules on events and
+//! can afford it); given, they apply as in Slurm. A bad value is an error naming file, line and
+//! key; an option Sluice does not know is a warning naming it (`SchedulerParameters=defer`), as
+//! for `SlurmctldParameters`. The last `SchedulerParameters` line wins, as in Slurm.
 
 use super::exclusions::comma_list as list;
 use super::{ConfWarning, warning};
@@ -25,11 +25,10 @@ pub struct SchedParams {
     pub bf_window_min: u32,
     /// `bf_max_job_test`: most jobs backfill tries per pass (default 500).
     pub bf_max_job_test: u32,
-    /// `bf_interval`: seconds between backfill passes (default 30); `None` for `-1`, no
-    /// backfill loop.
-    pub bf_interval_secs: Option<u32>,
-    /// `default_queue_depth`: jobs an event-triggered pass considers (default 100).
-    pub default_queue_depth: u32,
+    /// `bf_interval`: how often backfill runs (default: within every pass).
+    pub bf_interval: BackfillEvery,
+    /// `default_queue_depth`: jobs a pass considers for starting (default: all of them).
+    pub default_queue_depth: Option<u32>,
     /// The value as written, for `scontrol show config` (`None` when not given).
     pub text: Option<String>,
 }
@@ -39,16 +38,23 @@ impl Default for SchedParams {
         Self {
             bf_window_min: 1440,
             bf_max_job_test: 500,
-            bf_interval_secs: Some(30),
-            default_queue_depth: 100,
+            bf_interval: BackfillEvery::Pass,
+            default_queue_depth: None,
             text: None,
         }
     }
 }
 
-/// Why `bf_interval` and `default_queue_depth` are not applied.
-const INTERVAL_NOTE: &str = "Sluice runs backfill within every scheduling pass";
-const DEPTH_NOTE: &str = "every Sluice scheduling pass considers the whole queue";
+/// How often backfill runs (`bf_interval`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackfillEvery {
+    /// Within every scheduling pass (Sluice's default).
+    Pass,
+    /// At most once in this many seconds.
+    Secs(u32),
+    /// Never (`bf_interval=-1`).
+    Never,
+}
 
 impl SchedParams {
     /// How far ahead backfill plans, in seconds.
@@ -85,24 +91,17 @@ impl SchedParams {
                     )),
                 }
             };
-            let noted = |note: &'static str| ConfWarning {
-                key: format!("{}={name}", p.key),
-                note: Some(note),
-                ..warning(file, p)
-            };
             match name.to_ascii_lowercase().as_str() {
                 "bf_window" => next.bf_window_min = narrow(number(1, 43_200)?),
                 "bf_max_job_test" => next.bf_max_job_test = narrow(number(1, 1_000_000)?),
                 "bf_interval" => {
-                    next.bf_interval_secs = match value {
-                        Some("-1") => None,
-                        _ => Some(narrow(number(1, 10_800)?)),
+                    next.bf_interval = match value {
+                        Some("-1") => BackfillEvery::Never,
+                        _ => BackfillEvery::Secs(narrow(number(1, 10_800)?)),
                     };
-                    warnings.push(noted(INTERVAL_NOTE));
                 }
                 "default_queue_depth" => {
-                    next.default_queue_depth = narrow(number(0, i64::from(u32::MAX))?);
-                    warnings.push(noted(DEPTH_NOTE));
+                    next.default_queue_depth = Some(narrow(number(0, i64::from(u32::MAX))?));
                 }
                 _ => warnings.push(ConfWarning {
                     key: format!("{}={name}", p.key),
@@ -139,10 +138,10 @@ mod tests {
         assert!(w.is_empty());
         assert_eq!(s, SchedParams::default());
         assert_eq!(
-            (s.bf_window_secs(), s.bf_max_job_test, s.bf_interval_secs),
-            (86_400, 500, Some(30))
+            (s.bf_window_secs(), s.bf_max_job_test, s.bf_interval),
+            (86_400, 500, BackfillEvery::Pass)
         );
-        assert_eq!((s.default_queue_depth, s.text), (100, None));
+        assert_eq!((s.default_queue_depth, s.text), (None, None));
     }
 
     #[test]
@@ -163,26 +162,24 @@ mod tests {
     }
 
     #[test]
-    fn options_not_applied_and_unknown_ones_are_warnings() {
+    fn interval_and_depth_are_read_and_unknown_options_are_warnings() {
         let text = "SchedulerParameters=bf_interval=60,default_queue_depth=10,defer,bf_continue\n";
         let (s, w) = read(text).unwrap();
-        assert_eq!((s.bf_interval_secs, s.default_queue_depth), (Some(60), 10));
-        let keys: Vec<(&str, bool)> = w
-            .iter()
-            .map(|w| (w.key.as_str(), w.note.is_some()))
-            .collect();
+        assert_eq!(
+            (s.bf_interval, s.default_queue_depth),
+            (BackfillEvery::Secs(60), Some(10))
+        );
+        let keys: Vec<&str> = w.iter().map(|w| w.key.as_str()).collect();
         assert_eq!(
             keys,
             [
-                ("SchedulerParameters=bf_interval", true),
-                ("SchedulerParameters=default_queue_depth", true),
-                ("SchedulerParameters=defer", false),
-                ("SchedulerParameters=bf_continue", false),
+                "SchedulerParameters=defer",
+                "SchedulerParameters=bf_continue"
             ]
         );
         assert!(w.iter().all(|w| w.line == 3));
         let (s, _) = read("SchedulerParameters=bf_interval=-1\n").unwrap();
-        assert_eq!(s.bf_interval_secs, None);
+        assert_eq!(s.bf_interval, BackfillEvery::Never);
     }
 
     #[test]
