@@ -211,7 +211,7 @@ async fn suspend_stops_the_script_and_resume_continues_it() {
         .await
         .unwrap();
     eventually("the script is stopped", async || {
-        (proc_state(pid) == Some('T')).then_some(())
+        group_stopped(pid).then_some(())
     })
     .await;
     std::fs::write(work.join("go"), "").unwrap();

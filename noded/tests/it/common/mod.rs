@@ -153,6 +153,25 @@ pub async fn wait_for_file(path: &Path) -> String {
     .await
 }
 
+/// Whether process group `pgid` is suspended: it has a stopped process (`T`) and none that runs
+/// or sleeps. A shell caught in `vfork` (its child stopped before `exec`) waits in `D`.
+pub fn group_stopped(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    let states: Vec<char> = entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|stat| {
+            let mut f = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = f.next()?.chars().next()?;
+            let (_ppid, group) = (f.next()?, f.next()?.parse::<i32>().ok()?);
+            (group == pgid).then_some(state)
+        })
+        .collect();
+    states.contains(&'T') && states.iter().all(|s| matches!(s, 'T' | 't' | 'D' | 'Z'))
+}
+
 /// The state letter of `/proc/<pid>/stat` (`R`, `S`, `T`, `Z`...), `None` once it is gone.
 pub fn proc_state(pid: i32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
