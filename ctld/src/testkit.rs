@@ -175,19 +175,7 @@ impl CoreFixture {
         code: i32,
         from: Option<RunReport>,
     ) -> Result<(), CtldError> {
-        on_job_exited(
-            &mut self.core,
-            &mut self.out,
-            self.now,
-            JobExit {
-                job: id,
-                exit_code: code,
-                signal: 0,
-                usage: None,
-                from,
-                failed: None,
-            },
-        )
+        self.exited(id, code, from, None)
     }
 
     /// Reports that job `id`'s batch host's `failed` program failed (with exit code `code`).
@@ -198,19 +186,25 @@ impl CoreFixture {
         failed: NodeScript,
     ) -> Result<(), CtldError> {
         let from = self.batch_report(id);
-        on_job_exited(
-            &mut self.core,
-            &mut self.out,
-            self.now,
-            JobExit {
-                job: id,
-                exit_code: code,
-                signal: 0,
-                usage: None,
-                from,
-                failed: Some(failed),
-            },
-        )
+        self.exited(id, code, from, Some(failed))
+    }
+
+    fn exited(
+        &mut self,
+        job: FedJobId,
+        exit_code: i32,
+        from: Option<RunReport>,
+        failed: Option<NodeScript>,
+    ) -> Result<(), CtldError> {
+        let exit = JobExit {
+            job,
+            exit_code,
+            signal: 0,
+            usage: None,
+            from,
+            failed,
+        };
+        on_job_exited(&mut self.core, &mut self.out, self.now, exit)
     }
 
     /// What job `id`'s batch host names in its reports about the run it holds (a job still

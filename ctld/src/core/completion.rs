@@ -42,6 +42,21 @@ pub struct JobExit {
     pub failed: Option<NodeScript>,
 }
 
+impl JobExit {
+    /// The end of an allocation, told by the command holding it (srun's last step, salloc's
+    /// command): its status only; the usage is on its step records and no node reports it.
+    pub fn allocation_end(job: FedJobId, exit_code: i32, signal: i32) -> Self {
+        Self {
+            job,
+            exit_code,
+            signal,
+            usage: None,
+            from: None,
+            failed: None,
+        }
+    }
+}
+
 /// What every node daemon's report about a job names besides the job: the node sending it,
 /// the run it belongs to (the requeue count the controller launched it with) and the step. A
 /// report naming anything but the run the job's nodes are running now is stale and dropped.

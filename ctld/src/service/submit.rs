@@ -157,15 +157,7 @@ pub async fn step_done(
             };
             on_step_done(cx.core, cx.out, cx.now, caller, end)?;
             if r.end_job {
-                let exit = JobExit {
-                    job,
-                    exit_code: r.exit_code,
-                    signal: r.signal,
-                    // The step's usage is on its step record; an allocation has no batch step.
-                    usage: None,
-                    from: None,
-                    failed: None,
-                };
+                let exit = JobExit::allocation_end(job, r.exit_code, r.signal);
                 match on_allocation_done(cx.core, cx.out, cx.now, exit) {
                     // Cancelled meanwhile: the allocation ended when its steps were killed.
                     Err(CtldError::AlreadyDone) | Ok(()) => {}
@@ -188,14 +180,7 @@ pub async fn complete_allocation(
     let job = FedJobId::from_raw(r.job_id).map_err(|_| CtldError::InvalidJobId)?;
     svc.core
         .call(move |cx| {
-            let exit = JobExit {
-                job,
-                exit_code: r.exit_code,
-                signal: r.signal,
-                usage: None,
-                from: None,
-                failed: None,
-            };
+            let exit = JobExit::allocation_end(job, r.exit_code, r.signal);
             match on_allocation_complete(cx.core, cx.out, cx.now, caller, exit) {
                 // Revoked (scancel, time limit) while its command ended: nothing left to end.
                 Err(CtldError::AlreadyDone) => Ok(()),

@@ -107,8 +107,7 @@ impl Process {
         P: Future<Output = Result<S, E>>,
         S: Future<Output = Result<(), E>>,
     {
-        let pid_file = self.pid_file.clone();
-        self.launch(|shutdown| async move {
+        self.run_local(|shutdown| async move {
             let port = listener
                 .local_addr()
                 .map_err(ProcessError::Listener)?
@@ -116,11 +115,12 @@ impl Process {
             let listener =
                 tokio::net::TcpListener::from_std(listener).map_err(ProcessError::Listener)?;
             let serving = start(listener, shutdown).await?;
-            let pid_file = pid_file.map(PidFile::create).transpose()?;
-            write_port_file(port)?;
-            let result = serving.await;
-            drop(pid_file);
-            result
+            // Written as serving begins, after the pid file: whoever waits for it may send
+            // requests at once.
+            Ok(async move {
+                write_port_file(port)?;
+                serving.await
+            })
         })
     }
 
