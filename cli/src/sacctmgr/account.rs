@@ -31,6 +31,8 @@ pub struct AcctCond {
     pub descriptions: Vec<String>,
     pub organizations: Vec<String>,
     pub with_deleted: bool,
+    /// `WithCoord`: each account's coordinators.
+    pub with_coord: bool,
     pub format: Vec<String>,
 }
 
@@ -60,6 +62,7 @@ pub fn parse_cond(words: &[Word]) -> Result<AcctCond, SacctmgrError> {
     for w in words {
         match w {
             Word::Bare(b) if is_keyword(b, "WithDeleted", 5) => c.with_deleted = true,
+            Word::Bare(b) if is_keyword(b, "WithCoordinators", 5) => c.with_coord = true,
             Word::Bare(b) => c.names.extend(split_list(b)),
             Word::Pair { key, value, .. } if is_name_key(key) => c.names.extend(split_list(value)),
             Word::Pair { key, value, .. } if is_keyword(key, "Descriptions", 1) => {
@@ -283,7 +286,9 @@ async fn delete(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 
 async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
     let cond = parse_cond(words)?;
-    let format = if cond.format.is_empty() {
+    let format = if cond.format.is_empty() && cond.with_coord {
+        format!("{DEFAULT_FORMAT},Coordinators")
+    } else if cond.format.is_empty() {
         DEFAULT_FORMAT.to_string()
     } else {
         cond.format.join(",")
@@ -312,6 +317,7 @@ pub fn value(a: &proto::Account, field: Field) -> String {
         Field::Description => a.description.clone(),
         Field::Organization => a.organization.clone(),
         Field::ParentName => a.parent.clone(),
+        Field::Coordinators => a.coordinators.join(","),
         _ => String::new(),
     }
 }

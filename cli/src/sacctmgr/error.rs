@@ -111,6 +111,9 @@ pub enum SacctmgrError {
         action: &'static str,
         message: String,
     },
+    /// A coordinator command's own check failed (Slurm prints these lines bare).
+    #[error(" {0}")]
+    Coordinator(String),
     /// The dbd refused a query.
     #[error(" Problem with query: {0}")]
     Query(String),

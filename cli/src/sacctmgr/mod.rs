@@ -10,6 +10,7 @@ pub mod account;
 pub mod args;
 pub mod assoc;
 pub mod cluster;
+pub mod coordinator;
 pub mod error;
 pub mod federation;
 pub mod fields;
@@ -207,6 +208,8 @@ async fn dispatch(s: &mut Session<'_>, verb: Verb, words: &[String]) -> Outcome 
         user::run(s, verb, args).await
     } else if is_keyword(e, "Associations", 2) {
         assoc::run(s, verb, args).await
+    } else if is_keyword(e, "Coordinators", 2) {
+        coordinator::run(s, verb, args).await
     } else {
         Err(SacctmgrError::NoEntity { verb: verb_name })
     }
@@ -234,13 +237,16 @@ sacctmgr [<OPTION>] [<COMMAND>]
      exit, quit               leave interactive mode
      help, version
 
-  <ENTITY> may be \"account\", \"cluster\", \"federation\" or \"user\".
+  <ENTITY> may be \"account\", \"cluster\", \"coordinator\", \"federation\" or \"user\".
 
   <SPECS>:
      cluster     - Names=, Federation=, FedState=, Features[+-]=, WithFed, WOLimits,
                    WithDeleted, Format=
      federation  - Names=, Clusters[+-]=, Tree, WithDeleted, Format=
-     account     - Names=, Cluster=, Description=, Organization=, Parent=, Format=
-     user        - Names=, Account=, DefaultAccount=, AdminLevel=, Cluster=, Format=
+     account     - Names=, Cluster=, Description=, Organization=, Parent=, WithCoord,
+                   Format=
+     coordinator - (add and delete) Names=, Accounts=
+     user        - Names=, Account=, DefaultAccount=, AdminLevel=, Cluster=, WithAssoc,
+                   WithCoord, Format=
      association - (list only) Clusters=, Accounts=, Users=, Tree, Format=
 ";

@@ -67,6 +67,8 @@ changes! {
     AddUsers(AddUsersRequest) => add_users,
     ModifyUsers(ModifyUsersRequest) => modify_users,
     DeleteUsers(DeleteUsersRequest) => delete_users,
+    AddCoordinators(CoordinatorsRequest) => add_coordinators,
+    DeleteCoordinators(CoordinatorsRequest) => delete_coordinators,
 }
 
 /// The state of one run.

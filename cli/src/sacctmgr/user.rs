@@ -54,6 +54,8 @@ pub struct UserArgs {
     pub with_deleted: bool,
     /// `WithAssoc`: one row per association of each user.
     pub with_assoc: bool,
+    /// `WithCoord`: the accounts each user coordinates.
+    pub with_coord: bool,
     pub format: Vec<String>,
 }
 
@@ -82,6 +84,7 @@ pub fn parse(
         match w {
             Word::Bare(b) if is_keyword(b, "WithDeleted", 5) => u.with_deleted = true,
             Word::Bare(b) if is_keyword(b, "WithAssoc", 5) => u.with_assoc = true,
+            Word::Bare(b) if is_keyword(b, "WithCoordinators", 5) => u.with_coord = true,
             Word::Bare(b) => u.names.extend(lower(b)),
             Word::Pair { key, value, .. }
                 if is_keyword(key, "Names", 1) || is_keyword(key, "Users", 1) =>
@@ -302,10 +305,17 @@ async fn delete(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
     let cond = parse(words, SacctmgrError::UnknownCondition)?;
     let with_assoc = cond.with_assoc || s.opts.associations;
-    let format = match (cond.format.is_empty(), with_assoc) {
-        (true, false) => DEFAULT_FORMAT.to_string(),
-        (true, true) => format!("{DEFAULT_FORMAT},{ASSOC_FORMAT}"),
-        (false, _) => cond.format.join(","),
+    let format = if cond.format.is_empty() {
+        let mut f = vec![DEFAULT_FORMAT];
+        if cond.with_coord {
+            f.push("Coordinators");
+        }
+        if with_assoc {
+            f.push(ASSOC_FORMAT);
+        }
+        f.join(",")
+    } else {
+        cond.format.join(",")
     };
     let chosen = parse_format(&format)?;
     let mut users = s
@@ -364,9 +374,11 @@ pub fn rows_with_assocs(
                 fields
                     .iter()
                     .map(|&f| match f {
-                        Field::User | Field::Name | Field::DefaultAccount | Field::AdminLevel => {
-                            value(u, f)
-                        }
+                        Field::User
+                        | Field::Name
+                        | Field::DefaultAccount
+                        | Field::AdminLevel
+                        | Field::Coordinators => value(u, f),
                         _ => super::assoc::value(a, f, 0),
                     })
                     .collect(),
@@ -385,6 +397,7 @@ pub fn value(u: &proto::User, field: Field) -> String {
         Field::User | Field::Name => u.name.clone(),
         Field::DefaultAccount => u.default_account.clone(),
         Field::AdminLevel => u.admin_level.clone(),
+        Field::Coordinators => u.coord_accounts.join(","),
         _ => String::new(),
     }
 }

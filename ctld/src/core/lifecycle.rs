@@ -85,7 +85,8 @@ pub(crate) fn each(
     let mut ok = false;
     for &id in ids {
         let res = match core.jobs.map.get(&id) {
-            Some(job) => authorize(caller, job).and_then(|()| f(core, id)),
+            Some(job) => super::coordinators::may_manage(&core.coordinators, caller, job)
+                .and_then(|()| f(core, id)),
             None => Err(CtldError::InvalidJobId),
         };
         match res {

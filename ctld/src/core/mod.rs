@@ -35,6 +35,7 @@ pub mod arrays;
 pub mod backfill;
 pub mod cancel;
 pub mod completion;
+pub mod coordinators;
 pub mod ctld_scripts;
 pub mod deps;
 pub mod features;
@@ -253,6 +254,8 @@ pub struct Core {
     /// The configuration in force: as read at start, then as `scontrol reconfigure` and
     /// runtime updates (`SuspendExc*`) left it.
     pub(crate) conf: std::sync::Arc<CtldConf>,
+    /// Account coordinators' realms (from the dbd; not saved: fetched again at start).
+    pub(crate) coordinators: coordinators::Realms,
 }
 
 impl Core {
@@ -289,6 +292,7 @@ impl Core {
             fed: federation::FedCore::default(),
             passes: sched::PassTimes::default(),
             conf: std::sync::Arc::new(conf.clone()),
+            coordinators: coordinators::Realms::new(),
         })
     }
 

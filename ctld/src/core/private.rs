@@ -1,6 +1,6 @@
 //! `PrivateData` in the controller: what a user who is neither an administrator nor an
-//! operator may see. With `jobs` only their own jobs are listed (Slurm also shows account
-//! coordinators their accounts' jobs; Sluice has no coordinators yet); with `nodes` or
+//! operator may see. With `jobs` only their own jobs are listed, and to account coordinators
+//! also the jobs charged to the accounts they coordinate; with `nodes` or
 //! `partitions` those lists are refused as a whole, as Slurm's controller refuses them.
 
 use super::{Caller, Core, Job};
@@ -9,7 +9,10 @@ use sluice_vocab::private_data::Private;
 
 /// Whether `caller` may see `job`.
 pub fn sees_job(core: &Core, caller: Caller, job: &Job) -> bool {
-    caller.operator || job.uid == caller.uid || !core.conf.private_data.has(Private::Jobs)
+    caller.operator
+        || job.uid == caller.uid
+        || !core.conf.private_data.has(Private::Jobs)
+        || super::coordinators::coordinates(&core.coordinators, caller, job)
 }
 
 /// Refuses `caller` the list of `kind` (`Nodes`, `Partitions`) when it is private.

@@ -178,9 +178,10 @@ pub fn on_requeue_hold(
 ) -> Result<(), CtldError> {
     super::lifecycle::on_requeue(core, out, now, caller, job)?;
     for id in core.jobs.resolve(job)? {
+        let realms = &core.coordinators;
         if let Some(j) = core.jobs.map.get_mut(&id)
             && j.state == sluice_vocab::JobState::Pending
-            && (caller.admin || caller.uid == j.uid)
+            && super::coordinators::may_manage(realms, caller, j).is_ok()
         {
             j.hold = Some(super::jobs::HoldKind::User);
             j.reason = super::jobs::JobReason::JobHeldUser;

@@ -13,6 +13,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
+use super::CoreHandle;
+
 /// How often the dbd's users are fetched again.
 pub const REFRESH: Duration = Duration::from_secs(30);
 /// How long one fetch may take.
@@ -31,6 +33,8 @@ pub struct UserView {
     pub operators: HashSet<u32>,
     /// Each user's default account.
     pub default_accounts: HashMap<u32, String>,
+    /// Account coordinators' realms (the accounts each coordinates, sub-accounts included).
+    pub coordinators: crate::core::coordinators::Realms,
 }
 
 /// The dbd's users, as last fetched. Cheap to clone; clones share it.
@@ -71,19 +75,19 @@ impl DbdAdmins {
 pub async fn fetch(dbd: &mut DbdClient) -> Result<UserView, tonic::Status> {
     let mut req = tonic::Request::new(ListUsersRequest::default());
     req.set_timeout(RPC_TIMEOUT);
-    let users: Vec<(String, String, String)> = dbd
+    let users: Vec<(String, String, String, Vec<String>)> = dbd
         .list_users(req)
         .await?
         .into_inner()
         .users
         .into_iter()
         .filter(|u| !u.deleted)
-        .map(|u| (u.name, u.admin_level, u.default_account))
+        .map(|u| (u.name, u.admin_level, u.default_account, u.coord_accounts))
         .collect();
     // The system's user database may be slow (NSS): off the runtime's workers.
     let view = tokio::task::spawn_blocking(move || {
         let mut view = UserView::default();
-        for (name, level, account) in users {
+        for (name, level, account, coordinates) in users {
             let Some(u) = nix::unistd::User::from_name(&name).ok().flatten() else {
                 continue;
             };
@@ -96,6 +100,10 @@ pub async fn fetch(dbd: &mut DbdClient) -> Result<UserView, tonic::Status> {
             if !account.is_empty() {
                 view.default_accounts.insert(uid, account);
             }
+            if !coordinates.is_empty() {
+                view.coordinators
+                    .insert(uid, coordinates.into_iter().collect());
+            }
         }
         view
     })
@@ -104,9 +112,14 @@ pub async fn fetch(dbd: &mut DbdClient) -> Result<UserView, tonic::Status> {
     Ok(view)
 }
 
-/// Keeps `admins` up to date from `dbd`: a fetch now, then one every `every` (call from within
-/// a tokio runtime). Aborting the handle stops it.
-pub fn spawn_refresh(mut dbd: DbdClient, admins: DbdAdmins, every: Duration) -> JoinHandle<()> {
+/// Keeps `admins` and the core's account coordinators up to date from `dbd`: a fetch now, then
+/// one every `every` (call from within a tokio runtime). Aborting the handle stops it.
+pub fn spawn_refresh(
+    mut dbd: DbdClient,
+    admins: DbdAdmins,
+    core: CoreHandle,
+    every: Duration,
+) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -115,7 +128,14 @@ pub fn spawn_refresh(mut dbd: DbdClient, admins: DbdAdmins, every: Duration) -> 
             match fetch(&mut dbd).await {
                 Ok(view) => {
                     tracing::debug!(count = view.admins.len(), "administrators from the dbd");
+                    let realms = view.coordinators.clone();
                     admins.replace_view(view);
+                    let posted = core
+                        .query(move |cx| crate::core::coordinators::set(cx.core, realms))
+                        .await;
+                    if posted.is_err() {
+                        return;
+                    }
                 }
                 Err(e) => tracing::debug!(
                     "cannot list the dbd's users (keeping the last list): {}",

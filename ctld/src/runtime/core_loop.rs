@@ -210,7 +210,7 @@ pub fn start_with(
     let admins = DbdAdmins::default();
     let admins_refresh = dbd
         .clone()
-        .map(|dbd| admins::spawn_refresh(dbd, admins.clone(), admins::REFRESH));
+        .map(|dbd| admins::spawn_refresh(dbd, admins.clone(), handle.clone(), admins::REFRESH));
     let state = Loop {
         programs: Programs::new(&conf.power, &conf.state_save_location),
         conf_seen: core.conf().clone(),

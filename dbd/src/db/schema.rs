@@ -116,6 +116,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// Account coordinators: direct grants only (a coordinator of an account is one of every
+    /// account below it); `deleted` marks a removed grant.
+    coordinators (user_name, account) {
+        user_name -> Text,
+        account -> Text,
+        creation_time -> BigInt,
+        mod_time -> BigInt,
+        deleted -> Bool,
+    }
+}
+
+diesel::table! {
     /// Federations.
     federations (name) {
         name -> Text,
@@ -328,6 +340,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     associations,
     clusters,
+    coordinators,
     federations,
     job_id_cursors,
     job_runs,

@@ -6,9 +6,9 @@ use tonic::Status;
 
 use crate::store::{
     AccountFilter, AddAccounts, AddClusters, AddFederations, AddUsers, AdminLevel, Apply,
-    AssociationFilter, Change, ClusterFilter, DeleteClusters, DeleteUsers, FederationFilter,
-    ListEdit, ModifyAccounts, ModifyClusters, ModifyFederations, ModifyUsers, StoreError,
-    UserFilter,
+    AssociationFilter, Change, ClusterFilter, CoordChange, Coordinators, DeleteClusters,
+    DeleteUsers, FederationFilter, ListEdit, ModifyAccounts, ModifyClusters, ModifyFederations,
+    ModifyUsers, StoreError, UserFilter,
 };
 
 /// A change request decoded: what to do and whether to commit it.
@@ -195,6 +195,28 @@ pub(super) fn change_reply(c: Change) -> proto::ChangeReply {
         committed: c.committed,
         nothing_changed: c.nothing_changed(),
         names: c.names,
+        revoked: Vec::new(),
+    }
+}
+
+pub(super) fn coordinators(m: proto::CoordinatorsRequest) -> Decoded<Coordinators> {
+    let req = Coordinators {
+        names: m.names,
+        accounts: m.accounts,
+    };
+    Ok((req, Apply::from_commit(m.commit)))
+}
+
+pub(super) fn coord_change_reply(c: CoordChange) -> proto::ChangeReply {
+    proto::ChangeReply {
+        committed: c.committed,
+        nothing_changed: c.revoked.is_empty(),
+        names: c.revoked.iter().map(|(u, _)| u.clone()).collect(),
+        revoked: c
+            .revoked
+            .into_iter()
+            .map(|(user, account)| proto::CoordinatorGrant { user, account })
+            .collect(),
     }
 }
 
@@ -233,6 +255,7 @@ pub(super) fn account(a: crate::store::Account) -> proto::Account {
         organization: a.organization,
         parent: a.parent,
         deleted: a.deleted,
+        coordinators: a.coordinators,
     }
 }
 
@@ -242,6 +265,7 @@ pub(super) fn user(u: crate::store::User) -> proto::User {
         default_account: u.default_account,
         admin_level: u.admin_level.name().to_string(),
         deleted: u.deleted,
+        coord_accounts: u.coord_accounts,
     }
 }
 

@@ -7,6 +7,7 @@
 //! authenticated caller.
 
 mod convert;
+mod coord;
 mod federation;
 pub mod private;
 mod records;
@@ -116,7 +117,8 @@ impl AccountingService {
         }
     }
 
-    /// Checks permission, decodes, runs `run` on the store and encodes the outcome.
+    /// Checks permission (administrators only), decodes, runs `run` on the store and encodes
+    /// the outcome.
     async fn change<M, D: Send + Sync + 'static>(
         &self,
         req: Request<M>,
@@ -124,8 +126,20 @@ impl AccountingService {
         decode: impl FnOnce(M) -> convert::Decoded<D>,
         run: ChangeFn<D>,
     ) -> Result<Response<proto::ChangeReply>, Status> {
-        let uid = self.require_admin(&req).await?;
-        let (domain, apply) = decode(req.into_inner())?;
+        self.change_in_realm(req, what, decode, None, run).await
+    }
+
+    /// [`Self::change`] that an account coordinator may also make when `realm` names the
+    /// accounts the change touches and the caller coordinates them all.
+    async fn change_in_realm<M, D: Send + Sync + 'static>(
+        &self,
+        req: Request<M>,
+        what: &'static str,
+        decode: impl FnOnce(M) -> convert::Decoded<D>,
+        realm: Option<coord::RealmOf<D>>,
+        run: ChangeFn<D>,
+    ) -> Result<Response<proto::ChangeReply>, Status> {
+        let (uid, domain, apply) = self.authorize(req, decode, realm).await?;
         let store = Arc::clone(&self.store);
         let change = blocking(move || run(&store, &domain, apply, now())).await?;
         if change.committed {
@@ -276,10 +290,11 @@ impl Accounting for AccountingService {
         &self,
         req: Request<proto::AddAccountsRequest>,
     ) -> Result<Response<proto::ChangeReply>, Status> {
-        self.change(
+        self.change_in_realm(
             req,
             "add accounts",
             convert::add_accounts,
+            Some(coord::add_accounts),
             Store::add_accounts,
         )
         .await
@@ -333,8 +348,14 @@ impl Accounting for AccountingService {
         &self,
         req: Request<proto::AddUsersRequest>,
     ) -> Result<Response<proto::ChangeReply>, Status> {
-        self.change(req, "add users", convert::add_users, Store::add_users)
-            .await
+        self.change_in_realm(
+            req,
+            "add users",
+            convert::add_users,
+            Some(coord::add_users),
+            Store::add_users,
+        )
+        .await
     }
 
     async fn modify_users(
@@ -354,10 +375,11 @@ impl Accounting for AccountingService {
         &self,
         req: Request<proto::DeleteUsersRequest>,
     ) -> Result<Response<proto::ChangeReply>, Status> {
-        self.change(
+        self.change_in_realm(
             req,
             "delete users",
             convert::delete_users,
+            Some(coord::delete_users),
             Store::delete_users,
         )
         .await
@@ -380,6 +402,20 @@ impl Accounting for AccountingService {
             },
         )
         .await
+    }
+
+    async fn add_coordinators(
+        &self,
+        req: Request<proto::CoordinatorsRequest>,
+    ) -> Result<Response<proto::ChangeReply>, Status> {
+        self.add_coordinators_rpc(req).await
+    }
+
+    async fn delete_coordinators(
+        &self,
+        req: Request<proto::CoordinatorsRequest>,
+    ) -> Result<Response<proto::ChangeReply>, Status> {
+        self.delete_coordinators_rpc(req).await
     }
 
     async fn list_associations(

@@ -237,3 +237,129 @@ async fn private_users_and_accounts_hide_others_from_users_not_operators() {
     );
     assert!(svc.list_accounts(as_uid(nobody, accounts)).await.is_ok());
 }
+
+fn account_under(name: &str, parent: Option<&str>) -> proto::AddAccountsRequest {
+    proto::AddAccountsRequest {
+        names: vec![name.into()],
+        parent: parent.map(str::to_string),
+        commit: true,
+        ..Default::default()
+    }
+}
+
+fn coordinators(names: &[&str], accounts: &[&str]) -> proto::CoordinatorsRequest {
+    proto::CoordinatorsRequest {
+        names: names.iter().map(|n| n.to_string()).collect(),
+        accounts: accounts.iter().map(|a| a.to_string()).collect(),
+        commit: true,
+    }
+}
+
+#[tokio::test]
+async fn a_coordinator_manages_users_sub_accounts_and_coordinators_of_its_realm_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (svc, nobody) = private_site(&dir, false).await;
+    svc.add_accounts(as_uid(0, account_under("b", None)))
+        .await
+        .unwrap();
+    let denied = |r: Result<_, tonic::Status>| {
+        let e = r.unwrap_err();
+        assert_eq!(
+            (e.code(), e.message()),
+            (Code::PermissionDenied, "Access/permission denied")
+        );
+    };
+    // Not a coordinator yet: nothing.
+    denied(
+        svc.add_accounts(as_uid(nobody, account_under("sub", Some("a"))))
+            .await,
+    );
+    denied(
+        svc.add_coordinators(as_uid(nobody, coordinators(&["nobody"], &["a"])))
+            .await,
+    );
+    svc.add_coordinators(as_uid(0, coordinators(&["nobody"], &["a"])))
+        .await
+        .unwrap();
+    // Within account a: sub-accounts, users, coordinators, removing users' associations.
+    svc.add_accounts(as_uid(nobody, account_under("sub", Some("a"))))
+        .await
+        .unwrap();
+    let user = proto::AddUsersRequest {
+        names: vec!["newbie".into()],
+        accounts: vec!["sub".into()],
+        commit: true,
+        ..Default::default()
+    };
+    svc.add_users(as_uid(nobody, user.clone())).await.unwrap();
+    svc.add_coordinators(as_uid(nobody, coordinators(&["someone"], &["sub"])))
+        .await
+        .unwrap();
+    let leave = proto::DeleteUsersRequest {
+        names: vec!["someone".into()],
+        accounts: vec!["a".into()],
+        commit: false,
+    };
+    svc.delete_users(as_uid(nobody, leave)).await.unwrap();
+    // Outside it, or beyond a coordinator's powers: refused.
+    denied(
+        svc.add_accounts(as_uid(nobody, account_under("top2", None)))
+            .await,
+    );
+    denied(
+        svc.add_accounts(as_uid(nobody, account_under("bsub", Some("b"))))
+            .await,
+    );
+    let elsewhere = proto::AddUsersRequest {
+        accounts: vec!["b".into()],
+        ..user.clone()
+    };
+    denied(svc.add_users(as_uid(nobody, elsewhere)).await);
+    let admin = proto::AddUsersRequest {
+        admin_level: Some("Administrator".into()),
+        ..user
+    };
+    denied(svc.add_users(as_uid(nobody, admin)).await);
+    denied(
+        svc.add_coordinators(as_uid(nobody, coordinators(&["nobody"], &["b"])))
+            .await,
+    );
+    let whole = proto::DeleteUsersRequest {
+        names: vec!["someone".into()],
+        accounts: vec![],
+        commit: false,
+    };
+    denied(svc.delete_users(as_uid(nobody, whole)).await);
+    denied(
+        svc.delete_coordinators(as_uid(nobody, coordinators(&["someone"], &[])))
+            .await,
+    );
+    let modify = proto::ModifyUsersRequest {
+        names: vec!["someone".into()],
+        admin_level: Some("Operator".into()),
+        commit: true,
+        ..Default::default()
+    };
+    denied(svc.modify_users(as_uid(nobody, modify)).await);
+    // Revoking within the realm works and reports the grants.
+    let reply = svc
+        .delete_coordinators(as_uid(nobody, coordinators(&[], &["sub"])))
+        .await
+        .unwrap()
+        .into_inner();
+    let revoked: Vec<(String, String)> = reply
+        .revoked
+        .into_iter()
+        .map(|g| (g.user, g.account))
+        .collect();
+    assert_eq!(revoked, [("someone".to_string(), "sub".to_string())]);
+    // Lists show the realm.
+    let users = svc
+        .list_users(as_uid(0, proto::ListUsersRequest::default()))
+        .await
+        .unwrap()
+        .into_inner()
+        .users;
+    let coord = users.iter().find(|u| u.name == "nobody").unwrap();
+    assert_eq!(coord.coord_accounts, ["a", "sub"]);
+}

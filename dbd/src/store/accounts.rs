@@ -289,6 +289,7 @@ pub(super) fn delete(
         row.mod_time = now;
         account_rows::update(conn, &row)?;
         assoc_rows::delete_of_account(conn, name, now)?;
+        super::models::coordinators::revoke_all_of(conn, None, Some(name), now)?;
     }
     Ok(deleted)
 }
@@ -297,6 +298,8 @@ pub(super) fn list(
     conn: &mut AnyConnection,
     filter: &AccountFilter,
 ) -> Result<Vec<Account>, StoreError> {
+    let realms = super::coords::realms(conn)?;
+    let coordinators = super::coords::by_account(&realms);
     Ok(account_rows::all(conn, filter.with_deleted)?
         .into_iter()
         .filter(|r| filter.names.is_empty() || filter.names.contains(&r.name))
@@ -304,6 +307,15 @@ pub(super) fn list(
         .filter(|r| {
             filter.organizations.is_empty() || filter.organizations.contains(&r.organization)
         })
-        .map(Account::from)
+        .map(|r| {
+            let mut account = Account::from(r);
+            if !account.deleted {
+                account.coordinators = coordinators
+                    .get(account.name.as_str())
+                    .cloned()
+                    .unwrap_or_default();
+            }
+            account
+        })
         .collect())
 }

@@ -60,6 +60,21 @@ pub enum StoreError {
     /// A named account does not exist (or was deleted).
     #[error("The account {name} doesn't exist.")]
     UnknownAccount { name: String },
+    /// `add coordinator` without `Account=`.
+    #[error("You need to specify an account list here.")]
+    NoCoordAccounts,
+    /// `add coordinator` without users.
+    #[error("You need to specify a user list here.")]
+    NoCoordUsers,
+    /// `delete coordinator` with neither users nor accounts.
+    #[error("You need to specify a user list or account list here.")]
+    NoCoordConditions,
+    /// A coordinator request names an account that does not exist.
+    #[error("You specified a non-existent account '{name}'.")]
+    CoordUnknownAccount { name: String },
+    /// A coordinator request names a user that does not exist.
+    #[error("You specified a non-existent user '{name}'.")]
+    CoordUnknownUser { name: String },
     /// A named user does not exist (or was deleted).
     #[error("The user {name} doesn't exist.")]
     UnknownUser { name: String },
@@ -151,11 +166,16 @@ impl From<StoreError> for tonic::Status {
             E::UnknownCluster { .. }
             | E::UnknownFederation { .. }
             | E::UnknownAccount { .. }
-            | E::UnknownUser { .. } => tonic::Status::not_found(msg),
+            | E::UnknownUser { .. }
+            | E::CoordUnknownAccount { .. }
+            | E::CoordUnknownUser { .. } => tonic::Status::not_found(msg),
             E::AlreadyExists { .. } => tonic::Status::already_exists(msg),
             E::InvalidName { .. }
             | E::NoNames { .. }
             | E::NoConditions
+            | E::NoCoordAccounts
+            | E::NoCoordUsers
+            | E::NoCoordConditions
             | E::MultipleAssignment
             | E::MixedListModes
             | E::InvalidFedState { .. }

@@ -30,6 +30,7 @@
 mod accounts;
 mod clusters;
 pub mod conn;
+mod coords;
 mod error;
 pub mod fed;
 mod federations;
@@ -47,13 +48,14 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use diesel::Connection;
 
 pub use conn::{AnyConnection, Backend};
+pub use coords::{CoordChange, Realms};
 pub use error::{ObjectKind, StoreError};
 pub use jobs::{JobCursor, JobPage, JobQuery};
 pub use leases::{MAX_JOB_ID, MAX_LEASE_COUNT};
 pub use requests::{
     AccountFilter, AddAccounts, AddClusters, AddFederations, AddUsers, AssociationFilter,
-    ClusterFilter, DeleteClusters, DeleteUsers, FederationFilter, ModifyAccounts, ModifyClusters,
-    ModifyFederations, ModifyUsers, UserFilter,
+    ClusterFilter, Coordinators, DeleteClusters, DeleteUsers, FederationFilter, ModifyAccounts,
+    ModifyClusters, ModifyFederations, ModifyUsers, UserFilter,
 };
 pub use types::records::{
     ClusterCapacity, JobEnded, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,

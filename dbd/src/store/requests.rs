@@ -178,3 +178,10 @@ pub(crate) fn checked_names(kind: ObjectKind, names: &[String]) -> Result<Vec<St
     }
     Ok(out)
 }
+
+/// `sacctmgr add|delete coordinator`: users and the accounts granted (or revoked).
+#[derive(Debug, Clone, Default)]
+pub struct Coordinators {
+    pub names: Vec<String>,
+    pub accounts: Vec<String>,
+}

@@ -218,6 +218,7 @@ pub(super) fn delete(
             row.deleted = true;
             row.mod_time = now;
             user_rows::update(conn, &row)?;
+            super::models::coordinators::revoke_all_of(conn, Some(name), None, now)?;
         }
         if !deleted.contains(name) {
             deleted.push(name.clone());
@@ -227,6 +228,7 @@ pub(super) fn delete(
 }
 
 pub(super) fn list(conn: &mut AnyConnection, filter: &UserFilter) -> Result<Vec<User>, StoreError> {
+    let mut realms = super::coords::realms(conn)?;
     Ok(user_rows::all(conn, filter.with_deleted)?
         .into_iter()
         .filter(|r| filter.names.is_empty() || filter.names.contains(&r.name))
@@ -235,6 +237,11 @@ pub(super) fn list(conn: &mut AnyConnection, filter: &UserFilter) -> Result<Vec<
                 || filter.default_accounts.contains(&r.default_account)
         })
         .filter(|r| filter.admin_levels.is_empty() || filter.admin_levels.contains(&r.level()))
-        .map(User::from)
+        .map(|r| {
+            let realm = realms.remove(&r.name).filter(|_| !r.deleted);
+            let mut user = User::from(r);
+            user.coord_accounts = realm.into_iter().flatten().collect();
+            user
+        })
         .collect())
 }

@@ -9,6 +9,7 @@ mod usage_support;
 mod migrations;
 mod store_accounts;
 mod store_clusters;
+mod store_coordinators;
 mod store_fed_control;
 mod store_fed_hold;
 mod store_fed_jobs;

@@ -27,6 +27,7 @@ impl From<AccountRow> for Account {
             organization: r.organization,
             parent: r.parent,
             deleted: r.deleted,
+            coordinators: Vec::new(),
         }
     }
 }

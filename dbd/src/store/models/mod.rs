@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod associations;
 pub mod bulk;
 pub mod clusters;
+pub mod coordinators;
 pub mod cursors;
 pub mod fed_events;
 pub mod fed_jobs;

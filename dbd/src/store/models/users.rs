@@ -33,6 +33,7 @@ impl From<UserRow> for User {
             default_account: r.default_account,
             admin_level,
             deleted: r.deleted,
+            coord_accounts: Vec::new(),
         }
     }
 }

@@ -158,6 +158,8 @@ pub struct Account {
     /// `""` for root.
     pub parent: String,
     pub deleted: bool,
+    /// Its coordinators: users granted it or an account above it, by name.
+    pub coordinators: Vec<String>,
 }
 
 /// A user.
@@ -167,6 +169,8 @@ pub struct User {
     pub default_account: String,
     pub admin_level: AdminLevel,
     pub deleted: bool,
+    /// The accounts it coordinates: those granted and every account below them, by name.
+    pub coord_accounts: Vec<String>,
 }
 
 /// A live association of (cluster, account, user).
