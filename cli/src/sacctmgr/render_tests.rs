@@ -144,7 +144,7 @@ fn user_and_account_default_formats() {
         name: "root".into(),
         default_account: "root".into(),
         admin_level: "Administrator".into(),
-        deleted: false,
+        ..Default::default()
     };
     let chosen = parse_format(user::DEFAULT_FORMAT).unwrap();
     let row: Vec<String> = chosen.iter().map(|c| user::value(&u, c.field)).collect();
@@ -163,6 +163,41 @@ fn user_and_account_default_formats() {
     assert_eq!(
         table(account::DEFAULT_FORMAT, &[row], OutputMode::Parsable),
         "Account|Descr|Org|\nroot|default root account|root|\n"
+    );
+}
+
+#[test]
+fn withcoord_adds_slurms_coord_accounts_column() {
+    use super::args::Word;
+    let words = [Word::Bare("withcoord".into())];
+    let cond = user::parse(&words, super::error::SacctmgrError::UnknownCondition).unwrap();
+    assert!(cond.with_coord);
+    let cond = account::parse_cond(&words).unwrap();
+    assert!(cond.with_coord);
+    let u = proto::User {
+        name: "couser1".into(),
+        default_account: "coacct".into(),
+        admin_level: "None".into(),
+        coord_accounts: vec!["coacct".into(), "subacct".into()],
+        ..Default::default()
+    };
+    let format = format!("{},Coordinators", user::DEFAULT_FORMAT);
+    let chosen = parse_format(&format).unwrap();
+    let row: Vec<String> = chosen.iter().map(|c| user::value(&u, c.field)).collect();
+    assert_eq!(
+        table(&format, &[row], OutputMode::Fixed),
+        "      User   Def Acct     Admin       Coord Accounts \n---------- ---------- --------- -------------------- \n   couser1     coacct      None       coacct,subacct \n"
+    );
+    let a = proto::Account {
+        name: "subacct".into(),
+        coordinators: vec!["couser1".into()],
+        ..Default::default()
+    };
+    let chosen = parse_format("Account,Coord").unwrap();
+    let row: Vec<String> = chosen.iter().map(|c| account::value(&a, c.field)).collect();
+    assert_eq!(
+        table("Account,Coord", &[row], OutputMode::Parsable2),
+        "Account|Coord Accounts\nsubacct|couser1\n"
     );
 }
 
@@ -193,7 +228,7 @@ fn users_with_their_associations_one_row_each() {
         name: name.into(),
         default_account: def.into(),
         admin_level: "None".into(),
-        deleted: false,
+        ..Default::default()
     };
     let assoc = |cluster: &str, account: &str, user: &str, parent: &str| proto::Association {
         cluster: cluster.into(),

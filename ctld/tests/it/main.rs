@@ -12,6 +12,7 @@ mod store_util;
 mod batch_steps;
 mod cancel_policy;
 mod cancel_requester;
+mod coordinators;
 mod ctld_scripts;
 mod dependencies;
 mod fed_cancel;

@@ -13,6 +13,7 @@ mod cluster_stale_reports;
 mod cluster_steps;
 mod cluster_up;
 mod cluster_usage;
+mod coordinators_e2e;
 mod dbd_daemon;
 mod fed_cancel;
 mod fed_faults;

@@ -120,6 +120,7 @@ impl Accounting for FakeDbd {
                 default_account: "root".into(),
                 admin_level: "Administrator".into(),
                 deleted: false,
+                coord_accounts: Vec::new(),
             })
             .filter(|u| req.admin_levels.is_empty() || req.admin_levels.contains(&u.admin_level))
             .collect();
