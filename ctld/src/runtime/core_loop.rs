@@ -455,6 +455,7 @@ impl Loop {
     /// are refused (reads of durable state answered).
     fn commit(&mut self, now: SimTime) {
         let records = self.batch.acct().len();
+        let writes = self.batch.needs_commit();
         let (sink, core) = (&mut self.sink, &self.core);
         let (replies, cmds) = match batch::commit_batch(&mut self.batch, |b| {
             sink.commit(core, b.saves(), b.acct())
@@ -469,7 +470,8 @@ impl Loop {
                 return;
             }
         };
-        if let Some(line) = self.faults.succeeded(Instant::now()) {
+        // Only a commit that wrote says the store works again.
+        if writes && let Some(line) = self.faults.succeeded(Instant::now()) {
             tracing::info!("{line}");
         }
         self.unsaved.clear();

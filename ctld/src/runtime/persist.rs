@@ -40,11 +40,11 @@ impl StateSink for StateStore {
     }
 
     fn load(&self) -> Result<Snapshot, String> {
-        StateStore::load(self).map_err(|e| e.to_string())
+        StateStore::load_committed(self).map_err(|e| e.to_string())
     }
 
     fn fed_state(&self) -> Option<(FedView, u64)> {
-        match self.load_fed() {
+        match self.load_fed_committed() {
             Ok(state) => state,
             Err(e) => {
                 tracing::error!("saved federation state unreadable, starting without: {e}");

@@ -56,8 +56,8 @@ impl FaultEpisodes {
                     reason: reason.to_string(),
                 });
                 Some(format!(
-                    "{what} failed: {reason} (writes are refused until it succeeds again; \
-                     further failures are not logged)"
+                    "{what} failed: {reason} (further failures are not logged until it \
+                     succeeds again)"
                 ))
             }
         }
