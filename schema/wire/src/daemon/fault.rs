@@ -109,7 +109,7 @@ mod tests {
         let end = f.succeeded(t0 + Duration::from_secs(300)).unwrap();
         assert_eq!(
             end,
-            "state commit works again after 101 failed attempts over 5 min"
+            "state commit works again after 102 failed attempts over 5 min"
         );
         assert!(!f.failing());
         assert_eq!(f.succeeded(t0), None);
