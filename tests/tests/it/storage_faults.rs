@@ -191,3 +191,73 @@ fn immutable_state_files_kill_nothing_and_submissions_work_again_once_writable()
     drop(c);
     drop(mounted);
 }
+
+/// Whether `sacct` lists `job`'s allocation.
+fn in_sacct(c: &Cluster, job: u32) -> bool {
+    let out = c.cmd(
+        "sacct",
+        &["-n", "-X", "-P", "-o", "jobid", "-j", &job.to_string()],
+    );
+    out.code == 0 && out.stdout.lines().any(|l| l.trim() == job.to_string())
+}
+
+#[test]
+#[cfg_attr(not(test_as_root), ignore = "needs root to mount a tmpfs")]
+fn a_full_accounting_database_keeps_records_in_the_outbox_and_refuses_changes_until_freed() {
+    let disk = tempfile::tempdir().unwrap();
+    let d = disk.path().to_str().unwrap();
+    sh(
+        "mount",
+        &["-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", d],
+    );
+    let mounted = Mounted(disk.path().to_path_buf());
+    let db = disk.path().join("acct.db");
+    let storage = format!("sqlite://{}", db.display());
+    let c = Cluster::start_args(&[], |args| {
+        args.nodes = Some(1);
+        args.storage = Some(storage);
+    });
+    let before = c.sbatch(&["--wrap", "true"]);
+    assert_eq!(c.wait_done(before), "COMPLETED");
+    c.wait_for("the first job in sacct", || in_sacct(&c, before));
+    let dbd = c.pid("dbd").unwrap();
+
+    let fill = disk.path().join("fill");
+    let mut f = std::fs::File::create(&fill).unwrap();
+    let chunk = vec![0u8; 64 * 1024];
+    while f.write_all(&chunk).is_ok() {}
+    drop(f);
+    // The controller does not depend on the accounting database to run jobs.
+    let during = c.sbatch(&["--wrap", "true"]);
+    assert_eq!(c.wait_done(during), "COMPLETED");
+    // Reads answer; a change is refused with an error, not a hang.
+    assert!(in_sacct(&c, before));
+    let out = c.cmd("sacctmgr", &["-i", "add", "account", "physics"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("Database error"), "{out:?}");
+    assert!(
+        !in_sacct(&c, during),
+        "recorded while the database was full"
+    );
+
+    std::fs::remove_file(&fill).unwrap();
+    // The records waited in the controller's outbox and arrive by themselves.
+    c.wait_for("the job run during the fault in sacct", || {
+        in_sacct(&c, during)
+    });
+    c.sacctmgr(&["add", "account", "physics"]);
+    assert!(
+        c.ok("sacctmgr", &["-n", "-P", "show", "account", "physics"])
+            .contains("physics")
+    );
+    assert!(sluice_tool::up::process::is_running(dbd, "sluice-dbd"));
+    let log = std::fs::read_to_string(c.dir().join("log/dbd.log")).unwrap_or_default();
+    assert_eq!(
+        log.matches("accounting database failed").count(),
+        1,
+        "one failure logged per episode:\n{log}"
+    );
+    assert!(log.contains("accounting database works again"), "{log}");
+    drop(c);
+    drop(mounted);
+}
