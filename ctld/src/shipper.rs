@@ -14,10 +14,11 @@ use crate::store::{StateStore, schema};
 use prost::Message;
 use rusqlite::Connection;
 use sluice_wire::client::RecordsClient;
+use sluice_wire::daemon::fault::FaultEpisodes;
 use sluice_wire::proto::{AcctRecord, RecordBatchRequest};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
@@ -74,6 +75,7 @@ impl Shipper {
             cfg,
             wake: wake.clone(),
             acked: acked_tx,
+            faults: FaultEpisodes::new("accounting outbox"),
         };
         ShipperHandle {
             wake,
@@ -115,6 +117,8 @@ struct Run {
     cfg: ShipperConfig,
     wake: Arc<Notify>,
     acked: watch::Sender<u64>,
+    /// The outbox's own failures (disk full, read-only), logged once per episode.
+    faults: FaultEpisodes,
 }
 
 /// How one round went.
@@ -128,11 +132,26 @@ enum Round {
 }
 
 impl Run {
+    /// Logs an outbox failure (once per episode) and backs off.
+    fn store_failed(&mut self, e: &rusqlite::Error) -> Round {
+        let reason = format!("{}: {e}", self.path.display());
+        if let Some(line) = self.faults.failed(&reason, Instant::now()) {
+            tracing::warn!("{line}");
+        }
+        Round::Failed
+    }
+
     async fn run(mut self) {
         let mut conn: Option<Connection> = None;
         let mut backoff = self.cfg.backoff_min;
         loop {
-            match self.round(&mut conn).await {
+            let round = self.round(&mut conn).await;
+            if !matches!(round, Round::Failed)
+                && let Some(line) = self.faults.succeeded(Instant::now())
+            {
+                tracing::info!("{line}");
+            }
+            match round {
                 Round::Progress => backoff = self.cfg.backoff_min,
                 Round::Idle => {
                     backoff = self.cfg.backoff_min;
@@ -151,14 +170,20 @@ impl Run {
 
     /// Reads one batch, sends it and deletes what the dbd applied.
     async fn round(&mut self, slot: &mut Option<Connection>) -> Round {
+        // Not even a read while a state file cannot be written: SQLite would write its
+        // read mark through a mapping of the index file (a SIGBUS when that is immutable).
+        if let Err(e) = crate::store::check_writable(&self.path) {
+            let reason = e.to_string();
+            if let Some(line) = self.faults.failed(&reason, Instant::now()) {
+                tracing::warn!("{line}");
+            }
+            return Round::Failed;
+        }
         let conn = match slot.take() {
             Some(c) => c,
             None => match open(&self.path) {
                 Ok(c) => c,
-                Err(e) => {
-                    tracing::warn!("accounting outbox {}: {e}", self.path.display());
-                    return Round::Failed;
-                }
+                Err(e) => return self.store_failed(&e),
             },
         };
         let max = self.cfg.batch_max;
@@ -167,10 +192,7 @@ impl Run {
         };
         let (stream_id, records) = match read {
             Ok(r) => r,
-            Err(e) => {
-                tracing::warn!("accounting outbox {}: {e}", self.path.display());
-                return Round::Failed;
-            }
+            Err(e) => return self.store_failed(&e),
         };
         *slot = Some(conn);
         let (Some(first), Some(last)) = (records.first(), records.last()) else {
@@ -212,8 +234,8 @@ impl Run {
         };
         *slot = Some(conn);
         if let Err(e) = deleted {
-            tracing::warn!("accounting outbox {}: {e}", self.path.display());
-            return Round::Failed;
+            // Sent again after the fault; the dbd stores a batch once.
+            return self.store_failed(&e);
         }
         self.acked.send_if_modified(|a| {
             let moved = applied > *a;

@@ -116,9 +116,9 @@ pub async fn report_prolog_failure(node: &Arc<Node>, job: u32, restart: u32) {
         failed: Some(NodeScript::Prolog),
         whole_job: false,
     };
-    match node.outbox.push(report).await {
-        Ok(()) => adopt::forget_launch(node, job).await,
-        Err(e) => tracing::error!(job, "cannot queue the prolog failure: {e}"),
+    // Only once the report is on disk may the launch record go.
+    if node.outbox.push(report).await {
+        adopt::forget_launch(node, job).await;
     }
     node.jobs.finish_batch(job, restart);
     node.spool.remove_job_dir(job).await;

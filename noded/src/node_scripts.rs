@@ -134,7 +134,6 @@ async fn report(node: &Node, job: u32, failed: NodeScript) {
         failed: Some(failed),
         whole_job: true,
     };
-    if let Err(e) = node.outbox.push(report).await {
-        tracing::error!(job, "cannot queue the {failed:?} failure: {e}");
-    }
+    // Sent from memory when the spool cannot take it (logged by the outbox).
+    node.outbox.push(report).await;
 }

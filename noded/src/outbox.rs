@@ -16,6 +16,7 @@ use sluice_vocab::jobacct::{StepUsage, TresMap, UsageSide};
 use tokio::sync::Notify;
 
 use crate::error::NodedError;
+use sluice_wire::daemon::fault::FaultEpisodes;
 
 /// How a batch job ended on this node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +176,8 @@ pub struct ExitOutbox {
     pending: Mutex<BTreeMap<String, ExitReport>>,
     seq: AtomicU64,
     notify: Notify,
+    /// Reports the spool could not take, logged once per episode.
+    faults: Mutex<FaultEpisodes>,
 }
 
 impl ExitOutbox {
@@ -208,6 +211,7 @@ impl ExitOutbox {
             pending: Mutex::new(pending),
             seq: AtomicU64::new(next),
             notify: Notify::new(),
+            faults: Mutex::new(FaultEpisodes::new("exit report spool")),
         })
     }
 
@@ -215,21 +219,44 @@ impl ExitOutbox {
         f(&mut self.pending.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Persists `report` and queues it for sending.
-    pub async fn push(&self, report: ExitReport) -> Result<(), NodedError> {
+    /// Queues `report` for sending, persisted first. Returns whether it was persisted: a
+    /// report the spool cannot take now (disk full, read-only) is kept in memory and sent all
+    /// the same, and the caller keeps what would let a restarted daemon report it again (the
+    /// run's launch record). Failures are logged once per episode.
+    pub async fn push(&self, report: ExitReport) -> bool {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let name = format!("{seq:012}-{}", report.job_id);
-        let path = self.dir.join(&name);
-        let tmp = self.dir.join(format!("{name}.tmp"));
-        tokio::fs::write(&tmp, report.encode())
-            .await
-            .map_err(|e| NodedError::file(&tmp, e))?;
-        tokio::fs::rename(&tmp, &path)
-            .await
-            .map_err(|e| NodedError::file(&path, e))?;
+        let saved = self.persist(&name, &report).await;
+        let now = std::time::Instant::now();
+        let mut faults = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+        match &saved {
+            Ok(()) => {
+                if let Some(line) = faults.succeeded(now) {
+                    tracing::info!("{line}");
+                }
+            }
+            Err(e) => {
+                if let Some(line) = faults.failed(&e.to_string(), now) {
+                    tracing::error!("{line}; exit reports are kept in memory meanwhile");
+                }
+            }
+        }
+        drop(faults);
         self.with(|p| p.insert(name, report));
         self.notify.notify_one();
-        Ok(())
+        saved.is_ok()
+    }
+
+    async fn persist(&self, name: &str, report: &ExitReport) -> Result<(), NodedError> {
+        let path = self.dir.join(name);
+        let tmp = self.dir.join(format!("{name}.tmp"));
+        if let Err(e) = tokio::fs::write(&tmp, report.encode()).await {
+            let _ = tokio::fs::remove_file(&tmp).await;
+            return Err(NodedError::file(&tmp, e));
+        }
+        tokio::fs::rename(&tmp, &path)
+            .await
+            .map_err(|e| NodedError::file(&path, e))
     }
 
     /// The queued reports with their keys, oldest first.
@@ -295,11 +322,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_report_the_spool_cannot_take_is_sent_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let exits = dir.path().join("exits");
+        let outbox = ExitOutbox::open(&exits).unwrap();
+        // The spool fails (as on a full or read-only disk): its directory is gone.
+        std::fs::remove_dir(&exits).unwrap();
+        assert!(!outbox.push(report(7, 3)).await, "not persisted");
+        assert!(outbox.has(7, 0), "kept for sending");
+        let pending = outbox.pending();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].1.exit_code, 3);
+        outbox.ack(&pending[0].0).await;
+        assert!(outbox.pending().is_empty());
+        // The spool is back: reports are persisted again.
+        std::fs::create_dir(&exits).unwrap();
+        assert!(outbox.push(report(8, 0)).await);
+        assert_eq!(std::fs::read_dir(&exits).unwrap().count(), 1);
+    }
+
+    #[tokio::test]
     async fn reports_survive_a_reopen_in_order_until_acknowledged() {
         let dir = tempfile::tempdir().unwrap();
         let outbox = ExitOutbox::open(dir.path()).unwrap();
-        outbox.push(report(9, 1)).await.unwrap();
-        outbox.push(report(3, 0)).await.unwrap();
+        assert!(outbox.push(report(9, 1)).await);
+        assert!(outbox.push(report(3, 0)).await);
         assert!(outbox.has(9, 0) && !outbox.has(9, 1));
         drop(outbox);
         let outbox = ExitOutbox::open(dir.path()).unwrap();
@@ -308,7 +355,7 @@ mod tests {
         assert_eq!(jobs, vec![9, 3], "oldest first");
         assert_eq!(pending[0].1, report(9, 1));
         outbox.ack(&pending[0].0).await;
-        outbox.push(report(4, 2)).await.unwrap();
+        assert!(outbox.push(report(4, 2)).await);
         let outbox = ExitOutbox::open(dir.path()).unwrap();
         assert_eq!(outbox.pending_jobs(), vec![3, 4]);
     }
@@ -362,7 +409,7 @@ mod tests {
             failed: Some(NodeScript::Epilog),
             ..report(5, 0)
         };
-        outbox.push(with_usage.clone()).await.unwrap();
+        assert!(outbox.push(with_usage.clone()).await);
         let outbox = ExitOutbox::open(dir.path()).unwrap();
         assert_eq!(outbox.pending()[0].1, with_usage);
     }

@@ -1,13 +1,29 @@
 //! One group commit's worth of work: what the core asked for while the batch's requests ran,
-//! and the replies waiting for the commit. When a commit fails the batch is kept whole and
-//! retried with the next one, so nothing is answered or launched before it is durable.
+//! and the replies waiting for the commit. Nothing is answered or launched before it is
+//! durable. When a commit fails the batch is thrown away whole: its requests are answered
+//! with the store's failure (the runtime puts the core back as the store has it), except
+//! reads that ran before the batch's first change, which saw only durable state. So a
+//! request whose client was told it failed is never committed later.
 
 use crate::core::federation::FedRequest;
 use crate::core::{AcctRecord, NodeCommand, Outbox, PowerCommand, SaveHint, ScriptRun};
 use std::collections::HashSet;
 
-/// A reply waiting for its batch's commit.
-pub type Reply = Box<dyn FnOnce() + Send>;
+/// What became of the batch a reply waited for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Committed (or nothing to commit): the request's result stands.
+    Done,
+    /// The commit failed: nothing of the request was kept.
+    Refused,
+}
+
+/// A reply waiting for its batch's commit; it is told the batch's [`Outcome`].
+pub type Reply = Box<dyn FnOnce(Outcome) + Send>;
+
+/// A reply and whether its request ran before any change of its batch and changed nothing
+/// itself (a read of durable state, answered even when the batch's commit fails).
+type Waiting = (Reply, bool);
 
 /// The outbox requests write into, plus the replies that wait for the commit.
 #[derive(Default)]
@@ -19,9 +35,11 @@ pub struct Batch {
     power: Vec<PowerCommand>,
     fed: Vec<FedRequest>,
     scripts: Vec<ScriptRun>,
-    replies: Vec<Reply>,
+    replies: Vec<Waiting>,
     keep_acct: bool,
     force: bool,
+    /// Changes asked for so far (every outbox call counts, repeats included).
+    changes: u64,
 }
 
 impl Batch {
@@ -33,13 +51,16 @@ impl Batch {
         }
     }
 
-    /// Queues a reply to send once the batch is durable.
+    /// Queues a reply to send once the batch is durable. Call it right after the request
+    /// ran: a request after which the batch holds no change yet is a read of durable state.
     pub fn reply(&mut self, r: Reply) {
-        self.replies.push(r);
+        let read = self.changes == 0;
+        self.replies.push((r, read));
     }
 
     /// Asks for a commit even without saves (e.g. new leased ids to persist).
     pub fn touch(&mut self) {
+        self.changes += 1;
         self.force = true;
     }
 
@@ -89,37 +110,54 @@ impl Batch {
         self.seen.clear();
         self.acct.clear();
         self.force = false;
+        self.changes = 0;
+        let replies = std::mem::take(&mut self.replies);
         (
-            std::mem::take(&mut self.replies),
+            replies.into_iter().map(|(r, _)| r).collect(),
             std::mem::take(&mut self.cmds),
         )
+    }
+
+    /// After a failed commit: empties the batch (its changes, commands, programs and
+    /// federation requests are dropped: none of them happened) and hands back its replies,
+    /// each with whether it was a read of durable state.
+    pub fn discard(&mut self) -> Vec<(Reply, bool)> {
+        let replies = std::mem::take(&mut self.replies);
+        *self = Self::new(self.keep_acct);
+        replies
     }
 }
 
 impl Outbox for Batch {
     fn node(&mut self, cmd: NodeCommand) {
+        self.changes += 1;
         self.cmds.push(cmd);
     }
 
     fn power(&mut self, cmd: PowerCommand) {
+        self.changes += 1;
         self.power.push(cmd);
     }
 
     fn fed(&mut self, req: FedRequest) {
+        self.changes += 1;
         self.fed.push(req);
     }
 
     fn script(&mut self, run: ScriptRun) {
+        self.changes += 1;
         self.scripts.push(run);
     }
 
     fn accounting(&mut self, rec: AcctRecord) {
+        self.changes += 1;
         if self.keep_acct {
             self.acct.push(rec);
         }
     }
 
     fn save(&mut self, hint: SaveHint) {
+        self.changes += 1;
         let key = match hint {
             SaveHint::Job(id) => (0, id.get()),
             SaveHint::JobPurged(id) => (1, id.get()),
@@ -146,15 +184,42 @@ pub fn gather<M>(first: M, mut queued: impl FnMut() -> Option<M>, max: usize) ->
     msgs
 }
 
+/// A batch whose commit failed, emptied: why, and its replies to answer.
+pub struct Failed {
+    /// The store's error.
+    pub reason: String,
+    /// The batch's replies, each with whether it was a read of durable state.
+    pub replies: Vec<(Reply, bool)>,
+}
+
+impl Failed {
+    /// Answers the replies: reads of durable state with their result, the rest refused.
+    pub fn answer(self) {
+        for (reply, read) in self.replies {
+            reply(if read {
+                Outcome::Done
+            } else {
+                Outcome::Refused
+            });
+        }
+    }
+}
+
 /// Makes `batch` durable with `write` (one transaction of its saves and records, when it has
-/// any) and only then hands back its replies and node commands to release; when `write` fails
-/// everything stays in the batch, to be committed with the next one, and nobody is answered.
+/// any) and only then hands back its replies and node commands to release. When `write`
+/// fails the batch is discarded (see [`Batch::discard`]): nothing of it is ever written,
+/// and the replies come back in [`Failed`] to be told so.
 pub fn commit_batch(
     batch: &mut Batch,
     write: impl FnOnce(&Batch) -> Result<(), String>,
-) -> Result<(Vec<Reply>, Vec<NodeCommand>), String> {
-    if batch.needs_commit() {
-        write(batch)?;
+) -> Result<(Vec<Reply>, Vec<NodeCommand>), Failed> {
+    if batch.needs_commit()
+        && let Err(reason) = write(batch)
+    {
+        return Err(Failed {
+            reason,
+            replies: batch.discard(),
+        });
     }
     Ok(batch.release())
 }
@@ -169,10 +234,14 @@ mod tests {
         SaveHint::Job(FedJobId::from_raw(id).unwrap())
     }
 
-    /// A reply that records `name` in `answered` when sent.
-    fn reply(answered: &Arc<Mutex<Vec<&'static str>>>, name: &'static str) -> Reply {
+    /// A reply that records `name` and its outcome in `answered` when sent.
+    fn reply(answered: &Arc<Mutex<Vec<(&'static str, Outcome)>>>, name: &'static str) -> Reply {
         let answered = Arc::clone(answered);
-        Box::new(move || answered.lock().unwrap().push(name))
+        Box::new(move |outcome| answered.lock().unwrap().push((name, outcome)))
+    }
+
+    fn done(names: &[&'static str]) -> Vec<(&'static str, Outcome)> {
+        names.iter().map(|&n| (n, Outcome::Done)).collect()
     }
 
     #[test]
@@ -198,13 +267,14 @@ mod tests {
             writes.push(b.saves().to_vec());
             Ok(())
         })
-        .unwrap();
+        .ok()
+        .expect("committed");
         assert!(
             answered.lock().unwrap().is_empty(),
             "answered before its commit"
         );
-        replies.into_iter().for_each(|r| r());
-        assert_eq!(*answered.lock().unwrap(), ["a"]);
+        replies.into_iter().for_each(|r| r(Outcome::Done));
+        assert_eq!(*answered.lock().unwrap(), done(&["a"]));
         let mut queue = vec![("c", 3)].into_iter();
         for (name, id) in gather(("b", 2), || queue.next(), 4096) {
             b.save(job(id));
@@ -214,33 +284,59 @@ mod tests {
             writes.push(b.saves().to_vec());
             Ok(())
         })
-        .unwrap();
-        replies.into_iter().for_each(|r| r());
+        .ok()
+        .expect("committed");
+        replies.into_iter().for_each(|r| r(Outcome::Done));
         // Two commits for three requests, each answered after its own.
         assert_eq!(writes, vec![vec![job(1)], vec![job(2), job(3)]]);
-        assert_eq!(*answered.lock().unwrap(), ["a", "b", "c"]);
+        assert_eq!(*answered.lock().unwrap(), done(&["a", "b", "c"]));
     }
 
     #[test]
-    fn a_failed_commit_answers_nobody_and_is_retried_with_the_next() {
+    fn a_failed_commit_refuses_its_writes_and_is_never_retried() {
         let answered = Arc::new(Mutex::new(Vec::new()));
         let mut b = Batch::new(true);
+        // A read before any change saw only durable state.
+        b.reply(reply(&answered, "read"));
         b.save(job(1));
+        b.node(NodeCommand::Signal {
+            job: FedJobId::from_raw(1).unwrap(),
+            nodes: vec![],
+            signal: 9,
+        });
         b.reply(reply(&answered, "a"));
-        let failed = commit_batch(&mut b, |_| Err("disk full".to_string()));
-        assert_eq!(failed.err().as_deref(), Some("disk full"));
-        assert!(answered.lock().unwrap().is_empty());
+        // A read after a change saw what is about to be thrown away.
+        b.reply(reply(&answered, "late read"));
+        let failed = commit_batch(&mut b, |_| Err("disk full".to_string()))
+            .err()
+            .expect("the commit failed");
+        assert_eq!(failed.reason, "disk full");
+        assert!(answered.lock().unwrap().is_empty(), "answered on its own");
+        failed.answer();
+        assert_eq!(
+            *answered.lock().unwrap(),
+            [
+                ("read", Outcome::Done),
+                ("a", Outcome::Refused),
+                ("late read", Outcome::Refused)
+            ]
+        );
+        // Nothing of the failed batch is left to be written or sent with the next one.
+        assert!(b.is_empty());
+        answered.lock().unwrap().clear();
         b.save(job(2));
         b.reply(reply(&answered, "b"));
         let mut written = Vec::new();
-        let (replies, _) = commit_batch(&mut b, |b| {
+        let (replies, cmds) = commit_batch(&mut b, |b| {
             written = b.saves().to_vec();
             Ok(())
         })
-        .unwrap();
-        assert_eq!(written, vec![job(1), job(2)]);
-        replies.into_iter().for_each(|r| r());
-        assert_eq!(*answered.lock().unwrap(), ["a", "b"]);
+        .ok()
+        .expect("committed");
+        assert_eq!(written, vec![job(2)]);
+        assert!(cmds.is_empty(), "the failed batch's command was sent");
+        replies.into_iter().for_each(|r| r(Outcome::Done));
+        assert_eq!(*answered.lock().unwrap(), done(&["b"]));
     }
 
     #[test]
@@ -248,9 +344,11 @@ mod tests {
         let answered = Arc::new(Mutex::new(Vec::new()));
         let mut b = Batch::new(true);
         b.reply(reply(&answered, "query"));
-        let (replies, _) = commit_batch(&mut b, |_| panic!("nothing to write")).unwrap();
-        replies.into_iter().for_each(|r| r());
-        assert_eq!(*answered.lock().unwrap(), ["query"]);
+        let (replies, _) = commit_batch(&mut b, |_| panic!("nothing to write"))
+            .ok()
+            .expect("nothing to fail");
+        replies.into_iter().for_each(|r| r(Outcome::Done));
+        assert_eq!(*answered.lock().unwrap(), done(&["query"]));
     }
 
     #[test]
@@ -261,7 +359,7 @@ mod tests {
         b.save(SaveHint::Job(id));
         b.save(SaveHint::JobPurged(id));
         assert_eq!(b.saves(), [SaveHint::Job(id), SaveHint::JobPurged(id)]);
-        b.reply(Box::new(|| {}));
+        b.reply(Box::new(|_| {}));
         assert!(b.needs_commit());
         let (replies, cmds) = b.release();
         assert_eq!((replies.len(), cmds.len()), (1, 0));

@@ -3,7 +3,7 @@
 //! send node commands and fetch leases, but it never awaits: a commit blocks only this thread.
 
 use super::admins::{self, DbdAdmins};
-use super::batch::{self, Batch};
+use super::batch::{self, Batch, Outcome};
 use super::dispatch::Dispatcher;
 use super::federation::FederationPort;
 use super::leases::Leaser;
@@ -24,6 +24,7 @@ use crate::store::{StateStore, StoreError};
 use sluice_vocab::LocalJobId;
 use sluice_wire::auth::Signer;
 use sluice_wire::client::connect_lazy;
+use sluice_wire::daemon::fault::FaultEpisodes;
 use sluice_wire::proto::accounting_records_client::AccountingRecordsClient;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, RwLock};
@@ -126,15 +127,16 @@ fn check_cluster(conf: &CtldConf, snap: &Snapshot) -> Result<(), RuntimeError> {
     }
 }
 
-/// [`start`] over an already opened store (tests put a failing one here).
-pub fn start_with(
-    cfg: RuntimeConfig,
-    mut sink: Box<dyn StateSink>,
+/// The core as `snap` (and, with a dbd, the saved federation view of `sink`) has it: the
+/// job-id source as saved, else a lease to come from the dbd, else `FirstJobId`. Used at start
+/// and to put the core back as the store has it after a failed commit.
+fn rebuild(
+    conf: &CtldConf,
     snap: Snapshot,
-    shipper: Option<ShipperHandle>,
-) -> Result<Runtime, RuntimeError> {
-    let conf = &cfg.conf;
-    let accounting = conf.accounting_storage_host.is_some();
+    sink: &dyn StateSink,
+    accounting: bool,
+    now: SimTime,
+) -> Result<(Core, Vec<RestoreNote>), CtldError> {
     let ids: Box<dyn JobIdSource> = match snap.id_lease(None) {
         Some(lease) => Box::new(lease),
         None if accounting => Box::new(IdLease::new(None)),
@@ -144,14 +146,27 @@ pub fn start_with(
             Box::new(IdLease::counter(None, first))
         }
     };
-    check_cluster(conf, &snap)?;
-    let now = wall_now();
     let (mut core, notes) = Core::restore_noted(conf, snap, ids, &group_id, now)?;
     // The saved federation view (job ids keep their origin bits until the dbd is heard from);
     // without a dbd the cluster is in no federation.
     if accounting && let Some((view, cursor)) = sink.fed_state() {
         core.restore_fed(view, cursor);
     }
+    Ok((core, notes))
+}
+
+/// [`start`] over an already opened store (tests put a failing one here).
+pub fn start_with(
+    cfg: RuntimeConfig,
+    mut sink: Box<dyn StateSink>,
+    snap: Snapshot,
+    shipper: Option<ShipperHandle>,
+) -> Result<Runtime, RuntimeError> {
+    let conf = &cfg.conf;
+    let accounting = conf.accounting_storage_host.is_some();
+    check_cluster(conf, &snap)?;
+    let now = wall_now();
+    let (core, notes) = rebuild(conf, snap, sink.as_ref(), accounting, now)?;
     // What the configuration no longer allows leaves the store now, with the accounting end of
     // each dropped job's run, before anything else happens.
     for note in &notes {
@@ -214,6 +229,10 @@ pub fn start_with(
     let state = Loop {
         programs: Programs::new(&conf.power, &conf.state_save_location),
         conf_seen: core.conf().clone(),
+        conf_saved: core.conf().clone(),
+        faults: FaultEpisodes::new("state commit"),
+        stale: false,
+        unsaved: Vec::new(),
         dispatcher: Dispatcher::new(
             signer,
             addrs.clone(),
@@ -256,6 +275,16 @@ struct Loop {
     core: Core,
     /// The configuration the programs were set up from (a reconfiguration replaces the core's).
     conf_seen: Arc<CtldConf>,
+    /// The core's configuration as of the last commit (what a rebuilt core is built for).
+    conf_saved: Arc<CtldConf>,
+    /// Failed commits, logged once per episode.
+    faults: FaultEpisodes,
+    /// A commit failed and the store could not be read back yet: the core holds changes the
+    /// store does not, so nothing is answered but refusals until it is rebuilt.
+    stale: bool,
+    /// The controller's own events of the batch (leases, failed launches): they happened
+    /// whatever becomes of the batch, so a rebuilt core is told again.
+    unsaved: Vec<Msg>,
     sink: Box<dyn StateSink>,
     batch: Batch,
     waiters: Waiters,
@@ -286,10 +315,25 @@ impl Loop {
                 }
             };
             let now = wall_now();
+            if self.stale {
+                self.roll_back(now);
+            }
             if let Some(m) = first {
-                for m in batch::gather(m, || rx.try_recv().ok(), MAX_BATCH) {
+                let mut msgs = batch::gather(m, || rx.try_recv().ok(), MAX_BATCH);
+                // Reads first: they see only durable state, so they are answered even if the
+                // batch's commit fails (see `Batch::reply`).
+                msgs.sort_by_key(|m| !matches!(m, Msg::Call { kick: false, .. }));
+                for m in msgs {
                     stop |= self.handle(m, now);
                 }
+            }
+            if self.stale {
+                // Nothing done on a core that is not the store's can be kept.
+                for (reply, _) in self.batch.discard() {
+                    reply(Outcome::Refused);
+                }
+                next_tick = Instant::now() + TICK;
+                continue;
             }
             if Instant::now() >= next_tick {
                 self.tick(now);
@@ -297,7 +341,7 @@ impl Loop {
             } else if std::mem::take(&mut self.kick) {
                 schedule(&mut self.core, &mut self.batch, now);
             }
-            self.commit();
+            self.commit(now);
             self.leaser.check(&self.core, &self.handle);
         }
         tracing::info!("controller core stopped");
@@ -320,12 +364,18 @@ impl Loop {
                 self.batch.reply(reply);
             }
             Msg::LeaseGranted(ranges) => {
+                self.unsaved.push(Msg::LeaseGranted(ranges.clone()));
                 self.leaser.granted(&mut self.core, &ranges);
                 self.batch.touch();
                 self.kick = true;
             }
             Msg::LeaseFailed => self.leaser.failed(),
             Msg::LaunchFailed { job, node, run } => {
+                self.unsaved.push(Msg::LaunchFailed {
+                    job,
+                    node: node.clone(),
+                    run,
+                });
                 let from = RunReport {
                     node: node.clone(),
                     run,
@@ -345,6 +395,47 @@ impl Loop {
         false
     }
 
+    /// Puts the core back as the store has it (after a failed commit), then replays the
+    /// controller's own events of the failed batch into the next one. When the store cannot
+    /// be read the loop stays stale and tries again with the next batch.
+    fn roll_back(&mut self, now: SimTime) {
+        let rebuilt = self.sink.load().and_then(|snap| {
+            rebuild(
+                &self.conf_saved,
+                snap,
+                self.sink.as_ref(),
+                self.accounting,
+                now,
+            )
+            .map_err(|e| e.to_string())
+        });
+        match rebuilt {
+            Ok((core, notes)) => {
+                for note in notes {
+                    tracing::warn!("rebuilding the core from the store: {note:?}");
+                }
+                if self.stale {
+                    tracing::info!("state store read back: requests are taken again");
+                }
+                self.core = core;
+                self.stale = false;
+                self.kick = true;
+                for msg in std::mem::take(&mut self.unsaved) {
+                    self.handle(msg, now);
+                }
+            }
+            Err(e) => {
+                if !self.stale {
+                    tracing::error!(
+                        "cannot read the state store back after a failed commit: {e} (every \
+                         request is refused until it can)"
+                    );
+                }
+                self.stale = true;
+            }
+        }
+    }
+
     fn tick(&mut self, now: SimTime) {
         for job in self.waiters.abandoned() {
             let req = CancelRequest {
@@ -359,27 +450,39 @@ impl Loop {
         self.kick = false;
     }
 
-    /// Commits the batch, then releases its replies and node commands. A failed commit keeps
-    /// everything for the next try.
-    fn commit(&mut self) {
+    /// Commits the batch, then releases its replies and node commands. A failed commit
+    /// throws the batch away: the core is rebuilt from the store, then the batch's requests
+    /// are refused (reads of durable state answered).
+    fn commit(&mut self, now: SimTime) {
         let records = self.batch.acct().len();
+        let writes = self.batch.needs_commit();
         let (sink, core) = (&mut self.sink, &self.core);
         let (replies, cmds) = match batch::commit_batch(&mut self.batch, |b| {
             sink.commit(core, b.saves(), b.acct())
         }) {
             Ok(released) => released,
-            Err(e) => {
-                tracing::error!("state commit failed, will retry: {e}");
+            Err(failed) => {
+                if let Some(line) = self.faults.failed(&failed.reason, Instant::now()) {
+                    tracing::error!("{line}");
+                }
+                self.roll_back(now);
+                failed.answer();
                 return;
             }
         };
+        // Only a commit that wrote says the store works again.
+        if writes && let Some(line) = self.faults.succeeded(Instant::now()) {
+            tracing::info!("{line}");
+        }
+        self.unsaved.clear();
+        self.conf_saved = self.core.conf().clone();
         if records > 0
             && let Some(s) = &self.shipper
         {
             s.notify();
         }
         for reply in replies {
-            reply();
+            reply(Outcome::Done);
         }
         for cmd in cmds {
             self.dispatcher.dispatch(&self.core, cmd);

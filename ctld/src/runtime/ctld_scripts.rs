@@ -16,8 +16,13 @@ pub async fn execute(run: ScriptRun, core: CoreHandle) {
     let (job, job_run) = (run.job, run.run);
     let ok = run_program(&run).await;
     if run.context == ScriptContext::PrologSlurmctld {
+        // Its end must reach the core even while the store refuses writes, or the job would
+        // wait for it forever.
         let report = core
-            .call(move |cx| on_prolog_slurmctld_done(cx.core, cx.out, cx.now, job, job_run, ok))
+            .call_until_saved(
+                move |cx| on_prolog_slurmctld_done(cx.core, cx.out, cx.now, job, job_run, ok),
+                Duration::from_secs(1),
+            )
             .await;
         if report.is_err() {
             tracing::warn!(%job, "PrologSlurmctld ended while the controller stops");

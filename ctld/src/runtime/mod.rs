@@ -109,8 +109,9 @@ pub(crate) fn node_addr(core: &Core, addrs: &NodeAddrs, name: &str) -> Option<(S
     core.node(name).map(|n| (n.addr.clone(), n.port))
 }
 
-/// A request run on the core's thread; it returns what to do once the batch is committed.
-pub(crate) type Job = Box<dyn FnOnce(&mut Ctx<'_>) -> Box<dyn FnOnce() + Send> + Send>;
+/// A request run on the core's thread; it returns what to do once the batch's commit is done
+/// or failed.
+pub(crate) type Job = Box<dyn FnOnce(&mut Ctx<'_>) -> batch::Reply + Send>;
 
 /// Messages to the core's thread.
 pub(crate) enum Msg {
@@ -142,47 +143,89 @@ pub struct CoreHandle {
 #[error("Unable to contact slurm controller (connect failure)")]
 pub struct RuntimeGone;
 
+/// Slurm's words (`ESLURM_WRITING_TO_FILE`) for a controller that could not save a request.
+pub const STORE_FAILED: &str = "I/O error writing script/environment to file";
+
+/// Why a request to the core has no result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The runtime stopped.
+    #[error("{}", RuntimeGone)]
+    Gone,
+    /// The store could not commit the batch the request ran in (disk full, read-only, I/O
+    /// error): nothing of the request was kept, and it will not be applied later.
+    #[error("{}", STORE_FAILED)]
+    Store,
+}
+
+impl From<RuntimeGone> for CallError {
+    fn from(_: RuntimeGone) -> Self {
+        CallError::Gone
+    }
+}
+
 impl CoreHandle {
     /// Runs `f` on the core and returns its result once the batch it ran in is durable. A
     /// scheduling pass follows the batch. Dropping the returned future before the core has
-    /// taken the request withdraws it: `f` never runs.
+    /// taken the request withdraws it: `f` never runs. When the batch cannot be committed the
+    /// result is [`CallError::Store`] and nothing `f` did is kept.
     pub async fn call<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
-    ) -> Result<R, RuntimeGone> {
+    ) -> Result<R, CallError> {
         self.send(f, true).await
     }
 
-    /// Like [`CoreHandle::call`], for requests that only read (no scheduling pass).
+    /// Like [`CoreHandle::call`], for requests that mostly read (no scheduling pass).
     pub async fn query<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
-    ) -> Result<R, RuntimeGone> {
+    ) -> Result<R, CallError> {
         self.send(f, false).await
+    }
+
+    /// [`CoreHandle::call`] for the controller's own requests, which have no client to tell:
+    /// a batch that could not be committed is tried again (after `retry`) until it is, or
+    /// the runtime stops. `f` runs once per try.
+    pub async fn call_until_saved<R: Send + 'static>(
+        &self,
+        f: impl Fn(&mut Ctx<'_>) -> R + Clone + Send + 'static,
+        retry: std::time::Duration,
+    ) -> Result<R, RuntimeGone> {
+        loop {
+            match self.call(f.clone()).await {
+                Ok(r) => return Ok(r),
+                Err(CallError::Gone) => return Err(RuntimeGone),
+                Err(CallError::Store) => tokio::time::sleep(retry).await,
+            }
+        }
     }
 
     async fn send<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
         kick: bool,
-    ) -> Result<R, RuntimeGone> {
+    ) -> Result<R, CallError> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |cx| {
             // The caller gave up before the core took the request (its client's MessageTimeout
             // ran out, or it hung up, and the server dropped the call): it was told the request
             // failed, so the request is not applied.
             if tx.is_closed() {
-                return Box::new(|| {});
+                return Box::new(|_| {});
             }
             let r = f(cx);
-            Box::new(move || {
-                let _ = tx.send(r);
+            Box::new(move |outcome| {
+                let _ = tx.send(match outcome {
+                    batch::Outcome::Done => Ok(r),
+                    batch::Outcome::Refused => Err(CallError::Store),
+                });
             })
         });
         self.tx
             .send(Msg::Call { job, kick })
-            .map_err(|_| RuntimeGone)?;
-        rx.await.map_err(|_| RuntimeGone)
+            .map_err(|_| CallError::Gone)?;
+        rx.await.map_err(|_| CallError::Gone)?
     }
 
     pub(crate) fn post(&self, msg: Msg) {

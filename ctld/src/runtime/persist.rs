@@ -3,6 +3,7 @@
 //! ([`crate::store::StateStore`]) under `StateSaveLocation`.
 
 use crate::core::federation::FedView;
+use crate::core::snapshot::Snapshot;
 use crate::core::{AcctRecord, Core, SaveHint};
 use crate::store::StateStore;
 
@@ -16,6 +17,10 @@ pub trait StateSink: Send {
         saves: &[SaveHint],
         acct: &[AcctRecord],
     ) -> Result<(), String>;
+
+    /// Everything committed so far, to rebuild the core from after a failed commit (the
+    /// failed batch's changes are in the core, not in the store).
+    fn load(&self) -> Result<Snapshot, String>;
 
     /// The saved federation view and event cursor (`None`: nothing saved, or a store that
     /// keeps none).
@@ -34,8 +39,12 @@ impl StateSink for StateStore {
         StateStore::commit(self, core, saves, acct).map_err(|e| e.to_string())
     }
 
+    fn load(&self) -> Result<Snapshot, String> {
+        StateStore::load_committed(self).map_err(|e| e.to_string())
+    }
+
     fn fed_state(&self) -> Option<(FedView, u64)> {
-        match self.load_fed() {
+        match self.load_fed_committed() {
             Ok(state) => state,
             Err(e) => {
                 tracing::error!("saved federation state unreadable, starting without: {e}");

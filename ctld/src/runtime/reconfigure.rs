@@ -4,18 +4,18 @@
 //! there too (the system's group database may be slow), then the core applies it in one
 //! request ([`on_reconfigure`]). The power save programs follow at the end of that batch.
 
-use super::{CoreHandle, RuntimeGone};
+use super::{CallError, CoreHandle};
 use crate::conf::CtldConf;
 use crate::core::{Caller, on_reconfigure};
 use crate::error::CtldError;
 use std::collections::HashMap;
 
-/// Re-reads and applies `slurm.conf` for `caller`. The outer error: the runtime stopped; the
-/// inner one: why nothing was applied.
+/// Re-reads and applies `slurm.conf` for `caller`. The outer error: the runtime stopped or
+/// could not save the change; the inner one: why nothing was applied.
 pub async fn reconfigure(
     core: &CoreHandle,
     caller: Caller,
-) -> Result<Result<(), CtldError>, RuntimeGone> {
+) -> Result<Result<(), CtldError>, CallError> {
     if !caller.admin {
         return Ok(Err(CtldError::AccessDenied));
     }
@@ -35,7 +35,7 @@ pub async fn reconfigure(
         Ok(Ok(read)) => read,
         Ok(Err(e)) => return Ok(Err(e)),
         // The reading task panicked or was cancelled: the runtime is going away.
-        Err(_) => return Err(RuntimeGone),
+        Err(_) => return Err(CallError::Gone),
     };
     for w in &warnings {
         tracing::warn!("{w}");

@@ -28,7 +28,7 @@ use crate::conf::CtldConf;
 use crate::core::{Caller, SimTime};
 use crate::error::CtldError;
 use crate::runtime::admins::DbdAdmins;
-use crate::runtime::{CoreHandle, RuntimeGone};
+use crate::runtime::{CallError, CoreHandle, RuntimeGone};
 use sluice_wire::auth;
 use sluice_wire::proto::controller_server::{Controller, ControllerServer};
 use sluice_wire::proto::*;
@@ -140,6 +140,17 @@ impl From<CtldError> for Status {
 impl From<RuntimeGone> for Status {
     fn from(e: RuntimeGone) -> Self {
         Status::unavailable(e.to_string())
+    }
+}
+
+impl From<CallError> for Status {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Gone => RuntimeGone.into(),
+            // Not `Unavailable` (the commands read that as the controller being away) nor
+            // `ResourceExhausted` (sbatch retries that): the request failed and is gone.
+            CallError::Store => Status::internal(e.to_string()),
+        }
     }
 }
 

@@ -12,6 +12,9 @@ pub mod acct;
 mod fed;
 mod load;
 pub mod schema;
+mod writable;
+
+pub use writable::check_writable;
 
 pub use crate::core::snapshot::Snapshot;
 
@@ -41,6 +44,13 @@ pub enum StoreError {
     Sqlite {
         path: PathBuf,
         source: rusqlite::Error,
+    },
+    /// A state file cannot be opened for writing now (immutable, append-only, read-only file
+    /// system); nothing was tried, since SQLite would write it through a memory mapping.
+    #[error("state file {path} cannot be written: {source}")]
+    NotWritable {
+        path: PathBuf,
+        source: std::io::Error,
     },
     /// The file was written by a newer controller.
     #[error(
@@ -117,7 +127,14 @@ impl StateStore {
                 known: schema::SCHEMA_VERSION,
             });
         }
-        let mut store = StateStore {
+        let mut store = StateStore::over(path, conn);
+        store.read_cursors()?;
+        Ok(store)
+    }
+
+    /// A store over an open connection, its cursors not read yet.
+    fn over(path: PathBuf, conn: Connection) -> StateStore {
+        StateStore {
             path,
             conn,
             next_seq: 1,
@@ -126,9 +143,7 @@ impl StateStore {
             saved_cluster: None,
             launches: HashSet::new(),
             saved_fed: fed::SavedFed::default(),
-        };
-        store.read_cursors()?;
-        Ok(store)
+        }
     }
 
     /// Where the state file is.
@@ -167,6 +182,7 @@ impl StateStore {
         saves: &[SaveHint],
         acct: &[AcctRecord],
     ) -> Result<(), StoreError> {
+        self.check_writable()?;
         let mut pending = Pending::default();
         self.write(core, saves, acct, &mut pending)
             .map_err(|e| self.sql(e))?;

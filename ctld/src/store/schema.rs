@@ -57,6 +57,9 @@ pub fn configure(conn: &Connection, sync: StateSync) -> rusqlite::Result<()> {
         StateSync::Full => "FULL",
     };
     conn.pragma_update(None, "synchronous", level)?;
+    // No memory-mapped reads of the database file: a mapped page the file system can no
+    // longer back (a file cut short, a device gone) is a SIGBUS, where read(2) is an error.
+    conn.pragma_update(None, "mmap_size", 0)?;
     Ok(())
 }
 

@@ -50,6 +50,7 @@ mod runtime_jobs;
 mod runtime_load;
 mod runtime_restart;
 mod runtime_share;
+mod runtime_store_faults;
 mod runtime_views;
 mod scheduling;
 mod stale_reports;

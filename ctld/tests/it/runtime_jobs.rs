@@ -4,9 +4,6 @@
 use crate::runtime_support;
 
 use runtime_support::*;
-use sluice_ctld::core::{AcctRecord, Core, SaveHint};
-use sluice_ctld::runtime::persist::StateSink;
-use sluice_ctld::store::StateStore;
 use sluice_testkit::eventually;
 use sluice_vocab::JobState;
 use sluice_wire::proto::allocation_event::Event;
@@ -14,38 +11,6 @@ use sluice_wire::proto::{
     AllocationEvent, CancelRequest, CompleteAllocationRequest, CreateStepRequest, JobShare,
     ListJobsRequest, SignalKind, StepDoneRequest, SubmitJobRequest,
 };
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-
-/// The real store, made to fail while `fail` is set, logging each successful commit.
-struct Gate {
-    inner: StateStore,
-    fail: Arc<AtomicBool>,
-    failed: Arc<AtomicUsize>,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl StateSink for Gate {
-    fn commit(
-        &mut self,
-        core: &Core,
-        saves: &[SaveHint],
-        acct: &[AcctRecord],
-    ) -> Result<(), String> {
-        if self.fail.load(Ordering::SeqCst) {
-            self.failed.fetch_add(1, Ordering::SeqCst);
-            return Err("disk full (test)".into());
-        }
-        StateSink::commit(&mut self.inner, core, saves, acct)?;
-        let mut log = self.log.lock().unwrap();
-        for s in saves {
-            if let SaveHint::Job(id) = s {
-                log.push(format!("commit {id}"));
-            }
-        }
-        Ok(())
-    }
-}
 
 async fn job_state(c: &mut sluice_wire::client::CtldClient, id: u32) -> (JobState, i32) {
     let jobs = c
@@ -60,52 +25,6 @@ async fn job_state(c: &mut sluice_wire::client::CtldClient, id: u32) -> (JobStat
         .jobs;
     let j = &jobs[0];
     (JobState::from_stored(j.state).unwrap(), j.exit_code)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_job_is_acknowledged_and_launched_only_after_its_commit() {
-    let (_dir, state) = temp();
-    let (ports, mut events) = fake_nodes(&["n1"]).await;
-    let conf = conf(_dir.path(), &conf_text(&state, 1, ""));
-    std::fs::create_dir_all(&state).unwrap();
-    let fail = Arc::new(AtomicBool::new(false));
-    let failed = Arc::new(AtomicUsize::new(0));
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let gate = Gate {
-        inner: StateStore::open(&state).unwrap(),
-        fail: fail.clone(),
-        failed: failed.clone(),
-        log: log.clone(),
-    };
-    let ctld = Ctld::start(conf, Some(Box::new(gate))).await;
-    let mut admin = client(ctld.port, 0).await;
-    register(&mut admin, "n1", ports[0], vec![]).await;
-
-    fail.store(true, Ordering::SeqCst);
-    let mut user = client(ctld.port, 4242).await;
-    let submit = tokio::spawn(async move { user.submit(job("a")).await });
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while failed.load(Ordering::SeqCst) < 2 {
-        assert!(tokio::time::Instant::now() < deadline, "no commit attempt");
-        tokio::task::yield_now().await;
-    }
-    assert!(!submit.is_finished(), "answered before the job was durable");
-    assert!(
-        events.try_recv().is_err(),
-        "launched before the job was durable"
-    );
-
-    fail.store(false, Ordering::SeqCst);
-    let id = submit.await.unwrap().unwrap().into_inner().job_id;
-    let NodeEvent::Launch { node, req } = next_event(&mut events).await else {
-        panic!("expected a launch");
-    };
-    assert_eq!((node.as_str(), req.job_id), ("n1", id));
-    assert_eq!((req.cluster.as_str(), req.user.as_str()), ("test", "4242"));
-    assert_eq!(req.ctld_addr, format!("127.0.0.1:{}", ctld.port));
-    let log = log.lock().unwrap().clone();
-    assert!(log.contains(&format!("commit {id}")), "{log:?}");
-    ctld.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

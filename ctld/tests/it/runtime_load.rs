@@ -29,6 +29,10 @@ impl StateSink for Counting {
         self.commits.fetch_add(1, Ordering::SeqCst);
         StateSink::commit(&mut self.inner, core, saves, acct)
     }
+
+    fn load(&self) -> Result<sluice_ctld::store::Snapshot, String> {
+        StateSink::load(&self.inner)
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -145,7 +145,7 @@ pub fn open(url: &str) -> Result<AnyConnection, StoreError> {
             conn.batch_execute(&format!(
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
                  PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; PRAGMA foreign_keys = ON; \
-                 PRAGMA temp_store = MEMORY; \
+                 PRAGMA temp_store = MEMORY; PRAGMA mmap_size = 0; \
                  PRAGMA wal_autocheckpoint = {SQLITE_WAL_AUTOCHECKPOINT}; \
                  PRAGMA journal_size_limit = {SQLITE_JOURNAL_SIZE_LIMIT};"
             ))?;

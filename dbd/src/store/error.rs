@@ -160,7 +160,8 @@ impl From<StoreError> for tonic::Status {
                 tonic::Status::unavailable("Unable to contact slurm database")
             }
             E::Db(source) => {
-                tracing::error!(error = %source, "accounting database error");
+                // Logged by the store, once per episode of failures.
+                tracing::debug!(error = %source, "accounting database error");
                 tonic::Status::internal("Database error")
             }
             E::UnknownCluster { .. }

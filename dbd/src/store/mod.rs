@@ -45,6 +45,8 @@ mod users;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use sluice_wire::daemon::fault::FaultEpisodes;
+
 use diesel::Connection;
 
 pub use conn::{AnyConnection, Backend};
@@ -70,6 +72,9 @@ pub use types::{
 pub struct Store {
     conn: Mutex<AnyConnection>,
     fed: fed::Signals,
+    /// Database failures (disk full, read-only, I/O errors, a server gone), logged once per
+    /// episode; a committed change ends one.
+    faults: Mutex<FaultEpisodes>,
 }
 
 impl std::fmt::Debug for Store {
@@ -108,6 +113,7 @@ impl Store {
         let store = Store {
             conn: Mutex::new(conn::open(url)?),
             fed: fed::Signals::default(),
+            faults: Mutex::new(FaultEpisodes::new("accounting database")),
         };
         store.change(Apply::Commit, |c| accounts::ensure_root(c, now))?;
         Ok(store)
@@ -119,8 +125,30 @@ impl Store {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `f` in one transaction; commits only with [`Apply::Commit`] and success.
+    /// Runs `f` in one transaction; commits only with [`Apply::Commit`] and success. A
+    /// failed transaction changed nothing; its database error is logged once per episode.
     fn change<T>(
+        &self,
+        apply: Apply,
+        f: impl FnOnce(&mut AnyConnection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let result = self.transaction(apply, f);
+        self.note(&result, apply == Apply::Commit);
+        result
+    }
+
+    /// Runs a read in one transaction, so it sees one consistent state.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&mut AnyConnection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let result = self.transaction(Apply::Commit, f);
+        // A read that works says nothing about writes: only a failure is noted.
+        self.note(&result, false);
+        result
+    }
+
+    fn transaction<T>(
         &self,
         apply: Apply,
         f: impl FnOnce(&mut AnyConnection) -> Result<T, StoreError>,
@@ -139,12 +167,24 @@ impl Store {
         }
     }
 
-    /// Runs a read in one transaction, so it sees one consistent state.
-    fn read<T>(
-        &self,
-        f: impl FnOnce(&mut AnyConnection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        self.change(Apply::Commit, f)
+    /// Logs a database failure when it starts an episode, and the end of one at the next
+    /// `committed` change.
+    fn note<T>(&self, result: &Result<T, StoreError>, committed: bool) {
+        let mut faults = self.faults.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = std::time::Instant::now();
+        match result {
+            Err(StoreError::Db(e)) => {
+                if let Some(line) = faults.failed(&e.to_string(), now) {
+                    tracing::error!("{line}");
+                }
+            }
+            Ok(_) if committed => {
+                if let Some(line) = faults.succeeded(now) {
+                    tracing::info!("{line}");
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Wraps a change's touched names.

@@ -43,5 +43,6 @@ mod slurm_differences;
 mod srun_bind_e2e;
 mod srun_io_e2e;
 mod state_lock;
+mod storage_faults;
 mod up_dbd_only;
 mod user_credentials;

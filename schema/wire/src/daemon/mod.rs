@@ -8,6 +8,7 @@
 //! on stderr with a non-zero exit. The tokio runtime is built only after `daemon(3)`, since a
 //! fork keeps just the calling thread.
 
+pub mod fault;
 mod files;
 mod lock;
 mod logging;
