@@ -111,7 +111,12 @@ impl Client {
     }
 
     /// Drains `node` of the job's allocation with `reason`; it becomes failing.
-    pub fn drain_node(&self, job_id: u32, node: &str, reason: &str) -> Result<Allocation, SmdError> {
+    pub fn drain_node(
+        &self,
+        job_id: u32,
+        node: &str,
+        reason: &str,
+    ) -> Result<Allocation, SmdError> {
         let mut rpc = self.rpc.clone();
         let request = DrainNodeRequest {
             job_id,

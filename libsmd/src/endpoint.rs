@@ -167,11 +167,19 @@ mod tests {
     #[test]
     fn bad_values_name_file_line_and_key() {
         for (text, key) in [
-            ("Debug=1\nPort=x\n", "/etc/x/nonstop.conf:2: invalid value for Port"),
+            (
+                "Debug=1\nPort=x\n",
+                "/etc/x/nonstop.conf:2: invalid value for Port",
+            ),
             ("Port=0\n", "/etc/x/nonstop.conf:1: invalid value for Port"),
-            ("Port=9\nControlAddr=\"\"\n", "invalid value for ControlAddr"),
+            (
+                "Port=9\nControlAddr=\"\"\n",
+                "invalid value for ControlAddr",
+            ),
         ] {
-            let e = files("ClusterName=c\n", Some(text)).unwrap_err().to_string();
+            let e = files("ClusterName=c\n", Some(text))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(key), "{e}");
         }
         let e = files("MessageTimeout=0\n", None).unwrap_err().to_string();

@@ -177,7 +177,10 @@ mod tests {
         assert_eq!(e.code(), ErrorCode::NotEnabled);
         assert!(e.to_string().contains("not enabled"));
         let e = SmdError::from(Status::deadline_exceeded("late"));
-        assert_eq!((e.code(), e.to_string().as_str()), (ErrorCode::Timeout, SOCKET_TIMEOUT));
+        assert_eq!(
+            (e.code(), e.to_string().as_str()),
+            (ErrorCode::Timeout, SOCKET_TIMEOUT)
+        );
     }
 
     #[test]

@@ -111,7 +111,9 @@ pub enum ArgsError {
     EnvJobId(String),
     #[error("No job id: give -j/--jobid or run inside a job (SLURM_JOB_ID)")]
     NoJob,
-    #[error("Only one of --auto, --query, --failed, --failing, --replace, --drop, --drain, --extend and --wait may be given")]
+    #[error(
+        "Only one of --auto, --query, --failed, --failing, --replace, --drop, --drain, --extend and --wait may be given"
+    )]
     TwoActions,
     #[error("--drain needs --reason")]
     NoReason,
@@ -204,10 +206,9 @@ pub fn parse(args: &[String], env_job: Option<&str>) -> Result<Command, ArgsErro
         }
     }
     let action = match (action, reason) {
-        (Some(Action::Drain { node, .. }), Some(r)) if !r.trim().is_empty() => Action::Drain {
-            node,
-            reason: r,
-        },
+        (Some(Action::Drain { node, .. }), Some(r)) if !r.trim().is_empty() => {
+            Action::Drain { node, reason: r }
+        }
         (Some(Action::Drain { .. }), _) => return Err(ArgsError::NoReason),
         (_, Some(_)) => return Err(ArgsError::StrayReason),
         (Some(a), None) => a,
@@ -240,5 +241,9 @@ fn node(value: String) -> Result<String, ArgsError> {
         && value
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if ok { Ok(value) } else { Err(ArgsError::Node(value)) }
+    if ok {
+        Ok(value)
+    } else {
+        Err(ArgsError::Node(value))
+    }
 }

@@ -23,7 +23,10 @@ fn no_arguments_inside_a_job_is_the_automatic_handling() {
         p(&[], Some("x")).unwrap_err().to_string(),
         "Invalid SLURM_JOB_ID in the environment: x"
     );
-    assert_eq!(p(&["-j", "5"], Some("58")).unwrap(), run(5, Action::Query(Filter::All), false));
+    assert_eq!(
+        p(&["-j", "5"], Some("58")).unwrap(),
+        run(5, Action::Query(Filter::All), false)
+    );
 }
 
 #[test]
@@ -50,7 +53,10 @@ fn each_operation_parses() {
         all.extend_from_slice(args);
         assert_eq!(p(&all, None).unwrap(), run(12, action, false), "{args:?}");
     }
-    assert_eq!(p(&["-p", "-f"], Some("3")).unwrap(), run(3, Action::Query(Filter::Failed), true));
+    assert_eq!(
+        p(&["-p", "-f"], Some("3")).unwrap(),
+        run(3, Action::Query(Filter::Failed), true)
+    );
 }
 
 #[test]
@@ -60,8 +66,14 @@ fn bad_command_lines_are_named() {
         (&["-j", "0"], "Invalid job id: 0"),
         (&["-j", "1", "-q", "-f"], "Only one of"),
         (&["-j", "1", "-D", "n1"], "--drain needs --reason"),
-        (&["-j", "1", "-D", "n1", "-R", " "], "--drain needs --reason"),
-        (&["-j", "1", "-q", "-R", "x"], "--reason is only for --drain"),
+        (
+            &["-j", "1", "-D", "n1", "-R", " "],
+            "--drain needs --reason",
+        ),
+        (
+            &["-j", "1", "-q", "-R", "x"],
+            "--reason is only for --drain",
+        ),
         (&["-j", "1", "-r", "n 1"], "Invalid node name: \"n 1\""),
         (&["-j", "1", "-e", "0"], "Invalid --extend value: 0"),
         (&["-j", "1", "-e", "-3"], "Invalid --extend value: -3"),

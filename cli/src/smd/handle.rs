@@ -116,7 +116,12 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
         let _ = self.out.flush();
     }
 
-    fn class(&mut self, state: NodeState, policy: Option<&Policy>, alloc: &mut Allocation) -> Outcome {
+    fn class(
+        &mut self,
+        state: NodeState,
+        policy: Option<&Policy>,
+        alloc: &mut Allocation,
+    ) -> Outcome {
         let job = self.job;
         let (verb, word, hosts) = match state {
             NodeState::Failing => ("is_failing", "FAILING", "failing_hosts"),
@@ -132,9 +137,14 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
             self.line(&format!("{verb}: job {job} has no {word} nodes"));
             return Outcome::Continue;
         }
-        self.line(&format!("{verb}: job {job} has {} {word} nodes", nodes.len()));
+        self.line(&format!(
+            "{verb}: job {job} has {} {word} nodes",
+            nodes.len()
+        ));
         for (name, cpus) in &nodes {
-            self.line(&format!("{verb}: job {job} {word} node {name} cpu_count {cpus}"));
+            self.line(&format!(
+                "{verb}: job {job} {word} node {name} cpu_count {cpus}"
+            ));
         }
         let Some(policy) = policy else {
             return Outcome::Continue;
@@ -147,7 +157,9 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
             self.try_replace(policy, &mut remaining, alloc);
             replaced = before - remaining.len();
             if !remaining.is_empty() {
-                self.line(&format!("_try_replace: job {job} failed to replace down or failing nodes:"));
+                self.line(&format!(
+                    "_try_replace: job {job} failed to replace down or failing nodes:"
+                ));
                 for n in remaining.clone() {
                     self.line(&format!("   {n}"));
                 }
@@ -180,7 +192,12 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
         outcome
     }
 
-    fn try_replace(&mut self, policy: &Policy, remaining: &mut Vec<String>, alloc: &mut Allocation) {
+    fn try_replace(
+        &mut self,
+        policy: &Policy,
+        remaining: &mut Vec<String>,
+        alloc: &mut Allocation,
+    ) {
         let job = self.job;
         let delay = Duration::from_secs(u64::from(policy.delay_minutes.unwrap_or(0)) * 60);
         let interval = self.interval.max(Duration::from_secs(1));
@@ -190,7 +207,10 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
             if cnt > 0 && interval * cnt >= delay {
                 return;
             }
-            self.line(&format!("_try_replace: job {job} trying to replace {} nodes", remaining.len()));
+            self.line(&format!(
+                "_try_replace: job {job} trying to replace {} nodes",
+                remaining.len()
+            ));
             while let Some(node) = remaining.first().cloned() {
                 match self.ops.replace_node(job, &node) {
                     Ok(after) => {
@@ -199,12 +219,16 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
                             .iter()
                             .find(|n| !alloc.nodes.iter().any(|o| o.name == n.name))
                             .map_or_else(|| "?".to_string(), |n| n.name.clone());
-                        self.line(&format!("_try_replace: job {job} node {node} replaced by {by}"));
+                        self.line(&format!(
+                            "_try_replace: job {job} node {node} replaced by {by}"
+                        ));
                         remaining.remove(0);
                         *alloc = after;
                     }
                     Err(e) => {
-                        self.line(&format!("_try_replace: smd_replace_node() error job_id {job}: {e}"));
+                        self.line(&format!(
+                            "_try_replace: smd_replace_node() error job_id {job}: {e}"
+                        ));
                         break;
                     }
                 }
@@ -235,11 +259,15 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
         for node in std::mem::take(remaining) {
             match self.ops.drop_node(job, &node) {
                 Ok(after) => {
-                    self.line(&format!("_drop_nodes: job {job} node {node} dropped all right"));
+                    self.line(&format!(
+                        "_drop_nodes: job {job} node {node} dropped all right"
+                    ));
                     *alloc = after;
                 }
                 Err(e) => {
-                    self.line(&format!("_drop_nodes: smd_drop_node() error job_id {job}: {e}"));
+                    self.line(&format!(
+                        "_drop_nodes: smd_drop_node() error job_id {job}: {e}"
+                    ));
                     kept.push(node);
                 }
             }
@@ -251,10 +279,17 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
     fn node_file(&mut self, alloc: &Allocation, left: usize) -> bool {
         let job = self.job;
         match left {
-            0 => self.line(&format!("_generate_node_file: job {job} all nodes replaced")),
-            n => self.line(&format!("_generate_node_file: job {job} {n} nodes not replaced")),
+            0 => self.line(&format!(
+                "_generate_node_file: job {job} all nodes replaced"
+            )),
+            n => self.line(&format!(
+                "_generate_node_file: job {job} {n} nodes not replaced"
+            )),
         }
-        match self.effects.write_node_file(job, &super::nodefile::text(alloc)) {
+        match self
+            .effects
+            .write_node_file(job, &super::nodefile::text(alloc))
+        {
             Ok(path) => {
                 self.line(&format!(
                     "source the {} hostfile to get the new job environment",
@@ -263,7 +298,9 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
                 true
             }
             Err(e) => {
-                self.line(&format!("_generate_node_file: job {job} cannot write the hostfile: {e}"));
+                self.line(&format!(
+                    "_generate_node_file: job {job} cannot write the hostfile: {e}"
+                ));
                 false
             }
         }
@@ -271,7 +308,9 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
 
     fn extend(&mut self, minutes: u32, alloc: &mut Allocation) {
         let job = self.job;
-        self.line(&format!("_time_limit_extend: job {job} extending job time limit by {minutes} minutes"));
+        self.line(&format!(
+            "_time_limit_extend: job {job} extending job time limit by {minutes} minutes"
+        ));
         match self.ops.extend_time(job, minutes) {
             Ok(after) => {
                 *alloc = after;

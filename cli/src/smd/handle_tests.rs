@@ -67,7 +67,12 @@ impl NonstopOps for Script {
             return Err(refused());
         }
         let spare = self.spares.remove(0);
-        let n = self.alloc.nodes.iter_mut().find(|n| n.name == node).unwrap();
+        let n = self
+            .alloc
+            .nodes
+            .iter_mut()
+            .find(|n| n.name == node)
+            .unwrap();
         n.name = spare;
         n.state = NodeState::Ok;
         self.relist();
@@ -155,8 +160,16 @@ fn a_replaced_node_is_the_guides_second_output_and_writes_the_node_file() {
          source the /tmp/smd_job_59_nodes.sh hostfile to get the new job environment\n"
     );
     assert_eq!(fx.files.len(), 1);
-    assert!(fx.files[0].1.starts_with("export SLURM_NODELIST=dario,prometeo\n"));
-    assert!(fx.files[0].1.contains("export SLURM_JOB_CPUS_PER_NODE=1\\(x2\\)\n"));
+    assert!(
+        fx.files[0]
+            .1
+            .starts_with("export SLURM_NODELIST=dario,prometeo\n")
+    );
+    assert!(
+        fx.files[0]
+            .1
+            .contains("export SLURM_JOB_CPUS_PER_NODE=1\\(x2\\)\n")
+    );
 }
 
 #[test]
@@ -212,7 +225,10 @@ fn a_spare_freed_while_waiting_is_taken_and_each_replacement_extends() {
     assert!(out.contains("_try_replace: job 7 node b replaced by s2\n"));
     // The delay is granted once, then 2 minutes per replaced node.
     assert_eq!(
-        s.calls.iter().filter(|c| c.starts_with("extend")).collect::<Vec<_>>(),
+        s.calls
+            .iter()
+            .filter(|c| c.starts_with("extend"))
+            .collect::<Vec<_>>(),
         ["extend 4", "extend 4"]
     );
     assert_eq!(s.alloc.node_list, "s1,s2,c");
@@ -258,10 +274,7 @@ fn failing_nodes_follow_their_own_variable() {
     assert_eq!(outcome, Outcome::Continue, "{out}");
     assert!(!out.contains("is_failed"));
     assert!(out.contains("_handle_fault: job 10 handle failing_hosts\n"));
-    assert_eq!(
-        s.calls,
-        ["job_nodes", "drop b", "drop c", "extend 10"]
-    );
+    assert_eq!(s.calls, ["job_nodes", "drop b", "drop c", "extend 10"]);
     assert_eq!(fx.files.len(), 1);
 }
 

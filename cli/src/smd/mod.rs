@@ -18,9 +18,9 @@ pub mod policy;
 pub mod show;
 
 #[cfg(test)]
-mod handle_tests;
-#[cfg(test)]
 mod args_tests;
+#[cfg(test)]
+mod handle_tests;
 
 use std::io::Write;
 use std::time::Duration;
@@ -49,7 +49,11 @@ pub fn main() -> i32 {
 }
 
 fn env<'a>(environ: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    environ.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    environ
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 fn fail(err: &mut dyn Write, msg: &str) -> i32 {
@@ -163,8 +167,16 @@ fn operation(
                 out,
                 parsable,
                 &["JobID", "NodeName", "Replacement", "NodeList"],
-                vec![job.to_string(), node.clone(), by.clone(), after.node_list.clone()],
-                &format!("Job {job}: node {node} replaced by {by} (nodes {})", after.node_list),
+                vec![
+                    job.to_string(),
+                    node.clone(),
+                    by.clone(),
+                    after.node_list.clone(),
+                ],
+                &format!(
+                    "Job {job}: node {node} replaced by {by} (nodes {})",
+                    after.node_list
+                ),
             )
             .map_err(io)
         }
@@ -194,7 +206,12 @@ fn operation(
                 out,
                 parsable,
                 &["JobID", "NodeName", "State", "Reason"],
-                vec![job.to_string(), node.clone(), state.to_string(), reason.clone()],
+                vec![
+                    job.to_string(),
+                    node.clone(),
+                    state.to_string(),
+                    reason.clone(),
+                ],
                 &format!("Job {job}: node {node} drained ({state}): {reason}"),
             )
             .map_err(io)

@@ -43,7 +43,11 @@ pub struct PolicyError {
 
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid {}=\"{}\": {}", self.var, self.value, self.reason)
+        write!(
+            f,
+            "invalid {}=\"{}\": {}",
+            self.var, self.value, self.reason
+        )
     }
 }
 
@@ -91,9 +95,11 @@ impl Policy {
                     if slot.is_some() {
                         return Err(twice());
                     }
-                    let minutes = arg
-                        .and_then(minutes)
-                        .ok_or_else(|| err(format!("{word} needs a number of minutes (from 1), as {word}=10")))?;
+                    let minutes = arg.and_then(minutes).ok_or_else(|| {
+                        err(format!(
+                            "{word} needs a number of minutes (from 1), as {word}=10"
+                        ))
+                    })?;
                     *slot = Some(minutes);
                 }
                 ("", None) => return Err(err(format!("an empty item (expected {ITEMS})"))),
@@ -190,19 +196,38 @@ mod tests {
             ("REPLACE:", "an empty item"),
             ("REPLACE:FOO", "unknown item \"FOO\""),
             ("REPLACE:REPLACE", "REPLACE is given twice"),
-            ("REPLACE:TIME_LIMIT_DELAY", "TIME_LIMIT_DELAY needs a number"),
-            ("REPLACE:TIME_LIMIT_DELAY=0", "TIME_LIMIT_DELAY needs a number"),
-            ("REPLACE:TIME_LIMIT_DELAY=x", "TIME_LIMIT_DELAY needs a number"),
-            ("REPLACE:TIME_LIMIT_DELAY=-1", "TIME_LIMIT_DELAY needs a number"),
-            ("REPLACE:TIME_LIMIT_DELAY=99999999999", "TIME_LIMIT_DELAY needs a number"),
+            (
+                "REPLACE:TIME_LIMIT_DELAY",
+                "TIME_LIMIT_DELAY needs a number",
+            ),
+            (
+                "REPLACE:TIME_LIMIT_DELAY=0",
+                "TIME_LIMIT_DELAY needs a number",
+            ),
+            (
+                "REPLACE:TIME_LIMIT_DELAY=x",
+                "TIME_LIMIT_DELAY needs a number",
+            ),
+            (
+                "REPLACE:TIME_LIMIT_DELAY=-1",
+                "TIME_LIMIT_DELAY needs a number",
+            ),
+            (
+                "REPLACE:TIME_LIMIT_DELAY=99999999999",
+                "TIME_LIMIT_DELAY needs a number",
+            ),
             ("REPLACE=1", "REPLACE takes no value"),
             ("TIME_LIMIT_DELAY=4", "TIME_LIMIT_DELAY needs REPLACE"),
-            ("DROP:TIME_LIMIT_EXTEND=4", "TIME_LIMIT_EXTEND needs REPLACE"),
+            (
+                "DROP:TIME_LIMIT_EXTEND=4",
+                "TIME_LIMIT_EXTEND needs REPLACE",
+            ),
             ("REPLACE:TIME_LIMIT_DROP=4", "TIME_LIMIT_DROP needs DROP"),
         ] {
             let e = bad(value);
             assert!(
-                e.starts_with(&format!("invalid SMD_NONSTOP_FAILED=\"{value}\": ")) && e.contains(words),
+                e.starts_with(&format!("invalid SMD_NONSTOP_FAILED=\"{value}\": "))
+                    && e.contains(words),
                 "{value}: {e}"
             );
         }
@@ -211,7 +236,10 @@ mod tests {
     #[test]
     fn the_environment_gives_each_class_its_policy() {
         let env = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
         };
         assert_eq!(Policy::from_environ(&env(&[])).unwrap(), (None, None));
         let (failed, failing) =

@@ -10,7 +10,11 @@ use crate::output::{Column, OutputMode, Printer};
 use crate::timefmt::{self, Zone};
 
 fn mode(parsable: bool) -> OutputMode {
-    if parsable { OutputMode::Parsable } else { OutputMode::Fixed }
+    if parsable {
+        OutputMode::Parsable
+    } else {
+        OutputMode::Fixed
+    }
 }
 
 /// The allocation's nodes (those `filter` keeps). Human output starts with a summary line.
@@ -98,7 +102,10 @@ pub fn change(
 /// The header of `smd -w -p`.
 pub fn event_header(w: &mut dyn Write, parsable: bool) -> io::Result<()> {
     if parsable {
-        writeln!(w, "Time|Event|JobID|NodeName|Replacement|NodeList|TimeLimit|")?;
+        writeln!(
+            w,
+            "Time|Event|JobID|NodeName|Replacement|NodeList|TimeLimit|"
+        )?;
     }
     Ok(())
 }
@@ -124,7 +131,12 @@ pub fn event(w: &mut dyn Write, e: &Event, job: u32, parsable: bool, zone: Zone)
             EventKind::JobEnded => "ended".to_string(),
             _ => format!("node {}", e.node),
         };
-        writeln!(w, "{time} job {job} {} {what} (nodes {})", e.kind.word(), a.node_list)?;
+        writeln!(
+            w,
+            "{time} job {job} {} {what} (nodes {})",
+            e.kind.word(),
+            a.node_list
+        )?;
     }
     w.flush()
 }

@@ -110,7 +110,9 @@ pub unsafe extern "C" fn smd_open(slurm_conf: *const c_char, out: *mut *mut SmdH
         let endpoint = match slurm_conf.is_null() {
             true => Endpoint::from_env()?,
             // SAFETY: the caller's contract.
-            false => Endpoint::from_slurm_conf(Path::new(unsafe { arg(slurm_conf, "slurm_conf") }?))?,
+            false => {
+                Endpoint::from_slurm_conf(Path::new(unsafe { arg(slurm_conf, "slurm_conf") }?))?
+            }
         };
         let client = Client::connect(&endpoint)?;
         // SAFETY: as above.
@@ -236,7 +238,8 @@ pub unsafe extern "C" fn smd_extend_time(
 /// `a` is null or an allocation returned by this library, released once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn smd_free_allocation(a: *mut SmdAllocation) {
-    let _ = catch_unwind(AssertUnwindSafe(|| free_allocation(a)));
+    // SAFETY: the caller's contract.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free_allocation(a) }));
 }
 
 /// Subscribes to the job's node events; the subscription in `*out`.
@@ -286,7 +289,8 @@ pub unsafe extern "C" fn smd_next_event(s: *mut SmdSubscription, out: *mut *mut 
 /// `e` is null or an event returned by [`smd_next_event`], released once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn smd_free_event(e: *mut SmdEvent) {
-    let _ = catch_unwind(AssertUnwindSafe(|| free_event(e)));
+    // SAFETY: the caller's contract.
+    let _ = catch_unwind(AssertUnwindSafe(|| unsafe { free_event(e) }));
 }
 
 /// Ends a subscription (NULL is ignored).

@@ -99,20 +99,22 @@ pub fn allocation_to_c(a: &Allocation) -> *mut SmdAllocation {
 }
 
 /// Releases what [`allocation_to_c`] made.
+///
+/// # Safety
+/// `p` is null or a pointer [`allocation_to_c`] returned, not released before.
 #[allow(unsafe_code)]
-pub fn free_allocation(p: *mut SmdAllocation) {
+pub unsafe fn free_allocation(p: *mut SmdAllocation) {
     if p.is_null() {
         return;
     }
-    // SAFETY: `p` came from `Box::into_raw` in `allocation_to_c` and is released once.
+    // SAFETY: the caller's contract.
     let a = unsafe { Box::from_raw(p) };
     free_string(a.node_list);
     free_string(a.cpus_per_node);
     if !a.nodes.is_null() {
         // SAFETY: `nodes` and `node_count` are the boxed slice made in `allocation_to_c`.
-        let nodes = unsafe {
-            Box::from_raw(std::ptr::slice_from_raw_parts_mut(a.nodes, a.node_count))
-        };
+        let nodes =
+            unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(a.nodes, a.node_count)) };
         for n in nodes.iter() {
             free_string(n.name);
         }
@@ -131,14 +133,18 @@ pub fn event_to_c(e: &Event) -> *mut SmdEvent {
 }
 
 /// Releases what [`event_to_c`] made.
+///
+/// # Safety
+/// `p` is null or a pointer [`event_to_c`] returned, not released before.
 #[allow(unsafe_code)]
-pub fn free_event(p: *mut SmdEvent) {
+pub unsafe fn free_event(p: *mut SmdEvent) {
     if p.is_null() {
         return;
     }
-    // SAFETY: `p` came from `Box::into_raw` in `event_to_c` and is released once.
+    // SAFETY: the caller's contract.
     let e = unsafe { Box::from_raw(p) };
     free_string(e.node);
     free_string(e.replacement);
-    free_allocation(e.allocation);
+    // SAFETY: the event owns its allocation, made by `allocation_to_c`.
+    unsafe { free_allocation(e.allocation) };
 }

@@ -13,7 +13,11 @@ fn crate_dir() -> &'static Path {
 
 /// Where cargo put libsmd.so and libsmd.a: the test executable's directory (`target/*/deps`).
 fn lib_dir() -> PathBuf {
-    std::env::current_exe().unwrap().parent().unwrap().to_path_buf()
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn compile(out: &Path, link: &[String]) {
@@ -36,7 +40,11 @@ event REPLACED node n2 replacement n3 time 1795255200 nodes n[1,3]\n\
 event JOB_ENDED node  replacement  time 1795255200 nodes n[1,3]\n";
 
 fn run(program: &Path, conf: &Path) -> (i32, String, String) {
-    let out = Command::new(program).arg("42").env("SLURM_CONF", conf).output().unwrap();
+    let out = Command::new(program)
+        .arg("42")
+        .env("SLURM_CONF", conf)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -59,7 +67,18 @@ fn the_c_example_receives_events_linked_shared_and_static() {
     );
     let static_ = tmp.path().join("smd_example_static");
     let mut link = vec![libs.join("libsmd.a").display().to_string()];
-    link.extend(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-lgcc_s", "-lc"].map(String::from));
+    link.extend(
+        [
+            "-lpthread",
+            "-ldl",
+            "-lm",
+            "-lrt",
+            "-lutil",
+            "-lgcc_s",
+            "-lc",
+        ]
+        .map(String::from),
+    );
     compile(&static_, &link);
     for program in [&shared, &static_] {
         let c = Cluster::start();
@@ -68,7 +87,11 @@ fn the_c_example_receives_events_linked_shared_and_static() {
     }
     // Errors come back as codes with the library's words.
     let c = Cluster::start();
-    let out = Command::new(&shared).arg("7").env("SLURM_CONF", &c.conf).output().unwrap();
+    let out = Command::new(&shared)
+        .arg("7")
+        .env("SLURM_CONF", &c.conf)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
@@ -77,5 +100,8 @@ fn the_c_example_receives_events_linked_shared_and_static() {
     let missing = c.dir.path().join("nope.conf");
     let (code, _, stderr) = run(&shared, &missing);
     assert_eq!(code, 1);
-    assert!(stderr.starts_with("smd_example: smd_open: Bad or missing configuration ("), "{stderr}");
+    assert!(
+        stderr.starts_with("smd_example: smd_open: Bad or missing configuration ("),
+        "{stderr}"
+    );
 }

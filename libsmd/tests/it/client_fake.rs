@@ -17,25 +17,47 @@ fn operations_and_events_through_the_rust_api() {
     assert_eq!(after.node_list, "n[1,3]");
     let replaced = sub.next_event().unwrap();
     assert_eq!(
-        (replaced.kind, replaced.replacement.as_str(), replaced.allocation.spares_used),
+        (
+            replaced.kind,
+            replaced.replacement.as_str(),
+            replaced.allocation.spares_used
+        ),
         (EventKind::Replaced, "n3", 1)
     );
     assert_eq!(sub.next_event().unwrap().kind, EventKind::JobEnded);
     assert!(matches!(sub.next_event(), Err(SmdError::StreamEnded)));
     let e = client.replace_node(JOB, "n2").unwrap_err();
-    assert_eq!((e.code(), e.to_string().as_str()), (ErrorCode::Refused, "Failed to replace the node"));
-    assert_eq!(client.job_nodes(7).unwrap_err().code(), ErrorCode::Permission);
+    assert_eq!(
+        (e.code(), e.to_string().as_str()),
+        (ErrorCode::Refused, "Failed to replace the node")
+    );
+    assert_eq!(
+        client.job_nodes(7).unwrap_err().code(),
+        ErrorCode::Permission
+    );
     // Not faked: a controller that lacks the operation.
-    assert_eq!(client.extend_time(JOB, 5).unwrap_err().code(), ErrorCode::NotEnabled);
+    assert_eq!(
+        client.extend_time(JOB, 5).unwrap_err().code(),
+        ErrorCode::NotEnabled
+    );
 }
 
 #[test]
 fn an_unreachable_controller_is_a_connect_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let conf = dir.path().join("slurm.conf");
-    std::fs::write(&conf, format!("SlurmctldHost=127.0.0.1\nSlurmctldPort={port}\n")).unwrap();
-    sluice_wire::auth::Key::create_if_missing(&dir.path().join(sluice_wire::auth::KEY_FILE)).unwrap();
+    std::fs::write(
+        &conf,
+        format!("SlurmctldHost=127.0.0.1\nSlurmctldPort={port}\n"),
+    )
+    .unwrap();
+    sluice_wire::auth::Key::create_if_missing(&dir.path().join(sluice_wire::auth::KEY_FILE))
+        .unwrap();
     let e = Client::connect(&Endpoint::from_slurm_conf(&conf).unwrap()).unwrap_err();
     assert_eq!(e.code(), ErrorCode::Connect);
     assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");

@@ -34,7 +34,12 @@ fn node(name: &str, state: NonstopNodeState) -> NonstopNode {
     }
 }
 
-fn event(kind: NonstopEventKind, node: &str, replacement: &str, alloc: &NonstopAllocation) -> NonstopEvent {
+fn event(
+    kind: NonstopEventKind,
+    node: &str,
+    replacement: &str,
+    alloc: &NonstopAllocation,
+) -> NonstopEvent {
     NonstopEvent {
         kind: kind as i32,
         node: node.into(),
@@ -53,11 +58,17 @@ fn job(id: u32) -> Result<(), Status> {
 
 #[tonic::async_trait]
 impl Nonstop for Fake {
-    async fn job_nodes(&self, r: Request<NonstopJobRequest>) -> Result<Response<NonstopAllocation>, Status> {
+    async fn job_nodes(
+        &self,
+        r: Request<NonstopJobRequest>,
+    ) -> Result<Response<NonstopAllocation>, Status> {
         job(r.into_inner().job_id)?;
         Ok(Response::new(self.0.lock().unwrap().alloc.clone()))
     }
-    async fn replace_node(&self, r: Request<NodeChangeRequest>) -> Result<Response<NonstopAllocation>, Status> {
+    async fn replace_node(
+        &self,
+        r: Request<NodeChangeRequest>,
+    ) -> Result<Response<NonstopAllocation>, Status> {
         let r = r.into_inner();
         job(r.job_id)?;
         let mut s = self.0.lock().unwrap();
@@ -75,13 +86,18 @@ impl Nonstop for Fake {
         }
         Ok(Response::new(s.alloc.clone()))
     }
-    async fn watch_job(&self, r: Request<NonstopJobRequest>) -> Result<Response<BoxStream<NonstopEvent>>, Status> {
+    async fn watch_job(
+        &self,
+        r: Request<NonstopJobRequest>,
+    ) -> Result<Response<BoxStream<NonstopEvent>>, Status> {
         job(r.into_inner().job_id)?;
         let (tx, rx) = unbounded_channel();
         let mut s = self.0.lock().unwrap();
         let first = event(NonstopEventKind::Failed, "n2", "", &s.alloc);
         s.watchers.push(tx);
-        let stream = tokio_stream::iter([first]).chain(UnboundedReceiverStream::new(rx)).map(Ok);
+        let stream = tokio_stream::iter([first])
+            .chain(UnboundedReceiverStream::new(rx))
+            .map(Ok);
         Ok(Response::new(Box::pin(stream)))
     }
 }
@@ -100,25 +116,29 @@ impl Cluster {
         fake.0.lock().unwrap().alloc = NonstopAllocation {
             job_id: JOB,
             node_list: "n[1-2]".into(),
-            nodes: vec![node("n1", NonstopNodeState::Ok), node("n2", NonstopNodeState::Failed)],
+            nodes: vec![
+                node("n1", NonstopNodeState::Ok),
+                node("n2", NonstopNodeState::Failed),
+            ],
             cpus_per_node: "4(x2)".into(),
             time_limit_minutes: 30,
             ..Default::default()
         };
         let rt = tokio::runtime::Runtime::new().unwrap();
-        let served = rt.block_on(serve(Server::builder().add_service(NonstopServer::new(fake))));
+        let served = rt.block_on(serve(
+            Server::builder().add_service(NonstopServer::new(fake)),
+        ));
         let dir = tempfile::tempdir().unwrap();
         let conf = dir.path().join("slurm.conf");
         std::fs::write(
             &conf,
-            format!("SlurmctldHost=h(127.0.0.1)\nSlurmctldPort={}\nMessageTimeout=5\n", served.port()),
+            format!(
+                "SlurmctldHost=h(127.0.0.1)\nSlurmctldPort={}\nMessageTimeout=5\n",
+                served.port()
+            ),
         )
         .unwrap();
         Key::create_if_missing(&dir.path().join(KEY_FILE)).unwrap();
-        Self {
-            conf,
-            dir,
-            _rt: rt,
-        }
+        Self { conf, dir, _rt: rt }
     }
 }

@@ -42,7 +42,12 @@ fn the_headers_error_codes_are_the_librarys() {
         let code = smd::ErrorCode::from_i32(n).unwrap();
         let line = header
             .lines()
-            .find(|l| l.starts_with("#define SMD_") && l.split_whitespace().nth(2) == Some(&n.to_string()) && !l.contains("NODE") && !l.contains("EVENT"))
+            .find(|l| {
+                l.starts_with("#define SMD_")
+                    && l.split_whitespace().nth(2) == Some(&n.to_string())
+                    && !l.contains("NODE")
+                    && !l.contains("EVENT")
+            })
             .unwrap_or_else(|| panic!("no SMD_E* code {n} ({code:?})"));
         assert!(line.starts_with("#define SMD_"), "{line}");
     }

@@ -50,7 +50,11 @@ fn relist(a: &mut NonstopAllocation) {
 
 impl Fake {
     /// The job's allocation for `job`, or Slurm's refusal for someone else's.
-    fn check(&self, job: u32, call: String) -> Result<std::sync::MutexGuard<'_, NonstopState>, Status> {
+    fn check(
+        &self,
+        job: u32,
+        call: String,
+    ) -> Result<std::sync::MutexGuard<'_, NonstopState>, Status> {
         let mut s = self.0.lock().unwrap();
         s.calls.push(call);
         if job != s.alloc.job_id {
@@ -81,7 +85,10 @@ impl Nonstop for Fake {
         }
         let spare = s.spares.remove(0);
         let Some(n) = s.alloc.nodes.iter_mut().find(|n| n.name == r.node) else {
-            return Err(Status::not_found(format!("Node {} is not in job {}", r.node, r.job_id)));
+            return Err(Status::not_found(format!(
+                "Node {} is not in job {}",
+                r.node, r.job_id
+            )));
         };
         *n = node(&spare, NonstopNodeState::Ok);
         relist(&mut s.alloc);
@@ -103,7 +110,10 @@ impl Nonstop for Fake {
         r: Request<DrainNodeRequest>,
     ) -> Result<Response<NonstopAllocation>, Status> {
         let r = r.into_inner();
-        let mut s = self.check(r.job_id, format!("drain {} {} {}", r.job_id, r.node, r.reason))?;
+        let mut s = self.check(
+            r.job_id,
+            format!("drain {} {} {}", r.job_id, r.node, r.reason),
+        )?;
         for n in s.alloc.nodes.iter_mut().filter(|n| n.name == r.node) {
             n.state = NonstopNodeState::Failing as i32;
         }
@@ -185,8 +195,11 @@ pub fn serve(make: impl FnOnce() -> Router + Send + 'static) -> u16 {
     std::thread::spawn(move || {
         let rt = tokio::runtime::Runtime::new().expect("runtime");
         rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            tx.send(listener.local_addr().expect("addr").port()).expect("port");
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            tx.send(listener.local_addr().expect("addr").port())
+                .expect("port");
             let _ = make()
                 .serve_with_incoming(TcpListenerStream::new(listener))
                 .await;

@@ -56,7 +56,10 @@ mod tests {
         let dir = install(&layout, Path::new("/opt/it's/bin")).unwrap();
         let path = dir.join("nonstop.sh");
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("smd=${SMD:-'/opt/it'\\''s/bin/smd'}\n"), "{text}");
+        assert!(
+            text.contains("smd=${SMD:-'/opt/it'\\''s/bin/smd'}\n"),
+            "{text}"
+        );
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o755);
         // Outside a job it refuses; inside, it names the smd it would run.
