@@ -214,11 +214,10 @@ impl<O: NonstopOps, E: Effects> Handler<'_, O, E> {
             while let Some(node) = remaining.first().cloned() {
                 match self.ops.replace_node(job, &node) {
                     Ok(after) => {
-                        let by = after
-                            .nodes
-                            .iter()
-                            .find(|n| !alloc.nodes.iter().any(|o| o.name == n.name))
-                            .map_or_else(|| "?".to_string(), |n| n.name.clone());
+                        let by = match super::show::new_node(alloc, &after) {
+                            n if n.is_empty() => "?".to_string(),
+                            n => n,
+                        };
                         self.line(&format!(
                             "_try_replace: job {job} node {node} replaced by {by}"
                         ));

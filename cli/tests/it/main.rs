@@ -18,6 +18,7 @@ mod sbatch_offline;
 mod scancel_offline;
 mod scontrol_fake;
 mod sinfo_fake;
+mod smd_auto;
 mod smd_fake;
 mod squeue_fake;
 mod sreport_dbd;

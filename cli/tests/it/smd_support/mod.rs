@@ -220,6 +220,18 @@ pub fn write_conf(dir: &Path, port: u16) -> PathBuf {
     conf
 }
 
+/// A running job's allocation of `nodes` (2 CPUs each), 60 minutes, 30 more available.
+pub fn alloc(job: u32, nodes: &[(&str, NonstopNodeState)]) -> NonstopAllocation {
+    NonstopAllocation {
+        job_id: job,
+        nodes: nodes.iter().map(|(n, s)| node(n, *s)).collect(),
+        time_limit_minutes: 60,
+        extend_available_minutes: 30,
+        spares_free: 1,
+        ..Default::default()
+    }
+}
+
 /// A job id no other test uses, so node files in /tmp do not collide.
 pub fn unique_job(n: u32) -> u32 {
     900_000 + (std::process::id() % 5_000) * 16 + n
