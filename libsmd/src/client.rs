@@ -17,7 +17,8 @@ use crate::error::SmdError;
 use crate::model::{Allocation, Event, EventKind};
 
 /// A connection to the failure management service. Calls block until the reply (each bounded
-/// by `MessageTimeout`).
+/// by `MessageTimeout`; an event stream only until it starts). Being blocking, it is not for use
+/// on an async runtime's thread: call it from plain threads (or `spawn_blocking`).
 #[derive(Debug)]
 pub struct Client {
     runtime: Arc<Runtime>,

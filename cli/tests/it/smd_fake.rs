@@ -174,6 +174,57 @@ fn wait_prints_each_event_as_it_arrives_until_the_job_ends() {
 }
 
 #[test]
+fn a_quiet_job_is_watched_past_message_timeout() {
+    let f = FakeNonstop::start(alloc(64, &[("dario", Up), ("ercole", Up)]), &[]);
+    let text = std::fs::read_to_string(&f.conf).unwrap();
+    std::fs::write(
+        &f.conf,
+        text.replace("MessageTimeout=5", "MessageTimeout=1"),
+    )
+    .unwrap();
+    let child = Command::new(SMD)
+        .args(["-j", "64", "--wait"])
+        .env("SLURM_CONF", &f.conf)
+        .env("TZ", "UTC")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Nothing happens for longer than MessageTimeout: a watch is not a request waiting for its
+    // reply, and must not give up (this pause is the scenario, not a wait for a state).
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let event = |kind: NonstopEventKind, node: &str, limit: u32| NonstopEvent {
+        kind: kind as i32,
+        node: node.into(),
+        time: 1_795_255_200,
+        allocation: Some(NonstopAllocation {
+            job_id: 64,
+            node_list: "dario,ercole".into(),
+            time_limit_minutes: limit,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    for e in [
+        event(NonstopEventKind::Failing, "ercole", 60),
+        event(NonstopEventKind::TimeExtended, "", 90),
+        event(NonstopEventKind::JobEnded, "", 0),
+    ] {
+        f.events.send(e).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "2026-11-21T10:00:00 job 64 FAILING node ercole (nodes dario,ercole)\n\
+         2026-11-21T10:00:00 job 64 TIME_EXTENDED time limit now 01:30:00 (nodes dario,ercole)\n\
+         2026-11-21T10:00:00 job 64 JOB_ENDED ended (nodes dario,ercole)\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success());
+}
+
+#[test]
 fn nonstop_conf_sends_requests_to_its_port_falling_back_to_the_backup_address() {
     let f = FakeNonstop::start(alloc(63, &[("dario", Up)]), &[]);
     // slurm.conf's controller port is dead: only nonstop.conf's Port reaches the fake.
