@@ -123,6 +123,8 @@ pub enum ArgsError {
     Node(String),
     #[error("Invalid --extend value: {0} (minutes, from 1)")]
     Minutes(String),
+    #[error("--parsable does not apply to the automatic handling, whose lines are the guide's")]
+    ParsableAuto,
     #[error("Unexpected argument: {0}")]
     Operand(String),
 }
@@ -216,6 +218,9 @@ pub fn parse(args: &[String], env_job: Option<&str>) -> Result<Command, ArgsErro
         (None, None) if job.is_none() => Action::Auto,
         (None, None) => Action::Query(Filter::All),
     };
+    if parsable && action == Action::Auto {
+        return Err(ArgsError::ParsableAuto);
+    }
     let job = match (job, env_job) {
         (Some(j), _) => j,
         (None, Some(text)) => job_id(text).ok_or_else(|| ArgsError::EnvJobId(text.to_string()))?,

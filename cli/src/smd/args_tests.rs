@@ -78,6 +78,8 @@ fn bad_command_lines_are_named() {
         (&["-j", "1", "-e", "0"], "Invalid --extend value: 0"),
         (&["-j", "1", "-e", "-3"], "Invalid --extend value: -3"),
         (&["-j", "1", "17"], "Unexpected argument: 17"),
+        (&["-j", "1", "-a", "-p"], "--parsable does not apply"),
+        (&["-p"], "--parsable does not apply"),
         (&["--bogus"], "unrecognized option '--bogus'"),
     ] {
         let e = p(args, None).unwrap_err().to_string();
