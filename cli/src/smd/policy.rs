@@ -148,6 +148,64 @@ fn minutes(text: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// `p` written back as a variable's value, items in `order`.
+    fn render(p: &Policy, order: &[usize]) -> String {
+        let mut items: Vec<String> = Vec::new();
+        let all = [
+            p.replace.then(|| "REPLACE".to_string()),
+            p.drop.then(|| "DROP".to_string()),
+            p.delay_minutes.map(|m| format!("TIME_LIMIT_DELAY={m}")),
+            p.extend_minutes
+                .map(|m| format!("TIME_LIMIT_EXTEND={m}min")),
+            p.drop_minutes.map(|m| format!("TIME_LIMIT_DROP={m}")),
+            p.exit_job.then(|| "EXIT_JOB".to_string()),
+        ];
+        for i in order {
+            if let Some(item) = &all[*i % all.len()]
+                && !items.contains(item)
+            {
+                items.push(item.clone());
+            }
+        }
+        for item in all.into_iter().flatten() {
+            if !items.contains(&item) {
+                items.push(item);
+            }
+        }
+        items.join(":")
+    }
+
+    proptest! {
+        #[test]
+        fn valid_policies_round_trip_in_any_order(
+            replace: bool,
+            drop: bool,
+            exit_job: bool,
+            delay in proptest::option::of(1u32..10_000),
+            extend in proptest::option::of(1u32..10_000),
+            drop_min in proptest::option::of(1u32..10_000),
+            order in proptest::collection::vec(0usize..6, 0..6),
+        ) {
+            let p = Policy {
+                replace,
+                drop,
+                delay_minutes: delay.filter(|_| replace),
+                extend_minutes: extend.filter(|_| replace),
+                drop_minutes: drop_min.filter(|_| drop),
+                exit_job: exit_job || !(replace || drop),
+            };
+            prop_assert_eq!(Policy::parse(FAILED_VAR, &render(&p, &order)), Ok(p));
+        }
+
+        #[test]
+        fn any_text_parses_or_is_an_error_naming_the_variable(text in "[A-Za-z_=:0-9 -]{0,40}") {
+            if let Err(e) = Policy::parse(FAILING_VAR, &text) {
+                prop_assert!(e.to_string().starts_with("invalid SMD_NONSTOP_FAILING=\""));
+            }
+        }
+    }
 
     fn ok(v: &str) -> Policy {
         Policy::parse(FAILED_VAR, v).unwrap()
