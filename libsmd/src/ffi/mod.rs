@@ -8,6 +8,8 @@
 
 #![allow(unsafe_code)]
 
+#[cfg(test)]
+mod tests;
 pub mod types;
 
 use std::cell::RefCell;
