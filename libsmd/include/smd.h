@@ -10,6 +10,10 @@
  * words, e.g. "Failed to replace the node"). Whatever the library returns through an out
  * pointer is released by the matching smd_free_*() / smd_close() / smd_unsubscribe().
  *
+ * A handle may be used by several threads at once; a subscription by one thread at a time (it
+ * may outlive its handle until smd_unsubscribe). Calls block; none may be made from a signal
+ * handler.
+ *
  * This header is written by hand and is part of the stable ABI: values and layouts only grow.
  */
 #ifndef SMD_H
