@@ -62,3 +62,31 @@ fn an_unreachable_controller_is_a_connect_error_naming_it() {
     assert_eq!(e.code(), ErrorCode::Connect);
     assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
 }
+
+#[test]
+fn a_client_is_shared_between_threads_and_a_subscription_moves_between_them() {
+    fn shared<T: Send + Sync>() {}
+    fn sent<T: Send>() {}
+    shared::<Client>();
+    sent::<smd::Subscription>();
+    let c = Cluster::start();
+    let client = Client::connect(&Endpoint::from_slurm_conf(&c.conf).unwrap()).unwrap();
+    let mut sub = client.subscribe(JOB).unwrap();
+    std::thread::scope(|s| {
+        let watcher = s.spawn(move || {
+            let mut kinds = Vec::new();
+            while let Ok(e) = sub.next_event() {
+                kinds.push(e.kind);
+            }
+            kinds
+        });
+        // The replacement is made from this thread while the watcher reads its stream.
+        let after = client.replace_node(JOB, "n2").unwrap();
+        assert_eq!(after.node_list, "n[1,3]");
+        let kinds = watcher.join().unwrap();
+        assert_eq!(
+            kinds,
+            [EventKind::Failed, EventKind::Replaced, EventKind::JobEnded]
+        );
+    });
+}
