@@ -11,6 +11,8 @@
 //! * [`rpc_error`]: Slurm's words for a failed request, for every command.
 //! * [`words`], [`prompt`]: interactive lines (split into words, keyword prefixes) and stdin,
 //!   for sacctmgr, sreport and scontrol.
+//! * [`smd`]: failure management (hot spares, replace/drop/drain nodes, time extension,
+//!   events) through libsmd (`sluice-smd`).
 //! * [`multicluster`]: `-M` and `--federation`: other clusters' controllers through the dbd.
 
 pub mod acct;
@@ -30,6 +32,7 @@ pub mod scancel;
 pub mod scontrol;
 pub mod sinfo;
 pub mod slurm_conf;
+pub mod smd;
 pub mod squeue;
 pub mod sreport;
 pub mod srun;

@@ -4,6 +4,7 @@
 mod fake;
 mod fed_support;
 mod sacct_support;
+mod smd_support;
 mod sreport_support;
 mod srun_support;
 
@@ -17,6 +18,8 @@ mod sbatch_offline;
 mod scancel_offline;
 mod scontrol_fake;
 mod sinfo_fake;
+mod smd_auto;
+mod smd_fake;
 mod squeue_fake;
 mod sreport_dbd;
 mod sreport_fake;

@@ -165,14 +165,15 @@ impl Layout {
         write_new(&self.clusters_file(), &lines, 0o644)
     }
 
-    /// (Re)writes `env.sh`: `SLURM_CONF` of cluster `first` and the directory of the commands
-    /// first on `PATH`.
+    /// (Re)writes `env.sh`: `SLURM_CONF` of cluster `first`, and first on `PATH` the installed
+    /// scripts (`DIR/bin`: `nonstop.sh`) and the directory of the commands.
     pub fn write_env_sh(&self, bin_dir: &Path, first: &str) -> Result<(), UpError> {
         let text = format!(
-            "# Written by `sluice up` on every run. Use it with: . {env}\nexport SLURM_CONF={conf}\nexport PATH={bin}:\"$PATH\"\n",
+            "# Written by `sluice up` on every run. Use it with: . {env}\nexport SLURM_CONF={conf}\nexport PATH={scripts}:{bin}:\"$PATH\"\n",
             env = shell_quote(&self.env_sh().display().to_string()),
             conf = shell_quote(&self.cluster_conf(first).display().to_string()),
             bin = shell_quote(&bin_dir.display().to_string()),
+            scripts = shell_quote(&super::scripts::script_dir(self).display().to_string()),
         );
         std::fs::write(self.env_sh(), text).map_err(|source| UpError::Write {
             path: self.env_sh(),
@@ -288,8 +289,12 @@ mod tests {
             lines.next(),
             Some(layout.cluster_conf("alpha").display().to_string().as_str())
         );
+        let scripts = layout.dir.join("bin").display().to_string();
         assert!(
-            lines.next().unwrap().starts_with("/opt/sluice/bin:"),
+            lines
+                .next()
+                .unwrap()
+                .starts_with(&format!("{scripts}:/opt/sluice/bin:")),
             "{text}"
         );
     }

@@ -13,6 +13,7 @@
 //! * [`daemons`]: the daemons of a plan; [`process`]: starting, probing and stopping them.
 //! * [`dbd`]: waiting for the dbd, registering clusters and the federation.
 //! * [`ctld`]: waiting for a controller and for its nodes to register.
+//! * [`scripts`]: `DIR/bin/nonstop.sh`, installed for the failure management.
 //! * [`start`]: the `up` sequence; [`stop`]: `down` and the foreground run; [`status`]: what
 //!   it prints.
 
@@ -26,6 +27,7 @@ pub mod layout;
 pub mod plan;
 pub mod ports;
 pub mod process;
+pub mod scripts;
 pub mod start;
 pub mod status;
 pub mod stop;

@@ -27,6 +27,7 @@ pub async fn up_with(args: &UpArgs, extra: &[String]) -> Result<(), UpError> {
         eprintln!("note: {note}");
     }
     let bin_dir = process::bin_dir()?;
+    super::scripts::install(&plan.layout, &bin_dir)?;
     if let Some(first) = plan.clusters.first() {
         plan.layout.write_env_sh(&bin_dir, &first.name)?;
     }
