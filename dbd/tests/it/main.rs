@@ -10,6 +10,7 @@ mod migrations;
 mod store_accounts;
 mod store_clusters;
 mod store_fed_control;
+mod store_fed_group;
 mod store_fed_hold;
 mod store_fed_jobs;
 mod store_fed_lock;
