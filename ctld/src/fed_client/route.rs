@@ -16,7 +16,7 @@ use super::{FedHandle, convert};
 use crate::core::federation::{self, FedDesc, FedInfo, FedRecord, FedSubmit, OriginSubmit, Route};
 use crate::core::{Caller, SubmitRequest};
 use crate::error::CtldError;
-use crate::runtime::CoreHandle;
+use crate::runtime::{CoreHandle, Ctx, Msg};
 use sluice_vocab::FedJobId;
 use sluice_wire::auth::Signer;
 use sluice_wire::client::{CtldClient, connect};
@@ -94,6 +94,10 @@ pub async fn record(
 /// `sbatch` in a federation: validated here, recorded at the dbd, then queued. Returns the
 /// job id (an array's id for an array). Without an answer from the dbd in time the submitter
 /// gets "Unable to connect to database" and the job is withdrawn (see `core::federation::submit`).
+///
+/// Once the job is created (`Registering`, committed), the rest runs in a task of its own: a
+/// submitter that hangs up does not leave the job half way (recorded at the dbd but never
+/// learnt here, or withdrawn by nobody).
 pub async fn submit(
     fed: Option<&FedHandle>,
     core: &CoreHandle,
@@ -107,6 +111,29 @@ pub async fn submit(
         OriginSubmit::Local(reply) => return Ok(reply.job_id),
         OriginSubmit::Federated(rec) => rec,
     };
+    let (fed, core) = (fed.cloned(), core.clone());
+    tokio::spawn(async move { record_and_queue(fed.as_ref(), &core, rec).await })
+        .await
+        .map_err(|_| Status::internal("submission task failed"))?
+}
+
+/// The second step of [`submit`]: records `rec` at the dbd and tells the core the outcome.
+///
+/// On success the submitter is answered as soon as the dbd recorded the job: the core learns
+/// it (`on_fed_recorded`) in a request queued before the answer leaves, so every later request
+/// finds the job recorded, and the change is committed with the core's next batch. Waiting for
+/// that commit is not needed: the job's `Registering` state was committed before the dbd was
+/// asked, so a controller that stops before the commit finds it `Registering` again after its
+/// restart and records it again (`Sender::recover`), and the dbd answers a repeated submission
+/// with the record the submitter was told about. The offer to the siblings is made by that
+/// request and released only after its commit, so no sibling is offered a job before its origin
+/// durably learnt it was recorded. A refusal or no answer is reported only after the core
+/// committed the job's removal or withdrawal, as a failure must never be followed by a run.
+async fn record_and_queue(
+    fed: Option<&FedHandle>,
+    core: &CoreHandle,
+    rec: FedRecord,
+) -> Result<FedJobId, Status> {
     let jobs = rec.reply.jobs.clone();
     let recorded = match fed {
         Some(fed) => record(fed, &rec, Some(RECORD_FOR)).await,
@@ -116,10 +143,14 @@ pub async fn submit(
     };
     match recorded {
         Ok(info) => {
-            // The offer to the siblings is owed from here on (sent and retried by the request
-            // executor); the submitter need not wait for it: the job is recorded.
-            core.call(move |cx| federation::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info))
-                .await?;
+            core.post(Msg::Call {
+                job: Box::new(move |cx: &mut Ctx<'_>| -> Box<dyn FnOnce() + Send> {
+                    federation::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info);
+                    // Nobody waits for this commit (see above).
+                    Box::new(|| {})
+                }),
+                kick: true,
+            });
             Ok(rec.reply.job_id)
         }
         Err(NotRecorded::Refused(status)) => {

@@ -161,3 +161,45 @@ async fn a_submission_being_withdrawn_is_unknown_to_every_command() {
     let info = dbd.job(id).await;
     assert_eq!(info.phase, i32::from(FedPhase::Cancelled));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_submitter_hanging_up_while_the_dbd_is_silent_leaves_nothing_half_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let loss = Loss::first(SUBMIT, usize::MAX);
+    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
+    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
+    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
+    a.wait_view("sibling known", |v| v.siblings.len() == 1)
+        .await;
+
+    // The submitter hangs up once the dbd has recorded the job (its answer lost): the origin
+    // goes on without it, asks again, gives up and withdraws the submission.
+    let mut c = a.client(uid()).await;
+    loop {
+        let submit = c.submit(runtime_support::job("hung up"));
+        let asked =
+            sluice_testkit::eventually("the dbd asked", async || (loss.calls() > 0).then_some(()));
+        tokio::select! {
+            answer = submit => match answer {
+                // No job ids yet (EAGAIN): nothing was created; sent again, as sbatch does.
+                Err(s) if s.code() == tonic::Code::ResourceExhausted => {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                answer => panic!("answered although no answer came: {answer:?}"),
+            },
+            () = asked => break,
+        }
+    }
+    let id = (1 << 26) | 1;
+    let info = dbd
+        .wait_job(id, "withdrawn", |j| {
+            j.phase == i32::from(FedPhase::Cancelled)
+        })
+        .await;
+    assert_eq!((info.origin.as_str(), info.winner.as_str()), ("a", ""));
+    a.wait_job(id, "dropped at the origin", |j| j.is_none())
+        .await;
+    assert!(b.jobs(id).await.is_empty(), "b never held a copy");
+    assert_eq!(events_about(&dbd, "b", id), 0, "nothing offered to b");
+    assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
+}

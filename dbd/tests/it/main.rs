@@ -11,6 +11,7 @@ mod store_accounts;
 mod store_clusters;
 mod store_coordinators;
 mod store_fed_control;
+mod store_fed_group;
 mod store_fed_hold;
 mod store_fed_jobs;
 mod store_fed_lock;

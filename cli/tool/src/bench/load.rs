@@ -129,11 +129,23 @@ pub fn with_cpus(line: &str, cpus: u32) -> Vec<String> {
 
 /// The median wall time of `runs` runs of the real `sbatch --wrap true -H`.
 pub fn sbatch_round_trip(conf: &Path, work: &Path, runs: usize) -> Result<Duration, BenchError> {
+    let mut samples = sbatch_runs(conf, work, &["--wrap", "true", "-H"], runs)?;
+    Ok(report::median(&mut samples))
+}
+
+/// The wall time of each of `runs` runs, one after the other, of the real `sbatch` with `args`
+/// (process start included), against the cluster of `conf`, from `work`.
+pub fn sbatch_runs(
+    conf: &Path,
+    work: &Path,
+    args: &[&str],
+    runs: usize,
+) -> Result<Vec<Duration>, BenchError> {
     let sbatch = process::binary(&process::bin_dir()?, "sbatch")?;
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs.max(1) {
         let mut cmd = std::process::Command::new(&sbatch);
-        cmd.args(["--wrap", "true", "-H"])
+        cmd.args(args)
             .current_dir(work)
             .env("SLURM_CONF", conf)
             .stdin(Stdio::null())
@@ -152,12 +164,12 @@ pub fn sbatch_round_trip(conf: &Path, work: &Path, runs: usize) -> Result<Durati
         samples.push(started.elapsed());
         if !out.status.success() {
             return Err(BenchError::Command {
-                command: "sbatch --wrap true -H".to_string(),
+                command: format!("sbatch {}", args.join(" ")),
                 detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
             });
         }
     }
-    Ok(report::median(&mut samples))
+    Ok(samples)
 }
 
 #[cfg(test)]

@@ -2,19 +2,40 @@
 //!
 //! 1. [`on_fed_submit`] validates the job here first (a job the origin rejects is rejected, as
 //!    in Slurm) and creates it in phase `Registering`: saved, never scheduled, and without its
-//!    accounting record yet;
+//!    accounting record yet; the dbd is asked only once this is committed;
 //! 2. once the dbd recorded it, [`on_fed_recorded`] sets its siblings, writes the accounting
 //!    record and lets it be scheduled (or makes it the REVOKED tracker when the origin is not
-//!    viable); if the dbd refused it, [`on_fed_submit_failed`] removes it without a trace.
+//!    viable), and offers it to its siblings ([`FedRequest::Offer`], sent after this step's
+//!    commit and owed in the job's saved state until the dbd has it); if the dbd refused it,
+//!    [`on_fed_submit_failed`] removes it without a trace.
 //!
-//! The dbd records every submission held, and the origin offers the job to its siblings
-//! (`FedRequest::Offer`, owed until answered; `sbatch` waits for it) only once it has the
-//! answer. So whatever fails,
-//! no sibling can start a job its origin did not learn was recorded: if the dbd never answers
-//! (the answer lost, the dbd away), the origin tells the submitter the submission failed and
-//! [`on_fed_submit_abandoned`] keeps the job `Withdrawing` with a
-//! [`FedRequest::WithdrawSubmission`] owed, in its saved state, until the dbd ended whatever it
-//! recorded; then [`on_submission_withdrawn`] drops it.
+//! What a submission costs, and what `sbatch` waits for: the commit of step 1 (the
+//! controller's group commit, shared with every request of its batch, as for any job) and one
+//! `SubmitFedJob` round trip, which the dbd group-commits with the concurrent submissions and
+//! offers of every origin. The submitter is answered when the dbd's answer arrives; step 2 is
+//! queued to the core before that answer leaves (so every later request of the submitter finds
+//! the job recorded) and committed with the next batch, and the offer follows after that
+//! commit. Neither is waited for, because a restart already covers them: a controller that
+//! stops before step 2 is committed finds the job `Registering` and records it again
+//! ([`resubmissions`]), and the dbd answers a repeated submission with the record the submitter
+//! was told about; an offer not yet answered is sent again from the saved state.
+//!
+//! The record is written held and the offer is a second write (grouped with other jobs'
+//! submissions at the dbd, not with its own record): recording and offering in one write would
+//! let a sibling start a job whose answer the origin never got, while its submitter is told the
+//! submission failed. So, whatever fails:
+//!
+//! - no sibling can start a job its origin did not learn was recorded: only step 2 offers it,
+//!   and its offer leaves after step 2 is committed;
+//! - a job `sbatch` was told failed never runs. A refusal is reported after the removal is
+//!   committed (the dbd recorded nothing). With no answer in time (the answer lost, the dbd
+//!   away), the origin tells the submitter the submission failed only after
+//!   [`on_fed_submit_abandoned`] committed the job `Withdrawing` with a
+//!   [`FedRequest::WithdrawSubmission`] owed: step 2 never ran for it (had the answer arrived
+//!   meanwhile, the submitter is told it was accepted instead), so it was never offered, and
+//!   the withdrawal, resent until the dbd answers (after a restart too: [`withdrawals`]), ends
+//!   whatever the dbd recorded or keeps a late submission from recording anything; then
+//!   [`on_submission_withdrawn`] drops the job.
 //!
 //! After a restart, jobs left `Registering` are submitted again ([`resubmissions`]: the dbd
 //! answers a repeated submission with the job it recorded) and withdrawals still owed are sent

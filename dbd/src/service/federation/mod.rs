@@ -1,12 +1,14 @@
 //! The `FedArbiter` gRPC service: the controllers' side of the federation (registration and
 //! the federation view, federated job requests, the start lock, the per-cluster event log).
 //! It only decodes, checks the caller, calls the store on a blocking thread and encodes; the
-//! rules live in [`crate::store::fed`]. The two server streams live in [`streams`].
+//! rules live in [`crate::store::fed`]. The two server streams live in [`streams`]; the
+//! submission path's writes (`SubmitFedJob`, `OfferFedJob`) are group-committed ([`group`]).
 //!
 //! Every RPC needs an admin (the controllers run as root or the SlurmUser), except
 //! `GetFederationView` and `GetFedJob`, open to every authenticated caller.
 
 mod convert;
+mod group;
 mod streams;
 #[cfg(test)]
 mod tests;
@@ -25,6 +27,7 @@ use tonic::{Request, Response, Status};
 use super::AccountingService;
 use crate::store::Store;
 use crate::store::fed::error::FedError;
+use crate::store::fed::group::FedWrite;
 use crate::store::fed::types::FedView;
 
 /// The dbd's clock (the only place this service reads it).
@@ -71,6 +74,8 @@ impl Connected {
 pub struct FederationService {
     accounting: AccountingService,
     connected: Arc<Connected>,
+    /// Groups concurrent submissions and offers into one transaction.
+    writer: group::GroupWriter,
     /// Set when the daemon shuts down: the endless streams end, so the server can drain.
     stop: Arc<tokio::sync::watch::Sender<bool>>,
 }
@@ -79,6 +84,7 @@ impl FederationService {
     /// A service over `store`; `admin_uids` (root and the SlurmUser) are the controllers.
     pub fn new(store: Arc<Store>, admin_uids: Vec<u32>) -> Self {
         Self {
+            writer: group::GroupWriter::new(Arc::clone(&store)),
             accounting: AccountingService::new(store, admin_uids),
             connected: Arc::new(Connected::default()),
             stop: Arc::new(tokio::sync::watch::Sender::new(false)),
@@ -179,9 +185,9 @@ impl FedArbiter for FederationService {
     }
 
     async fn submit_fed_job(&self, req: Request<proto::FedSubmitRequest>) -> JobReply {
-        let job = self
-            .admin_call(req, |s, m, now| s.fed_submit(&convert::submit(m), now))
-            .await?;
+        self.accounting.require_admin(&req).await?;
+        let write = FedWrite::Submit(convert::submit(req.into_inner()));
+        let job = self.writer.write(write).await?;
         tracing::debug!(job = job.job_id, origin = %job.origin, viable = ?job.viable, "federated job recorded");
         job_reply(job)
     }
@@ -197,12 +203,14 @@ impl FedArbiter for FederationService {
     }
 
     async fn offer_fed_job(&self, req: Request<proto::FedOfferRequest>) -> JobReply {
-        job_reply(
-            self.admin_call(req, |s, m, now| {
-                s.fed_offer(m.job_id, &m.cluster, m.desc, now)
-            })
-            .await?,
-        )
+        self.accounting.require_admin(&req).await?;
+        let m = req.into_inner();
+        let write = FedWrite::Offer {
+            job_id: m.job_id,
+            caller: m.cluster,
+            desc: m.desc,
+        };
+        job_reply(self.writer.write(write).await?)
     }
 
     async fn withdraw_fed_job(&self, req: Request<proto::FedJobRequest>) -> JobReply {

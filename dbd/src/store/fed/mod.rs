@@ -9,6 +9,8 @@
 //!   controller's federation view and registration.
 //! * `ops`, `submission`: the job requests as store methods, each one transaction;
 //!   `submission` holds the origin's (idempotent) submission and its withdrawal.
+//! * [`group`]: the submission path's writes (submissions, offers) grouped into one
+//!   transaction per group commit, each answered as if written alone.
 //!
 //! Concurrency: every job request first bumps the job row's version, which takes the row's lock
 //! (MariaDB, PostgreSQL) or the write lock (SQLite) until commit, so requests on one job run one
@@ -16,6 +18,7 @@
 //! SQLite busy race is run again ([`FedError::is_transient`]).
 
 pub mod error;
+pub mod group;
 pub mod log;
 mod ops;
 pub mod pending;

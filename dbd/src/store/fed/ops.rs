@@ -1,7 +1,8 @@
 //! The federated-job requests as store methods (the origin's submission is in
-//! `super::submission`). Each runs in one transaction: find the caller's federation, take the
-//! job row's lock, apply a pure transition from [`super::start`] or [`super::pending`], save
-//! the job, append the events, and finish draining clusters the job no longer involves.
+//! `super::submission`; it and the offer are written through `super::group`). Each runs in one
+//! transaction: find the caller's federation, take the job row's lock, apply a pure transition
+//! from [`super::start`] or [`super::pending`], save the job, append the events, and finish
+//! draining clusters the job no longer involves.
 
 use std::collections::BTreeSet;
 
@@ -10,6 +11,7 @@ use crate::store::conn::AnyConnection;
 use crate::store::models::fed_jobs::{self as job_rows, FedJobRow};
 
 use super::error::{FedError, MAX_LEASE_SECS};
+use super::group::Wrote;
 use super::start::{self, Emitted};
 use super::types::{CancelOutcome, FedJob, LockOutcome, LockRefusal, RequeueMode, UpdateFedJob};
 use super::viable::{self, Candidate, takes_new_jobs};
@@ -56,6 +58,57 @@ fn done<T>(value: T, events: Emitted) -> Result<Done<T>, FedError> {
     Ok(Done { value, events })
 }
 
+/// Runs `op` on job `job_id` of `caller`'s federation inside the caller's transaction (see
+/// the module doc); returns its value and what it wrote.
+fn job_in<T>(
+    c: &mut AnyConnection,
+    caller: &str,
+    job_id: u32,
+    now: i64,
+    op: impl FnOnce(&mut FedJob, &Ctx) -> Result<Done<T>, FedError>,
+) -> Result<(T, Wrote), FedError> {
+    let federation = view::federated_cluster(c, caller)?.federation;
+    if !job_rows::claim(c, &federation, job_id)? {
+        return Err(FedError::InvalidJobId { job_id });
+    }
+    let row = job_rows::get(c, &federation, job_id)?.ok_or(FedError::InvalidJobId { job_id })?;
+    let mut job = row.into_job();
+    let before: BTreeSet<String> = involved(&job);
+    let ctx = Ctx {
+        members: view::candidates(c, &federation)?,
+        federation,
+    };
+    let Done { value, events } = op(&mut job, &ctx)?;
+    job_rows::update(c, &FedJobRow::from_job(&job, now))?;
+    let appended = log::append(c, &ctx.federation, &ctx.names(), events, now)?;
+    let released: BTreeSet<String> = before.difference(&involved(&job)).cloned().collect();
+    let settled = settle_some(c, &released, now)?;
+    Ok((
+        value,
+        Wrote {
+            job,
+            appended,
+            settled,
+        },
+    ))
+}
+
+/// The origin offers job `job_id` to its viable siblings (released, or its dependency
+/// satisfied), with `desc` as its new description if given; inside the caller's transaction.
+pub(super) fn offer_in(
+    c: &mut AnyConnection,
+    job_id: u32,
+    caller: &str,
+    desc: Option<Vec<u8>>,
+    now: i64,
+) -> Result<Wrote, FedError> {
+    let ((), wrote) = job_in(c, caller, job_id, now, |job, ctx| {
+        let viable = ctx.viable_now(job);
+        done((), pending::offer(job, caller, desc, viable)?)
+    })?;
+    Ok(wrote)
+}
+
 impl Store {
     /// Runs `op` on job `job_id` of `caller`'s federation in one transaction (see the module doc).
     fn with_job<T>(
@@ -65,33 +118,9 @@ impl Store {
         now: i64,
         mut op: impl FnMut(&mut FedJob, &Ctx) -> Result<Done<T>, FedError>,
     ) -> Result<(T, FedJob), FedError> {
-        let (value, job, appended, settled) = self.fed_tx(|c| {
-            let federation = view::federated_cluster(c, caller)?.federation;
-            if !job_rows::claim(c, &federation, job_id)? {
-                return Err(FedError::InvalidJobId { job_id });
-            }
-            let row =
-                job_rows::get(c, &federation, job_id)?.ok_or(FedError::InvalidJobId { job_id })?;
-            let mut job = row.into_job();
-            let before: BTreeSet<String> = involved(&job);
-            let ctx = Ctx {
-                members: view::candidates(c, &federation)?,
-                federation,
-            };
-            let Done { value, events } = op(&mut job, &ctx)?;
-            job_rows::update(c, &FedJobRow::from_job(&job, now))?;
-            let appended = log::append(c, &ctx.federation, &ctx.names(), events, now)?;
-            let released: BTreeSet<String> = before.difference(&involved(&job)).cloned().collect();
-            let settled = settle_some(c, &released, now)?;
-            Ok((value, job, appended, settled))
-        })?;
-        if appended + settled > 0 {
-            self.fed.events_appended();
-        }
-        if settled > 0 {
-            self.fed.federation_changed();
-        }
-        Ok((value, job))
+        let (value, wrote) = self.fed_tx(|c| job_in(c, caller, job_id, now, &mut op))?;
+        self.fed_changed(wrote.appended, wrote.settled);
+        Ok((value, wrote.job))
     }
 
     /// Asks for the start lock of `job_id` for `cluster`, for `lease_secs` from `now`.
@@ -178,22 +207,6 @@ impl Store {
     pub fn fed_withdraw(&self, job_id: u32, caller: &str, now: i64) -> Result<FedJob, FedError> {
         let ((), job) = self.with_job(caller, job_id, now, |job, _| {
             done((), pending::withdraw(job, caller)?)
-        })?;
-        Ok(job)
-    }
-
-    /// The origin releases the job (or its dependency is satisfied): it is offered to its
-    /// viable siblings, with `desc` as its new description if given.
-    pub fn fed_offer(
-        &self,
-        job_id: u32,
-        caller: &str,
-        desc: Option<Vec<u8>>,
-        now: i64,
-    ) -> Result<FedJob, FedError> {
-        let ((), job) = self.with_job(caller, job_id, now, |job, ctx| {
-            let viable = ctx.viable_now(job);
-            done((), pending::offer(job, caller, desc.clone(), viable)?)
         })?;
         Ok(job)
     }

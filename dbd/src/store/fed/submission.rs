@@ -1,6 +1,6 @@
-//! The origin's submission of a federated job as store methods: recording it
-//! ([`Store::fed_submit`]) and withdrawing a submission whose answer the origin never got
-//! ([`Store::fed_withdraw_submission`]).
+//! The origin's submission of a federated job: recording it (`submit_in`, written alone by
+//! [`Store::fed_submit`] or grouped with concurrent ones by `super::group`) and withdrawing a
+//! submission whose answer the origin never got ([`Store::fed_withdraw_submission`]).
 //!
 //! Both are idempotent and meet in one rule: a record is the same submission when its origin
 //! and description match. A repeat of a submission is answered with its record, whatever
@@ -21,6 +21,7 @@ use crate::store::models::fed_jobs::{self as job_rows, FedJobRow};
 use crate::store::models::to_u32;
 
 use super::error::FedError;
+use super::group::Wrote;
 use super::types::{CancelOutcome, FedJob, FedPhase, SubmitFedJob};
 use super::viable::{self, takes_new_jobs};
 use super::{log, settle, start, view};
@@ -51,56 +52,61 @@ fn member_names(c: &mut AnyConnection, federation: &str) -> Result<BTreeSet<Stri
         .collect())
 }
 
-impl Store {
-    /// Records a federated job the origin validated: computes its viable siblings, and offers
-    /// it to them unless it is held. Sending the same submission again returns its record
-    /// (see the module doc), before any other check: a repeat is answered even if the origin
-    /// has started draining since.
-    pub fn fed_submit(&self, req: &SubmitFedJob, now: i64) -> Result<FedJob, FedError> {
-        let (job, appended) = self.fed_tx(|c| {
-            let origin = view::federated_cluster(c, &req.origin)?;
-            check_id(req, &origin)?;
-            let existing =
-                job_rows::get(c, &origin.federation, req.job_id)?.map(FedJobRow::into_job);
-            if let Some(old) = &existing {
-                if same_submission(old, req) {
-                    return Ok((old.clone(), 0));
-                }
-                if !old.phase.is_terminal() {
-                    return Err(FedError::DuplicateJobId { job_id: req.job_id });
-                }
-                // Ids wrap: a finished job's id may be issued again.
-            }
-            if !takes_new_jobs(to_u32(origin.fed_state)) {
-                return Err(FedError::SubmissionsDisabled {
-                    cluster: req.origin.clone(),
-                });
-            }
-            let members = view::candidates(c, &origin.federation)?;
-            let viable = viable::viable_siblings(
-                &members,
-                &req.origin,
-                &req.req_clusters,
-                &req.cluster_features,
-                req.is_array,
-            )?;
-            let (mut job, events) = start::submit(req, &origin.federation, viable, now);
-            if let Some(old) = existing {
-                job.version = old.version + 1;
-                job_rows::update(c, &FedJobRow::from_job(&job, now))?;
-            } else {
-                job_rows::insert(c, &FedJobRow::from_job(&job, now))?;
-            }
-            let names = members.iter().map(|m| m.name.clone()).collect();
-            let appended = log::append(c, &origin.federation, &names, events, now)?;
-            Ok((job, appended))
-        })?;
-        if appended > 0 {
-            self.fed.events_appended();
+/// Records a federated job the origin validated, inside the caller's transaction: computes its
+/// viable siblings, and offers it to them unless it is held. Sending the same submission again
+/// returns its record (see the module doc), before any other check: a repeat is answered even
+/// if the origin has started draining since.
+pub(super) fn submit_in(
+    c: &mut AnyConnection,
+    req: &SubmitFedJob,
+    now: i64,
+) -> Result<Wrote, FedError> {
+    let origin = view::federated_cluster(c, &req.origin)?;
+    check_id(req, &origin)?;
+    let existing = job_rows::get(c, &origin.federation, req.job_id)?.map(FedJobRow::into_job);
+    if let Some(old) = &existing {
+        if same_submission(old, req) {
+            return Ok(Wrote {
+                job: old.clone(),
+                appended: 0,
+                settled: 0,
+            });
         }
-        Ok(job)
+        if !old.phase.is_terminal() {
+            return Err(FedError::DuplicateJobId { job_id: req.job_id });
+        }
+        // Ids wrap: a finished job's id may be issued again.
     }
+    if !takes_new_jobs(to_u32(origin.fed_state)) {
+        return Err(FedError::SubmissionsDisabled {
+            cluster: req.origin.clone(),
+        });
+    }
+    let members = view::candidates(c, &origin.federation)?;
+    let viable = viable::viable_siblings(
+        &members,
+        &req.origin,
+        &req.req_clusters,
+        &req.cluster_features,
+        req.is_array,
+    )?;
+    let (mut job, events) = start::submit(req, &origin.federation, viable, now);
+    if let Some(old) = existing {
+        job.version = old.version + 1;
+        job_rows::update(c, &FedJobRow::from_job(&job, now))?;
+    } else {
+        job_rows::insert(c, &FedJobRow::from_job(&job, now))?;
+    }
+    let names = members.iter().map(|m| m.name.clone()).collect();
+    let appended = log::append(c, &origin.federation, &names, events, now)?;
+    Ok(Wrote {
+        job,
+        appended,
+        settled: 0,
+    })
+}
 
+impl Store {
     /// The origin gave up recording `req` (see the module doc). Returns the record as it is
     /// now (CANCELLED, or over already). A job that started is not withdrawn
     /// (`NotPending`); another cluster's job under this id is refused (`NotOrigin`).
@@ -143,12 +149,7 @@ impl Store {
             let settled = settle::settle(c, Some(&involved), now)?.len();
             Ok((job, appended, settled))
         })?;
-        if appended + settled > 0 {
-            self.fed.events_appended();
-        }
-        if settled > 0 {
-            self.fed.federation_changed();
-        }
+        self.fed_changed(appended, settled);
         Ok(job)
     }
 }

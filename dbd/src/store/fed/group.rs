@@ -1,0 +1,135 @@
+//! The submission path's writes, grouped: the federation service collects the `SubmitFedJob`
+//! and `OfferFedJob` calls that arrive while a transaction is in flight and writes them
+//! together in the next one ([`Store::fed_write_group`]), so concurrent submissions share one
+//! commit (and one fsync where the backend syncs) instead of taking turns for the connection.
+//!
+//! Each write inside the group runs in a savepoint of its own and is answered exactly as it
+//! would be alone: a refused write (a duplicate id, a draining origin, an offer of a job that
+//! started) rolls back to its savepoint and changes nothing, while the others commit. Writes
+//! run in arrival order, so a write sees the earlier ones of its group (a repeated submission
+//! in the same group is answered with the record the first one made). A lost race (deadlock,
+//! SQLite busy) runs the whole group again; any other failure of the group runs each write in
+//! a transaction of its own, so one broken write cannot fail the others.
+
+use diesel::Connection;
+
+use crate::store::Store;
+use crate::store::conn::AnyConnection;
+
+use super::error::FedError;
+use super::types::{FedJob, SubmitFedJob};
+use super::{ops, submission};
+
+/// A write of the submission path that the service groups with concurrent ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FedWrite {
+    /// The origin records a submission ([`Store::fed_submit`]).
+    Submit(SubmitFedJob),
+    /// The origin offers a recorded job to its siblings, with a new description if given
+    /// ([`Store::fed_offer`]).
+    Offer {
+        /// The federated job id.
+        job_id: u32,
+        /// The calling cluster (the job's origin).
+        caller: String,
+        /// The job's new description, if it changed.
+        desc: Option<Vec<u8>>,
+    },
+}
+
+/// What one write did: the job as recorded, and how many events it appended and draining
+/// clusters it settled (for the watchers, told after the commit).
+pub(super) struct Wrote {
+    pub(super) job: FedJob,
+    pub(super) appended: usize,
+    pub(super) settled: usize,
+}
+
+/// Applies `w` inside the caller's transaction.
+fn write_in(c: &mut AnyConnection, w: &FedWrite, now: i64) -> Result<Wrote, FedError> {
+    match w {
+        FedWrite::Submit(req) => submission::submit_in(c, req, now),
+        FedWrite::Offer {
+            job_id,
+            caller,
+            desc,
+        } => ops::offer_in(c, *job_id, caller, desc.clone(), now),
+    }
+}
+
+impl Store {
+    /// Applies `writes` in one transaction, in order, and answers each as it would be answered
+    /// alone (see the module doc).
+    pub fn fed_write_group(&self, writes: &[FedWrite], now: i64) -> Vec<Result<FedJob, FedError>> {
+        if let [one] = writes {
+            return vec![self.fed_write(one, now)];
+        }
+        let grouped = self.fed_tx(|c| {
+            let mut answers = Vec::with_capacity(writes.len());
+            for w in writes {
+                // A savepoint: a refused write is undone alone.
+                match c.transaction(|c| write_in(c, w, now)) {
+                    Err(e) if e.is_transient() => return Err(e),
+                    answer => answers.push(answer),
+                }
+            }
+            Ok(answers)
+        });
+        match grouped {
+            Ok(answers) => {
+                let wrote = answers.iter().flatten();
+                let appended = wrote.clone().map(|w| w.appended).sum();
+                let settled = wrote.map(|w| w.settled).sum();
+                self.fed_changed(appended, settled);
+                answers.into_iter().map(|a| a.map(|w| w.job)).collect()
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, writes = writes.len(), "grouped federation writes failed, writing each alone");
+                writes.iter().map(|w| self.fed_write(w, now)).collect()
+            }
+        }
+    }
+
+    /// Applies one write in a transaction of its own.
+    pub fn fed_write(&self, w: &FedWrite, now: i64) -> Result<FedJob, FedError> {
+        let wrote = self.fed_tx(|c| write_in(c, w, now))?;
+        self.fed_changed(wrote.appended, wrote.settled);
+        Ok(wrote.job)
+    }
+
+    /// Records a federated job the origin validated (see `submission`'s module doc). Sending
+    /// the same submission again returns its record.
+    pub fn fed_submit(&self, req: &SubmitFedJob, now: i64) -> Result<FedJob, FedError> {
+        self.fed_write(&FedWrite::Submit(req.clone()), now)
+    }
+
+    /// The origin releases the job (or its dependency is satisfied): it is offered to its
+    /// viable siblings, with `desc` as its new description if given.
+    pub fn fed_offer(
+        &self,
+        job_id: u32,
+        caller: &str,
+        desc: Option<Vec<u8>>,
+        now: i64,
+    ) -> Result<FedJob, FedError> {
+        let caller = caller.to_string();
+        self.fed_write(
+            &FedWrite::Offer {
+                job_id,
+                caller,
+                desc,
+            },
+            now,
+        )
+    }
+
+    /// Tells the streams what a committed change did: events appended, clusters settled.
+    pub(super) fn fed_changed(&self, appended: usize, settled: usize) {
+        if appended + settled > 0 {
+            self.fed.events_appended();
+        }
+        if settled > 0 {
+            self.fed.federation_changed();
+        }
+    }
+}
