@@ -385,6 +385,17 @@ mod tests {
     }
 
     #[test]
+    fn only_listings_that_may_show_finished_jobs_fetch_them() {
+        use crate::squeue::select::needs_finished;
+        assert!(!needs_finished(&run(&[]).unwrap()));
+        assert!(!needs_finished(&run(&["-u", "7", "-p", "debug"]).unwrap()));
+        assert!(needs_finished(&run(&["-t", "all"]).unwrap()));
+        assert!(needs_finished(&run(&["-t", "PD"]).unwrap()));
+        assert!(needs_finished(&run(&["-j", "5"]).unwrap()));
+        assert!(needs_finished(&run(&["--federation"]).unwrap()));
+    }
+
+    #[test]
     fn defaults_are_slurms() {
         let o = run(&[]).unwrap();
         assert_eq!(o.layout, Layout::Letters(DEFAULT_FORMAT.into()));

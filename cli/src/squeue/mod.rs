@@ -129,15 +129,15 @@ fn load_error(text: String) -> String {
     format!("slurm_load_jobs error: {text}")
 }
 
-/// Asks the controller(s) of the chosen view for the jobs (finished ones too; [`select`]
-/// filters).
+/// Asks the controller(s) of the chosen view for the jobs (finished ones too when the
+/// options may show them, see [`select::needs_finished`]; [`select`] filters).
 async fn fetch(opts: &SqueueOpts) -> Result<Vec<Block>, String> {
     let conf = SlurmConf::from_env().map_err(|e| format!("squeue: error: {e}"))?;
     let request = ListJobsRequest {
         job_ids: opts.jobs.iter().flatten().map(|s| s.id).collect(),
         uids: opts.users.clone().unwrap_or_default(),
         partitions: opts.partitions.clone().unwrap_or_default(),
-        include_finished: true,
+        include_finished: select::needs_finished(opts),
         ..Default::default()
     };
     let local = |jobs| {

@@ -7,8 +7,16 @@ use sluice_vocab::JobState;
 use sluice_vocab::hostlist::Hostlist;
 use sluice_wire::proto::JobInfo;
 
-use super::args::SqueueOpts;
+use super::args::{SqueueOpts, View};
 use super::fields::JobLine;
+
+/// Whether the controller must send finished jobs too. A plain listing never shows one, and a
+/// controller keeps finished jobs for `MinJobAge` (hundreds after a burst of short jobs), so
+/// they are left on the controller; `-t` may ask for them, `-j` needs them to tell a finished
+/// job from an unknown id, and the federated merge weighs every copy of a job.
+pub fn needs_finished(opts: &SqueueOpts) -> bool {
+    opts.states.is_some() || opts.jobs.is_some() || opts.view != View::Local
+}
 
 /// Whether `opts` selects `job`.
 pub fn selected(job: &JobInfo, opts: &SqueueOpts) -> bool {

@@ -9,6 +9,7 @@ pub mod fed;
 pub mod gauge;
 pub mod load;
 pub mod report;
+pub mod vs_slurm;
 
 use std::path::PathBuf;
 
@@ -31,6 +32,10 @@ pub enum Which {
     /// A federation of 3 clusters: federated submission rate, submit-to-start, revocation,
     /// sacctmgr changes reaching every controller.
     Fed(fed::FedBenchArgs),
+    /// The commands a user types (sbatch, squeue, sinfo, scontrol, sacct, sacctmgr), whole
+    /// processes, against a running `sluice up` directory and, given `ORACLE_DIR`, real Slurm in
+    /// the same run: one markdown table with the ratios.
+    VsSlurm(vs_slurm::VsSlurmArgs),
 }
 
 /// Why a benchmark could not run.
@@ -62,6 +67,7 @@ pub async fn run(args: &BenchArgs) -> Result<(), BenchError> {
         Which::Dbd(a) => dbd::run(a).await,
         Which::Ctld(a) => ctld::run(a).await,
         Which::Fed(a) => fed::run(a).await,
+        Which::VsSlurm(a) => vs_slurm::run(a).await,
     }
 }
 
