@@ -132,6 +132,12 @@ impl From<CtldError> for Status {
             }
             CtldError::InvalidJobId | CtldError::InvalidNodeName { .. } => Status::not_found(msg),
             CtldError::Conf(_) => Status::internal(msg),
+            CtldError::NonstopNotConfigured => Status::unimplemented(msg),
+            CtldError::NoSpareNode { .. }
+            | CtldError::SpareLimit { .. }
+            | CtldError::NodeNotFailed { .. }
+            | CtldError::NodeNotDroppable { .. }
+            | CtldError::ExtensionRefused { .. } => Status::failed_precondition(msg),
             _ => Status::invalid_argument(msg),
         }
     }
