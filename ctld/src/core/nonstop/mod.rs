@@ -180,6 +180,15 @@ pub(crate) fn install(core: &mut Core) {
     spares::refresh(core);
 }
 
+/// Logs what failure management did, as `nonstop.conf`'s `Debug` asks: at debug level with
+/// `Debug=0` (the default), at info level (shown by default) from `Debug=1` on.
+pub(crate) fn note(core: &Core, what: std::fmt::Arguments<'_>) {
+    match core.nonstop.as_ref().map_or(0, |s| s.conf.debug) {
+        0 => tracing::debug!(target: "sluice::nonstop", "{what}"),
+        _ => tracing::info!(target: "sluice::nonstop", "{what}"),
+    }
+}
+
 /// How node `i` stands for the jobs on it.
 pub(crate) fn health(core: &Core, i: NodeIdx) -> Health {
     let n = core.nodes.get(i);
@@ -282,7 +291,7 @@ pub(crate) fn node_changed(core: &mut Core, out: &mut impl Outbox, now: SimTime,
             Health::Failed => EventKind::Failed,
             Health::Failing => EventKind::Failing,
         };
-        tracing::info!(target: "sluice::nonstop", job = %id, node = %name, ?kind, "node change");
+        note(core, format_args!("job {id}: node {name} {kind:?}"));
         emit(core, out, now, id, kind, &name, None);
     }
 }
@@ -336,8 +345,8 @@ pub(crate) fn survives_node_failure(
             });
         }
     }
-    tracing::info!(target: "sluice::nonstop", job = %id, node = %core.nodes.get(failed).name,
-        "node failed: --no-kill job keeps running");
+    let name = &core.nodes.get(failed).name;
+    note(core, format_args!("job {id}: node {name} failed, the --no-kill job keeps running"));
     true
 }
 

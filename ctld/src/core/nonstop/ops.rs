@@ -9,7 +9,7 @@ use super::super::lifecycle::authorize;
 use super::super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::super::registration::drain_node;
 use super::super::{Caller, Core, SimTime};
-use super::{EventKind, Health, NonstopView, emit, health, spares, view};
+use super::{EventKind, Health, NonstopView, emit, health, note, spares, view};
 use crate::conf::TimeLimit;
 use crate::error::CtldError;
 use sluice_vocab::nonstop_conf::UserList;
@@ -100,7 +100,7 @@ pub fn on_replace_node(
         r.seen.remove(&old);
     }
     let new_name = core.nodes.get(new).name.clone();
-    tracing::info!(target: "sluice::nonstop", job = %id, node, replacement = %new_name, "node replaced");
+    note(core, format_args!("job {id}: node {node} replaced by {new_name}"));
     changed(core, out, id, &[old, new]);
     emit(core, out, now, id, EventKind::Replaced, node, Some(new_name));
     view(core, id).ok_or(CtldError::InvalidJobId)
@@ -146,7 +146,7 @@ pub fn on_drop_node(
         }
         r.seen.remove(&old);
     }
-    tracing::info!(target: "sluice::nonstop", job = %id, node, "node dropped");
+    note(core, format_args!("job {id}: node {node} dropped"));
     changed(core, out, id, &[old]);
     emit(core, out, now, id, EventKind::Dropped, node, None);
     view(core, id).ok_or(CtldError::InvalidJobId)
@@ -271,7 +271,7 @@ pub fn on_extend_time(
         r.extended_min += minutes;
     }
     out.save(SaveHint::Job(id));
-    tracing::info!(target: "sluice::nonstop", job = %id, minutes, "time limit extended");
+    note(core, format_args!("job {id}: time limit extended by {minutes} minutes"));
     emit(core, out, now, id, EventKind::TimeExtended, "", None);
     view(core, id).ok_or(CtldError::InvalidJobId)
 }
@@ -326,6 +326,18 @@ pub fn on_user_drain(
     node: &str,
     reason: &str,
 ) -> Result<(), CtldError> {
+    let i = may_user_drain(core, caller, user, node)?;
+    drain(core, out, now, caller, i, reason);
+    Ok(())
+}
+
+/// Checks [`on_user_drain`]'s rule for `node` without draining it.
+pub fn may_user_drain(
+    core: &Core,
+    caller: Caller,
+    user: &str,
+    node: &str,
+) -> Result<NodeIdx, CtldError> {
     let i = core.nodes.lookup(node)?;
     let own_job = core.nodes.get(i).jobs.iter().any(|j| {
         core.jobs
@@ -336,8 +348,7 @@ pub fn on_user_drain(
     if !own_job || !may_drain(core, caller.uid, user) {
         return Err(CtldError::AccessDenied);
     }
-    drain(core, out, now, caller, i, reason);
-    Ok(())
+    Ok(i)
 }
 
 fn drain(core: &mut Core, out: &mut impl Outbox, now: SimTime, caller: Caller, i: NodeIdx, reason: &str) {
@@ -346,6 +357,7 @@ fn drain(core: &mut Core, out: &mut impl Outbox, now: SimTime, caller: Caller, i
     } else {
         reason.to_string()
     };
-    tracing::info!(target: "sluice::nonstop", node = %core.nodes.get(i).name, uid = caller.uid, "node drained");
+    let uid = caller.uid;
+    note(core, format_args!("node {} drained by uid {uid}", core.nodes.get(i).name));
     drain_node(core, out, now, i, reason, caller.uid);
 }
