@@ -132,16 +132,28 @@ pub enum CtldError {
     NonstopNotConfigured,
     /// No spare node could replace a job's node (Slurm's smd wording).
     #[error("Failed to replace the node")]
-    NoSpareNode { job: sluice_vocab::FedJobId, node: String },
+    NoSpareNode {
+        job: sluice_vocab::FedJobId,
+        node: String,
+    },
     /// A failure management request naming a node outside the job's allocation.
     #[error("node {node} is not in the allocation of job {job}")]
-    NodeNotInJob { job: sluice_vocab::FedJobId, node: String },
+    NodeNotInJob {
+        job: sluice_vocab::FedJobId,
+        node: String,
+    },
     /// A replacement asked for a node that is neither failed nor failing.
     #[error("node {node} of job {job} is neither failed nor failing")]
-    NodeNotFailed { job: sluice_vocab::FedJobId, node: String },
+    NodeNotFailed {
+        job: sluice_vocab::FedJobId,
+        node: String,
+    },
     /// The job used all the replacements `MaxSpareNodeCount` allows.
     #[error("job {job} already used its {max} spare nodes (MaxSpareNodeCount)")]
-    SpareLimit { job: sluice_vocab::FedJobId, max: u32 },
+    SpareLimit {
+        job: sluice_vocab::FedJobId,
+        max: u32,
+    },
     /// Dropping the node would leave the job without its only node or its batch script.
     #[error("node {node} can not be dropped from job {job}: {why}")]
     NodeNotDroppable {

@@ -80,7 +80,10 @@ mod tests {
         let (other_tx, mut other_rx) = mpsc::channel(QUEUE);
         subs.add(FedJobId::from_raw(1).unwrap(), tx);
         subs.add(FedJobId::from_raw(2).unwrap(), other_tx);
-        subs.publish(vec![event(1, EventKind::Failed), event(1, EventKind::JobEnded)]);
+        subs.publish(vec![
+            event(1, EventKind::Failed),
+            event(1, EventKind::JobEnded),
+        ]);
         assert_eq!(rx.try_recv().unwrap().kind, EventKind::Failed);
         assert_eq!(rx.try_recv().unwrap().kind, EventKind::JobEnded);
         assert!(matches!(

@@ -248,13 +248,19 @@ async fn user_drain(
     caller: crate::core::Caller,
     r: UpdateNodeRequest,
 ) -> Result<Ack, Status> {
-    let drain = r.state.as_deref().is_some_and(|s| s.eq_ignore_ascii_case("DRAIN"))
+    let drain = r
+        .state
+        .as_deref()
+        .is_some_and(|s| s.eq_ignore_ascii_case("DRAIN"))
         && r.features.is_empty()
         && r.weight.is_none()
         && r.node_addr.is_none()
         && r.node_hostname.is_none();
     if !drain {
-        tracing::warn!(uid = caller.uid, "refused a node update that needs an administrator");
+        tracing::warn!(
+            uid = caller.uid,
+            "refused a node update that needs an administrator"
+        );
         return Err(CtldError::AccessDenied.into());
     }
     let Some(reason) = r.reason.filter(|s| !s.is_empty()) else {

@@ -91,9 +91,7 @@ impl ControllerService {
     async fn nonstop_call(
         &self,
         read: Duration,
-        f: impl FnOnce(&mut crate::runtime::Ctx<'_>) -> Result<NonstopView, CtldError>
-        + Send
-        + 'static,
+        f: impl FnOnce(&mut crate::runtime::Ctx<'_>) -> Result<NonstopView, CtldError> + Send + 'static,
     ) -> Res<NonstopAllocation> {
         match tokio::time::timeout(read, self.core.call(f)).await {
             Ok(r) => Ok(Response::new(allocation(&r??))),

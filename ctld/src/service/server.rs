@@ -88,8 +88,13 @@ pub async fn serve_runtime(
     let service = InterceptedService::new(service, verifier);
     // Shutdown stops the extra failure management port too.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let extra = extra_nonstop_port(&conf_nonstop, listener.local_addr()?.ip(), nonstop.clone(), stop_rx)
-        .await?;
+    let extra = extra_nonstop_port(
+        &conf_nonstop,
+        listener.local_addr()?.ip(),
+        nonstop.clone(),
+        stop_rx,
+    )
+    .await?;
     let result = tonic::transport::Server::builder()
         .add_service(service)
         .add_service(admin)

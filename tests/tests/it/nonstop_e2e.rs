@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use common::cluster::Cluster;
 use common::users::TestUser;
+use sluice_wire::client::SignedChannel;
 use sluice_wire::proto::nonstop_client::NonstopClient;
 use sluice_wire::proto::{
     DrainNodeRequest, NodeChangeRequest, NonstopEvent, NonstopEventKind, NonstopJobRequest,
 };
-use sluice_wire::client::SignedChannel;
 
 /// How long an event may take to arrive before the test fails.
 const EVENT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -91,7 +91,10 @@ fn a_no_kill_job_gets_a_spare_for_its_down_node_and_runs_its_next_step_there() {
     c.wait_for("the ordinary job to wait for resources", || {
         squeue_field(&c, ordinary, "%T %r") == "PENDING Resources"
     });
-    assert_eq!(c.ok("sinfo", &["-h", "-n", "clustern3", "-o", "%T"]).trim(), "idle");
+    assert_eq!(
+        c.ok("sinfo", &["-h", "-n", "clustern3", "-o", "%T"]).trim(),
+        "idle"
+    );
 
     let events = watch(&rt, &c, job);
     c.ok(
@@ -118,15 +121,31 @@ fn a_no_kill_job_gets_a_spare_for_its_down_node_and_runs_its_next_step_there() {
     assert_eq!((alloc.spares_used, alloc.extend_available_minutes), (1, 2));
     let replaced = next_event(&events, "REPLACED");
     assert_eq!(replaced.kind(), NonstopEventKind::Replaced);
-    assert_eq!((replaced.node.as_str(), replaced.replacement.as_str()), ("clustern2", "clustern3"));
-    assert_eq!(c.ok("sinfo", &["-h", "-n", "clustern2", "-o", "%T"]).trim(), "down");
+    assert_eq!(
+        (replaced.node.as_str(), replaced.replacement.as_str()),
+        ("clustern2", "clustern3")
+    );
+    assert_eq!(
+        c.ok("sinfo", &["-h", "-n", "clustern2", "-o", "%T"]).trim(),
+        "down"
+    );
 
     // The next step runs on the new node list, the spare's node daemon accepting it.
     let out = c.ok(
         "srun",
-        &["--jobid", &job.to_string(), "-N2", "-l", "printenv", "SLURMD_NODENAME"],
+        &[
+            "--jobid",
+            &job.to_string(),
+            "-N2",
+            "-l",
+            "printenv",
+            "SLURMD_NODENAME",
+        ],
     );
-    let mut nodes: Vec<&str> = out.lines().map(|l| l.split_whitespace().last().unwrap()).collect();
+    let mut nodes: Vec<&str> = out
+        .lines()
+        .map(|l| l.split_whitespace().last().unwrap())
+        .collect();
     nodes.sort();
     assert_eq!(nodes, ["clustern1", "clustern3"], "{out}");
     assert_eq!(squeue_field(&c, job, "%T"), "RUNNING");
@@ -155,7 +174,10 @@ fn a_no_kill_job_gets_a_spare_for_its_down_node_and_runs_its_next_step_there() {
         "{}",
         refused.message()
     );
-    assert_eq!(next_event(&events, "FAILING").kind(), NonstopEventKind::Failing);
+    assert_eq!(
+        next_event(&events, "FAILING").kind(),
+        NonstopEventKind::Failing
+    );
 
     // The end of the job closes the stream; sacct shows the final allocation.
     c.ok("scancel", &[&job.to_string()]);
@@ -167,8 +189,11 @@ fn a_no_kill_job_gets_a_spare_for_its_down_node_and_runs_its_next_step_there() {
     }
     c.wait_done(job);
     c.wait_for("sacct to show the final allocation", || {
-        c.ok("sacct", &["-n", "-X", "-j", &job.to_string(), "-o", "NodeList%30"])
-            .trim()
+        c.ok(
+            "sacct",
+            &["-n", "-X", "-j", &job.to_string(), "-o", "NodeList%30"],
+        )
+        .trim()
             == "clustern[1,3]"
     });
 }
@@ -223,7 +248,12 @@ fn user_drain_allow_lets_listed_users_drain_their_own_jobs_nodes_only() {
     let drain = |user: &TestUser, node: &str| {
         let mut cmd = c.command(
             "scontrol",
-            &["update", &format!("NodeName={node}"), "State=DRAIN", "Reason=flaky"],
+            &[
+                "update",
+                &format!("NodeName={node}"),
+                "State=DRAIN",
+                "Reason=flaky",
+            ],
         );
         common::run(user.apply(&mut cmd), None)
     };
@@ -236,7 +266,11 @@ fn user_drain_allow_lets_listed_users_drain_their_own_jobs_nodes_only() {
     // Eve is not listed, even for her own job's node.
     let out = drain(&eve, &eve_node);
     assert!(out.stderr.contains("Access/permission denied"), "{out:?}");
-    let state = |node: &str| c.ok("sinfo", &["-h", "-n", node, "-o", "%T"]).trim().to_string();
+    let state = |node: &str| {
+        c.ok("sinfo", &["-h", "-n", node, "-o", "%T"])
+            .trim()
+            .to_string()
+    };
     assert_eq!(state(&eve_node), "allocated");
     // Alan drains his own job's node.
     let out = drain(&alan, &alan_node);

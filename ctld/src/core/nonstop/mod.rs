@@ -306,7 +306,8 @@ pub(crate) fn job_ended(core: &mut Core, out: &mut impl Outbox, now: SimTime, id
 
 /// Node `failed` of running job `id` failed: a `--no-kill` job survives it when it has other
 /// nodes and the failed one does not run its batch script. Its steps using the node are
-/// killed on their other nodes; the node stays in its allocation (failed). Returns whether
+/// killed on their other nodes, and the node is told to kill what of the job it still runs; the
+/// node stays in its allocation (failed). Returns whether
 /// the job survives.
 pub(crate) fn survives_node_failure(
     core: &mut Core,
@@ -345,8 +346,17 @@ pub(crate) fn survives_node_failure(
             });
         }
     }
+    // Whatever of the job still runs there (a node set DOWN by hand is alive) is killed, as
+    // far as the node can still be reached.
+    out.node(NodeCommand::Terminate {
+        job: id,
+        nodes: vec![failed],
+    });
     let name = &core.nodes.get(failed).name;
-    note(core, format_args!("job {id}: node {name} failed, the --no-kill job keeps running"));
+    note(
+        core,
+        format_args!("job {id}: node {name} failed, the --no-kill job keeps running"),
+    );
     true
 }
 

@@ -73,7 +73,10 @@ pub fn on_replace_node(
             node: node.to_string(),
         });
     }
-    let max = core.nonstop.as_ref().map_or(0, |s| s.conf.max_spare_node_count);
+    let max = core
+        .nonstop
+        .as_ref()
+        .map_or(0, |s| s.conf.max_spare_node_count);
     let used = rec(core, id).map_or(0, |r| r.replaced);
     if max > 0 && used >= max {
         return Err(CtldError::SpareLimit { job: id, max });
@@ -100,9 +103,20 @@ pub fn on_replace_node(
         r.seen.remove(&old);
     }
     let new_name = core.nodes.get(new).name.clone();
-    note(core, format_args!("job {id}: node {node} replaced by {new_name}"));
+    note(
+        core,
+        format_args!("job {id}: node {node} replaced by {new_name}"),
+    );
     changed(core, out, id, &[old, new]);
-    emit(core, out, now, id, EventKind::Replaced, node, Some(new_name));
+    emit(
+        core,
+        out,
+        now,
+        id,
+        EventKind::Replaced,
+        node,
+        Some(new_name),
+    );
     view(core, id).ok_or(CtldError::InvalidJobId)
 }
 
@@ -271,7 +285,10 @@ pub fn on_extend_time(
         r.extended_min += minutes;
     }
     out.save(SaveHint::Job(id));
-    note(core, format_args!("job {id}: time limit extended by {minutes} minutes"));
+    note(
+        core,
+        format_args!("job {id}: time limit extended by {minutes} minutes"),
+    );
     emit(core, out, now, id, EventKind::TimeExtended, "", None);
     view(core, id).ok_or(CtldError::InvalidJobId)
 }
@@ -351,13 +368,23 @@ pub fn may_user_drain(
     Ok(i)
 }
 
-fn drain(core: &mut Core, out: &mut impl Outbox, now: SimTime, caller: Caller, i: NodeIdx, reason: &str) {
+fn drain(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    caller: Caller,
+    i: NodeIdx,
+    reason: &str,
+) {
     let reason = if reason.is_empty() {
         "drained by failure management".to_string()
     } else {
         reason.to_string()
     };
     let uid = caller.uid;
-    note(core, format_args!("node {} drained by uid {uid}", core.nodes.get(i).name));
+    note(
+        core,
+        format_args!("node {} drained by uid {uid}", core.nodes.get(i).name),
+    );
     drain_node(core, out, now, i, reason, caller.uid);
 }

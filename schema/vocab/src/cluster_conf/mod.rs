@@ -315,7 +315,9 @@ impl CtldConf {
                     } else {
                         return Err(file.bad_value(
                             p,
-                            format!("unsupported plugin \"{plugin}\" (Sluice has slurmctld/nonstop)"),
+                            format!(
+                                "unsupported plugin \"{plugin}\" (Sluice has slurmctld/nonstop)"
+                            ),
                         ));
                     }
                 }

@@ -64,10 +64,25 @@ fn an_empty_file_gives_the_defaults() {
 #[test]
 fn errors_name_file_line_and_key() {
     let cases = [
-        ("Debug=0\nHotSpareCount=nosuch:2\n", 2, "HotSpareCount", "nosuch"),
-        ("HotSpareCount=batch\n", 1, "HotSpareCount", "partition:count"),
+        (
+            "Debug=0\nHotSpareCount=nosuch:2\n",
+            2,
+            "HotSpareCount",
+            "nosuch",
+        ),
+        (
+            "HotSpareCount=batch\n",
+            1,
+            "HotSpareCount",
+            "partition:count",
+        ),
         ("HotSpareCount=batch:x\n", 1, "HotSpareCount", "node count"),
-        ("\nMaxSpareNodeCount=-1\n", 2, "MaxSpareNodeCount", "invalid"),
+        (
+            "\nMaxSpareNodeCount=-1\n",
+            2,
+            "MaxSpareNodeCount",
+            "invalid",
+        ),
         ("TimeLimitExtend=2min\n", 1, "TimeLimitExtend", "invalid"),
         ("ReadTimeout=0\n", 1, "ReadTimeout", "at least 1"),
         ("Port=70000\n", 1, "Port", "invalid"),
