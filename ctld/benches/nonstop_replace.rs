@@ -38,7 +38,7 @@ async fn main() {
     let slurm_conf = format!(
         "ClusterName=bench\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=0\n\
          StateSaveLocation={d}/state\nSlurmdTimeout=0\nSlurmctldPlugin=slurmctld/nonstop\n\
-         NodeName=bn[1-{NODES}] CPUs=4 NodeAddr=127.0.0.1 Port=9\n\
+         NodeName=bn[1-{NODES}] CPUs=4 RealMemory=100 Port=9\n\
          PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE\n"
     );
     std::fs::write(dir.path().join("slurm.conf"), slurm_conf).expect("slurm.conf");
@@ -66,6 +66,7 @@ async fn main() {
         ctld.register_node(RegisterNodeRequest {
             name: format!("bn{i}"),
             cpus: 4,
+            real_memory_mb: 100,
             addr: "127.0.0.1".into(),
             port: 9,
             ..Default::default()
@@ -145,7 +146,8 @@ async fn main() {
     println!(
         "nonstop replacement in force: median {rep_med:?}, worst {rep_max:?} (target < 50 ms)"
     );
-    drop(alloc);
+    // Every connection closes before the graceful shutdown, which waits for them.
+    drop((alloc, events, ctld, nonstop));
     let _ = stop.send(());
-    let _ = served.await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), served).await;
 }
