@@ -46,6 +46,7 @@ pub enum Opt {
     Mem,
     MinCpus,
     Nice,
+    NoKill,
     NoRequeue,
     NodeList,
     Nodes,
@@ -102,6 +103,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("mem", None, HasArg::Required, Opt::Mem),
     spec("mincpus", None, HasArg::Required, Opt::MinCpus),
     spec("nice", None, HasArg::Optional, Opt::Nice),
+    spec("no-kill", Some('k'), HasArg::Optional, Opt::NoKill),
     spec("nodes", Some('N'), HasArg::Required, Opt::Nodes),
     spec("ntasks", Some('n'), HasArg::Required, Opt::Ntasks),
     spec("oversubscribe", Some('s'), HasArg::No, Opt::OverSubscribe),
@@ -217,6 +219,8 @@ pub struct JobOpts {
     pub export: Option<String>,
     /// `-H`.
     pub hold: bool,
+    /// `-k/--no-kill` (`--no-kill=off` turns it off again).
+    pub no_kill: bool,
     /// `-J`.
     pub job_name: Option<String>,
     /// `--mem` in megabytes.
@@ -279,6 +283,9 @@ impl JobOpts {
             Opt::Mem => self.mem_mb = Some(values::mem_mb(&v)?),
             Opt::MinCpus => self.mincpus = Some(values::positive(&v, "--mincpus")?),
             Opt::Nice => self.nice = Some(values::nice(given.as_deref())?),
+            Opt::NoKill => {
+                self.no_kill = !given.is_some_and(|v| v.eq_ignore_ascii_case("off"));
+            }
             Opt::NoRequeue => self.requeue = Some(false),
             Opt::NodeList => self.nodelist = values::hostlist(&v).ok_or(OptError::NodeList)?,
             Opt::Nodes => self.nodes = Some(values::node_count(&v)?),

@@ -127,6 +127,49 @@ pub enum CtldError {
         "SuspendExcNodes may have ':' in it. Append and remove are not supported in this case. Please use direct assignment instead."
     )]
     SuspendExcHasCounts,
+    /// A failure management request to a controller without `SlurmctldPlugin=slurmctld/nonstop`.
+    #[error("failure management (SlurmctldPlugin=slurmctld/nonstop) is not configured")]
+    NonstopNotConfigured,
+    /// No spare node could replace a job's node (Slurm's smd wording).
+    #[error("Failed to replace the node")]
+    NoSpareNode {
+        job: sluice_vocab::FedJobId,
+        node: String,
+    },
+    /// A failure management request naming a node outside the job's allocation.
+    #[error("node {node} is not in the allocation of job {job}")]
+    NodeNotInJob {
+        job: sluice_vocab::FedJobId,
+        node: String,
+    },
+    /// A replacement asked for a node that is neither failed nor failing.
+    #[error("node {node} of job {job} is neither failed nor failing")]
+    NodeNotFailed {
+        job: sluice_vocab::FedJobId,
+        node: String,
+    },
+    /// The job used all the replacements `MaxSpareNodeCount` allows.
+    #[error("job {job} already used its {max} spare nodes (MaxSpareNodeCount)")]
+    SpareLimit {
+        job: sluice_vocab::FedJobId,
+        max: u32,
+    },
+    /// Dropping the node would leave the job without its only node or its batch script.
+    #[error("node {node} can not be dropped from job {job}: {why}")]
+    NodeNotDroppable {
+        job: sluice_vocab::FedJobId,
+        node: String,
+        why: &'static str,
+    },
+    /// A time limit extension beyond what the job's replacements, drops and waits earned.
+    #[error(
+        "time limit extension of {asked} minutes refused: job {job} may extend by {available} minutes"
+    )]
+    ExtensionRefused {
+        job: sluice_vocab::FedJobId,
+        asked: u32,
+        available: u32,
+    },
     /// A state `SuspendExcStates` does not know.
     #[error("Invalid SuspendExcState {state}")]
     InvalidSuspendExcState { state: String },

@@ -18,6 +18,7 @@ use crate::core::{
     on_job_exited, on_node_registered, on_submit, on_tick, schedule,
 };
 use crate::error::CtldError;
+use sluice_vocab::nonstop_conf::NonstopConf;
 use sluice_vocab::{FedJobId, JobState, LocalJobId};
 use std::path::Path;
 
@@ -30,6 +31,7 @@ pub struct ClusterBuilder {
     lines: Vec<String>,
     first_id: u32,
     id_count: u32,
+    nonstop: Option<String>,
 }
 
 impl Default for ClusterBuilder {
@@ -45,12 +47,19 @@ impl ClusterBuilder {
             lines: vec!["ClusterName=test".into(), "SlurmctldHost=localhost".into()],
             first_id: 1,
             id_count: 1_000_000,
+            nonstop: None,
         }
     }
 
     /// Adds `NodeName=<names> <rest>`.
     pub fn nodes(mut self, names: &str, rest: &str) -> Self {
         self.lines.push(format!("NodeName={names} {rest}"));
+        self
+    }
+
+    /// Turns failure management on with `text` as `nonstop.conf`.
+    pub fn nonstop(mut self, text: &str) -> Self {
+        self.nonstop = Some(text.to_string());
         self
     }
 
@@ -80,7 +89,12 @@ impl ClusterBuilder {
 
     /// Builds the fixture at [`T0`]; groups resolve `gN` to gid N.
     pub fn try_build(&self) -> Result<CoreFixture, CtldError> {
-        let (conf, _) = CtldConf::parse(Path::new("slurm.conf"), &self.text())?;
+        let (mut conf, _) = CtldConf::parse(Path::new("slurm.conf"), &self.text())?;
+        if let Some(text) = &self.nonstop {
+            let parts: Vec<&str> = conf.partitions.iter().map(|p| p.name.as_str()).collect();
+            let path = Path::new(sluice_vocab::nonstop_conf::FILE_NAME);
+            conf.nonstop = Some(NonstopConf::parse(path, text, &parts)?);
+        }
         let ids = LocalJobId::new(self.first_id)
             .map(|first| IdLease::with_range(None, first, self.id_count))
             .unwrap_or_default();

@@ -93,6 +93,7 @@ impl JobOpts {
             array: self.array.clone(),
             hold: self.hold,
             requeue: self.requeue,
+            no_kill: self.no_kill,
             share: self.share.unwrap_or(JobShare::Unset).into(),
             script,
             workdir: workdir(self.chdir.as_deref(), &who.cwd),

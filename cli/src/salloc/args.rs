@@ -214,6 +214,7 @@ Parallel run options:
   -H, --hold                  submit job in held state
   -I, --immediate[=secs]      exit if resources not available in \"secs\"
   -J, --job-name=jobname      name of job
+  -k, --no-kill[=off]         do not kill job on node failure
   -K, --kill-command[=signal] signal to send terminating job
       --mem=MB                minimum amount of real memory
       --mincpus=n             minimum number of logical processors per node

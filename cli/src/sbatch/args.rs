@@ -107,6 +107,11 @@ pub const ENV: &[EnvOpt<Opt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SBATCH_NO_KILL",
+        id: Opt::NoKill,
+        flag: true,
+    },
+    EnvOpt {
         var: "SBATCH_NO_REQUEUE",
         id: Opt::NoRequeue,
         flag: true,
@@ -246,6 +251,7 @@ Parallel run options:
       --export[=names]        specify environment variables to export
   -H, --hold                  submit job in held state
   -J, --job-name=jobname      name of job
+  -k, --no-kill[=off]         do not kill job on node failure
   -M, --clusters=names        Comma separated list of clusters to issue
                               commands to.
       --mem=MB                minimum amount of real memory

@@ -249,3 +249,24 @@ fn sharing_options_reach_the_request_the_last_one_winning() {
         "sbatch: invalid option -- '='\nTry \"sbatch --help\" for more information\n"
     );
 }
+
+#[test]
+fn no_kill_reaches_the_request_and_off_turns_it_off() {
+    let e = env(&[("HOME", "/h")]);
+    let on = submission(plan_stdin("-k", &e, "#!/bin/sh\n"));
+    assert!(on.request.no_kill);
+    let long = submission(plan_stdin("--no-kill", &e, "#!/bin/sh\n"));
+    assert!(long.request.no_kill);
+    let off = submission(plan_stdin("-k --no-kill=off", &e, "#!/bin/sh\n"));
+    assert!(!off.request.no_kill);
+    let from_env = submission(plan_stdin(
+        "",
+        &env(&[("SBATCH_NO_KILL", "1")]),
+        "#!/bin/sh\n",
+    ));
+    assert!(from_env.request.no_kill);
+    let directive = submission(plan_stdin("", &e, "#!/bin/sh\n#SBATCH -k\n"));
+    assert!(directive.request.no_kill);
+    let none = submission(plan_stdin("", &e, "#!/bin/sh\n"));
+    assert!(!none.request.no_kill);
+}

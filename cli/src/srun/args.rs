@@ -297,6 +297,7 @@ Parallel run options:
   -i, --input=in              location of stdin redirection
   -J, --job-name=jobname      name of job
       --jobid=id              run under already allocated job
+  -k, --no-kill[=off]         do not kill job on node failure
   -l, --label                 prepend task number to lines of stdout/err
       --mem=MB                minimum amount of real memory
       --mincpus=n             minimum number of logical processors per node

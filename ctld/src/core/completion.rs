@@ -258,6 +258,7 @@ pub(crate) fn end_run(
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, id, now);
     super::ctld_scripts::run_ended(core, out, id);
+    super::nonstop::job_ended(core, out, now, id);
 }
 
 /// Ends a pending job at once (cancelled before it started).

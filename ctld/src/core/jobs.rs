@@ -242,6 +242,8 @@ pub struct Job {
     pub deps: Option<Box<Dependencies>>,
     /// Whether it may be requeued (`--requeue`, default yes).
     pub requeue: bool,
+    /// `-k/--no-kill`: a failed node does not end it (see [`super::nonstop`]).
+    pub no_kill: bool,
     /// Submission time (its age priority).
     pub submit_time: SimTime,
     /// Start of the current (or last) run.

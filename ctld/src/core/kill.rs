@@ -89,6 +89,7 @@ pub(crate) fn requeue_run(
 ) {
     super::federation::report::run_ended(core, out, id, recorded, true);
     super::ctld_scripts::run_ended(core, out, id);
+    super::nonstop::job_ended(core, out, now, id);
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };
@@ -125,6 +126,9 @@ pub(crate) fn node_failed_job(
     id: FedJobId,
     failed: NodeIdx,
 ) {
+    if super::nonstop::survives_node_failure(core, out, id, failed) {
+        return;
+    }
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };

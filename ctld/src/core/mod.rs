@@ -17,6 +17,8 @@
 //! - [`sched`] and [`backfill`]: one scheduling pass; [`select`]: node selection on bitmaps;
 //!   [`alloc`]: what each job holds on its nodes (whole nodes, CPUs or cores, memory) so
 //!   jobs can share nodes; [`gang`]: timesliced gang scheduling of jobs sharing resources;
+//! - [`nonstop`]: failure management (hot spares, a job's failed and failing nodes, replace,
+//!   drop, user drains, time extensions, `--no-kill`, events for subscribers);
 //! - [`power`]: power save and cloud nodes (suspend, resume, their timers and programs);
 //! - [`reconfig`]: `scontrol reconfigure`, a new `slurm.conf` applied to the running core;
 //! - [`federation`]: the federation rules: view, per-job sibling state, the start lock, the dbd's events;
@@ -48,6 +50,7 @@ pub mod launch;
 pub mod lifecycle;
 pub mod node_scripts;
 pub mod nodes;
+pub mod nonstop;
 pub mod outbox;
 pub mod partitions;
 pub mod power;
@@ -256,6 +259,8 @@ pub struct Core {
     pub(crate) conf: std::sync::Arc<CtldConf>,
     /// Account coordinators' realms (from the dbd; not saved: fetched again at start).
     pub(crate) coordinators: coordinators::Realms,
+    /// Failure management, with `SlurmctldPlugin=slurmctld/nonstop`.
+    pub(crate) nonstop: Option<nonstop::NonstopState>,
 }
 
 impl Core {
@@ -278,7 +283,7 @@ impl Core {
             u64::from(conf.select.time_slice_secs),
         );
         let power = power::PowerState::new(power::PowerSettings::build(conf, &nodes, &parts));
-        Ok(Self {
+        let mut core = Self {
             cfg: CoreConfig::from_conf(conf),
             nodes,
             parts,
@@ -293,7 +298,10 @@ impl Core {
             passes: sched::PassTimes::default(),
             conf: std::sync::Arc::new(conf.clone()),
             coordinators: coordinators::Realms::new(),
-        })
+            nonstop: None,
+        };
+        nonstop::install(&mut core);
+        Ok(core)
     }
 
     /// The tunables (tests may adjust them through [`Core::config_mut`]).

@@ -246,6 +246,11 @@ pub trait Outbox {
     fn script(&mut self, run: super::ctld_scripts::ScriptRun) {
         let _ = run;
     }
+    /// Tells the subscribers of a job about a failure management event. Outboxes without
+    /// subscribers (benchmarks) may keep this default, which drops the event.
+    fn nonstop(&mut self, event: super::nonstop::NonstopEvent) {
+        let _ = event;
+    }
 }
 
 /// An outbox that keeps everything, for tests and benchmarks.
@@ -263,6 +268,8 @@ pub struct RecordingOutbox {
     pub fed_reqs: Vec<super::federation::FedRequest>,
     /// Controller programs asked for, in order.
     pub scripts: Vec<super::ctld_scripts::ScriptRun>,
+    /// Failure management events, in order.
+    pub nonstop_events: Vec<super::nonstop::NonstopEvent>,
 }
 
 impl RecordingOutbox {
@@ -306,5 +313,9 @@ impl Outbox for RecordingOutbox {
 
     fn script(&mut self, run: super::ctld_scripts::ScriptRun) {
         self.scripts.push(run);
+    }
+
+    fn nonstop(&mut self, event: super::nonstop::NonstopEvent) {
+        self.nonstop_events.push(event);
     }
 }

@@ -89,6 +89,7 @@ pub fn on_node_registered(
         });
     }
     out.save(SaveHint::Node(i));
+    super::nonstop::node_changed(core, out, now, i);
     reconcile_jobs(core, out, now, i, &reg);
     super::power::boot::on_registered(core, out, now, i);
     Ok(())
@@ -154,6 +155,7 @@ pub fn on_node_heartbeat(
         node.not_responding = false;
         core.nodes.refresh(i);
         out.save(SaveHint::Node(i));
+        super::nonstop::node_changed(core, out, now, i);
     }
     Ok(())
 }
@@ -207,6 +209,7 @@ pub fn on_node_update(
     }
     core.nodes.refresh(i);
     out.save(SaveHint::Node(i));
+    super::nonstop::node_changed(core, out, now, i);
     Ok(())
 }
 
@@ -234,6 +237,7 @@ pub(crate) fn drain_node(
     });
     core.nodes.refresh(i);
     out.save(SaveHint::Node(i));
+    super::nonstop::node_changed(core, out, now, i);
 }
 
 /// Sets a node DOWN with `reason`; its job fails (or is requeued).
@@ -273,4 +277,6 @@ fn set_node_down_by(
     for job in jobs {
         kill::node_failed_job(core, out, now, job, i);
     }
+    // The jobs that survived (`--no-kill`) hear of the failure.
+    super::nonstop::node_changed(core, out, now, i);
 }

@@ -103,6 +103,8 @@ pub struct SubmitRequest {
     pub hold: bool,
     /// `--no-requeue` sets `Some(false)`; requeue is allowed by default.
     pub requeue: Option<bool>,
+    /// `-k/--no-kill`: the job keeps running when one of its nodes fails.
+    pub no_kill: bool,
     /// `-s/--oversubscribe` or `--exclusive`.
     pub share: JobShare,
     /// `--ntasks-per-node`, `--mincpus`, `-w`, `-x`, `--begin`, `--nice`, `--signal`.
@@ -185,6 +187,12 @@ impl SubmitRequest {
     /// Sets `-H`.
     pub fn held(mut self) -> Self {
         self.hold = true;
+        self
+    }
+
+    /// Sets `-k/--no-kill`.
+    pub fn no_kill(mut self) -> Self {
+        self.no_kill = true;
         self
     }
 

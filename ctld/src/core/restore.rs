@@ -272,6 +272,7 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
         }),
         deps,
         requeue: s.requeue,
+        no_kill: s.no_kill,
         submit_time: SimTime::from_secs(s.submit_time),
         start_time: t(s.start_time),
         end_time: t(s.end_time),

@@ -77,6 +77,10 @@ pub(crate) fn try_start(
     let part = &core.parts[job.partition.get()];
     let mut maps = job_maps(part, job);
     maps.push(&core.nodes.avail);
+    // Hot spares are kept out of ordinary jobs (failure management).
+    if let Some(state) = &core.nonstop {
+        maps.push(&state.ordinary);
+    }
     match alloc::pick::pick(core, job, &maps, allow) {
         // A federated job starts only once the dbd's start lock is committed: its allocation
         // is reserved meanwhile (see `federation::start`).
@@ -134,6 +138,7 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
     let mut blocked: Vec<Option<FedJobId>> = vec![None; core.parts.len()];
     let mut candidates: Vec<FedJobId> = Vec::new();
     let (backfill, depth) = plan_pass(core, now);
+    super::nonstop::spares::refresh(core);
     let bf_limit = if backfill {
         core.cfg.bf_max_job_test
     } else {

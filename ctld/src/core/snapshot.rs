@@ -157,6 +157,9 @@ pub struct JobSnap {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deps: Option<DepsSnap>,
     pub requeue: bool,
+    /// `-k/--no-kill`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_kill: bool,
     /// `PrologSlurmctld` was running for its current run: it runs again after a restart.
     #[serde(default, skip_serializing_if = "is_false")]
     pub prolog_slurmctld: bool,
@@ -259,6 +262,7 @@ impl JobSnap {
             }),
             deps: job.deps.as_deref().map(deps_snap),
             requeue: job.requeue,
+            no_kill: job.no_kill,
             prolog_slurmctld: core
                 .power
                 .configuring

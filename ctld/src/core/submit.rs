@@ -225,6 +225,7 @@ pub(crate) fn submit_as(
         hold: req.hold.then_some(HoldKind::User),
         deps: dependencies.map(Box::new),
         requeue: req.requeue.unwrap_or(true),
+        no_kill: req.no_kill,
         submit_time: now,
         start_time: None,
         end_time: None,

@@ -48,6 +48,7 @@ fn check_nodes(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
             core.nodes.nodes[i].not_responding = true;
             core.nodes.refresh(nodes::idx(i));
             out.save(SaveHint::Node(nodes::idx(i)));
+            super::nonstop::node_changed(core, out, now, nodes::idx(i));
         }
     }
     for i in down {

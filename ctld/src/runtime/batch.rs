@@ -6,6 +6,7 @@
 //! request whose client was told it failed is never committed later.
 
 use crate::core::federation::FedRequest;
+use crate::core::nonstop::NonstopEvent;
 use crate::core::{AcctRecord, NodeCommand, Outbox, PowerCommand, SaveHint, ScriptRun};
 use std::collections::HashSet;
 
@@ -35,6 +36,7 @@ pub struct Batch {
     power: Vec<PowerCommand>,
     fed: Vec<FedRequest>,
     scripts: Vec<ScriptRun>,
+    nonstop: Vec<NonstopEvent>,
     replies: Vec<Waiting>,
     keep_acct: bool,
     force: bool,
@@ -77,6 +79,7 @@ impl Batch {
             && self.power.is_empty()
             && self.fed.is_empty()
             && self.scripts.is_empty()
+            && self.nonstop.is_empty()
     }
 
     /// The state changes to save, each once, in first-seen order.
@@ -97,6 +100,11 @@ impl Batch {
     /// After a successful commit: the controller programs to run.
     pub fn release_scripts(&mut self) -> Vec<ScriptRun> {
         std::mem::take(&mut self.scripts)
+    }
+
+    /// After a successful commit: the failure management events for subscribers.
+    pub fn release_nonstop(&mut self) -> Vec<NonstopEvent> {
+        std::mem::take(&mut self.nonstop)
     }
 
     /// After a successful commit: the requests for the federation arbiter.
@@ -147,6 +155,10 @@ impl Outbox for Batch {
     fn script(&mut self, run: ScriptRun) {
         self.changes += 1;
         self.scripts.push(run);
+    }
+
+    fn nonstop(&mut self, event: NonstopEvent) {
+        self.nonstop.push(event);
     }
 
     fn accounting(&mut self, rec: AcctRecord) {

@@ -9,6 +9,7 @@ use super::federation::FederationPort;
 use super::leases::Leaser;
 use super::persist::StateSink;
 use super::programs::Programs;
+use super::subscribers::Subscribers;
 use super::waiters::Waiters;
 use super::{CoreHandle, Ctx, Msg, NodeAddrs, Runtime, RuntimeConfig};
 use crate::conf::CtldConf;
@@ -246,6 +247,7 @@ pub fn start_with(
         sink,
         batch: Batch::new(accounting),
         waiters: Waiters::default(),
+        subscribers: Subscribers::default(),
         addrs: addrs.clone(),
         shipper,
         handle: handle.clone(),
@@ -288,6 +290,7 @@ struct Loop {
     sink: Box<dyn StateSink>,
     batch: Batch,
     waiters: Waiters,
+    subscribers: Subscribers,
     addrs: NodeAddrs,
     dispatcher: Dispatcher,
     programs: Programs,
@@ -357,6 +360,7 @@ impl Loop {
                     out: &mut self.batch,
                     now,
                     waiters: &mut self.waiters,
+                    subscribers: &mut self.subscribers,
                     addrs: &self.addrs,
                     accounting: self.accounting,
                 };
@@ -504,6 +508,10 @@ impl Loop {
         }
         if !self.waiters.is_empty() {
             self.waiters.report(&self.core, &self.addrs);
+        }
+        let events = self.batch.release_nonstop();
+        if !events.is_empty() {
+            self.subscribers.publish(events);
         }
     }
 }

@@ -11,7 +11,8 @@
 //! - [`batch`]: the outbox a batch collects into, and what waits for its commit;
 //! - [`dispatch`]: node commands to node daemons, one ordered queue per node, with retries;
 //! - [`leases`]: job ids: leases from the accounting daemon, or the local counter without one;
-//! - [`waiters`]: `srun` allocations waiting for their job to start;
+//! - [`waiters`]: `srun` allocations waiting for their job to start; [`subscribers`]: clients
+//!   following a job's failure management events;
 //! - [`persist`]: the store behind the group commit;
 //! - [`admins`]: the accounting daemon's administrators, fetched periodically;
 //! - [`programs`]: power save programs (Resume/Suspend/ResumeFailProgram), run asynchronously;
@@ -29,6 +30,7 @@ pub mod leases;
 pub mod persist;
 pub mod programs;
 pub mod reconfigure;
+pub mod subscribers;
 pub mod waiters;
 
 use crate::conf::CtldConf;
@@ -67,6 +69,7 @@ pub struct Ctx<'a> {
     /// The batch's time.
     pub now: SimTime,
     pub(crate) waiters: &'a mut Waiters,
+    pub(crate) subscribers: &'a mut subscribers::Subscribers,
     pub(crate) addrs: &'a NodeAddrs,
     pub(crate) accounting: bool,
 }
@@ -81,6 +84,12 @@ impl Ctx<'_> {
         follow_end: bool,
     ) {
         self.waiters.add(job, events, follow_end);
+    }
+
+    /// Sends job `job`'s failure management events to `events` from the next commit on, until
+    /// the job ends.
+    pub fn watch_nonstop(&mut self, job: FedJobId, events: subscribers::EventSender) {
+        self.subscribers.add(job, events);
     }
 
     /// Records where node `name`'s daemon listens (from its registration).

@@ -73,6 +73,7 @@ pub fn submit_request(
         },
         hold: r.hold,
         requeue: r.requeue,
+        no_kill: r.no_kill,
         share: job_share(r.share)?,
         place: place_opts(r)?,
         admin: caller.admin,

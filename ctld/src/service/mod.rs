@@ -9,7 +9,8 @@
 //! - [`convert`]: protobuf ↔ core; [`users`]: users and groups as this host knows them;
 //! - [`server`]: the runtime and this service on a listener, until shutdown;
 //! - [`federation`]: `ControllerFederation` (`scontrol show federation`);
-//! - [`admin`]: `ControllerAdmin` (`scontrol reconfigure`, `scontrol update SuspendExc*`).
+//! - [`admin`]: `ControllerAdmin` (`scontrol reconfigure`, `scontrol update SuspendExc*`);
+//! - [`nonstop`]: `Nonstop`, failure management (`SlurmctldPlugin=slurmctld/nonstop`).
 //!
 //! Requests about federated jobs take their way through [`crate::fed_client::route`] first.
 
@@ -19,6 +20,7 @@ pub mod control;
 pub mod convert;
 pub mod federation;
 pub mod nodes;
+pub mod nonstop;
 pub mod query;
 pub mod server;
 pub mod submit;
@@ -76,18 +78,22 @@ impl ControllerService {
         self
     }
 
-    /// The tonic servers of `Controller` and `ControllerAdmin`, sharing this service (wrap
-    /// each with the `Verifier` interceptor).
+    /// The tonic servers of `Controller`, `ControllerAdmin` and `Nonstop`, sharing this
+    /// service (wrap each with the `Verifier` interceptor).
     pub fn into_servers(
         self,
     ) -> (
         ControllerServer<Self>,
         sluice_wire::proto::controller_admin_server::ControllerAdminServer<Self>,
+        sluice_wire::proto::nonstop_server::NonstopServer<Self>,
     ) {
         let shared = Arc::new(self);
         (
             ControllerServer::from_arc(shared.clone()),
-            sluice_wire::proto::controller_admin_server::ControllerAdminServer::from_arc(shared),
+            sluice_wire::proto::controller_admin_server::ControllerAdminServer::from_arc(
+                shared.clone(),
+            ),
+            sluice_wire::proto::nonstop_server::NonstopServer::from_arc(shared),
         )
     }
 
@@ -132,6 +138,12 @@ impl From<CtldError> for Status {
             }
             CtldError::InvalidJobId | CtldError::InvalidNodeName { .. } => Status::not_found(msg),
             CtldError::Conf(_) => Status::internal(msg),
+            CtldError::NonstopNotConfigured => Status::unimplemented(msg),
+            CtldError::NoSpareNode { .. }
+            | CtldError::SpareLimit { .. }
+            | CtldError::NodeNotFailed { .. }
+            | CtldError::NodeNotDroppable { .. }
+            | CtldError::ExtensionRefused { .. } => Status::failed_precondition(msg),
             _ => Status::invalid_argument(msg),
         }
     }

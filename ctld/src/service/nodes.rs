@@ -4,6 +4,7 @@
 
 use super::ControllerService;
 use crate::conf::PartState;
+use crate::core::nonstop::on_user_drain;
 use crate::core::{
     JobExit, NodeRegistration, NodeScript, NodeUpdate, PowerRequest, RunReport, SimTime,
     on_job_exited, on_node_comm, on_node_heartbeat, on_node_power, on_node_registered,
@@ -164,8 +165,11 @@ pub async fn update_node(
     svc: &ControllerService,
     req: Request<UpdateNodeRequest>,
 ) -> Result<Ack, Status> {
-    let caller = svc.admin(&req)?;
+    let caller = svc.caller(&req)?;
     let r = req.into_inner();
+    if !caller.admin {
+        return user_drain(svc, caller, r).await;
+    }
     if !r.features.is_empty() || r.weight.is_some() {
         return Err(Status::invalid_argument(
             "Update of this parameter is not supported",
@@ -229,6 +233,56 @@ pub async fn update_node(
                         cx.set_node_addr(name, a, port);
                     }
                 }
+            }
+            Ok::<_, CtldError>(())
+        })
+        .await??;
+    Ok(Ack {})
+}
+
+/// `scontrol update NodeName=... State=DRAIN Reason=...` by a user who is not an
+/// administrator: failure management lets users of `UserDrainAllow` drain nodes of their own
+/// running jobs; anything else is refused.
+async fn user_drain(
+    svc: &ControllerService,
+    caller: crate::core::Caller,
+    r: UpdateNodeRequest,
+) -> Result<Ack, Status> {
+    let drain = r
+        .state
+        .as_deref()
+        .is_some_and(|s| s.eq_ignore_ascii_case("DRAIN"))
+        && r.features.is_empty()
+        && r.weight.is_none()
+        && r.node_addr.is_none()
+        && r.node_hostname.is_none();
+    if !drain {
+        tracing::warn!(
+            uid = caller.uid,
+            "refused a node update that needs an administrator"
+        );
+        return Err(CtldError::AccessDenied.into());
+    }
+    let Some(reason) = r.reason.filter(|s| !s.is_empty()) else {
+        return Err(Status::invalid_argument(
+            "You must specify a reason when DOWNING or DRAINING a node. Request denied",
+        ));
+    };
+    let mut names = Vec::new();
+    for expr in &r.nodes {
+        let expanded = sluice_vocab::hostlist::expand(expr)
+            .map_err(|_| Status::from(CtldError::InvalidNodeName { name: expr.clone() }))?;
+        names.extend(expanded);
+    }
+    let user = svc.users.name(caller.uid);
+    svc.core
+        .call(move |cx| {
+            // Every node is checked before any is drained: a refusal changes nothing.
+            for name in &names {
+                crate::core::nonstop::ops::may_user_drain(cx.core, caller, &user, name)?;
+            }
+            for name in &names {
+                on_user_drain(cx.core, cx.out, cx.now, caller, &user, name, &reason)?;
             }
             Ok::<_, CtldError>(())
         })

@@ -9,6 +9,7 @@ use crate::fed_client::{self, FedHandle, FedSetup};
 use crate::runtime::{self, Runtime, RuntimeConfig, RuntimeError};
 use sluice_wire::auth::{Key, Signer, Verifier};
 use sluice_wire::client::{FedArbiterClient, connect_lazy};
+use sluice_wire::proto::nonstop_server::NonstopServer;
 use std::future::Future;
 use std::sync::Arc;
 use tonic::service::interceptor::InterceptedService;
@@ -74,27 +75,74 @@ pub async fn serve_runtime(
         .await
         .map_err(|_| RuntimeError::Stopped)?;
     tracing::info!(cluster = %conf.cluster_name, port, "controller listening");
+    let conf_nonstop = conf.nonstop.clone();
     let service = ControllerService::new(rt.handle(), Arc::new(conf), admins, started)
         .with_dbd_admins(rt.dbd_admins())
         .with_fed(fed);
     let verifier = Verifier::new(key).serving("sluice-ctld");
     let federation = super::federation::FederationInfoService::new(rt.handle()).into_server();
     let federation = InterceptedService::new(federation, verifier.clone());
-    let (service, admin) = service.into_servers();
+    let (service, admin, nonstop) = service.into_servers();
     let admin = InterceptedService::new(admin, verifier.clone());
+    let nonstop = InterceptedService::new(nonstop, verifier.clone());
     let service = InterceptedService::new(service, verifier);
+    // Shutdown stops the extra failure management port too.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let extra = extra_nonstop_port(
+        &conf_nonstop,
+        listener.local_addr()?.ip(),
+        nonstop.clone(),
+        stop_rx,
+    )
+    .await?;
     let result = tonic::transport::Server::builder()
         .add_service(service)
         .add_service(admin)
         .add_service(federation)
+        .add_service(nonstop)
         .serve_with_incoming_shutdown(
             TcpIncoming::from(listener).with_nodelay(Some(true)),
-            shutdown,
+            async move {
+                shutdown.await;
+                let _ = stop_tx.send(true);
+            },
         )
         .await;
+    if let Some(extra) = extra {
+        let _ = extra.await;
+    }
     rt.shutdown().await;
     tracing::info!("controller stopped");
     result.map_err(RuntimeError::from)
+}
+
+/// Serves `nonstop` on `nonstop.conf`'s `Port` at `ip` too, when given (not 0), until `stop`
+/// turns true.
+async fn extra_nonstop_port(
+    conf: &Option<sluice_vocab::nonstop_conf::NonstopConf>,
+    ip: std::net::IpAddr,
+    nonstop: InterceptedService<NonstopServer<ControllerService>, Verifier>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<Option<tokio::task::JoinHandle<()>>, RuntimeError> {
+    let Some(port) = conf.as_ref().map(|c| c.port).filter(|&p| p != 0) else {
+        return Ok(None);
+    };
+    let listener = tokio::net::TcpListener::bind((ip, port)).await?;
+    tracing::info!(port, "failure management (nonstop) listening");
+    Ok(Some(tokio::spawn(async move {
+        let served = tonic::transport::Server::builder()
+            .add_service(nonstop)
+            .serve_with_incoming_shutdown(
+                TcpIncoming::from(listener).with_nodelay(Some(true)),
+                async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                },
+            )
+            .await;
+        if let Err(e) = served {
+            tracing::error!("failure management port stopped: {e}");
+        }
+    })))
 }
 
 /// Connects the federation client to `rt`'s port, with a dbd (the client of its `FedArbiter`,

@@ -2,8 +2,8 @@
 //!
 //! The words every Sluice program uses the same way: typed IDs and the federated job-ID
 //! arithmetic, the job, node and federation state tables with Slurm's names, hostlist
-//! expressions, the `slurm.conf`-style configuration syntax and the cluster configuration, and
-//! job usage (Slurm's TRES usage maps). The wire protocol is `sluice-wire`; the accounting
+//! expressions, the `slurm.conf`-style configuration syntax, the cluster configuration and
+//! `nonstop.conf`, and job usage (Slurm's TRES usage maps). The wire protocol is `sluice-wire`; the accounting
 //! database schema belongs to `sluice-dbd`.
 
 pub mod cluster_conf;
@@ -14,6 +14,7 @@ pub mod hostlist;
 pub mod ids;
 pub mod jobacct;
 pub mod node_states;
+pub mod nonstop_conf;
 pub mod private_data;
 pub mod states;
 

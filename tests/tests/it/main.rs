@@ -26,6 +26,7 @@ mod gang_e2e;
 mod gang_examples_e2e;
 mod message_timeout;
 mod node_restart_exit_codes;
+mod nonstop_e2e;
 mod oversubscribe_e2e;
 mod partition_update_e2e;
 mod power_e2e;

@@ -120,6 +120,7 @@ impl FedDesc {
             array: None,
             hold: false,
             requeue: Some(self.requeue),
+            no_kill: false,
             share: self.share,
             place: self.place.clone(),
             // The origin checked who may give a negative --nice.

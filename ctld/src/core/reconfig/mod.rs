@@ -99,6 +99,8 @@ fn apply(core: &mut Core, next: CtldConf, gids: Vec<Option<Vec<u32>>>) {
     }
     core.power.settings = PowerSettings::build(&next, &core.nodes, &core.parts);
     core.conf = Arc::new(next);
+    // nonstop.conf was read again with slurm.conf.
+    super::nonstop::install(core);
     super::submit::recheck_part_limits(core);
 }
 

@@ -130,7 +130,7 @@ pub fn on_step_create(
     };
     let ask = Ask::of(&req, job.req.ntasks, &alloc_nodes, core)?;
     let held = held_cpus(core.steps.get(&req.job), &alloc_nodes);
-    let free: Vec<u32> = if req.overlap {
+    let mut free: Vec<u32> = if req.overlap {
         alloc_cpus.clone()
     } else {
         alloc_cpus
@@ -139,6 +139,12 @@ pub fn on_step_create(
             .map(|(c, h)| c.saturating_sub(*h))
             .collect()
     };
+    // A failed node a `--no-kill` job keeps until it is replaced or dropped runs no step.
+    for (k, &n) in alloc_nodes.iter().enumerate() {
+        if super::nonstop::health(core, n) == super::nonstop::Health::Failed {
+            free[k] = 0;
+        }
+    }
     let tasks = match ask.fit(&free) {
         Some(t) => t,
         None if ask.fit(&alloc_cpus).is_some() => return Err(CtldError::NodesBusy),

@@ -27,6 +27,7 @@ pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};
 pub use timefmt::{TimeFmtError, TimeLimit, parse_time_limit};
 
 use crate::conf::{ConfError, ConfFile, Pair};
+use crate::nonstop_conf::NonstopConf;
 use crate::private_data::PrivateData;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -141,6 +142,9 @@ pub struct CtldConf {
     pub jobacct: JobAcctGather,
     /// Prolog and epilog programs, `PrologFlags` and `PrologEpilogTimeout`.
     pub prolog: PrologConf,
+    /// Failure management: `SlurmctldPlugin=slurmctld/nonstop` and its `nonstop.conf`, read
+    /// from beside this file (`None` without the plugin).
+    pub nonstop: Option<NonstopConf>,
 }
 
 /// A key Sluice does not know, ignored.
@@ -203,6 +207,11 @@ impl CtldConf {
         conf.nodes = nodes::read(file, &node_lines, conf.slurmd_port, &mut warnings)?;
         conf.partitions = partitions::read(file, &part_lines, &conf.nodes, &mut warnings)?;
         conf.power.check(file, &conf.nodes, &conf.partitions)?;
+        if conf.nonstop.is_some() {
+            let names: Vec<&str> = conf.partitions.iter().map(|p| p.name.as_str()).collect();
+            let path = NonstopConf::path_beside(&file.path);
+            conf.nonstop = Some(NonstopConf::load(&path, &names)?);
+        }
         if conf.cluster_name.is_empty() {
             return Err(missing(file, "ClusterName"));
         }
@@ -245,6 +254,7 @@ impl CtldConf {
             power: PowerConf::default(),
             jobacct: JobAcctGather::default(),
             prolog: PrologConf::default(),
+            nonstop: None,
         }
     }
 
@@ -295,6 +305,21 @@ impl CtldConf {
                     "normal" => StateSync::Normal,
                     "full" => StateSync::Full,
                     _ => return Err(file.bad_value(p, "expected normal or full")),
+                }
+            }
+            "slurmctldplugin" => {
+                self.nonstop = None;
+                for plugin in p.value.split(',').map(str::trim) {
+                    if plugin.eq_ignore_ascii_case("slurmctld/nonstop") {
+                        self.nonstop = Some(NonstopConf::defaults(PathBuf::new()));
+                    } else {
+                        return Err(file.bad_value(
+                            p,
+                            format!(
+                                "unsupported plugin \"{plugin}\" (Sluice has slurmctld/nonstop)"
+                            ),
+                        ));
+                    }
                 }
             }
             "returntoservice" => {

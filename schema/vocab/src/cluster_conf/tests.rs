@@ -184,3 +184,38 @@ fn state_sync_is_normal_unless_set_to_full() {
     );
     assert!(msg.contains("expected normal or full"), "{msg}");
 }
+
+#[test]
+fn slurmctld_plugin_nonstop_reads_nonstop_conf_beside() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{BASE}SlurmctldPlugin=slurmctld/nonstop\nNodeName=n[1-3] CPUs=2\nPartitionName=batch Nodes=ALL\n"
+    );
+    std::fs::write(dir.path().join("slurm.conf"), &text).unwrap();
+    let e = CtldConf::load(&dir.path().join("slurm.conf"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nonstop.conf"), "{e}");
+    std::fs::write(dir.path().join("nonstop.conf"), "HotSpareCount=batch:1\n").unwrap();
+    let (c, w) = CtldConf::load(&dir.path().join("slurm.conf")).unwrap();
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(c.nonstop.unwrap().spares_of("batch"), 1);
+    std::fs::write(dir.path().join("nonstop.conf"), "HotSpareCount=other:1\n").unwrap();
+    let e = CtldConf::load(&dir.path().join("slurm.conf"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nonstop.conf:1") && e.contains("other"), "{e}");
+}
+
+#[test]
+fn other_slurmctld_plugins_are_refused() {
+    let e = parse(&format!("{BASE}SlurmctldPlugin=slurmctld/other\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("slurm.conf:3") && e.contains("SlurmctldPlugin") && e.contains("unsupported"),
+        "{e}"
+    );
+    let (c, _) = parse(BASE).unwrap();
+    assert!(c.nonstop.is_none());
+}
