@@ -187,6 +187,12 @@ impl AcctRecord {
         }
     }
 
+    /// The submission record of `job`'s current run again after a change the history shows
+    /// (time limit, name): eligible 0 tells the dbd to keep the eligible time it has.
+    pub fn amended(job: &Job, partition: &str) -> Self {
+        Self::submitted(job, partition, SimTime::from_secs(0))
+    }
+
     /// The submission record of `job`'s current run in `partition`, eligible from `eligible`.
     pub fn submitted(job: &Job, partition: &str, eligible: SimTime) -> Self {
         AcctRecord::JobSubmitted {

@@ -8,10 +8,11 @@
 use super::features::Constraint;
 use super::jobs::{Job, JobRef, JobRequest};
 use super::lifecycle::each;
-use super::outbox::{Outbox, SaveHint};
+use super::outbox::{AcctRecord, Outbox, SaveHint};
 use super::{Caller, Core, SimTime, deps, partitions};
 use crate::conf::{PartState, TimeLimit};
 use crate::error::CtldError;
+use sluice_vocab::FedJobId;
 
 /// One setting of `scontrol update job`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +74,7 @@ pub fn on_update_job(
         }
         core.jobs.map.insert(id, job);
         out.save(SaveHint::Job(id));
+        amend_history(core, out, id);
         Ok(())
     })
 }
@@ -189,4 +191,18 @@ pub fn on_requeue_hold(
         }
     }
     Ok(())
+}
+
+/// Sends the job's submission record again after a change `sacct` shows (time limit, name),
+/// unless it is a federated job not running here (its history is its origin's or its
+/// winner's).
+pub(crate) fn amend_history(core: &Core, out: &mut impl Outbox, id: FedJobId) {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return;
+    };
+    if job.fed.is_some() && !core.jobs.active.contains(&id) {
+        return;
+    }
+    let part = &core.parts[job.partition.get()].name;
+    out.accounting(AcctRecord::amended(job, part));
 }

@@ -22,7 +22,7 @@ const EVENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Turns failure management on with `nonstop` as `nonstop.conf`: the file beside slurm.conf,
 /// the plugin in slurm.conf, and the controller restarted to read them.
-fn enable_nonstop(c: &Cluster, nonstop: &str) {
+pub(crate) fn enable_nonstop(c: &Cluster, nonstop: &str) {
     let conf = c.conf();
     std::fs::write(conf.with_file_name("nonstop.conf"), nonstop).unwrap();
     let mut text = std::fs::read_to_string(&conf).unwrap();

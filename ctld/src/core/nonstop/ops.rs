@@ -285,6 +285,7 @@ pub fn on_extend_time(
         r.extended_min += minutes;
     }
     out.save(SaveHint::Job(id));
+    crate::core::update::amend_history(core, out, id);
     note(
         core,
         format_args!("job {id}: time limit extended by {minutes} minutes"),

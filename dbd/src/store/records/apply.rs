@@ -150,7 +150,10 @@ impl Batch {
         row.account = account;
         row.partition_name.clone_from(&r.partition);
         row.time_submit = r.submit;
-        row.time_eligible = r.eligible;
+        // 0: the record amends a known run (a new time limit or name), its eligible time stays.
+        if r.eligible != 0 {
+            row.time_eligible = r.eligible;
+        }
         row.time_limit_min = r.time_limit_min;
         row.req_cpus = i64::from(r.req_cpus);
         row.req_mem_mb = i64_of(r.req_mem_mb);
