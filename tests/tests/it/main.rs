@@ -16,6 +16,7 @@ mod cluster_usage;
 mod coordinators_e2e;
 mod dbd_daemon;
 mod fed_cancel;
+mod fault_suite;
 mod fed_faults;
 mod fed_many;
 mod fed_propagation;
