@@ -12,10 +12,11 @@ use sluice_testkit::site::federation::{bin_dir, kill_jobs_of};
 use sluice_testkit::site::ports::Reserved;
 use sluice_tool::soak::{self, Budget, Site};
 
-/// The seed of the CI run: its rounds kill and stop each kind of daemon.
-const SEED: u64 = 12;
+/// The seed of the CI run: its rounds kill (3 noded, 3 ctld, 1 dbd) and stop (1 of each)
+/// every kind of daemon. The schedule depends on the seed alone.
+const SEED: u64 = 19;
 /// Rounds of the CI run (about a minute of faults on a loaded 2-core host).
-const ROUNDS: u32 = 14;
+const ROUNDS: u32 = 16;
 
 /// Stops the site's daemons and kills its jobs' processes, even when the test fails.
 struct Down<'a>(&'a Site);
@@ -48,5 +49,5 @@ fn every_job_ends_once_with_its_true_exit_code_whatever_is_killed_or_stopped() {
     assert!(report.verdict.ok(), "violations:\n{text}");
     // The run did what it claims: jobs of every kind, faults of every kind.
     assert!(report.verdict.accepted >= 15, "{text}");
-    assert!(report.faults.len() >= 4, "too few kinds of faults:\n{text}");
+    assert_eq!(report.faults.len(), 6, "every kind of fault:\n{text}");
 }

@@ -11,6 +11,9 @@ use rand::rngs::StdRng;
 /// Exit codes the jobs end with (0 more often: `afterok` dependants need successful parents).
 const EXIT_CODES: &[i32] = &[0, 0, 0, 0, 1, 2, 3, 42];
 
+/// How many recent successful jobs a dependant picks its parent from.
+const PARENTS: usize = 8;
+
 /// One job to submit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobSpec {
@@ -105,13 +108,16 @@ pub fn draw(rng: &mut StdRng, seq: u32, clusters: usize, ledger: &Ledger) -> Job
         .iter()
         .rev()
         .filter(|(_, (_, exit))| *exit == 0)
-        .take(8)
+        .take(PARENTS)
         .map(|(id, _)| *id)
         .collect();
-    let after = if !parents.is_empty() && rng.random_bool(0.2) {
-        Some(parents[rng.random_range(0..parents.len())])
-    } else {
-        None
+    // The same draws whatever became of earlier submissions, so a seed replays the same
+    // schedule even when a different submission failed.
+    let wants_parent = rng.random_bool(0.2);
+    let pick = rng.random_range(0..PARENTS);
+    let after = match parents.len() {
+        0 => None,
+        n => wants_parent.then(|| parents[pick % n]),
     };
     JobSpec {
         seq,
