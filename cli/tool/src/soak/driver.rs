@@ -117,9 +117,7 @@ fn submit(site: &Site, rng: &mut StdRng, ledger: &mut Ledger) -> Result<(), Soak
             ledger.with_steps += usize::from(spec.srun);
         }
         (Some(code), _) if code != 0 => {
-            ledger
-                .refused
-                .insert(seq, out.stderr.trim().to_string());
+            ledger.refused.insert(seq, out.stderr.trim().to_string());
         }
         _ => {
             ledger.unknown.insert(seq);

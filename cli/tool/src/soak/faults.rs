@@ -73,7 +73,9 @@ pub fn draw(rng: &mut StdRng, site: &Site) -> Fault {
     };
     let hold = match (blow, kind) {
         (Blow::Kill, _) => Duration::ZERO,
-        (Blow::Stop, Kind::Noded) => SLURMD_TIMEOUT + Duration::from_millis(rng.random_range(2000..5000)),
+        (Blow::Stop, Kind::Noded) => {
+            SLURMD_TIMEOUT + Duration::from_millis(rng.random_range(2000..5000))
+        }
         (Blow::Stop, _) => MESSAGE_TIMEOUT + Duration::from_millis(rng.random_range(1000..3000)),
     };
     Fault { blow, daemon, hold }

@@ -191,7 +191,10 @@ impl fmt::Display for Verdict {
             writeln!(f, "  refused but ran: soak-{seq}")?;
         }
         for (id, started, records) in &self.ran_twice {
-            writeln!(f, "  ran twice: job {id} started {started} times, {records} records")?;
+            writeln!(
+                f,
+                "  ran twice: job {id} started {started} times, {records} records"
+            )?;
         }
         for (daemon, tail) in &self.died {
             writeln!(f, "  died: {daemon}:\n{tail}")?;

@@ -24,16 +24,20 @@ fn true_outcomes_and_requeued_runs_pass() {
 
 #[test]
 fn lost_duplicated_wrong_and_twice_run_jobs_are_named() {
-    let records = parse_records(
-        "1|soak-0|COMPLETED|0:0\n1|soak-0|COMPLETED|0:0\n2|soak-1|FAILED|1:0\n",
-    );
+    let records =
+        parse_records("1|soak-0|COMPLETED|0:0\n1|soak-0|COMPLETED|0:0\n2|soak-1|FAILED|1:0\n");
     let v = judge(&ledger(), &records, &[], &runs(&[(1, &[2, 2])]));
     assert_eq!(v.duplicated.len(), 1);
     assert_eq!(v.wrong, [(2, "FAILED|3:0".into(), "FAILED|1:0".into())]);
     assert_eq!(v.ran_twice, [(2, 2, 1)]);
     assert!(!v.ok());
 
-    let v = judge(&ledger(), &[], &["1|soak-0|PENDING|None".into()], &runs(&[]));
+    let v = judge(
+        &ledger(),
+        &[],
+        &["1|soak-0|PENDING|None".into()],
+        &runs(&[]),
+    );
     assert_eq!(v.lost.len(), 2);
     assert!(v.lost[0].1.contains("PENDING"), "{v}");
 }
