@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use super::SoakError;
 use super::faults::{self, Blow, Fault, FaultKind};
 use super::load::{self, Ledger};
-use super::site::Site;
+use super::site::{DaemonId, Site};
 use super::verdict::{self, Verdict};
 
 /// How long the soak lasts.
@@ -79,7 +79,7 @@ pub fn soak(
                 fault.daemon.id,
                 fault.hold
             ));
-            if inject(site, &fault, &mut rng, &mut ledger)? {
+            if inject(site, &fault, &mut rng, &mut ledger, &mut died)? {
                 *faults_done.entry(fault.kind()).or_insert(0) += 1;
             }
         }
@@ -127,12 +127,13 @@ fn submit(site: &Site, rng: &mut StdRng, ledger: &mut Ledger) -> Result<(), Soak
 }
 
 /// Injects `fault`; false if its daemon was not running. Jobs are submitted while a daemon
-/// is held stopped.
+/// is held stopped. Daemons found dead meanwhile go to `died`.
 fn inject(
     site: &Site,
     fault: &Fault,
     rng: &mut StdRng,
     ledger: &mut Ledger,
+    died: &mut Vec<(String, String)>,
 ) -> Result<bool, SoakError> {
     match fault.blow {
         Blow::Kill => {
@@ -150,6 +151,8 @@ fn inject(
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
+            // `up` restarts every missing daemon: first note any that died on its own.
+            note_dead(site, Some(&fault.daemon), died);
             site.up()?;
         }
         Blow::Stop => {
@@ -170,18 +173,23 @@ fn inject(
 
 /// Notes every daemon that is gone though the driver did not kill it, and starts it again.
 fn check_alive(site: &Site, died: &mut Vec<(String, String)>) -> Result<(), SoakError> {
+    if note_dead(site, None, died) {
+        site.up()?;
+    }
+    Ok(())
+}
+
+/// Notes every daemon but `killed` that is gone; whether any was.
+fn note_dead(site: &Site, killed: Option<&DaemonId>, died: &mut Vec<(String, String)>) -> bool {
     let gone: Vec<_> = site
         .daemons()
         .into_iter()
-        .filter(|d| site.pid(d).is_none())
+        .filter(|d| Some(d) != killed && site.pid(d).is_none())
         .collect();
-    if gone.is_empty() {
-        return Ok(());
+    for d in &gone {
+        died.push((d.id.clone(), site.log_tail(d)));
     }
-    for d in gone {
-        died.push((d.id.clone(), site.log_tail(&d)));
-    }
-    site.up()
+    !gone.is_empty()
 }
 
 /// Waits until no soak job is queued any more; returns what is still queued at the timeout
