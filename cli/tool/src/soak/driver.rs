@@ -242,7 +242,7 @@ fn wait_records(site: &Site, ledger: &Ledger) -> Result<Vec<verdict::Record>, So
         let complete = ledger.accepted.keys().all(|id| {
             records
                 .iter()
-                .any(|r| r.id == *id && !matches!(r.state.as_str(), "NODE_FAIL" | "REQUEUED"))
+                .any(|r| r.id == *id && verdict::is_final(&r.state))
         });
         if (out.code == Some(0) && complete) || Instant::now() > deadline {
             return Ok(records);

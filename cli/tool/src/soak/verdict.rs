@@ -59,7 +59,8 @@ pub struct Verdict {
     pub unknown: usize,
     /// Records of earlier runs (NODE_FAIL, REQUEUED): the requeues the faults caused.
     pub requeues: usize,
-    /// Accepted jobs with no final record: `(id, what sacct and squeue show)`.
+    /// Accepted jobs with no final record (never ended, or ended only by a fault): `(id, what
+    /// sacct and squeue show)`.
     pub lost: Vec<(u32, String)>,
     /// Accepted jobs with more than one final record.
     pub duplicated: Vec<(u32, Vec<String>)>,
@@ -90,6 +91,22 @@ fn earlier_run(state: &str) -> bool {
     matches!(state, "NODE_FAIL" | "REQUEUED")
 }
 
+/// Whether a record is a job's final one: an end that is not an earlier run's (a PENDING or
+/// RUNNING record is no end at all).
+pub fn is_final(state: &str) -> bool {
+    matches!(
+        state,
+        "COMPLETED"
+            | "FAILED"
+            | "CANCELLED"
+            | "TIMEOUT"
+            | "OUT_OF_MEMORY"
+            | "BOOT_FAIL"
+            | "DEADLINE"
+            | "PREEMPTED"
+    )
+}
+
 /// The final record a job whose script exits `exit` must have: `State|ExitCode`.
 pub fn expected(exit: i32) -> String {
     let state = if exit == 0 { "COMPLETED" } else { "FAILED" };
@@ -116,9 +133,12 @@ pub fn judge(
     };
     for (&id, &(seq, exit)) in &ledger.accepted {
         let rows = by_id.get(&id).cloned().unwrap_or_default();
-        let (earlier, finals): (Vec<&Record>, Vec<&Record>) =
-            rows.iter().partition(|r| earlier_run(&r.state));
-        v.requeues += earlier.len();
+        v.requeues += rows.iter().filter(|r| earlier_run(&r.state)).count();
+        let finals: Vec<&Record> = rows
+            .iter()
+            .copied()
+            .filter(|r| is_final(&r.state))
+            .collect();
         match finals.as_slice() {
             [] => {
                 let queue: Vec<&String> = queued

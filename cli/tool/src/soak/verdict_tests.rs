@@ -43,10 +43,15 @@ fn lost_duplicated_wrong_and_twice_run_jobs_are_named() {
 }
 
 #[test]
-fn a_final_node_fail_is_not_an_outcome() {
+fn a_final_node_fail_or_pending_is_not_an_outcome() {
     let records = parse_records("1|soak-0|NODE_FAIL|0:0\n2|soak-1|FAILED|3:0\n");
     let v = judge(&ledger(), &records, &[], &runs(&[]));
     assert_eq!(v.lost.len(), 1, "{v}");
+    // Nor is a job still pending (an `afterok` dependant whose target's end was forgotten).
+    let records = parse_records("1|soak-0|PENDING|0:0\n2|soak-1|FAILED|3:0\n");
+    let v = judge(&ledger(), &records, &[], &runs(&[]));
+    assert_eq!(v.lost.len(), 1, "{v}");
+    assert!(v.lost[0].1.contains("PENDING"), "{v}");
 }
 
 #[test]
