@@ -141,9 +141,11 @@ fn inject(
                 return Ok(false);
             };
             site.signal(&fault.daemon, Signal::SIGKILL);
-            let program = fault.daemon.kind.program();
+            // Gone means reaped: while the threads of a killed daemon still tear down, its
+            // main thread already shows as a zombie but its listening socket is still open
+            // (a node daemon restarted then fails with "Address already in use").
             let deadline = Instant::now() + GONE_TIMEOUT;
-            while crate::up::process::is_running(pid, program) {
+            while exists_as(pid, fault.daemon.kind.program()) {
                 if Instant::now() > deadline {
                     return Err(SoakError::Stuck {
                         what: format!("{} to die of kill -9", fault.daemon.id),
@@ -169,6 +171,15 @@ fn inject(
         }
     }
     Ok(true)
+}
+
+/// Whether process `pid` still exists (a zombie included) as `program` (not a reused pid).
+fn exists_as(pid: i32, program: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.split_once('(')
+            .and_then(|(_, rest)| rest.rsplit_once(')'))
+            .is_some_and(|(comm, _)| program.starts_with(comm) && !comm.is_empty())
+    })
 }
 
 /// Notes every daemon that is gone though the driver did not kill it, and starts it again.
