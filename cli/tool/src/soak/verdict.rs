@@ -66,8 +66,9 @@ pub struct Verdict {
     pub duplicated: Vec<(u32, Vec<String>)>,
     /// Accepted jobs whose final record is not their true outcome: `(id, wanted, got)`.
     pub wrong: Vec<(u32, String, String)>,
-    /// Refused submissions that show up anyway (in sacct, squeue or as a run): by seq.
-    pub ghosts: Vec<u32>,
+    /// Refused submissions that show up anyway (in sacct, squeue or as a run): by seq, with
+    /// what their client was told.
+    pub ghosts: Vec<(u32, String)>,
     /// Jobs whose script started more often than they have records.
     pub ran_twice: Vec<(u32, usize, usize)>,
     /// Daemons that died without being killed, with their log tail.
@@ -169,13 +170,13 @@ pub fn judge(
             v.ran_twice.push((id, started, rows.len()));
         }
     }
-    for &seq in ledger.refused.keys() {
+    for (&seq, told) in &ledger.refused {
         let in_sacct = records.iter().any(|r| seq_of(&r.name) == Some(seq));
         let in_queue = queued
             .iter()
             .any(|l| l.split('|').nth(1).and_then(seq_of) == Some(seq));
         if in_sacct || in_queue || runs.contains_key(&seq) {
-            v.ghosts.push(seq);
+            v.ghosts.push((seq, told.clone()));
         }
     }
     v
@@ -207,8 +208,8 @@ impl fmt::Display for Verdict {
         for (id, want, got) in &self.wrong {
             writeln!(f, "  wrong: job {id}: want {want}, got {got}")?;
         }
-        for seq in &self.ghosts {
-            writeln!(f, "  refused but ran: soak-{seq}")?;
+        for (seq, told) in &self.ghosts {
+            writeln!(f, "  refused but ran: soak-{seq} (sbatch said: {told})")?;
         }
         for (id, started, records) in &self.ran_twice {
             writeln!(

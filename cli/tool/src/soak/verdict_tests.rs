@@ -59,8 +59,17 @@ fn a_refused_job_that_shows_up_anywhere_is_a_ghost() {
     let clean = judge(&ledger(), &[], &[], &runs(&[]));
     assert!(clean.ghosts.is_empty());
     let in_sacct = parse_records("9|soak-2|COMPLETED|0:0\n");
-    assert_eq!(judge(&ledger(), &in_sacct, &[], &runs(&[])).ghosts, [2]);
+    assert_eq!(
+        judge(&ledger(), &in_sacct, &[], &runs(&[])).ghosts,
+        [(2, "timed out".into())]
+    );
     let queued = ["9|soak-2|PENDING|None".to_string()];
-    assert_eq!(judge(&ledger(), &[], &queued, &runs(&[])).ghosts, [2]);
-    assert_eq!(judge(&ledger(), &[], &[], &runs(&[(2, &[9])])).ghosts, [2]);
+    assert_eq!(
+        judge(&ledger(), &[], &queued, &runs(&[])).ghosts,
+        [(2, "timed out".into())]
+    );
+    assert_eq!(
+        judge(&ledger(), &[], &[], &runs(&[(2, &[9])])).ghosts,
+        [(2, "timed out".into())]
+    );
 }
