@@ -201,7 +201,7 @@ pub(crate) fn start_job(
         mem_mb,
     });
     out.save(SaveHint::Job(id));
-    deps::target_changed(&mut core.jobs, id, now);
+    deps::target_changed(&mut core.jobs, out, id, now);
     super::ctld_scripts::start_prolog(core, out, id);
 }
 
@@ -256,7 +256,7 @@ pub(crate) fn end_run(
         requester_uid: job.requester_uid.filter(|_| state == JobState::Cancelled),
     });
     out.save(SaveHint::Job(id));
-    deps::target_changed(&mut core.jobs, id, now);
+    deps::target_changed(&mut core.jobs, out, id, now);
     super::ctld_scripts::run_ended(core, out, id);
     super::nonstop::job_ended(core, out, now, id);
 }

@@ -7,6 +7,7 @@
 //! checked live against the running jobs of the same user and name.
 
 use super::jobs::{Job, JobReason, JobRef, JobTable};
+use super::outbox::{Outbox, SaveHint};
 use super::snapshot::dep_kind_name;
 use super::{Core, SimTime};
 use crate::error::CtldError;
@@ -167,8 +168,15 @@ pub(crate) fn index(jobs: &mut JobTable, job: FedJobId, deps: &Dependencies) {
     }
 }
 
-/// Re-evaluates the dependencies on `target` after it started or ended.
-pub(crate) fn target_changed(jobs: &mut JobTable, target: FedJobId, now: SimTime) {
+/// Re-evaluates the dependencies on `target` after it started or ended. A dependant whose
+/// dependency is decided is saved: a restarted controller must not find it waiting still
+/// for a target whose end it will never be told again.
+pub(crate) fn target_changed(
+    jobs: &mut JobTable,
+    out: &mut (impl Outbox + ?Sized),
+    target: FedJobId,
+    now: SimTime,
+) {
     let Some(dependents) = jobs.dependents.get(&target).cloned() else {
         return;
     };
@@ -179,10 +187,15 @@ pub(crate) fn target_changed(jobs: &mut JobTable, target: FedJobId, now: SimTime
         let Some(deps) = jobs.map.get_mut(&id).and_then(|j| j.deps.as_mut()) else {
             continue;
         };
+        let mut decided = false;
         for d in deps.items.iter_mut().filter(|d| d.target == Some(target)) {
             if d.status == DepStatus::Waiting {
                 d.status = status_for(d.kind, &t, d.delay_secs, now);
+                decided |= d.status != DepStatus::Waiting;
             }
+        }
+        if decided {
+            out.save(SaveHint::Job(id));
         }
     }
 }

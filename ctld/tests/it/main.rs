@@ -56,5 +56,6 @@ mod scheduling;
 mod stale_reports;
 mod steps;
 mod store_crash;
+mod store_dependencies;
 mod store_roundtrip;
 mod store_shipper;

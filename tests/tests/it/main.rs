@@ -15,6 +15,7 @@ mod cluster_up;
 mod cluster_usage;
 mod coordinators_e2e;
 mod dbd_daemon;
+mod fault_suite;
 mod fed_cancel;
 mod fed_faults;
 mod fed_many;

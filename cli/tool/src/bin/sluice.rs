@@ -1,10 +1,11 @@
 //! `sluice`: starts and stops a local federation (`sluice up`, `sluice down`) and measures it
-//! (`sluice bench`), and loads or writes workload traces (`sluice import swf`, `sluice gen swf`).
+//! (`sluice bench`), soaks it under faults (`sluice soak`), and loads or writes workload traces (`sluice import swf`, `sluice gen swf`).
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use sluice_tool::bench::{self, BenchArgs};
+use sluice_tool::soak::{self, SoakArgs};
 use sluice_tool::swf::{self, GenArgs, ImportArgs};
 use sluice_tool::up::{self, DownArgs, UpArgs};
 
@@ -28,6 +29,8 @@ enum Command {
     Down(DownArgs),
     /// Measure Sluice against its speed targets on daemons started in a temporary directory.
     Bench(BenchArgs),
+    /// Inject faults into a local site under a stream of jobs and check every job ended once, with its true exit code.
+    Soak(SoakArgs),
     /// Load a workload trace into the accounting database as finished jobs.
     Import(ImportArgs),
     /// Write a synthetic workload trace.
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
             Command::Up(args) => up::up(args).await.map_err(Into::into),
             Command::Down(args) => up::down(args).await.map_err(Into::into),
             Command::Bench(args) => bench::run(args).await.map_err(Into::into),
+            Command::Soak(args) => soak::run(args).map_err(Into::into),
             Command::Import(args) => swf::run_import(args).await.map_err(Into::into),
             Command::Gen(args) => swf::run_gen(args).map_err(Into::into),
         }

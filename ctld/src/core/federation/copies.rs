@@ -269,7 +269,7 @@ pub(crate) fn end_tracker(
     job.end_time = Some(now);
     out.save(SaveHint::Job(id));
     core.jobs.finished.insert((now, id));
-    deps::target_changed(&mut core.jobs, id, now);
+    deps::target_changed(&mut core.jobs, out, id, now);
 }
 
 /// Brings the copy of `id` in line with the dbd's record `info`, after a change this cluster

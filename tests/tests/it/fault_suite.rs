@@ -1,0 +1,53 @@
+//! The fault suite's CI run: the `sluice soak` driver on one cluster of two node daemons, a
+//! fixed seed and a bounded number of rounds. Jobs with known exit codes (some `afterok`
+//! dependants, some with an `srun` step) stream in while the dbd, the controller and the node
+//! daemons are killed with `kill -9` (and started again by `sluice up`) or held with SIGSTOP
+//! past their peers' timeouts. Every accepted job must end exactly once with its true exit
+//! code and reach sacct, no submission refused to its client may run, no daemon may die on
+//! its own. `sluice soak --minutes N` runs the same driver longer with a random seed.
+
+use crate::common;
+
+use sluice_testkit::site::federation::{bin_dir, kill_jobs_of};
+use sluice_testkit::site::ports::Reserved;
+use sluice_tool::soak::{self, Budget, Site};
+
+/// The seed of the CI run: its rounds kill (3 noded, 3 ctld, 1 dbd) and stop (1 of each)
+/// every kind of daemon. The schedule depends on the seed alone.
+const SEED: u64 = 19;
+/// Rounds of the CI run (about a minute of faults on a loaded 2-core host).
+const ROUNDS: u32 = 16;
+
+/// Stops the site's daemons and kills its jobs' processes, even when the test fails.
+struct Down<'a>(&'a Site);
+
+impl Drop for Down<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.down();
+        for (_, conf, _) in &self.0.clusters {
+            kill_jobs_of(conf);
+        }
+    }
+}
+
+#[test]
+fn every_job_ends_once_with_its_true_exit_code_whatever_is_killed_or_stopped() {
+    let _ = common::bin("sluice");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut ports = Reserved::default();
+    let site = Site::prepare(&tmp.path().join("site"), 1, 2, bin_dir(), &mut |n| {
+        ports.take(n)
+    })
+    .expect("preparing the site");
+    let _down = Down(&site);
+    let report = soak::soak(&site, SEED, Budget::Rounds(ROUNDS), &mut |line| {
+        eprintln!("soak: {line}")
+    })
+    .unwrap_or_else(|e| panic!("the soak could not run: {e}"));
+    let text = soak::render(&report);
+    eprintln!("{text}");
+    assert!(report.verdict.ok(), "violations:\n{text}");
+    // The run did what it claims: jobs of every kind, faults of every kind.
+    assert!(report.verdict.accepted >= 15, "{text}");
+    assert_eq!(report.faults.len(), 6, "every kind of fault:\n{text}");
+}
