@@ -29,6 +29,7 @@ mod fed_withdraw;
 mod gang_rotation;
 mod gang_seed;
 mod gang_select;
+mod history_amend;
 mod jobs;
 mod node_scripts;
 mod nodes;

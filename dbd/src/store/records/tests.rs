@@ -64,6 +64,39 @@ fn an_empty_account_becomes_the_default_account() {
 }
 
 #[test]
+fn an_amending_submission_record_keeps_the_runs_state_and_eligible_time() {
+    let mut b = batch();
+    b.apply(&submitted(7, 0));
+    b.apply(&RecordKind::JobStarted(JobStarted {
+        job_id: 7,
+        run: 0,
+        start: 120,
+        node_list: "n1".into(),
+        node_count: 1,
+        ..Default::default()
+    }));
+    b.apply(&RecordKind::JobSubmitted(JobSubmitted {
+        job_id: 7,
+        run: 0,
+        name: "renamed".into(),
+        user: "alice".into(),
+        submit: 100,
+        eligible: 0,
+        time_limit_min: 41,
+        ..Default::default()
+    }));
+    let row = &b.runs[&(7, 0)].row;
+    assert_eq!(
+        (row.name.as_str(), row.time_limit_min, row.time_eligible),
+        ("renamed", 41, 100)
+    );
+    assert_eq!(
+        (row.state, row.time_start, row.node_list.as_str()),
+        (i64::from(JobState::Running.stored()), 120, "n1")
+    );
+}
+
+#[test]
 fn a_requeue_ends_the_run_and_opens_the_next() {
     let mut b = batch();
     b.apply(&submitted(7, 0));
