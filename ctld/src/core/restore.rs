@@ -117,6 +117,9 @@ impl Core {
                     }
                     insert(&mut core, job, s.array_throttle, now);
                     restore_alloc(&mut core, id, s);
+                    if let Some(r) = &s.recovery {
+                        r.restore(&mut core, id);
+                    }
                 }
                 Err(note) => notes.push(note),
             }

@@ -19,7 +19,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 use super::steps::{OpenStepSnap, StepSnap};
 use super::{Core, SimTime};
 use serde::{Deserialize, Serialize};
-use sluice_vocab::ClusterId;
+use sluice_vocab::{ClusterId, FedJobId};
 use std::sync::Arc;
 
 /// The version of the saved job and node records.
@@ -160,6 +160,9 @@ pub struct JobSnap {
     /// `-k/--no-kill`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub no_kill: bool,
+    /// What the failure management granted its current run (absent: nothing yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoverySnap>,
     /// `PrologSlurmctld` was running for its current run: it runs again after a restart.
     #[serde(default, skip_serializing_if = "is_false")]
     pub prolog_slurmctld: bool,
@@ -220,6 +223,42 @@ pub struct JobSnap {
     pub fed: Option<super::federation::FedJob>,
 }
 
+/// The saved counts of a job's failure management (`nonstop::JobRecovery` without what its
+/// event subscribers last heard, which a restart forgets with the subscribers).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecoverySnap {
+    pub replaced: u32,
+    pub dropped: u32,
+    pub delay_granted: bool,
+    pub extended_min: u32,
+}
+
+impl RecoverySnap {
+    /// What `core`'s failure management holds for job `id`, if anything was granted.
+    pub fn of(core: &Core, id: FedJobId) -> Option<Self> {
+        let r = core.nonstop.as_ref()?.jobs.get(&id)?;
+        let snap = Self {
+            replaced: r.replaced,
+            dropped: r.dropped,
+            delay_granted: r.delay_granted,
+            extended_min: r.extended_min,
+        };
+        (snap != Self::default()).then_some(snap)
+    }
+
+    /// Gives job `id` these counts again (after a restart).
+    pub fn restore(&self, core: &mut Core, id: FedJobId) {
+        if let Some(state) = core.nonstop.as_mut() {
+            let r = state.jobs.entry(id).or_default();
+            r.replaced = self.replaced;
+            r.dropped = self.dropped;
+            r.delay_granted = self.delay_granted;
+            r.extended_min = self.extended_min;
+        }
+    }
+}
+
 impl JobSnap {
     /// The saved form of `job`, a job of `core`.
     pub fn of(core: &Core, job: &Job) -> Self {
@@ -263,6 +302,7 @@ impl JobSnap {
             deps: job.deps.as_deref().map(deps_snap),
             requeue: job.requeue,
             no_kill: job.no_kill,
+            recovery: RecoverySnap::of(core, job.id),
             prolog_slurmctld: core
                 .power
                 .configuring

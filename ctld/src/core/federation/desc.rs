@@ -53,6 +53,9 @@ pub struct FedDesc {
     /// Minutes asked for (`Some(0)`: no limit; `None`: the sibling partition's MaxTime).
     pub time_limit_min: Option<u32>,
     pub requeue: bool,
+    /// `--no-kill` (absent from descriptions sent before it: not asked).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_kill: bool,
     /// `--oversubscribe`/`--exclusive` (absent from descriptions sent before them: neither).
     #[serde(skip_serializing_if = "JobShare::is_unset")]
     pub share: JobShare,
@@ -84,6 +87,7 @@ impl FedDesc {
                 TimeLimit::Unlimited => 0,
             }),
             requeue: job.requeue,
+            no_kill: job.no_kill,
             share: job.req.share,
             place: job.req.place.clone(),
             submit_time: job.submit_time.secs(),
@@ -120,7 +124,7 @@ impl FedDesc {
             array: None,
             hold: false,
             requeue: Some(self.requeue),
-            no_kill: false,
+            no_kill: self.no_kill,
             share: self.share,
             place: self.place.clone(),
             // The origin checked who may give a negative --nice.
@@ -156,6 +160,7 @@ mod tests {
             constraint: Some("gpu".into()),
             time_limit_min: Some(0),
             requeue: false,
+            no_kill: true,
             share: JobShare::Exclusive,
             place: PlaceOpts::default(),
             submit_time: 1_700_000_000,
@@ -171,9 +176,11 @@ mod tests {
         assert_eq!((req.partition, req.mem_per_node_mb), (None, None));
         assert_eq!((req.dependency, req.array, req.hold), (None, None, false));
         assert_eq!(req.requeue, Some(false));
+        assert!(req.no_kill, "--no-kill reaches the siblings");
         assert_eq!(req.share, JobShare::Exclusive);
         assert!(FedDesc::decode(b"not json").is_none());
         let older = FedDesc::decode(br#"{"uid":5,"name":"old"}"#).unwrap();
         assert_eq!(older.to_request().share, JobShare::Unset);
+        assert!(!older.to_request().no_kill);
     }
 }

@@ -83,8 +83,11 @@ pub fn on_replace_node(
     }
     let job = core.jobs.map.get(&id).ok_or(CtldError::InvalidJobId)?;
     let Some(new) = spares::replacement_for(core, job) else {
-        if let Some(r) = rec(core, id) {
+        if let Some(r) = rec(core, id)
+            && !r.delay_granted
+        {
             r.delay_granted = true;
+            out.save(SaveHint::Job(id));
         }
         return Err(CtldError::NoSpareNode {
             job: id,

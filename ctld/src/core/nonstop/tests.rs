@@ -449,3 +449,45 @@ fn the_job_end_closes_the_stream() {
     assert_eq!(last.kind, EventKind::JobEnded);
     assert!(fx.core.nonstop().unwrap().jobs.is_empty());
 }
+
+#[test]
+fn what_a_job_was_granted_is_saved_with_it_and_given_back_after_a_restart() {
+    use crate::core::snapshot::{JobSnap, RecoverySnap};
+    let mut fx = cluster("TimeLimitDelay=1\nTimeLimitDrop=30\n");
+    let id = fx.submit_and_schedule(
+        SubmitRequest::new(OWNER, "all")
+            .nodes(4)
+            .minutes(10)
+            .no_kill(),
+    );
+    let fresh = JobSnap::of(&fx.core, fx.core.job(id).unwrap());
+    assert_eq!(fresh.recovery, None, "nothing granted, nothing saved");
+    down(&mut fx, "n3");
+    fx.out.take();
+    on_replace_node(&mut fx.core, &mut fx.out, fx.now, owner(), id, "n3").unwrap_err();
+    assert!(
+        fx.out.saves.contains(&crate::core::SaveHint::Job(id)),
+        "the delay granted is saved"
+    );
+    on_extend_time(&mut fx.core, &mut fx.out, fx.now, owner(), id, 1).unwrap();
+    let saved = JobSnap::of(&fx.core, fx.core.job(id).unwrap());
+    let back: JobSnap = serde_json::from_str(&serde_json::to_string(&saved).unwrap()).unwrap();
+    let counts = back.recovery.clone().unwrap();
+    assert_eq!(
+        counts,
+        RecoverySnap {
+            delay_granted: true,
+            extended_min: 1,
+            ..RecoverySnap::default()
+        }
+    );
+    // A restarted controller knows nothing until the saved counts are given back: then the
+    // minute already taken stays taken.
+    fx.core.nonstop.as_mut().unwrap().jobs.remove(&id);
+    counts.restore(&mut fx.core, id);
+    let e = on_extend_time(&mut fx.core, &mut fx.out, fx.now, owner(), id, 1).unwrap_err();
+    assert!(
+        matches!(e, CtldError::ExtensionRefused { available: 0, .. }),
+        "{e}"
+    );
+}
