@@ -121,12 +121,31 @@ fn wait_end(c: &Cluster, job: u32) -> String {
     c.state(&job.to_string())
 }
 
+/// A cluster of `nodes` nodes with failure management (`nonstop` as nonstop.conf), a work
+/// directory for the job, and this test's turn at the node files.
+fn site(nodes: u32, nonstop: &str) -> (NodeFiles, Cluster, tempfile::TempDir) {
+    let turn = node_files();
+    let c = Cluster::start(nodes);
+    enable_nonstop(&c, nonstop);
+    let dir = tempfile::tempdir_in(&c.work).unwrap();
+    (turn, c, dir)
+}
+
+/// Sets clustern2 DOWN while step 1 runs, then waits for the job to end; the job's output.
+fn fail_node_in_step_one(c: &Cluster, dir: &Path, job: u32) -> String {
+    wait_step(c, dir, 1);
+    c.ok(
+        "scontrol",
+        &["update", "NodeName=clustern2", "State=DOWN", "Reason=guide"],
+    );
+    assert_eq!(wait_end(c, job), "COMPLETED");
+    remove_node_file(job);
+    output(dir)
+}
+
 #[test]
 fn without_a_failure_each_step_finds_no_failed_nodes() {
-    let _turn = node_files();
-    let c = Cluster::start(2);
-    enable_nonstop(&c, "HotSpareCount=debug:1\n");
-    let dir = tempfile::tempdir_in(&c.work).unwrap();
+    let (_turn, c, dir) = site(2, "HotSpareCount=debug:1\n");
     let job = submit(
         &c,
         dir.path(),
@@ -145,10 +164,7 @@ fn without_a_failure_each_step_finds_no_failed_nodes() {
 
 #[test]
 fn a_node_set_down_during_a_step_is_replaced_by_the_spare_for_the_next_step() {
-    let _turn = node_files();
-    let c = Cluster::start(3);
-    enable_nonstop(&c, "HotSpareCount=debug:1\nMaxSpareNodeCount=1\n");
-    let dir = tempfile::tempdir_in(&c.work).unwrap();
+    let (_turn, c, dir) = site(3, "HotSpareCount=debug:1\nMaxSpareNodeCount=1\n");
     let job = submit(
         &c,
         dir.path(),
@@ -156,14 +172,7 @@ fn a_node_set_down_during_a_step_is_replaced_by_the_spare_for_the_next_step() {
         2,
         &[("SMD_NONSTOP_FAILED", "REPLACE"), ("STEP_SECS", "3")],
     );
-    wait_step(&c, dir.path(), 1);
-    c.ok(
-        "scontrol",
-        &["update", "NodeName=clustern2", "State=DOWN", "Reason=guide"],
-    );
-    assert_eq!(wait_end(&c, job), "COMPLETED");
-    remove_node_file(job);
-    let text = output(dir.path());
+    let text = fail_node_in_step_one(&c, dir.path(), job);
     let cpus = c.ok(
         "squeue",
         &["-h", "-t", "all", "-j", &job.to_string(), "-o", "%C"],
@@ -196,10 +205,7 @@ fn a_node_set_down_during_a_step_is_replaced_by_the_spare_for_the_next_step() {
 
 #[test]
 fn without_a_spare_the_node_is_dropped_after_the_delay_and_the_limit_extended() {
-    let _turn = node_files();
-    let c = Cluster::start(2);
-    enable_nonstop(&c, "TimeLimitDelay=10\nTimeLimitDrop=30\n");
-    let dir = tempfile::tempdir_in(&c.work).unwrap();
+    let (_turn, c, dir) = site(2, "TimeLimitDelay=10\nTimeLimitDrop=30\n");
     let job = submit(
         &c,
         dir.path(),
@@ -214,14 +220,7 @@ fn without_a_spare_the_node_is_dropped_after_the_delay_and_the_limit_extended() 
             ("STEP_SECS", "3"),
         ],
     );
-    wait_step(&c, dir.path(), 1);
-    c.ok(
-        "scontrol",
-        &["update", "NodeName=clustern2", "State=DOWN", "Reason=guide"],
-    );
-    assert_eq!(wait_end(&c, job), "COMPLETED");
-    remove_node_file(job);
-    let text = output(dir.path());
+    let text = fail_node_in_step_one(&c, dir.path(), job);
     for line in [
         format!("is_failed: job {job} has 1 FAILED nodes\n"),
         format!(
