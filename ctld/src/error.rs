@@ -74,6 +74,10 @@ pub enum CtldError {
     /// `ESLURM_INVALID_NODE_NAME`.
     #[error("Invalid node name specified")]
     InvalidNodeName { name: String },
+    /// A heartbeat from a node set DOWN for not responding: it must register again, so that
+    /// `ReturnToService` decides whether it comes back.
+    #[error("node {name} is DOWN (Not responding): register again")]
+    NodeMustRegister { name: String },
     /// `ESLURM_ACCESS_DENIED`.
     #[error("Access/permission denied")]
     AccessDenied,

@@ -150,6 +150,13 @@ pub fn on_node_heartbeat(
 ) -> Result<(), CtldError> {
     let i = core.nodes.lookup(name)?;
     let node = core.nodes.get_mut(i);
+    // Set DOWN while silent (the node daemon, or this controller, was stopped past
+    // SlurmdTimeout): the node daemon registers again, and ReturnToService decides.
+    if node.base == NodeBase::Down && node.reason.as_deref() == Some(NOT_RESPONDING) {
+        return Err(CtldError::NodeMustRegister {
+            name: name.to_string(),
+        });
+    }
     node.last_heard = now;
     if node.not_responding {
         node.not_responding = false;

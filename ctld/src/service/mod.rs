@@ -139,7 +139,8 @@ impl From<CtldError> for Status {
             CtldError::InvalidJobId | CtldError::InvalidNodeName { .. } => Status::not_found(msg),
             CtldError::Conf(_) => Status::internal(msg),
             CtldError::NonstopNotConfigured => Status::unimplemented(msg),
-            CtldError::NoSpareNode { .. }
+            CtldError::NodeMustRegister { .. }
+            | CtldError::NoSpareNode { .. }
             | CtldError::SpareLimit { .. }
             | CtldError::NodeNotFailed { .. }
             | CtldError::NodeNotDroppable { .. }

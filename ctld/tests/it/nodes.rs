@@ -278,3 +278,39 @@ fn a_node_heartbeating_every_interval_never_shows_not_responding() {
         "a missed beat shows"
     );
 }
+
+#[test]
+fn a_node_down_for_silence_that_beats_again_must_register_and_return_to_service_decides() {
+    // The controller itself was stopped past SlurmdTimeout: on waking, every node looks silent.
+    let mut fx = cluster("ReturnToService=1");
+    fx.register_all();
+    fx.advance(61);
+    fx.tick();
+    let n1 = fx.core.node("n1").unwrap();
+    assert_eq!(n1.reason.as_deref(), Some("Not responding"));
+    // Its next heartbeat is answered "register again" (the node daemon does), and the
+    // registration brings it back under ReturnToService=1.
+    let err = on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n1").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "node n1 is DOWN (Not responding): register again"
+    );
+    let r = reg(&fx, "n1", 8, 4000);
+    register(&mut fx, r);
+    assert_eq!(fx.core.node("n1").unwrap().state_name(), "IDLE");
+    beat(&mut fx, "n1");
+    // A node an administrator set DOWN is not asked to register: it stays down.
+    on_node_update(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        Caller::admin(),
+        "n1",
+        NodeUpdate::Down {
+            reason: "maintenance".into(),
+        },
+    )
+    .unwrap();
+    beat(&mut fx, "n1");
+    assert_eq!(fx.core.node("n1").unwrap().state_name(), "DOWN");
+}
