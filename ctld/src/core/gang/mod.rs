@@ -144,23 +144,53 @@ pub(crate) fn add_job(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: 
 /// Takes `id` out of its partition's queue (if there) and rebuilds the row: running jobs
 /// stay, suspended jobs that fit now are resumed.
 pub(crate) fn remove_job(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
-    let Some(p) = core
-        .gang
-        .parts
-        .iter()
-        .position(|g| g.queue.iter().any(|e| e.id == id))
-    else {
+    let Some(p) = partition_of(core, id) else {
         return;
     };
     core.gang.parts[p].queue.retain(|e| e.id != id);
+    let order = queue_order(core, p);
+    rebuild(core, out, now, p, &order);
+}
+
+/// Running job `id`'s allocation changed (the failure management replaced or dropped one of
+/// its nodes): its partition's row is rebuilt from the allocations as they are now, the running
+/// jobs first, so it keeps running and suspended jobs that fit now are resumed.
+pub(crate) fn allocation_changed(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+) {
+    let Some(p) = partition_of(core, id) else {
+        return;
+    };
+    let order = queue_order(core, p);
+    rebuild(core, out, now, p, &order);
+}
+
+/// Whether partition `p`'s row has node `node` in use (for tests).
+#[cfg(test)]
+pub(crate) fn row_uses(core: &Core, p: usize, node: usize) -> bool {
+    core.gang.parts[p].row.uses(node)
+}
+
+/// The gang partition whose queue holds `id`.
+fn partition_of(core: &Core, id: FedJobId) -> Option<usize> {
+    core.gang
+        .parts
+        .iter()
+        .position(|g| g.queue.iter().any(|e| e.id == id))
+}
+
+/// Partition `p`'s queue, running jobs first (in queue order), then the suspended ones.
+fn queue_order(core: &Core, p: usize) -> Vec<FedJobId> {
     let queue = &core.gang.parts[p].queue;
-    let order: Vec<FedJobId> = queue
+    queue
         .iter()
         .filter(|e| e.active)
         .chain(queue.iter().filter(|e| !e.active))
         .map(|e| e.id)
-        .collect();
-    rebuild(core, out, now, p, &order);
+        .collect()
 }
 
 /// Rebuilds partition `p`'s row taking jobs in `order` that fit, then suspends the running

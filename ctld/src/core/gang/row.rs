@@ -48,6 +48,12 @@ impl Row {
         }
     }
 
+    /// Whether a running job of the row uses node `i`.
+    #[cfg(test)]
+    pub fn uses(&self, i: usize) -> bool {
+        self.nodes.contains(i)
+    }
+
     /// Empties the row.
     pub fn clear(&mut self) {
         for &i in &self.touched {

@@ -95,6 +95,7 @@ pub fn on_replace_node(
         });
     };
     swap(core, id, k, Some(new));
+    crate::core::gang::allocation_changed(core, out, now, id);
     if was == Health::Failing {
         out.node(NodeCommand::Terminate {
             job: id,
@@ -151,6 +152,7 @@ pub fn on_drop_node(
     }
     let was = health(core, old);
     swap(core, id, k, None);
+    crate::core::gang::allocation_changed(core, out, now, id);
     if was != Health::Failed {
         out.node(NodeCommand::Terminate {
             job: id,

@@ -491,3 +491,25 @@ fn what_a_job_was_granted_is_saved_with_it_and_given_back_after_a_restart() {
         "{e}"
     );
 }
+
+#[test]
+fn under_gang_scheduling_the_row_follows_a_replacement() {
+    let mut fx = ClusterBuilder::new()
+        .nodes("n[1-3]", "CPUs=2")
+        .partition("batch", "Nodes=n[1-3] Default=YES OverSubscribe=FORCE")
+        .conf("PreemptMode=GANG")
+        .conf("SchedulerTimeSlice=30")
+        .conf("SlurmdTimeout=0")
+        .nonstop("HotSpareCount=batch:1\n")
+        .build();
+    fx.register_all();
+    let id = two_node_job(&mut fx);
+    assert_eq!(fx.nodes_of(id), "n[1-2]");
+    down(&mut fx, "n2");
+    on_replace_node(&mut fx.core, &mut fx.out, fx.now, owner(), id, "n2").unwrap();
+    let n = |name: &str| fx.core.nodes.lookup(name).unwrap().get() as usize;
+    let uses = |node: usize| crate::core::gang::row_uses(&fx.core, 0, node);
+    assert!(uses(n("n1")) && uses(n("n3")), "the new node is in the row");
+    assert!(!uses(n("n2")), "the replaced node left the row");
+    assert_eq!(fx.state(id), JobState::Running);
+}
