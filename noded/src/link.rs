@@ -1,8 +1,8 @@
 //! The node daemon's side of the controller protocol: register, heartbeat, report exits.
 //!
-//! Registration is retried until the controller answers. A failed heartbeat, or a controller
-//! whose `Ping` shows another start time than at registration, sends the node back to
-//! registering: that is how a restarted controller learns the node's running jobs again. The
+//! Registration is retried until the controller answers. A heartbeat the controller refuses
+//! (not one it could not answer in time), or a controller whose `Ping` shows another start time
+//! than at registration, sends the node back to registering: that is how a restarted controller learns the node's running jobs again. The
 //! node kills nothing on re-registering but what the reply lists in `kill_jobs`. Exit reports are
 //! sent oldest first and dropped only once acknowledged; each names the node, the job, the run
 //! (the launch's `restart_count`) and the step, so a controller that has requeued the job since
@@ -107,7 +107,15 @@ pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
                 running_jobs: node.reported_jobs(),
             };
             if let Err(status) = client.heartbeat(request(beat)).await {
-                tracing::warn!("heartbeat failed, registering again: {}", status.message());
+                // A controller away or slow for a moment is asked again at the next beat (a
+                // restart shows in its start time); registering again is for a controller that
+                // asks for it, since a registration may bring a node an administrator set
+                // DOWN back into service (ReturnToService=2).
+                if transient(&status) {
+                    tracing::debug!("heartbeat failed, trying again: {}", status.message());
+                    continue;
+                }
+                tracing::warn!("heartbeat refused, registering again: {}", status.message());
                 break;
             }
             if let (Some(before), Some(now)) = (started, ctld_started(&mut client).await)
@@ -118,6 +126,16 @@ pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
             }
         }
     }
+}
+
+/// Whether a failed heartbeat says nothing about the controller's view of this node: it could
+/// not be reached or did not answer in time.
+fn transient(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::ResourceExhausted
+    )
 }
 
 /// When the controller started (its `Ping`), to notice a restart that no heartbeat missed.

@@ -232,6 +232,28 @@ async fn a_controller_restart_between_heartbeats_is_noticed_by_its_start_time() 
     ctld.stop().await;
 }
 
+#[tokio::test]
+async fn a_heartbeat_the_controller_could_not_answer_is_sent_again_without_registering() {
+    let ctld = FakeCtld::start(&key(), 0, Vec::new()).await;
+    let cluster = TestCluster::new(ctld.port, "NodeName=n1 NodeAddr=127.0.0.1 Port=0");
+    let noded = cluster.start_noded("n1").await;
+    ctld.wait_for("a heartbeat", |r| r.heartbeats.first().cloned())
+        .await;
+    ctld.fail_heartbeats(2);
+    let before = ctld.recorded().heartbeats.len();
+    ctld.wait_for("two more heartbeats after the failed ones", |r| {
+        (r.heartbeats.len() >= before + 2).then_some(())
+    })
+    .await;
+    assert_eq!(
+        ctld.recorded().registrations.len(),
+        1,
+        "a busy controller is no reason to register again"
+    );
+    noded.stop().await;
+    ctld.stop().await;
+}
+
 /// How many exit reports the node daemon has persisted in `dir`: each is written to a `.tmp`
 /// file first and renamed, so only renamed ones count.
 fn persisted_exits(dir: &std::path::Path) -> usize {

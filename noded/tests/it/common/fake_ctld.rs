@@ -34,6 +34,8 @@ struct Settings {
     /// Heartbeats of nodes not registered with this instance are accepted (a controller that
     /// restored its node table from disk).
     lenient: bool,
+    /// Heartbeats still to answer UNAVAILABLE (a controller too busy to answer in time).
+    unavailable_beats: u32,
 }
 
 #[derive(Debug, Default)]
@@ -72,6 +74,7 @@ impl FakeCtld {
             started: next_start(),
             kill_jobs,
             lenient: false,
+            unavailable_beats: 0,
         };
         let service = ControllerServer::new(Service(Arc::clone(&shared)));
         let service = InterceptedService::new(service, Verifier::new(key.clone()));
@@ -110,6 +113,11 @@ impl FakeCtld {
     /// Accepts heartbeats of nodes that did not register with this instance.
     pub fn set_lenient(&self) {
         self.shared.settings.lock().unwrap().lenient = true;
+    }
+
+    /// Answers the next `n` heartbeats UNAVAILABLE.
+    pub fn fail_heartbeats(&self, n: u32) {
+        self.shared.settings.lock().unwrap().unavailable_beats = n;
     }
 
     /// Behaves as a controller that restarted in place between two heartbeats: a new start
@@ -179,6 +187,13 @@ impl Controller for Service {
 
     async fn heartbeat(&self, req: Request<HeartbeatRequest>) -> Result<Response<Ack>, Status> {
         let req = req.into_inner();
+        {
+            let mut settings = self.0.settings.lock().unwrap();
+            if settings.unavailable_beats > 0 {
+                settings.unavailable_beats -= 1;
+                return Err(Status::unavailable("busy"));
+            }
+        }
         let known = self.0.settings.lock().unwrap().lenient || {
             let rec = self.0.recorded.lock().unwrap();
             rec.registrations.iter().any(|r| r.name == req.name)
