@@ -117,15 +117,6 @@ pub async fn submit(
         .map_err(|_| Status::internal("submission task failed"))?
 }
 
-/// Applies the dbd's answer `info` for `jobs` until a batch holding it is saved (the store
-/// refused the first one).
-async fn record_until_saved(core: CoreHandle, jobs: Vec<FedJobId>, info: FedInfo) {
-    let apply = move |cx: &mut Ctx<'_>| {
-        federation::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info);
-    };
-    let _ = core.call_until_saved(apply, STORE_RETRY).await;
-}
-
 /// How soon a refused commit of a recorded submission is tried again.
 const STORE_RETRY: Duration = Duration::from_millis(500);
 
@@ -155,16 +146,21 @@ async fn record_and_queue(
     };
     match recorded {
         Ok(info) => {
-            let retry = (core.clone(), jobs.clone(), info.clone());
+            let apply = move |cx: &mut Ctx<'_>| {
+                federation::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info);
+            };
+            let retry = core.clone();
             core.post(Msg::Call {
                 job: Box::new(move |cx: &mut Ctx<'_>| -> batch::Reply {
-                    federation::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info);
+                    apply(cx);
                     // Nobody waits for this commit (see above). If the store could not take it,
                     // the core went back to its saved state (the job `Registering`): record the
                     // answer again until it is saved.
                     Box::new(move |outcome| {
                         if outcome == batch::Outcome::Refused {
-                            tokio::spawn(record_until_saved(retry.0, retry.1, retry.2));
+                            tokio::spawn(async move {
+                                let _ = retry.call_until_saved(apply, STORE_RETRY).await;
+                            });
                         }
                     })
                 }),

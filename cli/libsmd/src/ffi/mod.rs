@@ -96,6 +96,24 @@ unsafe fn give(out: *mut *mut SmdAllocation, a: &Allocation) {
     }
 }
 
+/// The body of every call that answers an allocation: `op` on the handle's client, its answer
+/// stored in `*out` (unless null), a failure as its code.
+///
+/// # Safety
+/// `h` is a live handle; `out` is null or valid for a write.
+unsafe fn allocation_call(
+    h: *mut SmdHandle,
+    out: *mut *mut SmdAllocation,
+    op: impl FnOnce(&Client) -> Result<Allocation, SmdError>,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let a = op(&unsafe { handle(h) }?.client)?;
+        unsafe { give(out, &a) };
+        Ok(())
+    })
+}
+
 /// Connects to the cluster of `slurm_conf` (NULL: `$SLURM_CONF`, else /etc/slurm/slurm.conf)
 /// and stores the handle in `*out`.
 ///
@@ -145,12 +163,8 @@ pub unsafe extern "C" fn smd_job_nodes(
     job_id: u32,
     out: *mut *mut SmdAllocation,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: the caller's contract.
-        let a = unsafe { handle(h) }?.client.job_nodes(job_id)?;
-        unsafe { give(out, &a) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe { allocation_call(h, out, |c| c.job_nodes(job_id)) }
 }
 
 /// Replaces `node` of the job by a spare; the new allocation in `*out` (if not NULL).
@@ -165,13 +179,8 @@ pub unsafe extern "C" fn smd_replace_node(
     node: *const c_char,
     out: *mut *mut SmdAllocation,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: the caller's contract.
-        let (h, node) = unsafe { (handle(h)?, arg(node, "node")?) };
-        let a = h.client.replace_node(job_id, node)?;
-        unsafe { give(out, &a) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe { allocation_call(h, out, |c| c.replace_node(job_id, arg(node, "node")?)) }
 }
 
 /// Drops `node` from the job's allocation; the new allocation in `*out` (if not NULL).
@@ -185,13 +194,8 @@ pub unsafe extern "C" fn smd_drop_node(
     node: *const c_char,
     out: *mut *mut SmdAllocation,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: the caller's contract.
-        let (h, node) = unsafe { (handle(h)?, arg(node, "node")?) };
-        let a = h.client.drop_node(job_id, node)?;
-        unsafe { give(out, &a) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe { allocation_call(h, out, |c| c.drop_node(job_id, arg(node, "node")?)) }
 }
 
 /// Drains `node` of the job's allocation with `reason`; the new allocation in `*out`.
@@ -206,13 +210,12 @@ pub unsafe extern "C" fn smd_drain_node(
     reason: *const c_char,
     out: *mut *mut SmdAllocation,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: the caller's contract.
-        let (h, node, reason) = unsafe { (handle(h)?, arg(node, "node")?, arg(reason, "reason")?) };
-        let a = h.client.drain_node(job_id, node, reason)?;
-        unsafe { give(out, &a) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe {
+        allocation_call(h, out, |c| {
+            c.drain_node(job_id, arg(node, "node")?, arg(reason, "reason")?)
+        })
+    }
 }
 
 /// Extends the job's time limit by `minutes`; the new allocation in `*out` (if not NULL).
@@ -226,12 +229,8 @@ pub unsafe extern "C" fn smd_extend_time(
     minutes: u32,
     out: *mut *mut SmdAllocation,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: the caller's contract.
-        let a = unsafe { handle(h) }?.client.extend_time(job_id, minutes)?;
-        unsafe { give(out, &a) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe { allocation_call(h, out, |c| c.extend_time(job_id, minutes)) }
 }
 
 /// Releases an allocation (NULL is ignored).
