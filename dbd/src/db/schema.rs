@@ -187,6 +187,24 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// A run's earlier allocations (failure management changed its nodes), each in force until
+    /// `time_end`; `suspended_secs` is the run's suspended time up to then, `time_limit_min` its
+    /// time limit then.
+    job_resizes (cluster, job_id, run, time_end) {
+        cluster -> Text,
+        job_id -> BigInt,
+        run -> Integer,
+        time_end -> BigInt,
+        node_list -> Text,
+        node_count -> BigInt,
+        cpus -> BigInt,
+        mem_mb -> BigInt,
+        suspended_secs -> BigInt,
+        time_limit_min -> BigInt,
+    }
+}
+
+diesel::table! {
     /// Per cluster, the longest any finished run took from submission to its end (bounds the
     /// submit times sacct's windowed query scans).
     job_spans (cluster) {
@@ -343,6 +361,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     coordinators,
     federations,
     job_id_cursors,
+    job_resizes,
     job_runs,
     job_spans,
     job_steps,

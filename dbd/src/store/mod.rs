@@ -60,7 +60,7 @@ pub use requests::{
     ModifyClusters, ModifyFederations, ModifyUsers, UserFilter,
 };
 pub use types::records::{
-    ClusterCapacity, JobEnded, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
+    ClusterCapacity, JobEnded, JobResized, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
     NodeEventInfo, Record, RecordKind, Step,
 };
 pub use types::{

@@ -28,5 +28,6 @@ mod store_leases;
 mod store_step_usage;
 mod store_usage;
 mod store_usage_late;
+mod store_usage_resize;
 mod store_usage_scale;
 mod store_usage_sizes;

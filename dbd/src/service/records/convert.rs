@@ -6,7 +6,8 @@ use sluice_wire::proto::{self, acct_record::Kind};
 use tonic::Status;
 
 use crate::store::{
-    ClusterCapacity, JobEnded, JobQuery, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
+    ClusterCapacity, JobEnded, JobQuery, JobResized, JobRun, JobStarted, JobSubmitted, JobSuspended,
+    NodeEvent,
     Record, RecordKind, Step,
 };
 
@@ -51,6 +52,15 @@ fn record(r: proto::AcctRecord) -> Result<Record, Status> {
             run: j.run,
             at: j.at,
             suspended: j.suspended,
+        }),
+        Some(Kind::JobResized(j)) => RecordKind::JobResized(JobResized {
+            job_id: j.job_id,
+            run: j.run,
+            at: j.at,
+            node_list: j.node_list,
+            node_count: j.node_count,
+            cpus: j.cpus,
+            mem_mb: j.mem_mb,
         }),
         Some(Kind::Step(s)) => RecordKind::Step(step_from(s)),
         // An empty node name is the cluster's own capacity event (the usage rollups keep it).

@@ -93,5 +93,5 @@ fn newest_submits(
 fn in_result(r: &JobRunRow, query: &JobQuery, nodes: &HashSet<String>) -> bool {
     let named = |id: i64| query.job_ids.iter().any(|&j| i64::from(j) == id);
     let by_id = query.job_ids.is_empty() || named(r.job_id) || named(r.array_job_id);
-    by_id && window::keep(r, query, nodes)
+    by_id && window::keep_record(r, query, nodes)
 }

@@ -16,6 +16,11 @@
 //! * `nodes` keeps the runs whose node list names one of them;
 //! * without `duplicates` only each job's newest run is shown, and never REVOKED copies; with
 //!   `federation` also no run whose job id the result shows again, submitted over a day later;
+//! * a run whose allocation changed while it ran (failure management) reads as Slurm's records
+//!   of a resized job: one RESIZING record per earlier allocation, ended at the change, then
+//!   the current one, submitted, eligible and started at the last change; every record is
+//!   matched on its own (the RESIZING ones with or without `duplicates`, as in Slurm), and
+//!   each takes the steps that started in its time;
 //! * rows come ordered by cluster, submit time, job id, run; each carries its steps (batch step
 //!   first, then extern, then numbered steps) unless `no_steps`. How each page stays an index range is in
 //!   [`query`].
@@ -24,6 +29,7 @@ use std::collections::{HashMap, HashSet};
 
 mod fed_dups;
 mod query;
+mod resized;
 mod types;
 mod window;
 
@@ -96,8 +102,10 @@ fn page(
         .into_iter()
         .filter(|r| window::keep(r, query, &nodes))
         .collect();
-    let mut runs: Vec<JobRun> = fed_dups::drop_superseded(conn, query, &nodes, kept)?
+    let kept = fed_dups::drop_superseded(conn, query, &nodes, kept)?;
+    let mut runs: Vec<JobRun> = resized::records(conn, kept)?
         .into_iter()
+        .filter(|r| window::keep_record(r, query, &nodes))
         .map(JobRun::from)
         .collect();
     if !query.no_steps {
@@ -131,11 +139,27 @@ fn attach_steps(conn: &mut AnyConnection, runs: &mut [JobRun]) -> Result<(), Sto
                 .push(step);
         }
     }
-    for run in runs.iter_mut() {
-        if let Some(mut steps) = steps_of.remove(&(run.cluster.clone(), run.job_id, run.run)) {
-            steps.sort_by_key(step_order);
-            run.steps = steps;
-        }
+    // A resized run is several records in a row (see `resized`): each takes the steps that
+    // started before the next one began.
+    for i in 0..runs.len() {
+        let key = (runs[i].cluster.clone(), runs[i].job_id, runs[i].run);
+        let next_start = runs
+            .get(i + 1)
+            .filter(|n| (n.cluster.as_str(), n.job_id, n.run) == (key.0.as_str(), key.1, key.2))
+            .map(|n| n.start);
+        let Some(all) = steps_of.get_mut(&key) else {
+            continue;
+        };
+        let mut steps = match next_start {
+            Some(t) => {
+                let (mine, later) = std::mem::take(all).into_iter().partition(|s| s.start < t);
+                *all = later;
+                mine
+            }
+            None => std::mem::take(all),
+        };
+        steps.sort_by_key(step_order);
+        runs[i].steps = steps;
     }
     Ok(())
 }

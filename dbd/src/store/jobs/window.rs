@@ -42,12 +42,31 @@ fn running(state: u32) -> bool {
     state == JobState::Running.stored() || state == JobState::Suspended.stored()
 }
 
+/// A RESIZING record ends at a change of a run's allocation (see `resized`); no run row holds
+/// that state, so a run matches RESIZING when it ran in the window (it may hold such records),
+/// and each record is then matched on its own.
+fn resizing(state: u32) -> bool {
+    state == JobState::Resizing.stored()
+}
+
+/// Which rows a predicate judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// Run rows, as stored: a superset of the runs whose records match.
+    Run,
+    /// sacct's records, resized runs split.
+    Record,
+}
+
 /// The window of `query` as SQL.
 pub(super) fn sql_window(query: &JobQuery) -> Cond {
     use job_runs::dsl as t;
     let (s, e) = (query.start, query.end);
     if !query.states.is_empty() && s == 0 && e == 0 {
         let states: Vec<i64> = query.states.iter().map(|&x| i64::from(x)).collect();
+        if query.states.iter().any(|&x| resizing(x)) {
+            return Box::new(t::state.eq_any(states).or(t::time_start.ne(0)));
+        }
         return Box::new(t::state.eq_any(states));
     }
     let mut cond = all_true();
@@ -73,7 +92,7 @@ pub(super) fn sql_window(query: &JobQuery) -> Cond {
                     c = and(c, Box::new(t::time_start.eq(0).or(t::time_start.ge(s))));
                 }
                 and(c, ended_since(s))
-            } else if running(state) {
+            } else if running(state) || resizing(state) {
                 let mut c: Cond = Box::new(t::time_start.ne(0));
                 if e != 0 {
                     c = and(c, Box::new(t::time_start.le(e)));
@@ -111,12 +130,14 @@ pub(super) fn sql_window(query: &JobQuery) -> Cond {
     cond
 }
 
-/// The window of `query`, in Rust (the same rules as [`sql_window`]).
-pub(super) fn in_window(r: &JobRunRow, query: &JobQuery) -> bool {
+/// The window of `query`, in Rust: for run rows the same rules as [`sql_window`].
+fn in_window(r: &JobRunRow, query: &JobQuery, level: Level) -> bool {
     let (s, e) = (query.start, query.end);
     let state = u32::try_from(r.state).unwrap_or(u32::MAX);
+    let may_hold_resizing = |x: u32| level == Level::Run && resizing(x);
     if !query.states.is_empty() && s == 0 && e == 0 {
-        return query.states.contains(&state);
+        return query.states.contains(&state)
+            || (r.time_start != 0 && query.states.iter().any(|&x| may_hold_resizing(x)));
     }
     let upto = |t: i64| e == 0 || t <= e;
     let ended_since = s == 0 || r.time_end == 0 || r.time_end >= s;
@@ -130,7 +151,7 @@ pub(super) fn in_window(r: &JobRunRow, query: &JobQuery) -> bool {
                     && upto(r.time_eligible)
                     && (s == 0 || r.time_start == 0 || r.time_start >= s)
                     && ended_since
-            } else if running(x) {
+            } else if running(x) || may_hold_resizing(x) {
                 r.time_start != 0 && upto(r.time_start) && ended_since
             } else {
                 i64::from(x) == r.state
@@ -164,10 +185,18 @@ pub(super) fn uses_nodes(node_list: &str, nodes: &HashSet<String>) -> bool {
     Hostlist::parse(node_list).is_ok_and(|h| h.iter().any(|n| nodes.contains(&n)))
 }
 
-/// Whether `r` belongs in the result of `query` (`nodes`: its expanded `nodes`).
+/// Whether run `r` may hold records in the result of `query` (`nodes`: its expanded
+/// `nodes`): the records of a run whose allocation never changed are the run itself.
 pub(super) fn keep(r: &JobRunRow, query: &JobQuery, nodes: &HashSet<String>) -> bool {
     matches_filters(r, query)
-        && in_window(r, query)
+        && in_window(r, query, Level::Run)
+        && (nodes.is_empty() || uses_nodes(&r.node_list, nodes) || r.time_start != 0)
+}
+
+/// Whether record `r` (a run, or a part of a resized run) belongs in the result of `query`.
+pub(super) fn keep_record(r: &JobRunRow, query: &JobQuery, nodes: &HashSet<String>) -> bool {
+    matches_filters(r, query)
+        && in_window(r, query, Level::Record)
         && (nodes.is_empty() || uses_nodes(&r.node_list, nodes))
 }
 
@@ -185,6 +214,9 @@ mod tests {
 
     #[test]
     fn windows_in_rust() {
+        fn in_window(r: &JobRunRow, level: Level, q: &JobQuery) -> bool {
+            super::in_window(r, q, level)
+        }
         let mut r = JobRunRow::empty("c1", 1, 0);
         (r.time_submit, r.time_eligible, r.time_start, r.time_end) = (100, 100, 300, 400);
         r.state = i64::from(JobState::Failed.stored());
@@ -194,13 +226,19 @@ mod tests {
             states: states.iter().map(|s| s.stored()).collect(),
             ..Default::default()
         };
-        assert!(in_window(&r, &q(200, 260, &[JobState::Pending])));
-        assert!(!in_window(&r, &q(310, 320, &[JobState::Pending])));
-        assert!(in_window(&r, &q(310, 320, &[JobState::Running])));
-        assert!(in_window(&r, &q(0, 400, &[JobState::Failed])));
-        assert!(!in_window(&r, &q(0, 399, &[JobState::Failed])));
-        assert!(!in_window(&r, &q(401, 0, &[])));
-        assert!(!in_window(&r, &q(0, 99, &[])));
-        assert!(in_window(&r, &q(0, 0, &[JobState::Failed])));
+        assert!(in_window(&r, Level::Record, &q(200, 260, &[JobState::Pending])));
+        assert!(!in_window(&r, Level::Record, &q(310, 320, &[JobState::Pending])));
+        assert!(in_window(&r, Level::Record, &q(310, 320, &[JobState::Running])));
+        assert!(in_window(&r, Level::Record, &q(0, 400, &[JobState::Failed])));
+        assert!(!in_window(&r, Level::Record, &q(0, 399, &[JobState::Failed])));
+        assert!(!in_window(&r, Level::Record, &q(401, 0, &[])));
+        assert!(!in_window(&r, Level::Record, &q(0, 99, &[])));
+        assert!(in_window(&r, Level::Record, &q(0, 0, &[JobState::Failed])));
+        // A run that ran may hold RESIZING records; only such a record matches RESIZING.
+        assert!(in_window(&r, Level::Run, &q(0, 0, &[JobState::Resizing])));
+        assert!(in_window(&r, Level::Run, &q(350, 360, &[JobState::Resizing])));
+        assert!(!in_window(&r, Level::Record, &q(350, 360, &[JobState::Resizing])));
+        r.state = i64::from(JobState::Resizing.stored());
+        assert!(in_window(&r, Level::Record, &q(350, 400, &[JobState::Resizing])));
     }
 }

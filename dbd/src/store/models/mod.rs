@@ -10,6 +10,7 @@ pub mod cursors;
 pub mod fed_events;
 pub mod fed_jobs;
 pub mod federations;
+pub mod job_resizes;
 pub mod job_spans;
 pub mod jobs;
 pub mod keyed;

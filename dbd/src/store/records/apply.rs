@@ -4,17 +4,19 @@
 //! only what changed. This keeps the rules pure and makes a 1,000-record batch a handful of
 //! statements instead of several per record.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use sluice_vocab::states::JobState;
 
 use crate::store::models::i64_of;
+use crate::store::models::job_resizes::ResizeRow;
 use crate::store::models::jobs::JobRunRow;
 use crate::store::models::node_events::NodeEventRow;
 use crate::store::models::steps::{StepKey, StepRow};
 use crate::store::models::to_i32;
 use crate::store::types::records::{
-    EventEffect, JobEnded, JobStarted, JobSubmitted, JobSuspended, NodeEvent, RecordKind, Step,
+    EventEffect, JobEnded, JobResized, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
+    RecordKind, Step,
 };
 
 /// A row with where it lives: `stored` rows are updated, the others inserted; only `dirty` rows
@@ -58,17 +60,23 @@ pub(super) struct Batch {
     pub steps: BTreeMap<StepKey, Tracked<StepRow>>,
     /// Open events of the nodes named (stored ones have their id; new ones id 0).
     pub events: Vec<Tracked<NodeEventRow>>,
+    /// New earlier allocations of runs (resizes), to insert.
+    pub resizes: Vec<ResizeRow>,
+    /// Keys (job_id, run, time_end) of the earlier allocations stored or added.
+    known_resizes: BTreeSet<(i64, i32, i64)>,
     default_accounts: HashMap<String, String>,
 }
 
 impl Batch {
     /// A batch over the loaded rows: every run and step of the jobs the records name, the
-    /// open events of the nodes they name, and user → default account.
+    /// open events of the nodes they name, the earlier allocations of the jobs resized, and
+    /// user → default account.
     pub fn new(
         cluster: &str,
         runs: Vec<JobRunRow>,
         steps: Vec<StepRow>,
         open_events: Vec<NodeEventRow>,
+        resizes: Vec<ResizeRow>,
         default_accounts: HashMap<String, String>,
     ) -> Self {
         Self {
@@ -82,6 +90,11 @@ impl Batch {
                 .map(|s| (s.key(), Tracked::stored(s)))
                 .collect(),
             events: open_events.into_iter().map(Tracked::stored).collect(),
+            resizes: Vec::new(),
+            known_resizes: resizes
+                .iter()
+                .map(|r| (r.job_id, r.run, r.time_end))
+                .collect(),
             default_accounts,
         }
     }
@@ -93,6 +106,7 @@ impl Batch {
             RecordKind::JobStarted(r) => self.started(r),
             RecordKind::JobEnded(r) => self.ended(r),
             RecordKind::JobSuspended(r) => self.suspended(r),
+            RecordKind::JobResized(r) => self.resized(r),
             RecordKind::Step(r) => self.step(r),
             RecordKind::NodeEvent(r) => self.node_event(r),
             // Kept by the usage rollups' ingest step (`store::usage`), not by job rows.
@@ -236,6 +250,44 @@ impl Batch {
             row.suspended_secs += (r.at - row.suspend_since).max(0);
             row.suspend_since = 0;
             row.state = stored_state(JobState::Running);
+        }
+    }
+
+    /// The allocation of a started run changes: the one in force until `r.at` is kept as an
+    /// earlier record of the run (with the run's suspended time so far), the run holds the new
+    /// one. A change before the run started only sets its allocation. Two changes in one
+    /// second keep the first earlier record: the allocation between them lasted no time.
+    fn resized(&mut self, r: &JobResized) {
+        let cluster = self.cluster.clone();
+        let row = self.run_mut(r.job_id, r.run);
+        let earlier = (row.time_start != 0).then(|| {
+            let at = r.at.max(row.time_start);
+            let open = if row.suspend_since != 0 {
+                (at - row.suspend_since).max(0)
+            } else {
+                0
+            };
+            ResizeRow {
+                cluster,
+                job_id: row.job_id,
+                run: row.run,
+                time_end: at,
+                node_list: row.node_list.clone(),
+                node_count: row.node_count,
+                cpus: row.cpus,
+                mem_mb: row.mem_mb,
+                suspended_secs: row.suspended_secs + open,
+                time_limit_min: row.time_limit_min,
+            }
+        });
+        row.node_list.clone_from(&r.node_list);
+        row.node_count = i64::from(r.node_count);
+        row.cpus = i64::from(r.cpus);
+        row.mem_mb = i64_of(r.mem_mb);
+        if let Some(e) = earlier
+            && self.known_resizes.insert((e.job_id, e.run, e.time_end))
+        {
+            self.resizes.push(e);
         }
     }
 

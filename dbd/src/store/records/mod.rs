@@ -21,7 +21,8 @@
 //! Record semantics (see [`apply`]): a submit creates (or refreshes) the run row keyed by
 //! (cluster, job_id, run); start, end and suspend update it, creating it if its submit record
 //! never came; suspended time accumulates; an end with state `REQUEUED` ends the run and the job
-//! waits again as run + 1; a step record replaces the step (keeping what an end
+//! waits again as run + 1; a resize keeps the run's allocation until then as an earlier record
+//! of the run (`job_resizes`) and gives the run its new one; a step record replaces the step (keeping what an end
 //! record without its start leaves empty); node events open and close periods.
 //! An empty account becomes the user's default account, when the user exists in the dbd.
 
@@ -39,7 +40,7 @@ use super::conn::AnyConnection;
 use super::error::StoreError;
 use super::models::bulk::IN_CHUNK;
 use super::models::node_events::NewNodeEvent;
-use super::models::{clusters, job_spans, jobs, node_events, record_cursors, steps};
+use super::models::{clusters, job_resizes, job_spans, jobs, node_events, record_cursors, steps};
 
 use super::types::records::{Record, RecordKind};
 
@@ -90,6 +91,7 @@ pub(super) fn ingest(
 fn load(conn: &mut AnyConnection, cluster: &str, records: &[&Record]) -> Result<Batch, StoreError> {
     let mut job_ids = BTreeSet::new();
     let mut step_job_ids = BTreeSet::new();
+    let mut resized_job_ids = BTreeSet::new();
     let mut nodes = BTreeSet::new();
     let mut users_to_resolve = BTreeSet::new();
     for r in records {
@@ -103,6 +105,10 @@ fn load(conn: &mut AnyConnection, cluster: &str, records: &[&Record]) -> Result<
             RecordKind::JobStarted(s) => _ = job_ids.insert(i64::from(s.job_id)),
             RecordKind::JobEnded(s) => _ = job_ids.insert(i64::from(s.job_id)),
             RecordKind::JobSuspended(s) => _ = job_ids.insert(i64::from(s.job_id)),
+            RecordKind::JobResized(s) => {
+                job_ids.insert(i64::from(s.job_id));
+                resized_job_ids.insert(i64::from(s.job_id));
+            }
             RecordKind::Step(s) => _ = step_job_ids.insert(i64::from(s.job_id)),
             RecordKind::NodeEvent(e) => _ = nodes.insert(e.node.clone()),
             RecordKind::ClusterCapacity(_) => {}
@@ -114,8 +120,10 @@ fn load(conn: &mut AnyConnection, cluster: &str, records: &[&Record]) -> Result<
     let runs = jobs::runs_of(conn, cluster, &job_ids)?;
     let steps = steps::steps_of(conn, cluster, &step_job_ids)?;
     let open = node_events::open_of(conn, cluster, &nodes)?;
+    let resized: Vec<i64> = resized_job_ids.into_iter().collect();
+    let resizes = job_resizes::of_jobs(conn, cluster, &resized)?;
     let defaults = default_accounts(conn, &users_to_resolve.into_iter().collect::<Vec<_>>())?;
-    Ok(Batch::new(cluster, runs, steps, open, defaults))
+    Ok(Batch::new(cluster, runs, steps, open, resizes, defaults))
 }
 
 /// The default accounts of the live users among `names`.
@@ -181,5 +189,6 @@ fn save(conn: &mut AnyConnection, cluster: &str, batch: Batch) -> Result<(), Sto
         }
     }
     node_events::insert_many(conn, &new_events)?;
+    job_resizes::insert_many(conn, &batch.resizes)?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::store::types::records::*;
 
 fn batch() -> Batch {
     let defaults = HashMap::from([("alice".to_string(), "physics".to_string())]);
-    Batch::new("c1", Vec::new(), Vec::new(), Vec::new(), defaults)
+    Batch::new("c1", Vec::new(), Vec::new(), Vec::new(), Vec::new(), defaults)
 }
 
 fn submitted(job_id: u32, run: u32) -> RecordKind {
@@ -220,4 +220,57 @@ fn a_step_end_without_its_start_keeps_the_start_record_fields() {
         (row.name.as_str(), row.time_start, row.time_end),
         ("other", 1_200, 0)
     );
+}
+
+fn resized(at: i64, node_list: &str, node_count: u32, cpus: u32) -> RecordKind {
+    RecordKind::JobResized(JobResized {
+        job_id: 7,
+        run: 0,
+        at,
+        node_list: node_list.into(),
+        node_count,
+        cpus,
+        mem_mb: u64::from(node_count) * 100,
+    })
+}
+
+#[test]
+fn a_resize_keeps_the_allocation_before_it_as_an_earlier_record() {
+    let mut b = batch();
+    b.apply(&submitted(7, 0));
+    b.apply(&RecordKind::JobStarted(JobStarted {
+        job_id: 7,
+        run: 0,
+        start: 120,
+        node_list: "n[1-2]".into(),
+        node_count: 2,
+        cpus: 8,
+        mem_mb: 200,
+        ..Default::default()
+    }));
+    b.apply(&suspend(150, true));
+    b.apply(&suspend(160, false));
+    b.apply(&suspend(170, true));
+    b.apply(&resized(180, "n1", 1, 4));
+    // The same second again: the allocation between the two lasted no time.
+    b.apply(&resized(180, "n3", 1, 4));
+    b.apply(&resized(300, "n[3-4]", 2, 8));
+    let row = &b.runs[&(7, 0)].row;
+    assert_eq!((row.node_list.as_str(), row.cpus, row.node_count), ("n[3-4]", 8, 2));
+    let kept: Vec<_> = b
+        .resizes
+        .iter()
+        .map(|r| (r.time_end, r.node_list.as_str(), r.cpus, r.suspended_secs))
+        .collect();
+    // Suspended 10 s, then again from 170: 20 s by 180 and 140 s by 300.
+    assert_eq!(kept, vec![(180, "n[1-2]", 8, 20), (300, "n3", 4, 140)]);
+}
+
+#[test]
+fn a_resize_before_the_start_only_sets_the_allocation() {
+    let mut b = batch();
+    b.apply(&submitted(7, 0));
+    b.apply(&resized(110, "n1", 1, 4));
+    assert!(b.resizes.is_empty());
+    assert_eq!(b.runs[&(7, 0)].row.node_list, "n1");
 }

@@ -17,6 +17,8 @@ pub enum RecordKind {
     JobStarted(JobStarted),
     JobEnded(JobEnded),
     JobSuspended(JobSuspended),
+    /// A running job's nodes changed (failure management replaced or dropped one).
+    JobResized(JobResized),
     Step(Step),
     NodeEvent(NodeEvent),
     /// The cluster's size changed (kept as a capacity event by the usage rollups).
@@ -73,6 +75,20 @@ pub struct JobStarted {
     pub mem_mb: u64,
     /// 0 = unchanged.
     pub eligible: i64,
+}
+
+/// A running run's allocation changed at `at` to the one given: the allocation before it is
+/// kept as an earlier record of the run (Slurm's RESIZING record), so usage on each side of
+/// the change counts at its own size.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobResized {
+    pub job_id: u32,
+    pub run: u32,
+    pub at: i64,
+    pub node_list: String,
+    pub node_count: u32,
+    pub cpus: u32,
+    pub mem_mb: u64,
 }
 
 /// A run ended; `state` is a stored `JobState` value (`REQUEUED` for a requeued run).

@@ -26,6 +26,7 @@ pub fn effective_from(kind: &RecordKind) -> Option<i64> {
         RecordKind::JobStarted(r) => earliest(&[r.start, r.eligible]),
         RecordKind::JobEnded(r) => earliest(&[r.end]),
         RecordKind::JobSuspended(r) => earliest(&[r.at]),
+        RecordKind::JobResized(r) => earliest(&[r.at]),
         RecordKind::NodeEvent(r) => earliest(&[r.at]),
         RecordKind::ClusterCapacity(r) => earliest(&[r.at]),
         RecordKind::Step(_) => None,

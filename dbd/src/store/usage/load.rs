@@ -1,5 +1,5 @@
 //! Reading what a rollup needs: job runs (by the indexes `job_runs_submit` and `job_runs_end`),
-//! their suspensions, and node and capacity events, turned into the pure crate's inputs.
+//! their suspensions and earlier allocations, and node and capacity events, turned into the pure crate's inputs.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +11,7 @@ use super::events::{self, EventRow};
 use super::rows::narrow;
 use crate::store::conn::AnyConnection;
 use crate::store::models::bulk::IN_CHUNK;
+use crate::store::models::job_resizes;
 
 /// The columns of a run the rollups read.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
@@ -140,8 +141,10 @@ pub fn runs_running_in(
     Ok(rows)
 }
 
-/// The runs as the pure rollup sees them, keyed by `key_of`, with their suspensions.
-pub fn job_uses<K>(
+/// The runs as the pure rollup sees them, keyed by `key_of`, with their suspensions. A run
+/// whose allocation changed (failure management) is one use per allocation, each over its own
+/// time (Slurm's RESIZING records): only the first waited, so only it has planned time.
+pub fn job_uses<K: Clone>(
     conn: &mut AnyConnection,
     cluster: &str,
     runs: &[RunRow],
@@ -161,36 +164,70 @@ pub fn job_uses<K>(
             .or_default()
             .push((s.time_start, s.time_end));
     }
-    Ok(runs
+    let first_start = runs
         .iter()
-        .map(|r| {
-            let alloc = TresCounts::new(narrow(r.cpus), narrow(r.mem_mb), narrow(r.node_count));
-            // What a waiting job asks for; the node count it needs is at least one (requested
-            // node counts are not stored).
-            let req = TresCounts::new(
-                if r.req_cpus > 0 {
-                    narrow(r.req_cpus)
-                } else {
-                    alloc.cpu
-                },
-                if r.req_mem_mb > 0 {
-                    narrow(r.req_mem_mb)
-                } else {
-                    alloc.mem
-                },
-                alloc.node.max(1),
-            );
-            JobUse {
-                key: key_of(r),
+        .filter(|r| r.time_start != 0)
+        .map(|r| r.time_start)
+        .min();
+    let resizes = match first_start {
+        Some(t) => job_resizes::ended_after(conn, cluster, t.saturating_sub(1))?,
+        None => BTreeMap::new(),
+    };
+    let mut uses = Vec::with_capacity(runs.len());
+    for r in runs {
+        let alloc = counts(r.cpus, r.mem_mb, r.node_count);
+        // What a waiting job asks for; the node count it needs is at least one (requested
+        // node counts are not stored).
+        let req = TresCounts::new(
+            if r.req_cpus > 0 {
+                narrow(r.req_cpus)
+            } else {
+                alloc.cpu
+            },
+            if r.req_mem_mb > 0 {
+                narrow(r.req_mem_mb)
+            } else {
+                alloc.mem
+            },
+            alloc.node.max(1),
+        );
+        let key = key_of(r);
+        let suspended = suspends.remove(&r.key()).unwrap_or_default();
+        let earlier = resizes.get(&r.key()).map_or(&[][..], Vec::as_slice);
+        if r.time_start == 0 || earlier.is_empty() {
+            uses.push(JobUse {
+                key,
                 eligible: r.time_eligible,
                 start: r.time_start,
                 end: r.time_end,
                 alloc,
                 req,
-                suspended: suspends.remove(&r.key()).unwrap_or_default(),
-            }
-        })
-        .collect())
+                suspended,
+            });
+            continue;
+        }
+        for (i, seg) in job_resizes::segments(r.time_start, r.time_end, earlier)
+            .into_iter()
+            .enumerate()
+        {
+            uses.push(JobUse {
+                key: key.clone(),
+                eligible: if i == 0 { r.time_eligible } else { seg.start },
+                start: seg.start,
+                end: seg.end,
+                alloc: seg
+                    .earlier
+                    .map_or(alloc, |e| counts(e.cpus, e.mem_mb, e.node_count)),
+                req,
+                suspended: suspended.clone(),
+            });
+        }
+    }
+    Ok(uses)
+}
+
+fn counts(cpus: i64, mem_mb: i64, nodes: i64) -> TresCounts {
+    TresCounts::new(narrow(cpus), narrow(mem_mb), narrow(nodes))
 }
 
 /// `cluster`'s capacity periods and node down periods overlapping `[from, to)`.

@@ -145,6 +145,8 @@ pub struct PurgePolicy {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PurgeCounts {
     pub runs: usize,
+    /// Earlier allocations of the purged runs (failure management's resizes).
+    pub resizes: usize,
     pub steps: usize,
     pub suspends: usize,
     pub events: usize,

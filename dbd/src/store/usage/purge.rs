@@ -2,7 +2,7 @@
 //! `PurgeEventAfter`, `PurgeUsageAfter`). Only finished records go (a run, step, suspension or
 //! event still open stays), and never before they are rolled up: a cluster's cut-off is at
 //! most its rolled mark. Hourly usage stays until its day is summed, daily until its month is.
-//! Steps and suspensions go with their jobs at the latest. Purging moves the cluster's purge
+//! Steps and suspensions go with their jobs at the latest, a run's earlier allocations with it. Purging moves the cluster's purge
 //! mark, before which hours are never rolled again (their records are gone).
 
 use crate::db::schema::{
@@ -12,6 +12,7 @@ use diesel::prelude::*;
 use sluice_reports::Calendar;
 
 use super::rows;
+use crate::store::models::job_resizes;
 use super::{PurgeCounts, PurgePolicy};
 use crate::store::conn::AnyConnection;
 use crate::store::error::StoreError;
@@ -49,6 +50,7 @@ pub fn purge(
                     .filter(job_runs::time_end.lt(t)),
             )
             .execute(c)?;
+            counts.resizes += job_resizes::purge_orphans(c, &cluster, t)?;
             purged = purged.max(t);
         }
         if let Some(t) = steps {
