@@ -111,6 +111,19 @@ pub enum AcctRecord {
         /// Memory allocated over all its nodes, in MB.
         mem_mb: u64,
     },
+    /// A running job's allocation changed at `at` (failure management replaced or dropped a
+    /// node) to the one given: accounting ends the record of the allocation before it there
+    /// (Slurm's RESIZING record) so usage counts each allocation for its own time.
+    JobResized {
+        job: FedJobId,
+        run: u32,
+        at: SimTime,
+        node_list: String,
+        node_count: u32,
+        cpus: u32,
+        /// Memory allocated over all its nodes, in MB.
+        mem_mb: u64,
+    },
     /// A job was suspended (`suspended`) or resumed.
     JobSuspended {
         job: FedJobId,

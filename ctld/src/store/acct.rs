@@ -69,6 +69,23 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             mem_mb: *mem_mb,
             eligible: 0,
         }),
+        AcctRecord::JobResized {
+            job,
+            run,
+            at,
+            node_list,
+            node_count,
+            cpus,
+            mem_mb,
+        } => Kind::JobResized(proto::JobResizedRecord {
+            job_id: job.get(),
+            run: *run,
+            at: secs(*at),
+            node_list: node_list.clone(),
+            node_count: *node_count,
+            cpus: *cpus,
+            mem_mb: *mem_mb,
+        }),
         AcctRecord::JobSuspended {
             job,
             run,

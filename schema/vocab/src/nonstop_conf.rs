@@ -76,7 +76,9 @@ pub struct NonstopConf {
     pub control_addr: Option<String>,
     /// `BackupAddr`: the same for the backup controller.
     pub backup_addr: Option<String>,
-    /// `Debug`: verbosity of the failure management log (0 none, 1 info, 2 debug, 3+ trace).
+    /// `Debug`: how much more the failure management logs at info level (0 nothing more;
+    /// 1 what it did to jobs; 2 also the health of their nodes; 3 and above also the spare
+    /// pools).
     pub debug: u8,
 }
 

@@ -180,12 +180,39 @@ pub(crate) fn install(core: &mut Core) {
     spares::refresh(core);
 }
 
-/// Logs what failure management did, as `nonstop.conf`'s `Debug` asks: at debug level with
-/// `Debug=0` (the default), at info level (shown by default) from `Debug=1` on.
-pub(crate) fn note(core: &Core, what: std::fmt::Arguments<'_>) {
-    match core.nonstop.as_ref().map_or(0, |s| s.conf.debug) {
-        0 => tracing::debug!(target: "sluice::nonstop", "{what}"),
-        _ => tracing::info!(target: "sluice::nonstop", "{what}"),
+/// How much a failure-management note tells: `nonstop.conf`'s `Debug=N` logs the notes up to
+/// detail `N` at info level (shown by the controller's default `SlurmctldDebug`); the others
+/// keep their own level, shown only when the controller logs that much anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Detail {
+    /// What changed a job: a node replaced or dropped, a drain, a time extension, a `--no-kill`
+    /// job surviving a failure (`Debug=1`; otherwise at debug level).
+    Action = 1,
+    /// What a job's subscribers hear of its nodes' health, and requests refused for want of a
+    /// spare (`Debug=2`; otherwise at debug level).
+    Health = 2,
+    /// The hot spare pools as recomputed (`Debug=3` and above; otherwise at trace level).
+    Pool = 3,
+}
+
+/// The level a note of `detail` is logged at under `Debug=debug`.
+pub(crate) fn level_of(debug: u8, detail: Detail) -> tracing::Level {
+    if debug >= detail as u8 {
+        tracing::Level::INFO
+    } else if detail == Detail::Pool {
+        tracing::Level::TRACE
+    } else {
+        tracing::Level::DEBUG
+    }
+}
+
+/// Logs what failure management did, as `nonstop.conf`'s `Debug` asks (see [`Detail`]).
+pub(crate) fn note(core: &Core, detail: Detail, what: std::fmt::Arguments<'_>) {
+    let debug = core.nonstop.as_ref().map_or(0, |s| s.conf.debug);
+    match level_of(debug, detail) {
+        tracing::Level::INFO => tracing::info!(target: "sluice::nonstop", "{what}"),
+        tracing::Level::DEBUG => tracing::debug!(target: "sluice::nonstop", "{what}"),
+        _ => tracing::trace!(target: "sluice::nonstop", "{what}"),
     }
 }
 
@@ -291,7 +318,11 @@ pub(crate) fn node_changed(core: &mut Core, out: &mut impl Outbox, now: SimTime,
             Health::Failed => EventKind::Failed,
             Health::Failing => EventKind::Failing,
         };
-        note(core, format_args!("job {id}: node {name} {kind:?}"));
+        note(
+            core,
+            Detail::Health,
+            format_args!("job {id}: node {name} {kind:?}"),
+        );
         emit(core, out, now, id, kind, &name, None);
     }
 }
@@ -355,10 +386,13 @@ pub(crate) fn survives_node_failure(
     let name = &core.nodes.get(failed).name;
     note(
         core,
+        Detail::Action,
         format_args!("job {id}: node {name} failed, the --no-kill job keeps running"),
     );
     true
 }
 
+#[cfg(test)]
+mod log_tests;
 #[cfg(test)]
 mod tests;

@@ -1,15 +1,15 @@
 //! The requests of failure management, each on a running job by its owner or an
 //! administrator: the job's nodes, replace a failed or failing node by a spare, drop a node,
 //! drain a node, extend the time limit within what the job earned. Every change reaches the
-//! accounting daemon (the job's run record with its new nodes, node events) and the job's
-//! subscribers.
+//! accounting daemon (a resize of the job's run, so the allocation before it keeps its own
+//! record as Slurm's RESIZING one; node events) and the job's subscribers.
 
 use super::super::alloc::{self, Unit};
 use super::super::lifecycle::authorize;
 use super::super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::super::registration::drain_node;
 use super::super::{Caller, Core, SimTime};
-use super::{EventKind, Health, NonstopView, emit, health, note, spares, view};
+use super::{Detail, EventKind, Health, NonstopView, emit, health, note, spares, view};
 use crate::conf::TimeLimit;
 use crate::error::CtldError;
 use sluice_vocab::nonstop_conf::UserList;
@@ -83,6 +83,11 @@ pub fn on_replace_node(
     }
     let job = core.jobs.map.get(&id).ok_or(CtldError::InvalidJobId)?;
     let Some(new) = spares::replacement_for(core, job) else {
+        note(
+            core,
+            Detail::Health,
+            format_args!("job {id}: no spare to replace node {node}"),
+        );
         if let Some(r) = rec(core, id)
             && !r.delay_granted
         {
@@ -109,9 +114,10 @@ pub fn on_replace_node(
     let new_name = core.nodes.get(new).name.clone();
     note(
         core,
+        Detail::Action,
         format_args!("job {id}: node {node} replaced by {new_name}"),
     );
-    changed(core, out, id, &[old, new]);
+    changed(core, out, now, id, &[old, new]);
     emit(
         core,
         out,
@@ -165,8 +171,12 @@ pub fn on_drop_node(
         }
         r.seen.remove(&old);
     }
-    note(core, format_args!("job {id}: node {node} dropped"));
-    changed(core, out, id, &[old]);
+    note(
+        core,
+        Detail::Action,
+        format_args!("job {id}: node {node} dropped"),
+    );
+    changed(core, out, now, id, &[old]);
     emit(core, out, now, id, EventKind::Dropped, node, None);
     view(core, id).ok_or(CtldError::InvalidJobId)
 }
@@ -216,14 +226,14 @@ fn swap(core: &mut Core, id: FedJobId, k: usize, new: Option<NodeIdx>) {
     alloc::retake(core, id);
 }
 
-/// After a change of job `id`'s nodes: its run record with the new allocation, the saves and
-/// the spare pools.
-fn changed(core: &mut Core, out: &mut impl Outbox, id: FedJobId, nodes: &[NodeIdx]) {
+/// After a change of job `id`'s nodes at `now`: the resize for accounting (the allocation
+/// before it keeps its own record), the saves and the spare pools.
+fn changed(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId, nodes: &[NodeIdx]) {
     if let (Some(job), Some(a)) = (core.jobs.map.get(&id), core.allocs.get(&id)) {
-        out.accounting(AcctRecord::JobStarted {
+        out.accounting(AcctRecord::JobResized {
             job: id,
             run: job.restarts,
-            start: job.start_time.unwrap_or_default(),
+            at: now,
             node_list: core.nodes.hostlist(&a.nodes),
             node_count: a.nodes.len() as u32,
             cpus: a.total_cpus(),
@@ -293,6 +303,7 @@ pub fn on_extend_time(
     crate::core::update::amend_history(core, out, id);
     note(
         core,
+        Detail::Action,
         format_args!("job {id}: time limit extended by {minutes} minutes"),
     );
     emit(core, out, now, id, EventKind::TimeExtended, "", None);
@@ -390,6 +401,7 @@ fn drain(
     let uid = caller.uid;
     note(
         core,
+        Detail::Action,
         format_args!("node {} drained by uid {uid}", core.nodes.get(i).name),
     );
     drain_node(core, out, now, i, reason, caller.uid);

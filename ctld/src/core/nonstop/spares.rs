@@ -49,7 +49,8 @@ fn pools(core: &Core) -> Vec<Vec<NodeIdx>> {
     out
 }
 
-/// Rebuilds the map of nodes ordinary jobs may take (every node but the spares).
+/// Rebuilds the map of nodes ordinary jobs may take (every node but the spares); a change of
+/// the pools is noted (`Debug=3`).
 pub(crate) fn refresh(core: &mut Core) {
     if core.nonstop.is_none() {
         return;
@@ -58,10 +59,20 @@ pub(crate) fn refresh(core: &mut Core) {
     let Some(state) = core.nonstop.as_mut() else {
         return;
     };
+    let before = state.ordinary.clone();
     state.ordinary.grow(core.nodes.nodes.len());
     state.ordinary.insert_range(..);
     for n in pools.iter().flatten() {
         state.ordinary.set(n.get() as usize, false);
+    }
+    if state.ordinary != before {
+        let spares: Vec<NodeIdx> = pools.into_iter().flatten().collect();
+        let list = core.nodes.hostlist(&spares);
+        super::note(
+            core,
+            super::Detail::Pool,
+            format_args!("hot spares now: {list}"),
+        );
     }
 }
 
