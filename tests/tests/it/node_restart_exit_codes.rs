@@ -102,7 +102,12 @@ fn sluice_up_reports_a_restarted_node_daemon_that_died_at_once() {
     let (addr, port) = (field("NodeAddr="), field("Port="));
     c.kill9_noded("clustern1");
     // The port is still taken (as by a killed daemon not quite gone): the new one cannot bind.
-    let taken = std::net::TcpListener::bind(format!("{addr}:{port}")).unwrap();
+    // (Taken here once the killed daemon's socket is closed.)
+    let mut taken = None;
+    c.wait_for("the killed daemon's port to be free", || {
+        taken = std::net::TcpListener::bind(format!("{addr}:{port}")).ok();
+        taken.is_some()
+    });
     let out = c.sluice(&["up", "--detach"]);
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
