@@ -286,6 +286,16 @@ async fn stream_node(
             }
             resp.into_inner()
         }
+        // The connection broke during the launch (the daemon killed once the tasks may have
+        // started): whether they run is for the daemon back to say.
+        Err(status) if cut(&status) => {
+            let _ = tx.send(Event::Lost {
+                node,
+                text: status_text(&status, Asker::Jobs),
+            });
+            reattach(node, &mut client, (job, step), tx).await;
+            return;
+        }
         Err(status) => {
             let _ = tx.send(Event::Failed {
                 node,
@@ -333,10 +343,20 @@ async fn reattach(
             Ok(resp) => {
                 let _ = tx.send(Event::Back { node });
                 let mut stream = resp.into_inner();
-                while let Ok(Some(msg)) = stream.message().await {
-                    forward(node, msg, tx);
+                loop {
+                    match stream.message().await {
+                        Ok(Some(msg)) => forward(node, msg, tx),
+                        Ok(None) => return,
+                        // Gone again (killed once more) before the tasks ended: wait again.
+                        Err(s) => {
+                            let _ = tx.send(Event::Lost {
+                                node,
+                                text: status_text(&s, Asker::Jobs),
+                            });
+                            break;
+                        }
+                    }
                 }
-                return;
             }
             Err(s) if away(&s) && Instant::now() < deadline => {}
             Err(s) => {
@@ -350,12 +370,28 @@ async fn reattach(
     }
 }
 
-/// Whether `status` says the node daemon is not there (yet).
-fn away(status: &tonic::Status) -> bool {
+/// Whether `status` says an established connection broke (rather than none being made, or
+/// the daemon answering no).
+fn cut(status: &tonic::Status) -> bool {
     use tonic::Code;
     matches!(
         status.code(),
-        Code::Unavailable | Code::Unknown | Code::Cancelled | Code::DeadlineExceeded
+        Code::Unknown | Code::Cancelled | Code::Internal | Code::OutOfRange | Code::Aborted
+    )
+}
+
+/// Whether `status` says the node daemon is not there (yet), or went away again while asked:
+/// anything but its answer about the step.
+fn away(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    !matches!(
+        status.code(),
+        Code::NotFound
+            | Code::PermissionDenied
+            | Code::InvalidArgument
+            | Code::FailedPrecondition
+            | Code::Unimplemented
+            | Code::Unauthenticated
     )
 }
 

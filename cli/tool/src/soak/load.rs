@@ -88,12 +88,15 @@ pub fn long_step_args(seq: u32, cluster: usize, node: &str, work: &Path) -> (Job
         marker = marker.display(),
         started = started.display(),
     );
+    // Its output (srun's messages) is kept beside the marker, to tell what became of the step.
+    let mut out = started.clone().into_os_string();
+    out.push(".out");
     let args = vec![
         "--parsable".to_string(),
         "-J".into(),
         spec.name(),
         "-o".into(),
-        "/dev/null".into(),
+        out.to_string_lossy().into_owned(),
         "-w".into(),
         node.to_string(),
         "--wrap".into(),
