@@ -17,8 +17,8 @@ use std::time::Duration;
 use crate::jobs::Part;
 use crate::node::{Node, unix_now};
 use crate::outbox::{ExitReport, NodeScript};
-use crate::{job_scripts, launch_request, prolog};
 use crate::supervise::Ended;
+use crate::{job_scripts, launch_request, prolog};
 
 /// The exit code reported for a job whose real status is lost (its supervisor was killed).
 pub const UNKNOWN_EXIT_CODE: i32 = 1;
@@ -220,7 +220,10 @@ async fn run_epilog(node: &Node, job: u32) -> bool {
         return true;
     }
     let Some(req) = launch_request::load(node, job) else {
-        tracing::warn!(job, "no launch request kept for this job: its epilog cannot run");
+        tracing::warn!(
+            job,
+            "no launch request kept for this job: its epilog cannot run"
+        );
         return true;
     };
     let Some(env) = job_scripts::epilog_env(node, &req) else {

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use sluice_wire::proto::LaunchBatchRequest;
 
 use crate::adopt;
-use crate::launch_request;
 use crate::env::Env;
+use crate::launch_request;
 use crate::node::{Node, unix_now};
 use crate::outbox::{ExitReport, NodeScript};
 use crate::prolog::{self, Context};

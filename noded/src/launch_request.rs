@@ -45,7 +45,11 @@ pub async fn save(node: &Node, req: &LaunchBatchRequest) {
     let target = path.clone();
     let written = tokio::task::spawn_blocking(move || write_atomically(&target, &bytes)).await;
     if let Err(e) = written.map_err(std::io::Error::other).and_then(|r| r) {
-        tracing::warn!(job = req.job_id, "cannot keep the launch request {}: {e}", path.display());
+        tracing::warn!(
+            job = req.job_id,
+            "cannot keep the launch request {}: {e}",
+            path.display()
+        );
     }
 }
 

@@ -229,14 +229,20 @@ impl NodeDaemon for NodeService {
             }
         };
         self.node.steps.delivered(job_id, step_id);
-        tracing::info!(job = job_id, step = step_id, "adopted step's exits given to srun");
+        tracing::info!(
+            job = job_id,
+            step = step_id,
+            "adopted step's exits given to srun"
+        );
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         let last = StepOutput {
             exits,
             ..Default::default()
         };
         let _ = tx.send(Ok(last)).await;
-        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(rx)))
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
+            rx,
+        )))
     }
 
     async fn run_prolog(&self, req: Request<LaunchBatchRequest>) -> Result<Response<Ack>, Status> {

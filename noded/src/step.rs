@@ -27,9 +27,9 @@ use crate::jobs::{Part, signal_group};
 use crate::node::Node;
 use crate::spawn::{self, RunAs, TaskIo};
 use crate::stdin::Waiting;
+use crate::step_adopt;
 use crate::step_io;
 use crate::supervise::Ended;
-use crate::step_adopt;
 
 /// The stream of a step's output, as the service returns it.
 pub type OutputStream = ReceiverStream<Result<StepOutput, tonic::Status>>;

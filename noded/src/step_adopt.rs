@@ -183,7 +183,10 @@ pub async fn adopt_steps(node: &Arc<Node>) {
         match parse_record(&text) {
             Some(record) => steps.entry((job, step)).or_default().push((rank, record)),
             None => {
-                tracing::warn!("{}: not a task's launch record, removed", entry.path().display());
+                tracing::warn!(
+                    "{}: not a task's launch record, removed",
+                    entry.path().display()
+                );
                 TaskFiles::new(node, job, step, rank).clear();
             }
         }
@@ -194,7 +197,8 @@ pub async fn adopt_steps(node: &Arc<Node>) {
             node.jobs.add_group(job, Part::Step(step), record.pgid);
         }
         let (tx, exits) = watch::channel(None);
-        node.steps.with(|m| m.insert((job, step), Adopted { uid, exits }));
+        node.steps
+            .with(|m| m.insert((job, step), Adopted { uid, exits }));
         tracing::info!(
             job,
             step,
@@ -269,7 +273,10 @@ async fn task_end(files: &TaskFiles, record: TaskRecord) -> Option<Ended> {
 fn stepd_alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().to_string()))
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().to_string())
+        })
         .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
 }
 
@@ -315,7 +322,11 @@ mod tests {
         };
         tx.send_replace(Some(vec![exit()]));
         assert_eq!(steps.wait(5, 0, 1000, false).await, Ok(vec![exit()]));
-        assert_eq!(steps.wait(5, 0, 0, true).await, Ok(vec![exit()]), "an admin");
+        assert_eq!(
+            steps.wait(5, 0, 0, true).await,
+            Ok(vec![exit()]),
+            "an admin"
+        );
         steps.delivered(5, 0);
         assert_eq!(steps.wait(5, 0, 0, true).await, Err(AwaitError::Unknown));
     }

@@ -9,10 +9,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
 use crate::jobs::signal_group;
 use crate::node::{Node, unix_now};
 use crate::outbox::{ExitReport, NodeScript};
+use nix::sys::signal::Signal;
 
 /// How often a killed job's process groups are looked at.
 const POLL: Duration = Duration::from_secs(1);
@@ -60,7 +60,10 @@ impl Watching {
     }
 
     fn release(&self, job: u32) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&job);
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&job);
     }
 }
 

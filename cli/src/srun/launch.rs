@@ -339,7 +339,10 @@ async fn reattach(
     loop {
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(REATTACH_PAUSE);
-        match client.await_step(AwaitStepRequest { job_id, step_id }).await {
+        match client
+            .await_step(AwaitStepRequest { job_id, step_id })
+            .await
+        {
             Ok(resp) => {
                 let _ = tx.send(Event::Back { node });
                 let mut stream = resp.into_inner();

@@ -113,7 +113,13 @@ pub(crate) fn whole_job_report(
 /// failed`) and, when the job's end waits for its batch script there (killed, completing),
 /// the job ends now as it was killed, leaving the stuck processes to the drained node, as
 /// Slurm does.
-fn kill_task_failed(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId, node: &str) {
+fn kill_task_failed(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    node: &str,
+) {
     drain_for(core, out, now, node, KILL_TASK_FAILED);
     let Some(job) = core.jobs.map.get(&id) else {
         return;

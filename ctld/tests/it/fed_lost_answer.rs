@@ -222,7 +222,11 @@ async fn a_refusal_after_a_lost_answer_withdraws_what_was_recorded() {
         .try_submit(runtime_support::job("refused"))
         .await
         .unwrap_err();
-    assert_eq!(loss.calls(), 2, "recorded, answer lost, refused when asked again");
+    assert_eq!(
+        loss.calls(),
+        2,
+        "recorded, answer lost, refused when asked again"
+    );
     assert_eq!(refused.message(), "Unable to connect to database");
     let id = (1 << 26) | 1;
     let info = dbd

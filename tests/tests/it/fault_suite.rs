@@ -54,5 +54,8 @@ fn every_job_ends_once_with_its_true_exit_code_whatever_is_killed_or_stopped() {
     assert_eq!(report.faults.len(), 6, "every kind of fault:\n{text}");
     // Every node daemon killed had an srun step running (its job ends 0 only when srun got
     // the step's true exit after the daemon came back).
-    assert!(report.steps_cut >= 1, "a node daemon killed under a step:\n{text}");
+    assert!(
+        report.steps_cut >= 1,
+        "a node daemon killed under a step:\n{text}"
+    );
 }

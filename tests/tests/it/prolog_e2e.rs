@@ -384,7 +384,11 @@ fn with_prolog_flags_alloc_every_node_runs_the_prolog_at_allocation() {
     let out = c.ok("srun", &["-N", "2", "-n", "1", "true"]);
     assert_eq!(out, "");
     let alloc = c.ok("sacct", &["-n", "-X", "-P", "-o", "JobID"]);
-    let last = alloc.lines().filter_map(|l| l.trim().parse::<u32>().ok()).max().unwrap();
+    let last = alloc
+        .lines()
+        .filter_map(|l| l.trim().parse::<u32>().ok())
+        .max()
+        .unwrap();
     assert!(last > job, "{alloc}");
     for node in ["clustern1", "clustern2"] {
         let path = d.join(format!("prolog.{last}.{node}.env"));

@@ -34,7 +34,11 @@ fn a_node_daemon_killed_while_the_prolog_runs_launches_the_job_again() {
     let job = c.sbatch(&["--wrap", "echo ran > ran.out"]);
     let runs = dir.path().join("runs");
     c.wait_for("the first prolog to start", || runs.exists());
-    let first: i32 = std::fs::read_to_string(&runs).unwrap().trim().parse().unwrap();
+    let first: i32 = std::fs::read_to_string(&runs)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     c.kill9_noded("clustern1");
     c.up();
     c.wait_for("the prolog to run again", || {
@@ -48,7 +52,15 @@ fn a_node_daemon_killed_while_the_prolog_runs_launches_the_job_again() {
     assert_eq!(c.read("ran.out"), "ran\n");
     let acct = c.ok(
         "sacct",
-        &["-n", "-X", "-P", "-o", "State,ExitCode", "-j", &job.to_string()],
+        &[
+            "-n",
+            "-X",
+            "-P",
+            "-o",
+            "State,ExitCode",
+            "-j",
+            &job.to_string(),
+        ],
     );
     assert_eq!(acct.trim(), "COMPLETED|0:0");
 }
@@ -69,7 +81,9 @@ fn an_adopted_job_runs_its_epilog_when_it_ends() {
         "--wrap",
         "touch started; while [ ! -e go ]; do sleep 0.1; done; exit 4",
     ]);
-    let record = c.dir().join(format!("cluster/spool/clustern1/launches/{job}"));
+    let record = c
+        .dir()
+        .join(format!("cluster/spool/clustern1/launches/{job}"));
     c.wait_for("the launch record", || record.exists());
     c.kill9_noded("clustern1");
     c.up();
@@ -78,11 +92,22 @@ fn an_adopted_job_runs_its_epilog_when_it_ends() {
     let path = dir.path().join(format!("epilog.{job}.env"));
     c.wait_for("the epilog of the adopted job", || path.exists());
     let env = std::fs::read_to_string(&path).unwrap();
-    assert!(env.contains("SLURM_SCRIPT_CONTEXT=epilog_slurmd\n"), "{env}");
+    assert!(
+        env.contains("SLURM_SCRIPT_CONTEXT=epilog_slurmd\n"),
+        "{env}"
+    );
     assert!(env.contains("SLURMD_NODENAME=clustern1\n"), "{env}");
     let acct = c.ok(
         "sacct",
-        &["-n", "-X", "-P", "-o", "State,ExitCode", "-j", &job.to_string()],
+        &[
+            "-n",
+            "-X",
+            "-P",
+            "-o",
+            "State,ExitCode",
+            "-j",
+            &job.to_string(),
+        ],
     );
     assert_eq!(acct.trim(), "FAILED|4:0");
 }

@@ -23,17 +23,33 @@ fn a_node_daemon_killed_under_an_srun_step_loses_no_exit_code() {
     c.up();
     std::fs::write(c.work.join("go"), "").unwrap();
     assert_eq!(c.wait_done(job), "COMPLETED");
-    assert_eq!(c.read("srun.rc"), "srun=7\n", "srun has the task's exit code");
+    assert_eq!(
+        c.read("srun.rc"),
+        "srun=7\n",
+        "srun has the task's exit code"
+    );
     let step = format!("{job}.0");
     c.wait_for("the step's record", || {
         let out = c.cmd(
             "sacct",
-            &["-n", "-P", "-o", "JobID,State,ExitCode", "-j", &job.to_string()],
+            &[
+                "-n",
+                "-P",
+                "-o",
+                "JobID,State,ExitCode",
+                "-j",
+                &job.to_string(),
+            ],
         );
-        out.stdout.lines().any(|l| l == format!("{step}|FAILED|7:0"))
+        out.stdout
+            .lines()
+            .any(|l| l == format!("{step}|FAILED|7:0"))
     });
     let out = c.read("job.out");
-    assert!(out.contains("before\n"), "the output before the kill: {out}");
+    assert!(
+        out.contains("before\n"),
+        "the output before the kill: {out}"
+    );
     assert!(
         out.contains("srun: error: clustern1: lost the connection to the node daemon"),
         "{out}"

@@ -57,7 +57,10 @@ impl Drop for Frozen {
 }
 
 #[test]
-#[cfg_attr(not(test_as_root), ignore = "needs root to freeze a process in a cgroup")]
+#[cfg_attr(
+    not(test_as_root),
+    ignore = "needs root to freeze a process in a cgroup"
+)]
 fn a_process_surviving_sigkill_drains_the_node_kill_task_failed() {
     assert!(
         Path::new(FREEZER).join("cgroup.procs").exists(),
@@ -86,6 +89,8 @@ fn a_process_surviving_sigkill_drains_the_node_kill_task_failed() {
 
     // Thawed, the pending SIGKILL ends it; its cgroup empties and is removed.
     cgroup.set("THAWED");
-    c.wait_for("the thawed script to end", || cgroup.tasks().trim().is_empty());
+    c.wait_for("the thawed script to end", || {
+        cgroup.tasks().trim().is_empty()
+    });
     drop(cgroup);
 }

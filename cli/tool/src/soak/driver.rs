@@ -15,8 +15,8 @@ use super::SoakError;
 use super::faults::{self, Blow, Fault, FaultKind};
 use super::load::{self, Ledger};
 use super::site::{DaemonId, Site};
-use crate::up::daemons::Kind;
 use super::verdict::{self, Verdict};
+use crate::up::daemons::Kind;
 
 /// How long the soak lasts.
 #[derive(Debug, Clone, Copy)]
@@ -186,10 +186,18 @@ const STEP_START_TIMEOUT: Duration = Duration::from_secs(30);
 /// Starts a job whose `srun` step runs on `noded`'s node (see [`load::long_step_args`]) and
 /// waits until the step runs; whether it does (the node may be busy or down).
 fn step_running_on(site: &Site, noded: &DaemonId, ledger: &mut Ledger) -> Result<bool, SoakError> {
-    let Some((cluster, node)) = site.clusters.iter().enumerate().find_map(|(i, (name, _, nodes))| {
-        let node = noded.id.strip_prefix(&format!("noded-{name}-"))?;
-        nodes.iter().any(|n| n == node).then(|| (i, node.to_string()))
-    }) else {
+    let Some((cluster, node)) =
+        site.clusters
+            .iter()
+            .enumerate()
+            .find_map(|(i, (name, _, nodes))| {
+                let node = noded.id.strip_prefix(&format!("noded-{name}-"))?;
+                nodes
+                    .iter()
+                    .any(|n| n == node)
+                    .then(|| (i, node.to_string()))
+            })
+    else {
         return Ok(false);
     };
     let seq = u32::try_from(ledger.submitted()).unwrap_or(u32::MAX);

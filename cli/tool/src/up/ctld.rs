@@ -125,9 +125,15 @@ mod tests {
             ..Default::default()
         };
         let fresh = Fresh(vec![("n1".into(), 1_000)]);
-        assert!(!fresh.counts(&node("n1", 999)), "the killed daemon's registration");
+        assert!(
+            !fresh.counts(&node("n1", 999)),
+            "the killed daemon's registration"
+        );
         assert!(fresh.counts(&node("n1", 1_000)));
-        assert!(fresh.counts(&node("n2", 5)), "already running: any registration");
+        assert!(
+            fresh.counts(&node("n2", 5)),
+            "already running: any registration"
+        );
         let unknown = NodeInfo {
             state: "UNKNOWN".into(),
             ..node("n2", 5)

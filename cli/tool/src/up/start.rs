@@ -203,7 +203,9 @@ async fn bring_up(plan: &Plan, args: &UpArgs, run: &mut Run) -> Result<(), UpErr
         for (node, address) in cluster.nodes.iter().zip(&cluster.node_addresses) {
             let started = run.ensure(plan, Daemon::noded(cluster, node, address.clone()))?;
             if let Some(s) = started.and_then(|i| run.started.get(i)) {
-                fresh.0.push((node.clone(), u32::try_from(s.pid).unwrap_or(0)));
+                fresh
+                    .0
+                    .push((node.clone(), u32::try_from(s.pid).unwrap_or(0)));
             }
         }
         let nodes = ctld::wait_nodes(
