@@ -232,12 +232,16 @@ async fn run_epilog(node: &Node, job: u32) -> bool {
     job_scripts::run_epilog(node, job, &env).await
 }
 
-/// Queues `report`, the end of a batch run, and once it is kept drops the run's launch record.
+/// Queues `report`, the end of a batch run, forgets the run, and once the report is kept drops
+/// the run's launch record.
 pub async fn report_end(node: &Node, report: ExitReport) {
-    let job = report.job_id;
+    let (job, restart) = (report.job_id, report.restart);
+    let kept = node.outbox.push(report).await;
+    // Listed as running no more: its end is queued (and so still told at registration).
+    node.jobs.finish_batch(job, restart);
     // A report kept in memory only (the spool is full) leaves the launch record, so a
     // restarted daemon still finds the run and reports it.
-    if node.outbox.push(report).await {
+    if kept {
         forget_launch(node, job).await;
     }
 }
