@@ -66,6 +66,7 @@ fn suspend_all() -> Duration {
             tmp_disk_mb: 0,
             boot_time: fx.now,
             jobs: Vec::new(),
+            pid: 0,
         };
         on_node_registered(&mut fx.core, &mut sink, fx.now, reg).expect("registered");
     }

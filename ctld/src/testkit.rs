@@ -140,6 +140,7 @@ impl CoreFixture {
                 tmp_disk_mb: n.tmp_disk_mb,
                 boot_time: self.now,
                 jobs: Vec::new(),
+                pid: 0,
             })
             .collect();
         for reg in regs {

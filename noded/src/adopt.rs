@@ -16,8 +16,9 @@ use std::time::Duration;
 
 use crate::jobs::Part;
 use crate::node::{Node, unix_now};
-use crate::outbox::ExitReport;
+use crate::outbox::{ExitReport, NodeScript};
 use crate::supervise::Ended;
+use crate::{job_scripts, launch_request, prolog};
 
 /// The exit code reported for a job whose real status is lost (its supervisor was killed).
 pub const UNKNOWN_EXIT_CODE: i32 = 1;
@@ -40,9 +41,16 @@ pub fn status_path(node: &Node, job: u32) -> PathBuf {
         .join(format!("{job}.{STATUS_SUFFIX}"))
 }
 
-/// Drops `job`'s launch record (and its status) once its end is queued.
+/// Drops `job`'s launch record (and its status, kept request and prolog mark) once its end
+/// is queued.
 pub async fn forget_launch(node: &Node, job: u32) {
-    for path in [record_path(node, job), status_path(node, job)] {
+    let kept = [
+        record_path(node, job),
+        status_path(node, job),
+        launch_request::request_path(node, job),
+        launch_request::prolog_path(node, job),
+    ];
+    for path in kept {
         if let Err(e) = tokio::fs::remove_file(&path).await
             && e.kind() != std::io::ErrorKind::NotFound
         {
@@ -58,8 +66,9 @@ pub async fn adopt_orphans(node: &Arc<Node>) {
     };
     while let Ok(Some(entry)) = entries.next_entry().await {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(STATUS_SUFFIX) || name.ends_with(".tmp") {
-            // A status is read with its record; one without is removed with the record's end.
+        if name.contains('.') {
+            // A status, kept request or prolog mark is read with its record (or, without one,
+            // by `launch_request::resume_interrupted`); `.tmp` files are half written.
             continue;
         }
         let text = tokio::fs::read_to_string(entry.path())
@@ -88,10 +97,22 @@ pub async fn adopt_orphans(node: &Arc<Node>) {
             );
             node.jobs.claim_batch(job, restart);
             node.jobs.add_group(job, Part::Batch, pgid);
+            // Its steps here run no prolog of their own; its end runs the epilog.
+            if let Some(req) = launch_request::load(node, job) {
+                let env = prolog::script_env(&req, node.facts(), prolog::Context::Prolog);
+                node.here.first(job, env);
+            }
             tokio::spawn(watch(Arc::clone(node), job, restart, pgid, stepd));
         } else {
-            let status = final_status(node, job, stepd).await;
-            ended(node, job, restart, status).await;
+            // Listed as running until its end (after its epilog) is queued.
+            node.jobs.claim_batch(job, restart);
+            let node = Arc::clone(node);
+            tokio::spawn(async move {
+                let status = final_status(&node, job, stepd).await;
+                ended(&node, job, restart, status).await;
+                node.jobs.finish_batch(job, restart);
+                node.spool.remove_job_dir(job).await;
+            });
         }
     }
 }
@@ -122,6 +143,7 @@ async fn watch(node: Arc<Node>, job: u32, restart: u32, pgid: i32, stepd: u32) {
         tokio::time::sleep(WATCH_INTERVAL).await;
     }
     let status = final_status(&node, job, stepd).await;
+    node.here.forget(job);
     ended(&node, job, restart, status).await;
     node.jobs.finish_batch(job, restart);
     node.spool.remove_job_dir(job).await;
@@ -175,6 +197,7 @@ async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
             }
         }
     };
+    let epilog_ok = run_epilog(node, job).await;
     let report = ExitReport {
         job_id: job,
         restart,
@@ -183,18 +206,42 @@ async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
         at: unix_now(),
         // Its processes were not sampled by this daemon: usage unknown.
         usage: None,
-        failed: None,
+        failed: (!epilog_ok).then_some(NodeScript::Epilog),
         whole_job: false,
     };
     report_end(node, report).await;
 }
 
-/// Queues `report`, the end of a batch run, and once it is kept drops the run's launch record.
+/// Runs `Epilog` for an adopted job with the environment of its kept launch request, as the
+/// daemon that started it would have; `false` when it failed. A job launched before requests
+/// were kept runs none (logged).
+async fn run_epilog(node: &Node, job: u32) -> bool {
+    if node.config.prolog.epilog.is_none() {
+        return true;
+    }
+    let Some(req) = launch_request::load(node, job) else {
+        tracing::warn!(
+            job,
+            "no launch request kept for this job: its epilog cannot run"
+        );
+        return true;
+    };
+    let Some(env) = job_scripts::epilog_env(node, &req) else {
+        return true;
+    };
+    job_scripts::run_epilog(node, job, &env).await
+}
+
+/// Queues `report`, the end of a batch run, forgets the run, and once the report is kept drops
+/// the run's launch record.
 pub async fn report_end(node: &Node, report: ExitReport) {
-    let job = report.job_id;
+    let (job, restart) = (report.job_id, report.restart);
+    let kept = node.outbox.push(report).await;
+    // Listed as running no more: its end is queued (and so still told at registration).
+    node.jobs.finish_batch(job, restart);
     // A report kept in memory only (the spool is full) leaves the launch record, so a
     // restarted daemon still finds the run and reports it.
-    if node.outbox.push(report).await {
+    if kept {
         forget_launch(node, job).await;
     }
 }
@@ -206,7 +253,8 @@ async fn group_alive(pgid: i32) -> bool {
         .unwrap_or(false)
 }
 
-fn scan_group(proc_root: &Path, pgid: i32) -> bool {
+/// Whether any live (not zombie) process under `proc_root` is in process group `pgid`.
+pub fn scan_group(proc_root: &Path, pgid: i32) -> bool {
     let Ok(entries) = std::fs::read_dir(proc_root) else {
         return false;
     };

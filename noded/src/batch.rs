@@ -28,7 +28,7 @@ use crate::outbox::{ExitReport, NodeScript};
 use crate::pattern::{self, PatternVars, StepKind};
 use crate::spawn::{self, RunAs};
 use crate::supervise::Ended;
-use crate::{adopt, env, job_scripts};
+use crate::{adopt, env, job_scripts, launch_request};
 
 /// SIGKILL's number, reported for a script killed before it started.
 const SIGKILL: i32 = 9;
@@ -50,6 +50,9 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
         );
         return Ok(());
     }
+    // Kept until the run's end is queued: a restart of this daemon neither loses the launch
+    // (while its prolog runs) nor the epilog of an adopted script.
+    launch_request::save(node, &req).await;
     // Steps of the job here run no prolog of their own; the script's end runs the epilog.
     let here_env = crate::prolog::script_env(&req, node.facts(), crate::prolog::Context::Prolog);
     node.here.first(job, here_env);
@@ -96,6 +99,8 @@ async fn begin(node: &Arc<Node>, req: &LaunchBatchRequest) -> Result<(), NodedEr
         Err(e) => {
             node.jobs.finish_batch(job, restart);
             node.spool.remove_job_dir(job).await;
+            // Nothing started that a restarted daemon should find.
+            adopt::forget_launch(node, job).await;
             Err(e)
         }
     }
@@ -115,6 +120,8 @@ async fn report_not_started(node: &Arc<Node>, job: u32, restart: u32, (code, sig
         whole_job: false,
     };
     adopt::report_end(node, report).await;
+    // No script ran: nothing a restarted daemon should find.
+    adopt::forget_launch(node, job).await;
     node.jobs.finish_batch(job, restart);
     node.spool.remove_job_dir(job).await;
 }

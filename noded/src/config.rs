@@ -57,6 +57,8 @@ pub struct NodedConfig {
     pub warnings: Vec<ConfWarning>,
     /// The batch scripts' supervisor program (see [`crate::supervise`]).
     pub stepd: PathBuf,
+    /// `UnkillableStepTimeout` in seconds (see [`crate::unkillable`]).
+    pub unkillable_secs: u32,
 }
 
 impl NodedConfig {
@@ -124,6 +126,7 @@ impl NodedConfig {
                 .collect(),
             node_name,
             stepd: crate::supervise::default_program(),
+            unkillable_secs: conf.unkillable_step_timeout,
         })
     }
 

@@ -20,7 +20,7 @@ use crate::config::NodedConfig;
 use crate::error::NodedError;
 use crate::node::Node;
 use crate::service::NodeService;
-use crate::{adopt, link};
+use crate::{adopt, launch_request, link, step_adopt};
 
 /// Binds the node's `NodeAddr:Port` (port 0 picks a free port). Done before daemonizing and
 /// before the runtime exists, so a taken port is reported on the terminal.
@@ -75,6 +75,8 @@ impl Prepared {
             })?;
         let client = ControllerClient::new(channel);
         adopt::adopt_orphans(&self.node).await;
+        step_adopt::adopt_steps(&self.node).await;
+        launch_request::resume_interrupted(&self.node).await;
         let registrar = tokio::spawn(link::keep_registered(
             Arc::clone(&self.node),
             client.clone(),

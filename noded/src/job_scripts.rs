@@ -13,6 +13,7 @@ use sluice_wire::proto::LaunchBatchRequest;
 
 use crate::adopt;
 use crate::env::Env;
+use crate::launch_request;
 use crate::node::{Node, unix_now};
 use crate::outbox::{ExitReport, NodeScript};
 use crate::prolog::{self, Context};
@@ -34,10 +35,17 @@ pub async fn run_prolog(node: &Node, req: &LaunchBatchRequest) -> bool {
     };
     let env = prolog::script_env(req, node.facts(), Context::Prolog);
     let timeout = node.config.prolog.timeout_secs;
-    match prolog::run(program, &env, Path::new(ROOT_DIR), None, timeout).await {
+    let job = req.job_id;
+    // Its process group is kept while it runs: a restarted daemon kills it before it launches
+    // the job again (see `launch_request`).
+    let recorded = |pgid| launch_request::prolog_running(node, job, Some(pgid));
+    let result =
+        prolog::run_watched(program, &env, Path::new(ROOT_DIR), None, timeout, recorded).await;
+    launch_request::prolog_running(node, job, None);
+    match result {
         Ok(_) => true,
         Err(why) => {
-            tracing::error!(job = req.job_id, "prolog failed: {why}");
+            tracing::error!(job, "prolog failed: {why}");
             false
         }
     }
@@ -116,10 +124,10 @@ pub async fn report_prolog_failure(node: &Arc<Node>, job: u32, restart: u32) {
         failed: Some(NodeScript::Prolog),
         whole_job: false,
     };
-    // Only once the report is on disk may the launch record go.
-    if node.outbox.push(report).await {
-        adopt::forget_launch(node, job).await;
-    }
+    node.outbox.push(report).await;
+    // No script ran: nothing a restarted daemon should find (not even when the report is
+    // kept in memory only, which would launch the job again).
+    adopt::forget_launch(node, job).await;
     node.jobs.finish_batch(job, restart);
     node.spool.remove_job_dir(job).await;
 }

@@ -125,6 +125,15 @@ impl JobTable {
         })
     }
 
+    /// Every process group of `job` here.
+    pub fn groups(&self, job: u32) -> Vec<i32> {
+        self.with(|jobs| {
+            jobs.get(&job)
+                .map(|p| p.parts.values().flatten().copied().collect())
+                .unwrap_or_default()
+        })
+    }
+
     /// Whether `job` has processes here.
     pub fn contains(&self, job: u32) -> bool {
         self.with(|jobs| jobs.contains_key(&job))

@@ -7,10 +7,13 @@
 //! [`batch`] and [`step`] start processes through [`spawn`] with the environment of [`env`] and
 //! the output names of [`pattern`]; [`jobs`] tracks their process groups; [`link`] talks to the
 //! controller and [`outbox`] keeps exit reports in the [`spool`] until acknowledged; a batch
-//! script runs under its own [`supervise`]or process (`sluice-stepd`), and [`adopt`] takes back
-//! the jobs that outlived a restart of the daemon, with their true exit status; [`job_scripts`]
+//! script runs under its own [`supervise`]or process (`sluice-stepd`), an srun task under
+//! [`supervise_task`] (taken back after a restart by [`step_adopt`]), and [`adopt`] takes back
+//! the jobs that outlived a restart of the daemon, with their true exit status (and
+//! [`launch_request`] the launches a restart interrupted, and adopted jobs' epilogs); [`job_scripts`]
 //! runs slurm.conf's prolog and epilog programs around a batch script through [`prolog`],
-//! [`node_scripts`] on the nodes running only a job's steps.
+//! [`node_scripts`] on the nodes running only a job's steps; [`unkillable`] watches a killed
+//! job's processes (`UnkillableStepTimeout`).
 
 pub mod acct;
 pub mod adopt;
@@ -22,6 +25,7 @@ pub mod env;
 pub mod error;
 pub mod job_scripts;
 pub mod jobs;
+pub mod launch_request;
 pub mod link;
 pub mod node;
 pub mod node_scripts;
@@ -34,8 +38,11 @@ pub mod spawn;
 pub mod spool;
 pub mod stdin;
 pub mod step;
+pub mod step_adopt;
 pub mod step_io;
 pub mod supervise;
+pub mod supervise_task;
+pub mod unkillable;
 
 pub use config::NodedConfig;
 pub use daemon::{Prepared, bind, serve};

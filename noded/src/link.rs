@@ -75,6 +75,7 @@ pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
             running_jobs: node.reported_jobs(),
             addr: c.addr.clone(),
             port: u32::from(node.port),
+            pid: std::process::id(),
         };
         // Asked before registering, so a restart right after is noticed at the next beat.
         let started = ctld_started(&mut client).await;
@@ -204,6 +205,7 @@ async fn send(node: &Node, client: &mut CtldClient, r: &ExitReport) -> Sent {
             None => NodeScriptFailure::None,
             Some(NodeScript::Prolog) => NodeScriptFailure::Prolog,
             Some(NodeScript::Epilog) => NodeScriptFailure::Epilog,
+            Some(NodeScript::KillTask) => NodeScriptFailure::KillTask,
         } as i32,
     };
     match client.job_exited(request(req)).await {

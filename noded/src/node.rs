@@ -14,6 +14,8 @@ use crate::node_scripts::JobsHere;
 use crate::outbox::ExitOutbox;
 use crate::spool::Spool;
 use crate::stdin::StdinTable;
+use crate::step_adopt::AdoptedSteps;
+use crate::unkillable::Watching;
 
 /// One node daemon's shared state.
 #[derive(Debug)]
@@ -34,6 +36,10 @@ pub struct Node {
     pub here: JobsHere,
     /// Tasks being sampled now, for `sstat`.
     pub live: LiveTable,
+    /// Killed jobs whose processes are watched (`UnkillableStepTimeout`).
+    pub kill_watch: Watching,
+    /// srun steps adopted after a restart, until srun has their exits.
+    pub steps: AdoptedSteps,
 }
 
 impl Node {
@@ -50,6 +56,8 @@ impl Node {
             stdin: StdinTable::default(),
             here: JobsHere::default(),
             live: LiveTable::default(),
+            kill_watch: Watching::default(),
+            steps: AdoptedSteps::default(),
         })
     }
 

@@ -1,7 +1,9 @@
 //! `Prolog` and `Epilog` on the nodes of a job that run no batch script of it (the other nodes
 //! of a batch job, every node of an `srun` allocation): the prolog runs before the job's first
-//! step here, the epilog once the controller ends the job here (`Terminate`) and its processes
-//! are gone. The batch host runs both around the script ([`crate::job_scripts`]).
+//! step here, or with `PrologFlags=Alloc` when the controller allocates the job (a step that
+//! comes meanwhile waits for it); the epilog once the controller ends the job here
+//! (`Terminate`) and its processes are gone. The batch host runs both around the script
+//! ([`crate::job_scripts`]).
 //!
 //! A failure goes to the controller as a report about the job on this node (not about a
 //! step): a failed prolog also refuses the step.
@@ -11,7 +13,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sluice_wire::proto::RunStepRequest;
+use sluice_wire::proto::{LaunchBatchRequest, RunStepRequest};
+use tokio::sync::watch;
 
 use crate::env::Env;
 use crate::node::{Node, unix_now};
@@ -24,25 +27,54 @@ const GONE_POLL: Duration = Duration::from_millis(100);
 const GONE_POLLS: u32 = 600;
 
 /// Jobs that ran here (a prolog, a script or a step) and whose epilog is still due, with the
-/// prolog's environment (the epilog's, but for its context).
+/// prolog's environment (the epilog's, but for its context) and how their prolog went.
 #[derive(Debug, Default)]
-pub struct JobsHere(Mutex<HashMap<u32, Env>>);
+pub struct JobsHere(Mutex<HashMap<u32, Here>>);
+
+#[derive(Debug)]
+struct Here {
+    env: Env,
+    /// `None` while the prolog runs, then whether it succeeded.
+    prolog: watch::Receiver<Option<bool>>,
+}
 
 impl JobsHere {
-    /// Records `job` with `env`; `false` when it was recorded already.
+    fn with<R>(&self, f: impl FnOnce(&mut HashMap<u32, Here>) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Records `job` with `env`, its prolog done; `false` when it was recorded already.
     pub fn first(&self, job: u32, env: Env) -> bool {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if map.contains_key(&job) {
-            return false;
-        }
-        map.insert(job, env);
-        true
+        self.starting(job, env).is_some()
+    }
+
+    /// Records `job` with `env` and its prolog as running; the sender tells how it went.
+    /// `None` when the job was recorded already.
+    fn starting(&self, job: u32, env: Env) -> Option<watch::Sender<Option<bool>>> {
+        self.with(|map| {
+            if map.contains_key(&job) {
+                return None;
+            }
+            let (tx, prolog) = watch::channel(None);
+            map.insert(job, Here { env, prolog });
+            Some(tx)
+        })
+    }
+
+    /// Waits for `job`'s prolog here, if one runs; whether it succeeded (`true` when none
+    /// ran or the job is not recorded).
+    async fn prolog_done(&self, job: u32) -> bool {
+        let Some(mut rx) = self.with(|map| map.get(&job).map(|h| h.prolog.clone())) else {
+            return true;
+        };
+        let ended = rx.wait_for(Option::is_some).await.map(|r| *r);
+        // A dropped sender (not a failure reported through it) counts as done.
+        ended.map_or(true, |r| r != Some(false))
     }
 
     /// Forgets `job`; its environment when it was recorded.
     pub fn forget(&self, job: u32) -> Option<Env> {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.remove(&job)
+        self.with(|map| map.remove(&job).map(|h| h.env))
     }
 }
 
@@ -71,25 +103,57 @@ pub fn step_env(node: &Node, req: &RunStepRequest) -> Env {
     env
 }
 
-/// Before a step: runs `Prolog` if this is the job's first here; `false` when it failed (the
-/// failure is reported and the step must not run).
+/// Before a step: runs `Prolog` if this is the job's first here, or waits for the one running
+/// (started at allocation); `false` when it failed (the failure is reported and the step must
+/// not run).
 pub async fn before_step(node: &Arc<Node>, req: &RunStepRequest) -> bool {
     let env = step_env(node, req);
-    if !node.here.first(req.job_id, env.clone()) {
-        return true;
+    match node.here.starting(req.job_id, env.clone()) {
+        Some(done) => run_prolog(node, req.job_id, &env, done).await,
+        None => node.here.prolog_done(req.job_id).await,
     }
-    let Some(program) = &node.config.prolog.prolog else {
-        return true;
+}
+
+/// `PrologFlags=Alloc`: runs `Prolog` for `req`'s job at its allocation, in the background,
+/// unless it ran or runs here already. Steps that come meanwhile wait for it.
+pub fn at_allocation(node: &Arc<Node>, req: &LaunchBatchRequest) {
+    let env = prolog::script_env(req, node.facts(), Context::Prolog);
+    let job = req.job_id;
+    let Some(done) = node.here.starting(job, env.clone()) else {
+        tracing::info!(job, "prolog at allocation: it ran here already");
+        return;
     };
-    let timeout = node.config.prolog.timeout_secs;
-    match prolog::run(program, &env, Path::new("/"), None, timeout).await {
-        Ok(_) => true,
-        Err(why) => {
-            tracing::error!(job = req.job_id, "prolog failed: {why}");
-            report(node, req.job_id, NodeScript::Prolog).await;
-            false
+    let node = Arc::clone(node);
+    tokio::spawn(async move {
+        if run_prolog(&node, job, &env, done).await {
+            tracing::info!(job, "prolog at allocation done");
         }
-    }
+    });
+}
+
+/// Runs `Prolog` with `env` and tells `done` how it went; a failure is reported.
+async fn run_prolog(
+    node: &Arc<Node>,
+    job: u32,
+    env: &Env,
+    done: watch::Sender<Option<bool>>,
+) -> bool {
+    let ok = match &node.config.prolog.prolog {
+        None => true,
+        Some(program) => {
+            let timeout = node.config.prolog.timeout_secs;
+            match prolog::run(program, env, Path::new("/"), None, timeout).await {
+                Ok(_) => true,
+                Err(why) => {
+                    tracing::error!(job, "prolog failed: {why}");
+                    report(node, job, NodeScript::Prolog).await;
+                    false
+                }
+            }
+        }
+    };
+    done.send_replace(Some(ok));
+    ok
 }
 
 /// The controller ended `job` here: unless its batch script runs here (whose end runs the

@@ -40,13 +40,15 @@ pub struct ExitReport {
     pub whole_job: bool,
 }
 
-/// A node program whose failure goes with an exit report.
+/// A node program whose failure goes with an exit report (or a kill that failed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeScript {
     /// `Prolog`.
     Prolog,
     /// `Epilog`.
     Epilog,
+    /// The job's processes outlived their SIGKILL (`UnkillableStepTimeout`).
+    KillTask,
 }
 
 impl NodeScript {
@@ -54,6 +56,7 @@ impl NodeScript {
         match self {
             NodeScript::Prolog => "prolog",
             NodeScript::Epilog => "epilog",
+            NodeScript::KillTask => "killtask",
         }
     }
 }
@@ -103,6 +106,9 @@ impl ExitReport {
                 }
                 Some("epilog") if report.failed.is_none() => {
                     report.failed = Some(NodeScript::Epilog)
+                }
+                Some("killtask") if report.failed.is_none() => {
+                    report.failed = Some(NodeScript::KillTask)
                 }
                 Some(_) => return None,
                 None if report.usage.is_none() && report.failed.is_none() => {
@@ -383,6 +389,12 @@ mod tests {
             ExitReport::decode("1 0 2 0 5\nfailed prolog\n").and_then(|r| r.failed),
             Some(NodeScript::Prolog)
         );
+        let killed = ExitReport {
+            failed: Some(NodeScript::KillTask),
+            whole_job: true,
+            ..ExitReport::decode("1 0 0 0 5\n").unwrap()
+        };
+        assert_eq!(ExitReport::decode(&killed.encode()), Some(killed));
         assert_eq!(ExitReport::decode("1 0 2 0 5\nfailed lunch"), None);
         assert_eq!(
             ExitReport::decode("1 0 2 0 5\nfailed epilog\nfailed prolog"),

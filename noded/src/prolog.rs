@@ -118,6 +118,19 @@ pub async fn run(
     run_as: Option<RunAs>,
     timeout_secs: Option<u32>,
 ) -> Result<String, Failure> {
+    run_watched(program, env, dir, run_as, timeout_secs, |_| {}).await
+}
+
+/// [`run`], telling `started` the program's process group once it runs (so a restarted daemon
+/// can find a program it was running).
+pub async fn run_watched(
+    program: &Path,
+    env: &Env,
+    dir: &Path,
+    run_as: Option<RunAs>,
+    timeout_secs: Option<u32>,
+    started: impl FnOnce(i32),
+) -> Result<String, Failure> {
     let mut cmd = Command::new(program);
     cmd.env_clear()
         .envs(env)
@@ -132,6 +145,7 @@ pub async fn run(
     }
     let mut child = cmd.spawn().map_err(|e| Failure::Spawn(e.to_string()))?;
     let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    started(pgid);
     let stdout = child.stdout.take();
     let read = async {
         let mut text = String::new();

@@ -13,8 +13,9 @@ use sluice_wire::auth;
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::{
-    Ack, LaunchBatchRequest, LiveStep, NodePingReply, PingRequest, RunStepRequest,
-    SignalJobRequest, SignalKind, StepStatsReply, StepStatsRequest, StepStdin,
+    Ack, AwaitStepRequest, LaunchBatchRequest, LiveStep, NodePingReply, PingRequest,
+    RunStepRequest, SignalJobRequest, SignalKind, StepOutput, StepStatsReply, StepStatsRequest,
+    StepStdin,
 };
 use tonic::{Request, Response, Status, Streaming};
 
@@ -23,6 +24,7 @@ use crate::jobs::Target;
 use crate::node::Node;
 use crate::stdin;
 use crate::step::{self, OutputStream};
+use crate::step_adopt::AwaitError;
 use crate::{batch, node_scripts};
 
 /// The node daemon's RPC service.
@@ -188,6 +190,9 @@ impl NodeDaemon for NodeService {
         let terminate = req.kind == SignalKind::Terminate as i32;
         if self.node.jobs.signal(req.job_id, target, Some(signal)) {
             tracing::info!(job = req.job_id, ?signal, ?target, "job signalled");
+            if signal == Signal::SIGKILL && target == Target::All {
+                crate::unkillable::watch(&self.node, req.job_id);
+            }
         } else {
             tracing::info!(
                 job = req.job_id,
@@ -196,8 +201,53 @@ impl NodeDaemon for NodeService {
             );
         }
         if terminate {
+            self.node.steps.forget_job(req.job_id);
             node_scripts::on_terminate(&self.node, req.job_id);
         }
+        Ok(Response::new(Ack {}))
+    }
+
+    type AwaitStepStream = OutputStream;
+
+    async fn await_step(
+        &self,
+        req: Request<AwaitStepRequest>,
+    ) -> Result<Response<Self::AwaitStepStream>, Status> {
+        let caller = auth::identity(&req)?.uid;
+        let admin = self.node.config.admin_uids.contains(&caller);
+        let AwaitStepRequest { job_id, step_id } = req.into_inner();
+        let exits = match self.node.steps.wait(job_id, step_id, caller, admin).await {
+            Ok(exits) => exits,
+            Err(AwaitError::NotOwner) => {
+                return Err(NodedError::AccessDenied { uid: caller }.into());
+            }
+            Err(AwaitError::Unknown) => {
+                return Err(Status::not_found(format!(
+                    "no task of step {job_id}.{step_id} outlived a restart on node {}",
+                    self.node.config.node_name
+                )));
+            }
+        };
+        self.node.steps.delivered(job_id, step_id);
+        tracing::info!(
+            job = job_id,
+            step = step_id,
+            "adopted step's exits given to srun"
+        );
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let last = StepOutput {
+            exits,
+            ..Default::default()
+        };
+        let _ = tx.send(Ok(last)).await;
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
+            rx,
+        )))
+    }
+
+    async fn run_prolog(&self, req: Request<LaunchBatchRequest>) -> Result<Response<Ack>, Status> {
+        self.require_admin(&req)?;
+        node_scripts::at_allocation(&self.node, &req.into_inner());
         Ok(Response::new(Ack {}))
     }
 

@@ -97,8 +97,8 @@ pub struct BatchIo<'a> {
     pub append: bool,
 }
 
-/// A batch script's supervisor: its program, where it writes the script's status and launch
-/// record, and the launch count the record names.
+/// A batch script's or step task's supervisor: its program, where it writes the status and
+/// launch record, and the launch count the record names.
 #[derive(Debug, Clone, Copy)]
 pub struct Supervisor<'a> {
     /// `sluice-stepd`.
@@ -138,6 +138,7 @@ pub fn batch_command(
     argv.push(io.script.into());
     argv.extend(io.args.iter().map(OsString::from));
     let plan = Plan {
+        task: false,
         status: stepd.status.to_path_buf(),
         record: stepd.record.to_path_buf(),
         restart: stepd.restart,
@@ -242,22 +243,38 @@ fn step_script(io: &TaskIo) -> (String, Vec<String>) {
 const CANNOT_OPEN: &str = "cannot_open";
 const CANNOT_OPEN_FN: &str = "cannot_open() { if [ -e \"$2\" ] || { [ \"$1\" != stdin ] && [ -d \"$(dirname -- \"$2\")\" ]; }; then r='Permission denied'; else r='No such file or directory'; fi; printf 'srun: error: Could not open %s file: %s\\n' \"$1\" \"$r\" >&2; exit 1; }; ";
 
-/// A step task's command: runs `argv` (searched in the job's `PATH`) with its streams as `io`
-/// says; what is not redirected is piped.
+/// A step task's command: its supervisor (see [`crate::supervise_task`]) runs `argv`
+/// (searched in the job's `PATH`) as the job's user with its streams as `io` says; what is
+/// not redirected is piped (through the supervisor).
 pub fn step_command(
+    stepd: Supervisor<'_>,
     run_as: Option<RunAs>,
     dir: &Path,
     env: &Env,
-    argv: &[String],
-    io: &TaskIo,
+    (argv, io): (&[String], &TaskIo),
 ) -> Command {
-    let mut cmd = base(run_as, dir, env);
     let (script, args) = step_script(io);
-    cmd.arg("-c")
-        .arg(script)
-        .arg(WRAPPER_NAME)
-        .args(args)
-        .args(argv);
+    let mut task: Vec<OsString> = [SHELL, "-c", &script, WRAPPER_NAME]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    task.extend(args.iter().chain(argv).map(OsString::from));
+    // Under its supervisor (see `supervise_task`), which switches to the job's user for it.
+    let plan = Plan {
+        task: true,
+        status: stepd.status.to_path_buf(),
+        record: stepd.record.to_path_buf(),
+        restart: stepd.restart,
+        run_as,
+        argv: task,
+    };
+    let mut cmd = Command::new(stepd.program);
+    cmd.env_clear()
+        .envs(env)
+        .current_dir(dir)
+        .process_group(0)
+        .kill_on_drop(false)
+        .args(plan.args());
     cmd.stdin(match io.stdin {
         TaskStdin::Piped => Stdio::piped(),
         TaskStdin::Null | TaskStdin::File(_) => Stdio::null(),

@@ -1,7 +1,9 @@
-//! `RunStep`: this node's tasks of an srun step. Each task's stdout and stderr stream back as
-//! chunks the moment they are read; the last message carries every task's exit and what the
-//! tasks used here (see [`crate::acct`]). When srun goes away (the response stream is dropped)
-//! the tasks are killed. Their stdin, files and CPU binding: [`crate::step_io`],
+//! `RunStep`: this node's tasks of an srun step, each under its supervisor (`sluice-stepd
+//! --task`, see [`crate::supervise_task`]), so it outlives a restart of this daemon (see
+//! [`crate::step_adopt`]). Each task's stdout and stderr stream back as chunks the moment they
+//! are read; the last message carries every task's exit and what the tasks used here (see
+//! [`crate::acct`]). When srun goes away (the response stream is dropped) the tasks are
+//! killed. Their stdin, files and CPU binding: [`crate::step_io`],
 //! [`crate::stdin`], [`crate::affinity`].
 
 use sluice_wire::jobacct::StepUsageWire;
@@ -25,7 +27,9 @@ use crate::jobs::{Part, signal_group};
 use crate::node::Node;
 use crate::spawn::{self, RunAs, TaskIo};
 use crate::stdin::Waiting;
+use crate::step_adopt;
 use crate::step_io;
+use crate::supervise::Ended;
 
 /// The stream of a step's output, as the service returns it.
 pub type OutputStream = ReceiverStream<Result<StepOutput, tonic::Status>>;
@@ -79,7 +83,15 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                         ..Default::default()
                     }));
                 }
-                let mut cmd = spawn::step_command(run_as, &dir, &env, &req.argv, &task.io);
+                let files = step_adopt::TaskFiles::new(node, job, step, rank);
+                files.clear();
+                let mut cmd = spawn::step_command(
+                    files.supervisor(node),
+                    run_as,
+                    &dir,
+                    &env,
+                    (&req.argv, &task.io),
+                );
                 affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
             }
             Err(why) => Err(std::io::Error::other(why)),
@@ -116,11 +128,23 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             let dir = dir.clone();
             (Arc::clone(node), env, dir)
         });
+        let files = step_adopt::TaskFiles::new(node, job, step, rank);
         waits.spawn(async move {
-            // The last sample sees the exited task before it is reaped.
+            // The last sample sees the exited supervisor (its reaped task's times included)
+            // before it is reaped.
             acct::exited(pgid).await;
             let usage = tracker.map(Tracker::finish);
-            let status = child.wait().await;
+            let supervisor = child.wait().await;
+            // The task's own status, as its supervisor left it; the supervisor's when it has
+            // none (killed with the task, by SIGKILL).
+            let status = match files.status() {
+                Some(ended) => Ok(ended),
+                None => supervisor.map(|s| {
+                    let (exit_code, signal) = spawn::exit_parts(s);
+                    Ended { exit_code, signal }
+                }),
+            };
+            files.clear();
             if let Some((node, env, dir)) = epilog {
                 job_scripts::run_task_epilog(&node, job, &env, &dir, run_as).await;
             }
@@ -191,11 +215,7 @@ fn plan(node: &Node, req: &RunStepRequest) -> Result<Vec<Planned>, NodedError> {
     Ok(tasks)
 }
 
-type Waits = JoinSet<(
-    u32,
-    std::io::Result<std::process::ExitStatus>,
-    Option<TaskUsage>,
-)>;
+type Waits = JoinSet<(u32, std::io::Result<Ended>, Option<TaskUsage>)>;
 
 async fn supervise(
     node: Arc<Node>,
@@ -247,9 +267,9 @@ async fn supervise(
     let _ = tx.send(Ok(last)).await;
 }
 
-fn task_exit(rank: u32, status: std::io::Result<std::process::ExitStatus>) -> TaskExit {
+fn task_exit(rank: u32, status: std::io::Result<Ended>) -> TaskExit {
     let (exit_code, signal) = match status {
-        Ok(status) => spawn::exit_parts(status),
+        Ok(e) => (e.exit_code, e.signal),
         Err(_) => (1, 0),
     };
     TaskExit {

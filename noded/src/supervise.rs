@@ -30,6 +30,8 @@ use crate::spawn::{RunAs, exit_parts};
 
 /// The supervisor's program name, looked for next to the node daemon's.
 pub const PROGRAM: &str = "sluice-stepd";
+/// The flag that makes it supervise an srun step task.
+const TASK_FLAG: &str = "--task";
 
 /// How a script ended: exit code, or the signal that killed it (code 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,9 +64,12 @@ impl Ended {
 }
 
 /// What the supervisor is asked to run: its command line is
-/// `sluice-stepd <status file> <launch record> <launch count> <uid|-> <gid|-> <program> [args...]`.
+/// `sluice-stepd [--task] <status file> <launch record> <launch count> <uid|-> <gid|-> <program>
+/// [args...]` (`--task`: an srun step task, see [`crate::supervise_task`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
+    /// A step task (its output copied through), not a batch script.
+    pub task: bool,
     /// Where the status goes.
     pub status: PathBuf,
     /// The launch record to write once the script runs.
@@ -81,26 +86,28 @@ impl Plan {
     /// The supervisor's arguments for this plan (see [`Plan::parse`]).
     pub fn args(&self) -> Vec<OsString> {
         let id = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
-        let mut args = vec![
+        let mut args: Vec<OsString> = self.task.then(|| TASK_FLAG.into()).into_iter().collect();
+        args.extend([
             self.status.clone().into_os_string(),
             self.record.clone().into_os_string(),
             self.restart.to_string().into(),
             id(self.run_as.map(|r| r.uid)).into(),
             id(self.run_as.map(|r| r.gid)).into(),
-        ];
+        ]);
         args.extend(self.argv.iter().cloned());
         args
     }
 
     /// Reads the supervisor's arguments (program name excluded).
     pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Self, String> {
-        let mut args = args.into_iter();
+        let mut args = args.into_iter().peekable();
         let usage = || {
             format!(
-                "usage: {PROGRAM} <status file> <launch record> <launch count> <uid|-> <gid|-> \
-                 <program> [args...]"
+                "usage: {PROGRAM} [--task] <status file> <launch record> <launch count> <uid|-> \
+                 <gid|-> <program> [args...]"
             )
         };
+        let task = args.next_if(|a| a == TASK_FLAG).is_some();
         let status = PathBuf::from(args.next().ok_or_else(usage)?);
         let record = PathBuf::from(args.next().ok_or_else(usage)?);
         let restart = args.next().ok_or_else(usage)?;
@@ -130,6 +137,7 @@ impl Plan {
             return Err(usage());
         }
         Ok(Self {
+            task,
             status,
             record,
             restart,
@@ -215,6 +223,7 @@ mod tests {
     #[test]
     fn a_plan_goes_through_its_command_line_unchanged() {
         let plan = Plan {
+            task: false,
             status: "/s/7.status".into(),
             record: "/s/7".into(),
             restart: 2,
@@ -230,7 +239,10 @@ mod tests {
             ..plan
         };
         assert_eq!(own.args()[1..5], os(&["/s/7", "2", "-", "-"]));
-        assert_eq!(Plan::parse(own.args()), Ok(own));
+        assert_eq!(Plan::parse(own.args()), Ok(own.clone()));
+        let task = Plan { task: true, ..own };
+        assert_eq!(task.args()[0], "--task");
+        assert_eq!(Plan::parse(task.args()), Ok(task));
     }
 
     #[test]

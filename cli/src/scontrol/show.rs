@@ -273,7 +273,12 @@ pub fn node(n: &NodeInfo, one_liner: bool, zone: Zone) -> String {
         format!(
             "BootTime={} SlurmdStartTime={}",
             ts(n.boot_time),
-            ts(n.boot_time)
+            // Before controllers recorded registrations, the boot time stood for it.
+            ts(if n.slurmd_start_time != 0 {
+                n.slurmd_start_time
+            } else {
+                n.boot_time
+            })
         ),
         format!("LastBusyTime={} ResumeAfterTime=None", ts(n.last_busy)),
         format!(

@@ -1,14 +1,18 @@
 //! Running a step: `RunStep` on every node of the step at once, output printed as it arrives,
-//! task exits reported as srun reports them, Ctrl-C and SIGTERM forwarded to the tasks.
+//! task exits reported as srun reports them, Ctrl-C and SIGTERM forwarded to the tasks. A node
+//! daemon that goes away mid-step (restarted) is waited for: its tasks run on under their
+//! supervisors, and once it is back it gives their exits (`AwaitStep`).
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sluice_vocab::jobacct::StepUsage;
 use sluice_wire::auth::Signer;
 use sluice_wire::client::{NodedClient, connect_lazy};
-use sluice_wire::proto::{NodeAddr, RunStepRequest, SignalJobRequest, SignalKind, TaskExit};
+use sluice_wire::proto::{
+    AwaitStepRequest, NodeAddr, RunStepRequest, SignalJobRequest, SignalKind, StepOutput, TaskExit,
+};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
@@ -55,6 +59,20 @@ enum Event {
         usage: Option<Box<StepUsage>>,
     },
     Failed {
+        node: usize,
+        text: String,
+    },
+    /// The node daemon went away mid-step (restarted): its tasks run on, srun waits for it.
+    Lost {
+        node: usize,
+        text: String,
+    },
+    /// The node daemon is back and gives the tasks' exits (their output meanwhile is lost).
+    Back {
+        node: usize,
+    },
+    /// The node daemon came back without the step's tasks.
+    Gone {
         node: usize,
         text: String,
     },
@@ -158,6 +176,25 @@ pub async fn run(
                     );
                     jobspec::print_error(output_err(&mut output), "srun", &msg);
                 }
+                Some(Event::Lost { node, text }) => {
+                    let msg = format!(
+                        "{}: lost the connection to the node daemon ({text}); {step_name}'s tasks there run on, waiting for it",
+                        nodes[node].name
+                    );
+                    jobspec::print_error(output_err(&mut output), "srun", &msg);
+                }
+                Some(Event::Back { node }) => {
+                    let _ = writeln!(
+                        output_err(&mut output),
+                        "srun: {}: node daemon back; the tasks' output while it was away is lost",
+                        nodes[node].name
+                    );
+                }
+                Some(Event::Gone { node, text }) => {
+                    outcome.exit_code = outcome.exit_code.max(1);
+                    let msg = format!("{}: {step_name}'s tasks are lost: {text}", nodes[node].name);
+                    jobspec::print_error(output_err(&mut output), "srun", &msg);
+                }
                 Some(Event::Closed { node }) => {
                     open -= 1;
                     let place = layout.iter().find(|p| p.node == node);
@@ -249,6 +286,16 @@ async fn stream_node(
             }
             resp.into_inner()
         }
+        // The connection broke during the launch (the daemon killed once the tasks may have
+        // started): whether they run is for the daemon back to say.
+        Err(status) if cut(&status) => {
+            let _ = tx.send(Event::Lost {
+                node,
+                text: status_text(&status, Asker::Jobs),
+            });
+            reattach(node, &mut client, (job, step), tx).await;
+            return;
+        }
         Err(status) => {
             let _ = tx.send(Event::Failed {
                 node,
@@ -259,35 +306,117 @@ async fn stream_node(
     };
     loop {
         match stream.message().await {
-            Ok(Some(msg)) => {
-                if !msg.data.is_empty() {
-                    let _ = tx.send(Event::Output {
-                        task: msg.task,
-                        stderr: msg.stderr,
-                        data: msg.data,
-                    });
-                }
-                if !msg.exits.is_empty() {
-                    let _ = tx.send(Event::Exits {
-                        node,
-                        exits: msg.exits,
-                        usage: msg
-                            .usage
-                            .as_ref()
-                            .and_then(StepUsage::from_proto)
-                            .map(Box::new),
-                    });
-                }
-            }
+            Ok(Some(msg)) => forward(node, msg, tx),
             Ok(None) => return,
             Err(status) => {
-                let _ = tx.send(Event::Failed {
+                // The daemon went away mid-step (killed, restarting): the tasks run on under
+                // their supervisors, and the daemon back gives their exits.
+                let _ = tx.send(Event::Lost {
                     node,
                     text: status_text(&status, Asker::Jobs),
+                });
+                reattach(node, &mut client, (job, step), tx).await;
+                return;
+            }
+        }
+    }
+}
+
+/// How long srun waits for a node daemon that went away mid-step to come back.
+const REATTACH_FOR: Duration = Duration::from_secs(300);
+/// The longest pause between two tries.
+const REATTACH_PAUSE: Duration = Duration::from_secs(2);
+
+/// Asks the node daemon, once it is back, for the exits of the step's tasks it adopted.
+async fn reattach(
+    node: usize,
+    client: &mut NodedClient,
+    (job_id, step_id): (u32, u32),
+    tx: &mpsc::UnboundedSender<Event>,
+) {
+    let deadline = Instant::now() + REATTACH_FOR;
+    let mut pause = Duration::from_millis(200);
+    loop {
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(REATTACH_PAUSE);
+        match client
+            .await_step(AwaitStepRequest { job_id, step_id })
+            .await
+        {
+            Ok(resp) => {
+                let _ = tx.send(Event::Back { node });
+                let mut stream = resp.into_inner();
+                loop {
+                    match stream.message().await {
+                        Ok(Some(msg)) => forward(node, msg, tx),
+                        Ok(None) => return,
+                        // Gone again (killed once more) before the tasks ended: wait again.
+                        Err(s) => {
+                            let _ = tx.send(Event::Lost {
+                                node,
+                                text: status_text(&s, Asker::Jobs),
+                            });
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(s) if away(&s) && Instant::now() < deadline => {}
+            Err(s) => {
+                let _ = tx.send(Event::Gone {
+                    node,
+                    text: status_text(&s, Asker::Jobs),
                 });
                 return;
             }
         }
+    }
+}
+
+/// Whether `status` says an established connection broke (rather than none being made, or
+/// the daemon answering no).
+fn cut(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    matches!(
+        status.code(),
+        Code::Unknown | Code::Cancelled | Code::Internal | Code::OutOfRange | Code::Aborted
+    )
+}
+
+/// Whether `status` says the node daemon is not there (yet), or went away again while asked:
+/// anything but its answer about the step.
+fn away(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    !matches!(
+        status.code(),
+        Code::NotFound
+            | Code::PermissionDenied
+            | Code::InvalidArgument
+            | Code::FailedPrecondition
+            | Code::Unimplemented
+            | Code::Unauthenticated
+    )
+}
+
+/// Passes one message of a node's stream on as events.
+fn forward(node: usize, msg: StepOutput, tx: &mpsc::UnboundedSender<Event>) {
+    if !msg.data.is_empty() {
+        let _ = tx.send(Event::Output {
+            task: msg.task,
+            stderr: msg.stderr,
+            data: msg.data,
+        });
+    }
+    if !msg.exits.is_empty() {
+        let _ = tx.send(Event::Exits {
+            node,
+            exits: msg.exits,
+            usage: msg
+                .usage
+                .as_ref()
+                .and_then(StepUsage::from_proto)
+                .map(Box::new),
+        });
     }
 }
 

@@ -186,6 +186,13 @@ pub(crate) fn start_job(
             launch: job.launch.clone(),
         };
         super::power::boot::send_or_hold(&mut core.power, out, cmd);
+    } else if core.conf.prolog.flags.alloc {
+        // Slurm's PrologFlags=Alloc: the prolog runs on every node at allocation, not at the
+        // first step there.
+        out.node(NodeCommand::AllocProlog {
+            job: id,
+            nodes: nodes.clone(),
+        });
     }
     let mem_mb = match job.req.mem_per_node_mb {
         0 => node_mem,
@@ -306,6 +313,10 @@ pub fn on_job_exited(
                 return Ok(());
             }
             NodeScript::Epilog => node_scripts::drain_for(core, out, now, &from.node, EPILOG_ERROR),
+            NodeScript::KillTask => {
+                node_scripts::whole_job_report(core, out, now, exit.job, &from.node, failed);
+                return Ok(());
+            }
         }
     }
     let job = core
@@ -324,11 +335,7 @@ pub fn on_job_exited(
     if completing {
         // Killed (cancel, time limit, requeue): the run's end is recorded already; its script
         // ended only now, with the signal that killed it.
-        batch_step_ended(core, out, now, exit.job, JobState::Cancelled, exit.usage);
-        release_nodes(core, exit.job);
-        kill::finish_completing(core, exit.job, now);
-        super::federation::report::flush(core, out, exit.job);
-        out.save(SaveHint::Job(exit.job));
+        killed_script_ended(core, out, now, exit.job, exit.usage);
         return Ok(());
     }
     let (state, reason) = if exit.exit_code == 0 && exit.signal == 0 {
@@ -343,6 +350,22 @@ pub fn on_job_exited(
     end_run(core, out, now, exit.job, state, reason);
     core.jobs.finished.insert((now, exit.job));
     Ok(())
+}
+
+/// The batch script of `id`, a job being killed, ended (or will never end: `Kill task
+/// failed`): its batch step is recorded, its nodes given back and its completion finished.
+pub(crate) fn killed_script_ended(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    usage: Option<StepUsage>,
+) {
+    batch_step_ended(core, out, now, id, JobState::Cancelled, usage);
+    release_nodes(core, id);
+    kill::finish_completing(core, id, now);
+    super::federation::report::flush(core, out, id);
+    out.save(SaveHint::Job(id));
 }
 
 /// Records the end of `id`'s batch step (step -4, `batch`) in `state`, in the same commit as the

@@ -14,6 +14,8 @@ use sluice_vocab::{FedJobId, JobState};
 pub const PROLOG_ERROR: &str = "Prolog error";
 /// Slurm's drain reason after a failed epilog.
 pub const EPILOG_ERROR: &str = "Epilog error";
+/// Slurm's drain reason when a job's processes outlived their SIGKILL.
+pub const KILL_TASK_FAILED: &str = "Kill task failed";
 
 /// A node program that failed, as a node reports it with a job's exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +24,9 @@ pub enum NodeScript {
     Prolog,
     /// `Epilog`: it ran after the script ended.
     Epilog,
+    /// Not a program: the job's processes on the node outlived their SIGKILL by
+    /// `UnkillableStepTimeout` (reported about the job as a whole).
+    KillTask,
 }
 
 /// Drains `node` (by name) for a failed program; a node drained already keeps its reason (the
@@ -100,5 +105,28 @@ pub(crate) fn whole_job_report(
         NodeScript::Prolog if holds => prolog_failed(core, out, now, id, node),
         NodeScript::Prolog => drain_for(core, out, now, node, PROLOG_ERROR),
         NodeScript::Epilog => drain_for(core, out, now, node, EPILOG_ERROR),
+        NodeScript::KillTask => kill_task_failed(core, out, now, id, node),
+    }
+}
+
+/// `id`'s processes on `node` outlived their SIGKILL: the node is drained (`Kill task
+/// failed`) and, when the job's end waits for its batch script there (killed, completing),
+/// the job ends now as it was killed, leaving the stuck processes to the drained node, as
+/// Slurm does.
+fn kill_task_failed(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    node: &str,
+) {
+    drain_for(core, out, now, node, KILL_TASK_FAILED);
+    let Some(job) = core.jobs.map.get(&id) else {
+        return;
+    };
+    let batch_host = job.nodes.first().map(|&i| core.nodes.get(i).name.as_str()) == Some(node);
+    if core.jobs.active.contains(&id) && job.completing && batch_host && !job.launch.interactive {
+        tracing::warn!(job = %id, node, "Kill task failed: the job ends without its script's end");
+        super::completion::killed_script_ended(core, out, now, id, None);
     }
 }

@@ -59,6 +59,11 @@ pub struct Node {
     pub last_heard: SimTime,
     /// When its node daemon last booted, as it reported.
     pub boot_time: Option<SimTime>,
+    /// When its node daemon last registered (Slurm's `SlurmdStartTime`): `sluice up` waits for
+    /// a registration newer than the daemon it started.
+    pub registered_at: Option<SimTime>,
+    /// The process id its node daemon last registered with (0: not told).
+    pub daemon_pid: u32,
     /// The first of [`Node::jobs`] (the only one when nodes are not shared).
     pub job: Option<FedJobId>,
     /// Every job allocated on it (running, suspended or completing), in allocation order.
@@ -209,6 +214,8 @@ fn node_from_conf(c: &NodeConf, now: SimTime) -> Node {
         reason: c.reason.clone(),
         last_heard: now,
         boot_time: None,
+        registered_at: None,
+        daemon_pid: 0,
         job: None,
         jobs: Vec::new(),
         alloc_cpus: 0,

@@ -28,6 +28,9 @@ pub enum NodeCommand {
         time_limit: TimeLimit,
         launch: Arc<LaunchSpec>,
     },
+    /// `PrologFlags=Alloc`: run the node prolog of an `srun`/`salloc` allocation on its nodes
+    /// at allocation (a batch job's other nodes are told along with its launch).
+    AllocProlog { job: FedJobId, nodes: Vec<NodeIdx> },
     /// Start a step of a running job on its nodes.
     LaunchStep {
         job: FedJobId,

@@ -22,6 +22,8 @@ pub struct NodeRegistration {
     pub boot_time: SimTime,
     /// Jobs it is running.
     pub jobs: Vec<FedJobId>,
+    /// Its node daemon's process id (0: not told).
+    pub pid: u32,
 }
 
 /// Handles a node's registration: checks its resources against the configured minimum
@@ -39,6 +41,8 @@ pub fn on_node_registered(
     node.last_heard = now;
     node.not_responding = false;
     node.boot_time = Some(reg.boot_time);
+    node.registered_at = Some(now);
+    node.daemon_pid = reg.pid;
     let mut low = Vec::new();
     if reg.cpus < node.cpus {
         low.push("Low CPUs".to_string());

@@ -65,19 +65,20 @@ impl Sender {
                             })
                             .await;
                     }
-                    Err(NotRecorded::Refused(status)) => {
+                    // Asked before the restart too: whatever the dbd recorded then is
+                    // withdrawn, not left pending while the origin forgets the job.
+                    Err(NotRecorded::Refused(status) | NotRecorded::Unanswered(status)) => {
                         tracing::warn!(
-                            "federated job {} refused: {}",
+                            "federated job {} refused when recorded again, withdrawn: {}",
                             rec.reply.job_id,
                             status.message()
                         );
                         let _ = core
                             .call(move |cx| {
-                                federation::on_fed_submit_failed(cx.core, cx.out, &jobs)
+                                federation::on_fed_submit_abandoned(cx.core, cx.out, &jobs)
                             })
                             .await;
                     }
-                    Err(NotRecorded::Unanswered(_)) => {}
                 }
             });
         }

@@ -39,15 +39,21 @@ const DB_CONNECTION: &str = "Unable to connect to database";
 /// Why a submission was not recorded.
 #[derive(Debug)]
 pub enum NotRecorded {
-    /// The dbd answered no (nothing of it recorded).
+    /// The dbd answered no to the first request that reached it (nothing of it recorded).
     Refused(Status),
-    /// No answer in time: it may or may not have been recorded.
+    /// No answer in time, or a refusal after a request whose answer was lost: it may or may
+    /// not have been recorded, so it must be withdrawn.
     Unanswered(Status),
 }
 
 /// Records `rec` at the dbd (always held: the origin offers it once it has the answer). The
 /// same submission is sent again while no answer comes (the dbd answers a repeat with its
-/// record), until `within` has passed (`None`: until the dbd answers).
+/// record), until `within` has passed (`None`: until the dbd answers). A refusal proves that
+/// nothing was recorded only when no earlier request may have been: once an answer was lost
+/// (the dbd may have recorded the job and then failed, restarted or changed), a refusal is
+/// [`NotRecorded::Unanswered`], so the origin withdraws the submission rather than dropping
+/// its copy alone and leaving the dbd's record pending (the soak's "refused federated
+/// submissions ran").
 pub async fn record(
     fed: &FedHandle,
     rec: &FedRecord,
@@ -65,20 +71,27 @@ pub async fn record(
     };
     let deadline = within.map(|d| tokio::time::Instant::now() + d);
     let mut backoff = super::Backoff::new();
+    let mut maybe_recorded = false;
     loop {
         let answer = tokio::time::timeout(ANSWER_FOR, client.submit_fed_job(req.clone())).await;
         let status = match answer {
             Ok(Ok(info)) => {
+                // Recorded, whatever the answer says: withdrawn if it cannot be read.
                 return convert::info(info.into_inner()).ok_or_else(|| {
-                    NotRecorded::Refused(Status::internal("Invalid job id specified"))
+                    NotRecorded::Unanswered(Status::internal("Invalid job id specified"))
                 });
             }
             Ok(Err(status)) if !convert::retryable(&status) => {
-                return Err(NotRecorded::Refused(status));
+                return Err(if maybe_recorded {
+                    NotRecorded::Unanswered(status)
+                } else {
+                    NotRecorded::Refused(status)
+                });
             }
             Ok(Err(status)) => status,
             Err(_) => Status::deadline_exceeded("no answer from the dbd"),
         };
+        maybe_recorded = true;
         tracing::debug!(job = %rec.reply.job_id, "no answer recording it: {}", status.message());
         match deadline {
             Some(at) => {

@@ -8,7 +8,9 @@
 //! answer is set DOWN by the core's timeout, and on its next registration the core tells it
 //! to kill whatever it should not run.
 //!
-//! Step launches are not sent from here: `srun` runs its steps on the nodes itself.
+//! Step launches are not sent from here: `srun` runs its steps on the nodes itself. With
+//! `PrologFlags=Alloc` every node of an allocation is told to run its prolog at once (the batch
+//! host within the launch).
 
 use super::{CoreHandle, Msg, NodeAddrs};
 use crate::core::{Core, JobPart, NodeCommand};
@@ -27,6 +29,8 @@ const FIRST_PAUSE: Duration = Duration::from_millis(100);
 
 enum NodeOp {
     Launch(Box<LaunchBatchRequest>),
+    /// `PrologFlags=Alloc`: the prolog of a job on a node running no batch script of it.
+    Prolog(Box<LaunchBatchRequest>),
     Signal(SignalJobRequest),
 }
 
@@ -67,13 +71,32 @@ impl Dispatcher {
     pub fn dispatch(&mut self, core: &Core, cmd: NodeCommand) {
         let name =
             |n: &sluice_vocab::NodeIdx| core.nodes().get(n.get() as usize).map(|n| n.name.clone());
+        let alloc_prolog = core.conf.prolog.flags.alloc;
         let (targets, op) = match cmd {
-            NodeCommand::LaunchBatch { .. } => {
+            NodeCommand::LaunchBatch { ref nodes, .. } => {
                 let Some((node, req)) = launch_request(core, &self.cluster, &self.ctld_addr, &cmd)
                 else {
                     return;
                 };
+                if alloc_prolog {
+                    // The batch host runs its prolog within the launch; the other nodes of
+                    // the allocation run theirs now (Slurm's PrologFlags=Alloc).
+                    let prolog = prolog_request(&req);
+                    for n in nodes.iter().skip(1).filter_map(name) {
+                        self.send(&n, NodeOp::Prolog(Box::new(prolog.clone())));
+                    }
+                }
                 (vec![node], Some(NodeOp::Launch(Box::new(req))))
+            }
+            NodeCommand::AllocProlog { job, nodes } => {
+                let Some(req) = alloc_request(core, &self.cluster, &self.ctld_addr, job, &nodes)
+                else {
+                    return;
+                };
+                for n in nodes.iter().filter_map(name) {
+                    self.send(&n, NodeOp::Prolog(Box::new(req.clone())));
+                }
+                return;
             }
             NodeCommand::LaunchStep { .. } => (Vec::new(), None),
             NodeCommand::Signal { job, nodes, signal } => {
@@ -110,6 +133,7 @@ impl Dispatcher {
                     self.send(n, NodeOp::Launch(req));
                 }
             }
+            NodeOp::Prolog(_) => {}
             NodeOp::Signal(req) => {
                 for n in &names {
                     self.send(n, NodeOp::Signal(req));
@@ -246,6 +270,50 @@ fn launch_request(
     Some((first, req))
 }
 
+/// What a node running no batch script of a job needs to run its prolog: the launch without
+/// the script.
+fn prolog_request(launch: &LaunchBatchRequest) -> LaunchBatchRequest {
+    LaunchBatchRequest {
+        script: String::new(),
+        script_args: Vec::new(),
+        env: Vec::new(),
+        ..launch.clone()
+    }
+}
+
+/// The prolog request of an `srun`/`salloc` allocation on `nodes`.
+fn alloc_request(
+    core: &Core,
+    cluster: &str,
+    ctld_addr: &str,
+    job: sluice_vocab::FedJobId,
+    nodes: &[sluice_vocab::NodeIdx],
+) -> Option<LaunchBatchRequest> {
+    let record = core.job(job)?;
+    let partition = core
+        .partitions()
+        .get(record.partition.get())
+        .map(|p| p.name.clone())
+        .unwrap_or_default();
+    Some(LaunchBatchRequest {
+        job_id: job.get(),
+        name: record.name.clone(),
+        uid: record.uid,
+        gid: record.gid,
+        user: record.launch.user.clone(),
+        cluster: cluster.to_string(),
+        partition,
+        node_list: core.nodes.hostlist(nodes),
+        node_count: nodes.len() as u32,
+        ntasks: record.req.ntasks,
+        workdir: record.launch.workdir.clone(),
+        account: record.launch.account.clone(),
+        ctld_addr: ctld_addr.to_string(),
+        restart_count: record.restarts,
+        ..Default::default()
+    })
+}
+
 struct Worker {
     node: String,
     signer: Signer,
@@ -258,7 +326,7 @@ struct Worker {
 impl Worker {
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<NodeOp>) {
         while let Some(mut op) = rx.recv().await {
-            if let NodeOp::Launch(req) = &mut op
+            if let NodeOp::Launch(req) | NodeOp::Prolog(req) = &mut op
                 && req.user.is_empty()
             {
                 req.user = user_name(req.uid);
@@ -289,6 +357,11 @@ impl Worker {
                         });
                     }
                 }
+                NodeOp::Prolog(req) => {
+                    // A node that does not answer is set DOWN by the core's timeout, which
+                    // ends or requeues the job as for any node failure.
+                    tracing::error!(node = %self.node, job = req.job_id, "prolog request not delivered: {e}");
+                }
                 NodeOp::Signal(req) => {
                     tracing::warn!(node = %self.node, job = req.job_id, kind = req.kind, "signal not delivered: {e}");
                 }
@@ -316,6 +389,11 @@ impl Worker {
                 let mut r = tonic::Request::new((**req).clone());
                 r.set_timeout(self.rpc_timeout);
                 client.launch_batch(r).await.err()
+            }
+            NodeOp::Prolog(req) => {
+                let mut r = tonic::Request::new((**req).clone());
+                r.set_timeout(self.rpc_timeout);
+                client.run_prolog(r).await.err()
             }
             NodeOp::Signal(req) => {
                 let mut r = tonic::Request::new(*req);

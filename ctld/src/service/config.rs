@@ -115,6 +115,10 @@ fn entries(c: &CtldConf, started: SimTime) -> Vec<(&'static str, String)> {
         ("SlurmdSpoolDir", c.slurmd_spool_dir.display().to_string()),
         ("SlurmdTimeout", format!("{} sec", c.slurmd_timeout)),
         (
+            "UnkillableStepTimeout",
+            format!("{} sec", c.unkillable_step_timeout),
+        ),
+        (
             "StateSaveLocation",
             c.state_save_location.display().to_string(),
         ),

@@ -353,6 +353,8 @@ pub fn node_info(core: &Core, node: &Node, addr: (String, u16)) -> NodeInfo {
         powering_up: node.power.powering_up(),
         powering_down: node.power.powering_down(),
         power_down_requested: node.power.down_requested,
+        slurmd_start_time: secs(node.registered_at),
+        slurmd_pid: node.daemon_pid,
     }
 }
 

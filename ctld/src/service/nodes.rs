@@ -61,6 +61,7 @@ pub async fn register_node(
                 tmp_disk_mb: r.tmp_disk_mb,
                 boot_time: SimTime::from_secs(u64::try_from(r.boot_time).unwrap_or(0)),
                 jobs: reported.clone(),
+                pid: r.pid,
             };
             on_node_registered(cx.core, cx.out, cx.now, reg)?;
             let expected = cx.core.node(&r.name).and_then(|n| n.job);
@@ -119,6 +120,7 @@ pub async fn job_exited(
         failed: match NodeScriptFailure::try_from(r.failed) {
             Ok(NodeScriptFailure::Prolog) => Some(NodeScript::Prolog),
             Ok(NodeScriptFailure::Epilog) => Some(NodeScript::Epilog),
+            Ok(NodeScriptFailure::KillTask) => Some(NodeScript::KillTask),
             Ok(NodeScriptFailure::None) | Err(_) => None,
         },
     };

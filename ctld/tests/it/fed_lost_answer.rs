@@ -203,3 +203,40 @@ async fn a_submitter_hanging_up_while_the_dbd_is_silent_leaves_nothing_half_done
     assert_eq!(events_about(&dbd, "b", id), 0, "nothing offered to b");
     assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
 }
+
+/// The soak's "refused federated submissions ran": the dbd recorded the submission but its
+/// answer was lost, and the repeat was refused. The refusal does not say that nothing was
+/// recorded: the origin withdraws the submission (as for no answer) rather than dropping it
+/// alone, so the record the submitter was told failed never stays pending, offered or run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refusal_after_a_lost_answer_withdraws_what_was_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let loss = Loss::first(SUBMIT, 1).then_refuse(1);
+    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
+    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
+    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
+    a.wait_view("sibling known", |v| v.siblings.len() == 1)
+        .await;
+
+    let refused = a
+        .try_submit(runtime_support::job("refused"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        loss.calls(),
+        2,
+        "recorded, answer lost, refused when asked again"
+    );
+    assert_eq!(refused.message(), "Unable to connect to database");
+    let id = (1 << 26) | 1;
+    let info = dbd
+        .wait_job(id, "withdrawn", |j| {
+            j.phase == i32::from(FedPhase::Cancelled)
+        })
+        .await;
+    assert_eq!((info.origin.as_str(), info.winner.as_str()), ("a", ""));
+    a.wait_job(id, "dropped at the origin", |j| j.is_none())
+        .await;
+    assert!(b.jobs(id).await.is_empty(), "b never held a copy");
+    assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
+}

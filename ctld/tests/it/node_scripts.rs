@@ -165,3 +165,36 @@ fn an_srun_allocation_whose_prolog_failed_ends_node_fail() {
     assert_eq!(fx.state(id), JobState::NodeFail);
     assert_eq!(node_view(&fx, "n1").0, "DRAINED");
 }
+
+#[test]
+fn processes_outliving_their_kill_drain_the_node_and_end_the_killed_job() {
+    let mut fx = cluster();
+    let id = started(&mut fx, SubmitRequest::new(1000, "stuck"));
+    fx.cancel(Caller::user(1000), id, None).unwrap();
+    let job = fx.core.job(id).unwrap();
+    assert_eq!((job.state, job.completing), (JobState::Cancelled, true));
+    fx.advance(90);
+    whole_job(&mut fx, id, "n1", NodeScript::KillTask);
+    assert_eq!(
+        node_view(&fx, "n1"),
+        ("DRAINED".into(), Some("Kill task failed".into()))
+    );
+    let job = fx.core.job(id).unwrap();
+    assert_eq!((job.state, job.completing), (JobState::Cancelled, false));
+    let out = fx.out.take();
+    assert!(out.acct.iter().any(|r| matches!(
+        r,
+        AcctRecord::Step { job, state: JobState::Cancelled, .. } if *job == id
+    )));
+    // The script's end coming after all (the processes thawed) changes nothing.
+    let late = fx.exit(id, 0);
+    assert!(late.is_err(), "{late:?}");
+    assert_eq!(fx.state(id), JobState::Cancelled);
+
+    // A running job's node reporting it (a step's processes) is only drained.
+    let other = started(&mut fx, SubmitRequest::new(1000, "other"));
+    assert_eq!(fx.nodes_of(other), "n2");
+    whole_job(&mut fx, other, "n2", NodeScript::KillTask);
+    assert_eq!(node_view(&fx, "n2").1.as_deref(), Some("Kill task failed"));
+    assert_eq!(fx.state(other), JobState::Running);
+}

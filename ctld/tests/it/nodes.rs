@@ -26,6 +26,7 @@ fn reg(fx: &CoreFixture, name: &str, cpus: u32, mem: u64) -> NodeRegistration {
         tmp_disk_mb: 100,
         boot_time: fx.now,
         jobs: Vec::new(),
+        pid: 0,
     }
 }
 

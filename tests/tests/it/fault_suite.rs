@@ -4,7 +4,9 @@
 //! daemons are killed with `kill -9` (and started again by `sluice up`) or held with SIGSTOP
 //! past their peers' timeouts. Every accepted job must end exactly once with its true exit
 //! code and reach sacct, no submission refused to its client may run, no daemon may die on
-//! its own. `sluice soak --minutes N` runs the same driver longer with a random seed.
+//! its own. Before a node daemon is killed, a job whose `srun` step runs on its node is started
+//! (the daemon restarts while the step runs; the job ends 0 only if srun gets the step's true
+//! exit). `sluice soak --minutes N` runs the same driver longer with a random seed.
 
 use crate::common;
 
@@ -50,4 +52,10 @@ fn every_job_ends_once_with_its_true_exit_code_whatever_is_killed_or_stopped() {
     // The run did what it claims: jobs of every kind, faults of every kind.
     assert!(report.verdict.accepted >= 15, "{text}");
     assert_eq!(report.faults.len(), 6, "every kind of fault:\n{text}");
+    // Every node daemon killed had an srun step running (its job ends 0 only when srun got
+    // the step's true exit after the daemon came back).
+    assert!(
+        report.steps_cut >= 1,
+        "a node daemon killed under a step:\n{text}"
+    );
 }

@@ -87,3 +87,34 @@ fn sluice_down_and_up_lose_no_exit_code() {
         c.up();
     });
 }
+
+#[test]
+fn sluice_up_reports_a_restarted_node_daemon_that_died_at_once() {
+    let c = Cluster::start(1);
+    let shown = c.ok("scontrol", &["show", "node", "clustern1"]);
+    let field = |name: &str| {
+        shown
+            .split_whitespace()
+            .find_map(|f| f.strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name} in {shown}"))
+            .to_string()
+    };
+    let (addr, port) = (field("NodeAddr="), field("Port="));
+    c.kill9_noded("clustern1");
+    // The port is still taken (as by a killed daemon not quite gone): the new one cannot bind.
+    // (Taken here once the killed daemon's socket is closed.)
+    let mut taken = None;
+    c.wait_for("the killed daemon's port to be free", || {
+        taken = std::net::TcpListener::bind(format!("{addr}:{port}")).ok();
+        taken.is_some()
+    });
+    let out = c.sluice(&["up", "--detach"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("sluice-noded exited while starting"),
+        "{out:?}"
+    );
+    drop(taken);
+    c.up();
+    assert_eq!(c.wait_done(c.sbatch(&["--wrap", "true"])), "COMPLETED");
+}

@@ -347,3 +347,51 @@ fn task_prolog_and_epilog_run_as_the_user_around_each_srun_task() {
         assert_eq!(var(&env, "SLURM_JOB_ID"), Some(job.to_string().as_str()));
     }
 }
+
+#[test]
+fn with_prolog_flags_alloc_every_node_runs_the_prolog_at_allocation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prolog = per_node_recorder(d, "prolog", "none");
+    let epilog = per_node_recorder(d, "epilog", "none");
+    let c = Cluster::start_with(
+        2,
+        &[
+            &format!("Prolog={prolog}"),
+            &format!("Epilog={epilog}"),
+            "PrologFlags=Alloc",
+        ],
+    );
+    // No step runs on the second node: only the allocation runs its prolog there.
+    let marker = format!("{}/prolog.$SLURM_JOB_ID.clustern2.env", d.display());
+    let job = c.sbatch(&[
+        "-N",
+        "2",
+        "--wrap",
+        &format!("while [ ! -e {marker} ]; do sleep 0.1; done"),
+    ]);
+    assert_eq!(c.wait_done(job), "COMPLETED");
+    for node in ["clustern1", "clustern2"] {
+        for tag in ["prolog", "epilog"] {
+            let path = d.join(format!("{tag}.{job}.{node}.env"));
+            c.wait_for(&format!("{}", path.display()), || path.exists());
+            let env = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(var(&env, "SLURM_JOB_ID"), Some(job.to_string().as_str()));
+            assert_eq!(var(&env, "SLURM_JOB_NODELIST"), Some("clustern[1-2]"));
+        }
+    }
+    // An srun allocation runs it on every node at allocation too, before its step.
+    let out = c.ok("srun", &["-N", "2", "-n", "1", "true"]);
+    assert_eq!(out, "");
+    let alloc = c.ok("sacct", &["-n", "-X", "-P", "-o", "JobID"]);
+    let last = alloc
+        .lines()
+        .filter_map(|l| l.trim().parse::<u32>().ok())
+        .max()
+        .unwrap();
+    assert!(last > job, "{alloc}");
+    for node in ["clustern1", "clustern2"] {
+        let path = d.join(format!("prolog.{last}.{node}.env"));
+        c.wait_for(&format!("{}", path.display()), || path.exists());
+    }
+}

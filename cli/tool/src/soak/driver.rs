@@ -16,6 +16,7 @@ use super::faults::{self, Blow, Fault, FaultKind};
 use super::load::{self, Ledger};
 use super::site::{DaemonId, Site};
 use super::verdict::{self, Verdict};
+use crate::up::daemons::Kind;
 
 /// How long the soak lasts.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +36,8 @@ pub struct SoakReport {
     pub rounds: u32,
     /// Faults injected, by kind.
     pub faults: BTreeMap<FaultKind, usize>,
+    /// `srun` steps that ran while their node daemon was killed (and started again).
+    pub steps_cut: usize,
     /// The verdict.
     pub verdict: Verdict,
 }
@@ -99,6 +102,7 @@ pub fn soak(
         seed,
         rounds,
         faults: faults_done,
+        steps_cut: ledger.steps_cut,
         verdict,
     })
 }
@@ -140,6 +144,9 @@ fn inject(
             let Some(pid) = site.pid(&fault.daemon) else {
                 return Ok(false);
             };
+            if fault.daemon.kind == Kind::Noded && step_running_on(site, &fault.daemon, ledger)? {
+                ledger.steps_cut += 1;
+            }
             site.signal(&fault.daemon, Signal::SIGKILL);
             // Gone means reaped: while the threads of a killed daemon still tear down, its
             // main thread already shows as a zombie but its listening socket is still open
@@ -169,6 +176,56 @@ fn inject(
             site.signal(&fault.daemon, Signal::SIGCONT);
             result?;
         }
+    }
+    Ok(true)
+}
+
+/// How long a long step may take to start on the node whose daemon is about to be killed.
+const STEP_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Starts a job whose `srun` step runs on `noded`'s node (see [`load::long_step_args`]) and
+/// waits until the step runs; whether it does (the node may be busy or down).
+fn step_running_on(site: &Site, noded: &DaemonId, ledger: &mut Ledger) -> Result<bool, SoakError> {
+    let Some((cluster, node)) =
+        site.clusters
+            .iter()
+            .enumerate()
+            .find_map(|(i, (name, _, nodes))| {
+                let node = noded.id.strip_prefix(&format!("noded-{name}-"))?;
+                nodes
+                    .iter()
+                    .any(|n| n == node)
+                    .then(|| (i, node.to_string()))
+            })
+    else {
+        return Ok(false);
+    };
+    let seq = u32::try_from(ledger.submitted()).unwrap_or(u32::MAX);
+    let (spec, args) = load::long_step_args(seq, cluster, &node, &site.work);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let _ = std::fs::create_dir_all(site.work.join("steps"));
+    let out = site.cmd(cluster, "sbatch", &args)?;
+    match (out.code, load::parse_job_id(&out.stdout)) {
+        (Some(0), Some(id)) => {
+            ledger.accepted.insert(id, (seq, spec.exit));
+            ledger.with_steps += 1;
+        }
+        (Some(code), _) if code != 0 => {
+            ledger.refused.insert(seq, out.stderr.trim().to_string());
+            return Ok(false);
+        }
+        _ => {
+            ledger.unknown.insert(seq);
+            return Ok(false);
+        }
+    }
+    let marker = load::step_marker(&site.work, seq);
+    let deadline = Instant::now() + STEP_START_TIMEOUT;
+    while !marker.exists() {
+        if Instant::now() > deadline {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
     Ok(true)
 }

@@ -68,6 +68,51 @@ impl JobSpec {
     }
 }
 
+/// Job `seq` on `node` of `cluster`, whose `srun` step runs long enough for its node daemon
+/// to be killed under it: the step leaves `steps/<seq>` once it runs; the job must end with
+/// exit code 0, which it only does when srun got its step's true exit (0) after the node
+/// daemon came back. Drawn from nothing, so the seed's schedule stays the same.
+pub fn long_step_args(seq: u32, cluster: usize, node: &str, work: &Path) -> (JobSpec, Vec<String>) {
+    let spec = JobSpec {
+        seq,
+        cluster,
+        sleep_ms: 0,
+        exit: 0,
+        srun: true,
+        after: None,
+    };
+    let marker = work.join("runs").join(seq.to_string());
+    let started = step_marker(work, seq);
+    let script = format!(
+        "echo $SLURM_JOB_ID >> {marker}; srun -n1 sh -c 'touch {started}; sleep 3; exit 0' || exit {LOST_STEP}; exit 0",
+        marker = marker.display(),
+        started = started.display(),
+    );
+    // Its output (srun's messages) is kept beside the marker, to tell what became of the step.
+    let mut out = started.clone().into_os_string();
+    out.push(".out");
+    let args = vec![
+        "--parsable".to_string(),
+        "-J".into(),
+        spec.name(),
+        "-o".into(),
+        out.to_string_lossy().into_owned(),
+        "-w".into(),
+        node.to_string(),
+        "--wrap".into(),
+        script,
+    ];
+    (spec, args)
+}
+
+/// The exit code of a job whose long step lost its true exit.
+pub const LOST_STEP: i32 = 99;
+
+/// The file a long step leaves once it runs.
+pub fn step_marker(work: &Path, seq: u32) -> std::path::PathBuf {
+    work.join("steps").join(seq.to_string())
+}
+
 /// The name of job `seq`.
 pub fn job_name(seq: u32) -> String {
     format!("soak-{seq}")
@@ -91,6 +136,8 @@ pub struct Ledger {
     pub dependants: usize,
     /// Accepted jobs running an `srun` step.
     pub with_steps: usize,
+    /// Steps running while their node daemon was killed (and started again).
+    pub steps_cut: usize,
 }
 
 impl Ledger {

@@ -96,6 +96,10 @@ pub fn render(report: &SoakReport) -> String {
         text.push_str(&format!(", {kind}: {n}"));
     }
     text.push('\n');
+    text.push_str(&format!(
+        "srun steps running through a node daemon kill: {}\n",
+        report.steps_cut
+    ));
     text.push_str(&report.verdict.to_string());
     text
 }

@@ -47,13 +47,30 @@ pub fn registered(node: &NodeInfo) -> bool {
     !node.not_responding && node.state != "UNKNOWN"
 }
 
-/// Waits until every node of `cluster` has registered with its controller; returns the
-/// nodes as the controller shows them. A node daemon of `started` exiting meanwhile is an
-/// error; `logs` is named in the timeout's.
+/// The nodes whose daemon this `up` started, with the daemon's process id: each must register
+/// as that process (the registration of a daemon killed before is still listed for a while).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fresh(pub Vec<(String, u32)>);
+
+impl Fresh {
+    /// Whether `node`'s registration is one `up` may count: any for a daemon it did not
+    /// start, the started process's own for one it started.
+    pub fn counts(&self, node: &NodeInfo) -> bool {
+        registered(node)
+            && self
+                .0
+                .iter()
+                .all(|(name, pid)| *name != node.name || node.slurmd_pid == *pid)
+    }
+}
+
+/// Waits until every node of `cluster` has registered with its controller (those of `fresh`
+/// anew); returns the nodes as the controller shows them. A node daemon of `started` exiting
+/// meanwhile is an error; `logs` is named in the timeout's.
 pub async fn wait_nodes(
     client: &mut CtldClient,
     cluster: &ClusterConf,
-    started: &mut [Started],
+    (started, fresh): (&mut [Started], &Fresh),
     logs: &Path,
     timeout: Duration,
 ) -> Result<Vec<NodeInfo>, UpError> {
@@ -77,7 +94,7 @@ pub async fn wait_nodes(
         let waiting: Vec<&str> = cluster
             .nodes
             .iter()
-            .filter(|name| !nodes.iter().any(|n| &n.name == *name && registered(n)))
+            .filter(|name| !nodes.iter().any(|n| &n.name == *name && fresh.counts(n)))
             .map(String::as_str)
             .collect();
         if waiting.is_empty() {
@@ -92,5 +109,35 @@ pub async fn wait_nodes(
             });
         }
         tokio::time::sleep(POLL_EVERY).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_started_daemon_counts_only_once_it_registered_anew() {
+        let node = |name: &str, pid: u32| NodeInfo {
+            name: name.into(),
+            state: "IDLE".into(),
+            slurmd_pid: pid,
+            ..Default::default()
+        };
+        let fresh = Fresh(vec![("n1".into(), 1_000)]);
+        assert!(
+            !fresh.counts(&node("n1", 999)),
+            "the killed daemon's registration"
+        );
+        assert!(fresh.counts(&node("n1", 1_000)));
+        assert!(
+            fresh.counts(&node("n2", 5)),
+            "already running: any registration"
+        );
+        let unknown = NodeInfo {
+            state: "UNKNOWN".into(),
+            ..node("n2", 5)
+        };
+        assert!(!fresh.counts(&unknown));
     }
 }

@@ -197,13 +197,21 @@ async fn bring_up(plan: &Plan, args: &UpArgs, run: &mut Run) -> Result<(), UpErr
         )
         .await?;
         let first_node = run.started.len();
+        // A node daemon started now must register anew: the registration of one killed
+        // before (still listed) says nothing about whether this one came up.
+        let mut fresh = ctld::Fresh::default();
         for (node, address) in cluster.nodes.iter().zip(&cluster.node_addresses) {
-            run.ensure(plan, Daemon::noded(cluster, node, address.clone()))?;
+            let started = run.ensure(plan, Daemon::noded(cluster, node, address.clone()))?;
+            if let Some(s) = started.and_then(|i| run.started.get(i)) {
+                fresh
+                    .0
+                    .push((node.clone(), u32::try_from(s.pid).unwrap_or(0)));
+            }
         }
         let nodes = ctld::wait_nodes(
             &mut client,
             cluster,
-            &mut run.started[first_node..],
+            (&mut run.started[first_node..], &fresh),
             &layout.log_dir(),
             ctld::NODES_TIMEOUT,
         )

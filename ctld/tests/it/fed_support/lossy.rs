@@ -1,6 +1,8 @@
 //! A dbd whose answers get lost: [`LoseAnswers`] wraps the federation service and, for the
 //! first calls of one method, lets the call reach the dbd (and be applied) but answers the
-//! caller `Unavailable` instead, as a dbd restarted or a connection cut after the commit would.
+//! caller `Unavailable` instead, as a dbd restarted or a connection cut after the commit would;
+//! the calls after those may be refused (not applied, answered `FailedPrecondition`), as a dbd
+//! back in a state that refuses them would.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -20,6 +22,8 @@ pub struct Loss {
     /// The gRPC path of the method (`/sluice.v1.FedArbiter/SubmitFedJob`).
     pub path: &'static str,
     left: Arc<AtomicUsize>,
+    /// Calls to refuse once no answer is left to lose.
+    refusals: Arc<AtomicUsize>,
     calls: Arc<AtomicUsize>,
     /// Losses of other methods, applied too.
     also: Vec<Loss>,
@@ -31,9 +35,16 @@ impl Loss {
         Self {
             path,
             left: Arc::new(AtomicUsize::new(count)),
+            refusals: Arc::new(AtomicUsize::new(0)),
             calls: Arc::new(AtomicUsize::new(0)),
             also: Vec::new(),
         }
+    }
+
+    /// Refuses the `count` calls that follow the lost answers.
+    pub fn then_refuse(self, count: usize) -> Self {
+        self.refusals.store(count, Ordering::SeqCst);
+        self
     }
 
     /// Loses the answers `other` names too (another method's; keep a clone to count them).
@@ -52,16 +63,44 @@ impl Loss {
         self.left.load(Ordering::SeqCst)
     }
 
-    /// Whether this call's answer is lost (counts the call).
-    fn take(&self, path: &str) -> bool {
+    /// What becomes of this call (counts the call).
+    fn take(&self, path: &str) -> Fate {
         if path != self.path {
-            return self.also.iter().any(|l| l.take(path));
+            return self
+                .also
+                .iter()
+                .map(|l| l.take(path))
+                .find(|f| *f != Fate::Answered)
+                .unwrap_or(Fate::Answered);
         }
         self.calls.fetch_add(1, Ordering::SeqCst);
-        self.left
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        let one_less = |n: usize| n.checked_sub(1);
+        if self
+            .left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, one_less)
             .is_ok()
+        {
+            Fate::Lost
+        } else if self
+            .refusals
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, one_less)
+            .is_ok()
+        {
+            Fate::Refused
+        } else {
+            Fate::Answered
+        }
     }
+}
+
+/// What becomes of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Answered,
+    /// Applied, its answer lost.
+    Lost,
+    /// Not applied, refused.
+    Refused,
 }
 
 /// The wrapped service (see the module doc).
@@ -96,13 +135,18 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let lose = self.loss.take(req.uri().path());
+        let fate = self.loss.take(req.uri().path());
+        if fate == Fate::Refused {
+            return Box::pin(async {
+                Ok(Status::failed_precondition("Not a valid federated job").into_http())
+            });
+        }
         let answer = self.inner.call(req);
         Box::pin(async move {
             // A unary handler has run (and its transaction committed) once its response is
             // ready: only the answer goes missing.
             let response = answer.await?;
-            if lose {
+            if fate == Fate::Lost {
                 drop(response);
                 return Ok(Status::unavailable("connection reset: answer lost").into_http());
             }

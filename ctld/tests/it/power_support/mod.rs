@@ -41,6 +41,7 @@ pub fn register(fx: &mut CoreFixture, name: &str) {
         tmp_disk_mb: n.tmp_disk_mb,
         boot_time: fx.now,
         jobs: Vec::new(),
+        pid: 0,
     };
     on_node_registered(&mut fx.core, &mut fx.out, fx.now, reg).expect("registered");
 }

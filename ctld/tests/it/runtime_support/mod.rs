@@ -210,6 +210,7 @@ pub async fn register(c: &mut CtldClient, name: &str, port: u16, jobs: Vec<u32>)
         running_jobs: jobs,
         addr: "127.0.0.1".into(),
         port: u32::from(port),
+        pid: 0,
     })
     .await
     .unwrap()

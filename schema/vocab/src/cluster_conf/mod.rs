@@ -73,6 +73,9 @@ pub struct CtldHost {
     pub addr: Option<String>,
 }
 
+/// Slurm's default `UnkillableStepTimeout`, in seconds.
+pub const UNKILLABLE_STEP_TIMEOUT: u32 = 60;
+
 /// The controller's configuration, as read from `slurm.conf`.
 #[derive(Debug, Clone)]
 pub struct CtldConf {
@@ -102,6 +105,9 @@ pub struct CtldConf {
     pub min_job_age: u32,
     /// `KillWait`: seconds between SIGTERM and SIGKILL (default 30).
     pub kill_wait: u32,
+    /// `UnkillableStepTimeout`: seconds a job's processes may outlive their SIGKILL before the
+    /// node is drained with reason `Kill task failed` (default 60, 1 to 65533).
+    pub unkillable_step_timeout: u32,
     /// `SlurmdTimeout`: seconds of silence before a node is set DOWN; 0 disables (default 300).
     pub slurmd_timeout: u32,
     /// `MessageTimeout`: seconds a command's request (and a controller's request to a node)
@@ -236,6 +242,7 @@ impl CtldConf {
             sched: SchedParams::default(),
             min_job_age: 300,
             kill_wait: 30,
+            unkillable_step_timeout: UNKILLABLE_STEP_TIMEOUT,
             slurmd_timeout: 300,
             message_timeout: 10,
             max_job_count: 10_000,
@@ -281,6 +288,12 @@ impl CtldConf {
             }
             "minjobage" => self.min_job_age = file.number(p)?,
             "killwait" => self.kill_wait = file.number(p)?,
+            "unkillablesteptimeout" => {
+                self.unkillable_step_timeout = match file.number::<u32>(p)? {
+                    n @ 1..=65533 => n,
+                    _ => return Err(file.bad_value(p, "expected seconds from 1 to 65533")),
+                }
+            }
             "slurmdtimeout" => self.slurmd_timeout = file.number(p)?,
             "messagetimeout" => self.message_timeout = positive(file, p)?,
             "maxjobcount" => self.max_job_count = positive(file, p)?,

@@ -219,3 +219,16 @@ fn other_slurmctld_plugins_are_refused() {
     let (c, _) = parse(BASE).unwrap();
     assert!(c.nonstop.is_none());
 }
+
+#[test]
+fn unkillable_step_timeout_defaults_to_a_minute_within_slurms_range() {
+    assert_eq!(parse(BASE).unwrap().0.unkillable_step_timeout, 60);
+    let set = parse(&format!("{BASE}UnkillableStepTimeout=5\n"))
+        .unwrap()
+        .0;
+    assert_eq!(set.unkillable_step_timeout, 5);
+    for bad in ["0", "65534", "x"] {
+        let e = parse(&format!("{BASE}UnkillableStepTimeout={bad}\n")).unwrap_err();
+        assert!(e.to_string().contains("UnkillableStepTimeout"), "{e}");
+    }
+}
