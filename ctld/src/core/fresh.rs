@@ -9,8 +9,9 @@
 //! so nothing of that changes, and a new job of a lower priority than its partition's blocked
 //! job waits (`Priority`) as the whole pass would leave it. The pass falls back to the whole
 //! queue when that reasoning does not hold: no whole pass yet (or the last one was cut by
-//! `default_queue_depth`), the partitions changed, a blocked job left the queue, or a new job
-//! comes before its partition's blocked job (a lower `--nice`). The runtime asks for this pass
+//! `default_queue_depth`), the partitions changed, a node became available or idle since (a
+//! heartbeat asks for no pass), a blocked job left the queue, or a new job comes before its
+//! partition's blocked job (a lower `--nice`). The runtime asks for this pass
 //! only after batches whose requests were all submissions; every other change, and the tick
 //! every second (begin times reached, lock retries), runs the whole pass.
 
@@ -28,6 +29,9 @@ pub(crate) struct Fresh {
     /// Per partition, its first job that did not fit at the last whole pass (and since);
     /// `None` when there was no whole pass since the last change the runtime did not report.
     blocked: Option<Vec<Option<FedJobId>>>,
+    /// The node table's `gains` when `blocked` was kept: a node that became available or
+    /// idle since (a heartbeat, which asks for no pass) may let older jobs start first.
+    gains: u64,
 }
 
 impl Fresh {
@@ -42,9 +46,10 @@ impl Fresh {
         self.blocked = None;
     }
 
-    /// Keeps what a pass over the whole queue left blocked.
-    pub(crate) fn settle(&mut self, blocked: Vec<Option<FedJobId>>) {
+    /// Keeps what a pass over the whole queue left blocked, with the nodes' `gains` then.
+    pub(crate) fn settle(&mut self, blocked: Vec<Option<FedJobId>>, gains: u64) {
         self.blocked = Some(blocked);
+        self.gains = gains;
     }
 }
 
@@ -73,14 +78,14 @@ pub fn schedule_fresh(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> P
         pass.consider(core, out, now, id);
     }
     pass.finish(core, out, now);
-    core.fresh.settle(pass.blocked);
+    core.fresh.settle(pass.blocked, core.nodes.gains);
     pass.stats
 }
 
 /// The queued new jobs with their queue keys, or `None` when the whole queue must be passed.
 fn new_jobs_in_turn(core: &Core) -> Option<Vec<(super::jobs::QueueKey, FedJobId)>> {
     let blocked = core.fresh.blocked.as_ref()?;
-    if blocked.len() != core.parts.len() {
+    if blocked.len() != core.parts.len() || core.fresh.gains != core.nodes.gains {
         return None;
     }
     let mut firsts = Vec::with_capacity(blocked.len());

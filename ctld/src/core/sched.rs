@@ -224,7 +224,7 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
     pass.finish(core, out, now);
     // A pass that saw the whole queue is what a pass over later submissions builds on.
     if whole {
-        core.fresh.settle(pass.blocked);
+        core.fresh.settle(pass.blocked, core.nodes.gains);
     }
     pass.stats
 }

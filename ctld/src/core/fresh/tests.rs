@@ -144,3 +144,25 @@ fn a_pass_cut_by_queue_depth_is_not_built_on() {
     // Not known what the jobs past the depth wait for: a (depth-limited) pass again.
     assert_eq!(fx.schedule_fresh().considered, 2);
 }
+
+#[test]
+fn nodes_freed_without_a_pass_bring_back_the_whole_pass() {
+    // Two partitions over the same nodes: a new job of the other partition must not take
+    // nodes an older blocked job now fits on.
+    let mut fx = ClusterBuilder::new()
+        .nodes("n[1-2]", "CPUs=1")
+        .partition("p1", "Nodes=n[1-2] Default=YES")
+        .partition("p2", "Nodes=n[1-2]")
+        .build();
+    fx.register_all();
+    let a = fx.submit(job("a", "p1", 2, 10)).unwrap();
+    let b = fx.submit(job("b", "p1", 2, 10)).unwrap();
+    fx.schedule();
+    assert_eq!(fx.reason(b), crate::core::JobReason::Resources);
+    // The nodes come back outside any pass (the runtime's tick or a completion would pass).
+    fx.exit(a, 0).unwrap();
+    let c = fx.submit(job("c", "p2", 1, 10)).unwrap();
+    fx.schedule_fresh();
+    assert_eq!(fx.state(b), sluice_vocab::JobState::Running);
+    assert_eq!(fx.state(c), sluice_vocab::JobState::Pending);
+}
