@@ -387,8 +387,10 @@ impl Loop {
             Msg::LeaseGranted(ranges) => {
                 self.unsaved.push(Msg::LeaseGranted(ranges.clone()));
                 self.leaser.granted(&mut self.core, &ranges);
+                // Saved with the batch; no pass: new ids change no queued job (a submission
+                // that found none was refused), and under a burst of submissions a lease
+                // comes every thousand jobs.
                 self.batch.touch();
-                self.kick = Kick::Full;
             }
             Msg::LeaseFailed => self.leaser.failed(),
             Msg::LaunchFailed { job, node, run } => {
