@@ -15,7 +15,7 @@ use crate::conf::CtldConf;
 use crate::core::{
     BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobExit, JobReason, JobRef, NodeRegistration,
     NodeScript, PassStats, RecordingOutbox, RunReport, SimTime, SubmitRequest, on_cancel,
-    on_job_exited, on_node_registered, on_submit, on_tick, schedule,
+    on_job_exited, on_node_registered, on_submit, on_tick, schedule, schedule_fresh,
 };
 use crate::error::CtldError;
 use sluice_vocab::nonstop_conf::NonstopConf;
@@ -173,6 +173,11 @@ impl CoreFixture {
     /// Runs one scheduling pass at the current time.
     pub fn schedule(&mut self) -> PassStats {
         schedule(&mut self.core, &mut self.out, self.now)
+    }
+
+    /// Runs the pass the runtime runs after a batch that only submitted jobs.
+    pub fn schedule_fresh(&mut self) -> PassStats {
+        schedule_fresh(&mut self.core, &mut self.out, self.now)
     }
 
     /// Reports that job `id`'s batch script exited with `code`, as its batch host reports the

@@ -42,6 +42,7 @@ pub mod ctld_scripts;
 pub mod deps;
 pub mod features;
 pub mod federation;
+pub mod fresh;
 pub mod gang;
 pub mod ids;
 pub mod jobs;
@@ -72,6 +73,7 @@ pub mod will_run;
 pub use cancel::{CancelFilter, Scancel, ScancelOutcome, on_scancel};
 pub use completion::{BATCH_STEP, JobExit, RunReport, Stale, on_job_exited};
 pub use ctld_scripts::{ScriptContext, ScriptRun, on_prolog_slurmctld_done};
+pub use fresh::schedule_fresh;
 pub use ids::{IdLease, JobIdSource};
 pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
 pub use launch::{on_allocation_complete, on_allocation_done, on_launch_failed};
@@ -254,6 +256,8 @@ pub struct Core {
     pub(crate) fed: federation::FedCore,
     /// When backfill and a whole-queue pass last ran (for `bf_interval`, `default_queue_depth`).
     pub(crate) passes: sched::PassTimes,
+    /// Jobs submitted since the last pass, and what the last whole pass left blocked.
+    pub(crate) fresh: fresh::Fresh,
     /// The configuration in force: as read at start, then as `scontrol reconfigure` and
     /// runtime updates (`SuspendExc*`) left it.
     pub(crate) conf: std::sync::Arc<CtldConf>,
@@ -296,6 +300,7 @@ impl Core {
             power,
             fed: federation::FedCore::default(),
             passes: sched::PassTimes::default(),
+            fresh: fresh::Fresh::default(),
             conf: std::sync::Arc::new(conf.clone()),
             coordinators: coordinators::Realms::new(),
             nonstop: None,

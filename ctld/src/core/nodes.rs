@@ -130,6 +130,9 @@ pub(crate) struct NodeTable {
     pub avail: FixedBitSet,
     /// Nodes whose resources no job holds.
     pub idle: FixedBitSet,
+    /// How many times a node became available or idle: a pass after that may start jobs the
+    /// last one could not (see `core::fresh`).
+    pub gains: u64,
 }
 
 impl NodeTable {
@@ -145,6 +148,7 @@ impl NodeTable {
         let mut table = Self {
             avail: FixedBitSet::with_capacity(nodes.len()),
             idle: FixedBitSet::with_capacity(nodes.len()),
+            gains: 0,
             nodes,
             by_name,
         };
@@ -158,8 +162,12 @@ impl NodeTable {
     pub fn refresh(&mut self, i: NodeIdx) {
         let n = &self.nodes[i.get() as usize];
         let (avail, idle) = (n.available(), n.holders == 0);
-        self.avail.set(i.get() as usize, avail);
-        self.idle.set(i.get() as usize, idle);
+        let bit = i.get() as usize;
+        if (avail && !self.avail.contains(bit)) || (idle && !self.idle.contains(bit)) {
+            self.gains += 1;
+        }
+        self.avail.set(bit, avail);
+        self.idle.set(bit, idle);
     }
 
     pub fn get(&self, i: NodeIdx) -> &Node {

@@ -9,6 +9,9 @@
 //! `SchedulerParameters` may thin passes out as in Slurm: `bf_interval` runs backfill at most
 //! that often, `default_queue_depth` makes a pass consider only the first jobs of the queue
 //! (the whole queue is still tested every [`FULL_PASS_SECS`]).
+//!
+//! After a batch that only submitted jobs, the runtime runs [`super::fresh::schedule_fresh`]
+//! instead: it considers only the new jobs, which is what a whole pass would do then.
 
 use super::jobs::{HoldKind, Job, JobReason};
 use super::outbox::Outbox;
@@ -108,66 +111,77 @@ pub struct PassTimes {
     full: Option<SimTime>,
 }
 
-/// Whether a pass at `now` backfills (`bf_interval`), and how many queued jobs it considers
-/// for starting (`default_queue_depth`, the whole queue every [`FULL_PASS_SECS`]); records
-/// what it does.
-fn plan_pass(core: &mut Core, now: SimTime) -> (bool, usize) {
-    let due = |last: Option<SimTime>, every: u64| last.is_none_or(|t| now >= t.plus(every));
+/// Whether a pass at `now` backfills (`bf_interval`); records it when it does.
+pub(crate) fn plan_backfill(core: &mut Core, now: SimTime) -> bool {
     let backfill = core.cfg.backfill
         && match core.cfg.bf_interval {
             BackfillEvery::Pass => true,
             BackfillEvery::Never => false,
-            BackfillEvery::Secs(s) => due(core.passes.backfill, u64::from(s)),
+            BackfillEvery::Secs(s) => due(core.passes.backfill, now, u64::from(s)),
         };
     if backfill {
         core.passes.backfill = Some(now);
     }
-    let depth = match core.cfg.queue_depth {
-        Some(d) if !due(core.passes.full, FULL_PASS_SECS) => d,
+    backfill
+}
+
+/// Whether something last done at `last` is due again at `now`, `every` seconds on.
+fn due(last: Option<SimTime>, now: SimTime, every: u64) -> bool {
+    last.is_none_or(|t| now >= t.plus(every))
+}
+
+/// How many queued jobs a pass at `now` considers for starting (`default_queue_depth`, the
+/// whole queue every [`FULL_PASS_SECS`]); records a whole-queue pass.
+fn plan_depth(core: &mut Core, now: SimTime) -> usize {
+    match core.cfg.queue_depth {
+        Some(d) if !due(core.passes.full, now, FULL_PASS_SECS) => d,
         _ => {
             core.passes.full = Some(now);
             usize::MAX
         }
-    };
-    (backfill, depth)
+    }
 }
 
-/// Runs one scheduling pass at `now`.
-pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStats {
-    let mut stats = PassStats::default();
-    let mut blocked: Vec<Option<FedJobId>> = vec![None; core.parts.len()];
-    let mut candidates: Vec<FedJobId> = Vec::new();
-    let (backfill, depth) = plan_pass(core, now);
-    super::nonstop::spares::refresh(core);
-    let bf_limit = if backfill {
-        core.cfg.bf_max_job_test
-    } else {
-        0
-    };
-    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).take(depth).collect();
-    for id in order {
-        stats.considered += 1;
+/// The state of a pass in progress: each partition's first job that did not fit, the
+/// lower-priority jobs offered to backfill, and the counts.
+pub(crate) struct Pass {
+    pub blocked: Vec<Option<FedJobId>>,
+    pub candidates: Vec<FedJobId>,
+    pub bf_limit: usize,
+    pub stats: PassStats,
+}
+
+impl Pass {
+    /// Considers pending job `id` in its priority turn: starts it, or sets why it waits.
+    pub(crate) fn consider(
+        &mut self,
+        core: &mut Core,
+        out: &mut impl Outbox,
+        now: SimTime,
+        id: FedJobId,
+    ) {
+        self.stats.considered += 1;
         // Federated jobs: offers to siblings follow holds and dependencies, and some may not
         // start yet (not recorded by the dbd, fedstate INACTIVE, lock refused a moment ago).
         let gated = federation::start::gate(core, out, now, id);
         let Some(job) = core.jobs.map.get(&id) else {
-            continue;
+            return;
         };
         let part: PartIdx = job.partition;
         let reason = match ineligible(core, job, now).or(gated) {
             Some(r) => r,
-            None if blocked[part.get()].is_some() => {
-                if candidates.len() < bf_limit {
-                    candidates.push(id);
+            None if self.blocked[part.get()].is_some() => {
+                if self.candidates.len() < self.bf_limit {
+                    self.candidates.push(id);
                 }
                 JobReason::Priority
             }
             None if try_start(core, out, now, id, |_| true) => {
-                stats.started += 1;
-                continue;
+                self.stats.started += 1;
+                return;
             }
             None => {
-                blocked[part.get()] = Some(id);
+                self.blocked[part.get()] = Some(id);
                 JobReason::Resources
             }
         };
@@ -175,8 +189,42 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
             job.reason = reason;
         }
     }
-    if !candidates.is_empty() {
-        stats.backfilled = backfill::run(core, out, now, &blocked, &candidates);
+
+    /// Offers the candidates to backfill; returns the pass's counts.
+    pub(crate) fn finish(&mut self, core: &mut Core, out: &mut impl Outbox, now: SimTime) {
+        if !self.candidates.is_empty() {
+            self.stats.backfilled = backfill::run(core, out, now, &self.blocked, &self.candidates);
+        }
     }
-    stats
+}
+
+/// Runs one scheduling pass at `now` over the whole queue (or its first
+/// `default_queue_depth` jobs).
+pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStats {
+    let backfill = plan_backfill(core, now);
+    let depth = plan_depth(core, now);
+    super::nonstop::spares::refresh(core);
+    let mut pass = Pass {
+        blocked: vec![None; core.parts.len()],
+        candidates: Vec::new(),
+        bf_limit: if backfill {
+            core.cfg.bf_max_job_test
+        } else {
+            0
+        },
+        stats: PassStats::default(),
+    };
+    // Jobs submitted since the last pass are all in this one.
+    core.fresh.clear();
+    let whole = depth >= core.jobs.queue.len();
+    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).take(depth).collect();
+    for id in order {
+        pass.consider(core, out, now, id);
+    }
+    pass.finish(core, out, now);
+    // A pass that saw the whole queue is what a pass over later submissions builds on.
+    if whole {
+        core.fresh.settle(pass.blocked, core.nodes.gains);
+    }
+    pass.stats
 }

@@ -377,5 +377,6 @@ fn record_new(core: &mut Core, out: &mut impl Outbox, job: Job) {
         deps::index(&mut core.jobs, job.id, d);
     }
     core.jobs.queue.insert(JobTable::queue_key(&job));
+    core.fresh.submitted(job.id);
     core.jobs.map.insert(job.id, job);
 }

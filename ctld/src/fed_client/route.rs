@@ -13,10 +13,12 @@
 //! - `scontrol update clusters=|clusterfeatures=`: `UpdateFedJob`.
 
 use super::{FedHandle, convert};
-use crate::core::federation::{self, FedDesc, FedInfo, FedRecord, FedSubmit, OriginSubmit, Route};
+use crate::core::federation::{
+    self, FedDesc, FedInfo, FedRecord, FedSubmit, InfoPhase, OriginSubmit, Route,
+};
 use crate::core::{Caller, SubmitRequest};
 use crate::error::CtldError;
-use crate::runtime::{CoreHandle, Ctx, Msg, batch};
+use crate::runtime::{CoreHandle, Ctx, Kick, Msg, batch};
 use sluice_vocab::FedJobId;
 use sluice_wire::auth::Signer;
 use sluice_wire::client::{CtldClient, connect};
@@ -118,7 +120,7 @@ pub async fn submit(
     opts: FedSubmit,
 ) -> Result<FedJobId, Status> {
     let outcome = core
-        .call(move |cx| federation::on_fed_submit(cx.core, cx.out, cx.now, req, opts))
+        .submit(move |cx| federation::on_fed_submit(cx.core, cx.out, cx.now, req, opts))
         .await??;
     let rec = match outcome {
         OriginSubmit::Local(reply) => return Ok(reply.job_id),
@@ -159,6 +161,13 @@ async fn record_and_queue(
     };
     match recorded {
         Ok(info) => {
+            // A pending record only lets the new jobs start: the pass after it considers
+            // them alone (`core::fresh`); any other answer changes more.
+            let kick = if info.phase == InfoPhase::Pending {
+                Kick::Submitted
+            } else {
+                Kick::Full
+            };
             let apply = move |cx: &mut Ctx<'_>| {
                 federation::on_fed_recorded(cx.core, cx.out, cx.now, &jobs, &info);
             };
@@ -177,7 +186,7 @@ async fn record_and_queue(
                         }
                     })
                 }),
-                kick: true,
+                kick,
             });
             Ok(rec.reply.job_id)
         }

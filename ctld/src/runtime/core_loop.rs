@@ -11,13 +11,13 @@ use super::persist::StateSink;
 use super::programs::Programs;
 use super::subscribers::Subscribers;
 use super::waiters::Waiters;
-use super::{CoreHandle, Ctx, Msg, NodeAddrs, Runtime, RuntimeConfig};
+use super::{CoreHandle, Ctx, Kick, Msg, NodeAddrs, Runtime, RuntimeConfig};
 use crate::conf::CtldConf;
 use crate::core::restore::{self, RestoreNote};
 use crate::core::snapshot::Snapshot;
 use crate::core::{
     BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobIdSource, JobRef, RunReport, SimTime,
-    on_cancel, on_launch_failed, on_tick, schedule,
+    on_cancel, on_launch_failed, on_tick, schedule, schedule_fresh,
 };
 use crate::error::CtldError;
 use crate::shipper::{Shipper, ShipperHandle};
@@ -252,7 +252,7 @@ pub fn start_with(
         shipper,
         handle: handle.clone(),
         accounting,
-        kick: true,
+        kick: Kick::Full,
         fed_tx,
     };
     let rt = tokio::runtime::Handle::current();
@@ -298,7 +298,8 @@ struct Loop {
     shipper: Option<ShipperHandle>,
     handle: CoreHandle,
     accounting: bool,
-    kick: bool,
+    /// The pass the batch's requests asked for.
+    kick: Kick,
     /// Where requests for the federation arbiter go (none without a dbd).
     fed_tx: Option<tokio::sync::mpsc::UnboundedSender<crate::core::federation::FedRequest>>,
 }
@@ -325,7 +326,15 @@ impl Loop {
                 let mut msgs = batch::gather(m, || rx.try_recv().ok(), MAX_BATCH);
                 // Reads first: they see only durable state, so they are answered even if the
                 // batch's commit fails (see `Batch::reply`).
-                msgs.sort_by_key(|m| !matches!(m, Msg::Call { kick: false, .. }));
+                msgs.sort_by_key(|m| {
+                    !matches!(
+                        m,
+                        Msg::Call {
+                            kick: Kick::None,
+                            ..
+                        }
+                    )
+                });
                 for m in msgs {
                     stop |= self.handle(m, now);
                 }
@@ -341,8 +350,16 @@ impl Loop {
             if Instant::now() >= next_tick {
                 self.tick(now);
                 next_tick = Instant::now() + TICK;
-            } else if std::mem::take(&mut self.kick) {
-                schedule(&mut self.core, &mut self.batch, now);
+            } else {
+                match std::mem::replace(&mut self.kick, Kick::None) {
+                    Kick::None => {}
+                    Kick::Submitted => {
+                        schedule_fresh(&mut self.core, &mut self.batch, now);
+                    }
+                    Kick::Full => {
+                        schedule(&mut self.core, &mut self.batch, now);
+                    }
+                }
             }
             self.commit(now);
             self.leaser.check(&self.core, &self.handle);
@@ -354,7 +371,7 @@ impl Loop {
     fn handle(&mut self, msg: Msg, now: SimTime) -> bool {
         match msg {
             Msg::Call { job, kick } => {
-                self.kick |= kick;
+                self.kick = self.kick.max(kick);
                 let mut cx = Ctx {
                     core: &mut self.core,
                     out: &mut self.batch,
@@ -370,8 +387,10 @@ impl Loop {
             Msg::LeaseGranted(ranges) => {
                 self.unsaved.push(Msg::LeaseGranted(ranges.clone()));
                 self.leaser.granted(&mut self.core, &ranges);
+                // Saved with the batch; no pass: new ids change no queued job (a submission
+                // that found none was refused), and under a burst of submissions a lease
+                // comes every thousand jobs.
                 self.batch.touch();
-                self.kick = true;
             }
             Msg::LeaseFailed => self.leaser.failed(),
             Msg::LaunchFailed { job, node, run } => {
@@ -392,7 +411,7 @@ impl Loop {
                     }
                     Err(e) => tracing::debug!(%job, %node, "late launch failure ignored: {e}"),
                 }
-                self.kick = true;
+                self.kick = Kick::Full;
             }
             Msg::Shutdown => return true,
         }
@@ -423,7 +442,7 @@ impl Loop {
                 }
                 self.core = core;
                 self.stale = false;
-                self.kick = true;
+                self.kick = Kick::Full;
                 for msg in std::mem::take(&mut self.unsaved) {
                     self.handle(msg, now);
                 }
@@ -451,7 +470,7 @@ impl Loop {
             }
         }
         on_tick(&mut self.core, &mut self.batch, now);
-        self.kick = false;
+        self.kick = Kick::None;
     }
 
     /// Commits the batch, then releases its replies and node commands. A failed commit

@@ -124,8 +124,8 @@ pub(crate) type Job = Box<dyn FnOnce(&mut Ctx<'_>) -> batch::Reply + Send>;
 
 /// Messages to the core's thread.
 pub(crate) enum Msg {
-    /// Run a request; `kick` asks for a scheduling pass after the batch.
-    Call { job: Job, kick: bool },
+    /// Run a request; `kick` says which scheduling pass it asks for after the batch.
+    Call { job: Job, kick: Kick },
     /// Leased job ids arrived from the accounting daemon.
     LeaseGranted(Vec<(u32, u32)>),
     /// The lease request failed; try again later.
@@ -139,6 +139,18 @@ pub(crate) enum Msg {
     },
     /// Commit what is pending and stop.
     Shutdown,
+}
+
+/// The scheduling pass a request asks for after its batch; a batch runs the largest asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Kick {
+    /// None: the request only reads (or changes nothing a pass looks at).
+    None,
+    /// The request only queued new jobs: the pass considers just the batch's new jobs
+    /// (`core::fresh`), which is what a whole pass would do with them.
+    Submitted,
+    /// A pass over the whole queue.
+    Full,
 }
 
 /// The caller's side of the core's channel. Cheap to clone.
@@ -182,7 +194,17 @@ impl CoreHandle {
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
     ) -> Result<R, CallError> {
-        self.send(f, true).await
+        self.send(f, Kick::Full).await
+    }
+
+    /// Like [`CoreHandle::call`], for a request that only queues new jobs (a submission):
+    /// the pass after its batch considers only the new jobs unless other requests of the batch
+    /// asked for a whole pass.
+    pub async fn submit<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
+    ) -> Result<R, CallError> {
+        self.send(f, Kick::Submitted).await
     }
 
     /// Like [`CoreHandle::call`], for requests that mostly read (no scheduling pass).
@@ -190,7 +212,7 @@ impl CoreHandle {
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
     ) -> Result<R, CallError> {
-        self.send(f, false).await
+        self.send(f, Kick::None).await
     }
 
     /// [`CoreHandle::call`] for the controller's own requests, which have no client to tell:
@@ -213,7 +235,7 @@ impl CoreHandle {
     async fn send<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
-        kick: bool,
+        kick: Kick,
     ) -> Result<R, CallError> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |cx| {

@@ -184,3 +184,27 @@ fn restore(store: &StateStore, now: sluice_ctld::core::SimTime) -> Core {
     core.restore_fed(v, cursor);
     core
 }
+
+#[test]
+fn the_pass_after_a_recorded_submission_considers_the_recorded_job_alone() {
+    let mut fx = fixture("n1", B);
+    for i in 0..5 {
+        origin_submit(&mut fx, job(&format!("h{i}")).held());
+    }
+    fx.schedule();
+    let rec = origin_submit(&mut fx, job("f"));
+    let id = rec.reply.job_id;
+    // Not recorded yet: considered as new, and gated.
+    assert_eq!(fx.schedule_fresh().considered, 1);
+    let now = fx.now;
+    federation::on_fed_recorded(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &rec.reply.jobs,
+        &recorded(id),
+    );
+    // The runtime follows a pending record with the pass over new jobs: the recorded job is
+    // one of them (the held ones are not walked again).
+    assert_eq!(fx.schedule_fresh().considered, 1);
+}

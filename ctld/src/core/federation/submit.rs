@@ -163,6 +163,8 @@ pub fn on_fed_recorded(
         apply_info(core, out, now, id, info);
         if info.phase == InfoPhase::Pending {
             offer_recorded(core, out, now, id);
+            // May start now: the pass after a recorded submission considers it as new.
+            core.fresh.submitted(id);
         }
     }
 }
