@@ -10,13 +10,15 @@
 //! script runs under its own [`supervise`]or process (`sluice-stepd`), and [`adopt`] takes back
 //! the jobs that outlived a restart of the daemon, with their true exit status; [`job_scripts`]
 //! runs slurm.conf's prolog and epilog programs around a batch script through [`prolog`],
-//! [`node_scripts`] on the nodes running only a job's steps.
+//! [`node_scripts`] on the nodes running only a job's steps. [`credential`] is the launch
+//! check: nothing starts without the controller's job credential for it.
 
 pub mod acct;
 pub mod adopt;
 pub mod affinity;
 pub mod batch;
 pub mod config;
+pub mod credential;
 pub mod daemon;
 pub mod env;
 pub mod error;
