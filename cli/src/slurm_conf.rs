@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use sluice_vocab::auth_conf::AuthConf;
 use sluice_vocab::conf::{ConfError, ConfFile};
 use sluice_wire::auth::{self, AuthError, NoCredential, Signer};
 use sluice_wire::client::{
@@ -51,6 +52,8 @@ pub struct SlurmConf {
     pub path: PathBuf,
     /// `ClusterName`, if set.
     pub cluster_name: Option<String>,
+    /// `AuthType` and `AuthInfo`: how requests are signed.
+    pub auth: AuthConf,
     /// `AccountingStorageHost` (default `localhost`).
     pub dbd_host: String,
     /// `AccountingStoragePort` (default 6819).
@@ -128,6 +131,7 @@ impl SlurmConf {
         Ok(Self {
             path: file.path.clone(),
             cluster_name,
+            auth: AuthConf::from_file(file)?,
             dbd_host,
             dbd_port,
             ctld_host,
@@ -144,11 +148,12 @@ impl SlurmConf {
             .join(auth::KEY_FILE)
     }
 
-    /// What signs the calling user's requests: the key when the user can read it, else the
-    /// local credential service next to the configuration (see [`Signer::for_caller`]).
+    /// What signs the calling user's requests: munged with `AuthType=auth/munge`, else the
+    /// key when the user can read it, else the local credential service next to the
+    /// configuration (see [`Signer::for_caller_with`]).
     pub fn signer(&self) -> Result<Signer, CliError> {
         let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
-        Ok(Signer::for_caller(dir)?)
+        Ok(Signer::for_caller_with(dir, &self.auth)?)
     }
 
     /// Connects to the accounting daemon, signing every request as the calling user.

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_reports::purge::PurgeAfter;
+use sluice_vocab::auth_conf::AuthConf;
 use sluice_vocab::conf::{ConfError, ConfFile, Pair};
 use sluice_vocab::private_data::PrivateData;
 use tracing::level_filters::LevelFilter;
@@ -40,6 +41,8 @@ const KNOWN_KEYS: &[&str] = &[
     "PurgeSuspendAfter",
     "PurgeEventAfter",
     "PurgeUsageAfter",
+    "AuthType",
+    "AuthInfo",
 ];
 
 /// The database the daemon keeps its records in.
@@ -161,6 +164,8 @@ pub struct DbdConfig {
     /// `PurgeJobAfter`, `PurgeStepAfter`, `PurgeSuspendAfter`, `PurgeEventAfter`,
     /// `PurgeUsageAfter` (Slurm's syntax: `12month`, `30days`, `24hours`; default: keep).
     pub purge: PurgePolicy,
+    /// `AuthType` and `AuthInfo`: how requests are authenticated.
+    pub auth: AuthConf,
     /// Unknown keys, each naming file, line and key.
     pub warnings: Vec<String>,
 }
@@ -290,6 +295,7 @@ impl DbdConfig {
             pid_file: file.get("PidFile").map(resolve),
             private_data,
             purge,
+            auth: AuthConf::from_file(file)?,
             warnings,
         })
     }

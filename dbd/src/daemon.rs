@@ -12,7 +12,6 @@ use std::sync::Arc;
 use sluice_vocab::conf::ConfError;
 use sluice_wire::auth::{AuthError, Key, Verifier};
 use sluice_wire::daemon::{self as process, ProcessError};
-use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
 use crate::config::DbdConfig;
@@ -106,6 +105,7 @@ pub struct Prepared {
     admin_uids: Vec<u32>,
     purge: PurgePolicy,
     private: sluice_vocab::private_data::PrivateData,
+    auth: sluice_vocab::auth_conf::AuthConf,
 }
 
 impl Prepared {
@@ -121,6 +121,7 @@ impl Prepared {
             admin_uids: config.admin_uids(),
             purge: config.purge,
             private: config.private_data,
+            auth: config.auth.clone(),
         })
     }
 
@@ -134,11 +135,13 @@ impl Prepared {
         if let Ok(addr) = listener.local_addr() {
             tracing::info!(%addr, "accounting daemon listening");
         }
-        let verifier = Verifier::new(self.key).serving("sluice-dbd");
+        let verifier = Verifier::new(self.key)
+            .serving("sluice-dbd")
+            .with_auth(&self.auth);
         // Job records from the controllers and sacct's reads, behind the same verifier.
         let records = RecordsService::new(Arc::clone(&self.store), self.admin_uids.clone())
             .with_private_data(self.private);
-        let records = InterceptedService::new(records.into_server(), verifier.clone());
+        let records = verifier.guard(records.into_server());
         // The federation arbiter; its endless streams end first at shutdown.
         let federation = FederationService::new(Arc::clone(&self.store), self.admin_uids.clone());
         let settler = federation.spawn_settler(SETTLE_PERIOD);
@@ -147,13 +150,13 @@ impl Prepared {
             shutdown.await;
             stopper.stop_streams();
         };
-        let federation = InterceptedService::new(federation.into_server(), verifier.clone());
+        let federation = verifier.guard(federation.into_server());
         // sreport's usage reports, and the task rolling usage up as hours close (days and months
         // in the local zone, as slurmdbd's).
         let cal = sluice_reports::Calendar::local();
         let reports = ReportsService::new(Arc::clone(&self.store), cal, Arc::new(unix_now))
             .with_privacy(self.admin_uids.clone(), self.private);
-        let reports = InterceptedService::new(reports.into_server(), verifier.clone());
+        let reports = verifier.guard(reports.into_server());
         let rollups = tokio::spawn(usage::task::run(
             Arc::clone(&self.store),
             cal,
@@ -164,7 +167,7 @@ impl Prepared {
         let service = AccountingService::new(self.store, self.admin_uids)
             .with_private_data(self.private)
             .into_server();
-        let service = InterceptedService::new(service, verifier);
+        let service = verifier.guard(service);
         let served = tonic::transport::Server::builder()
             .add_service(service)
             .add_service(records)

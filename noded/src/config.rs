@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_vocab::cluster_conf::{ConfWarning, CtldConf, JobAcctGather, PrologConf};
+use sluice_vocab::auth_conf::AuthConf;
 use sluice_vocab::conf::ConfFile;
 use sluice_vocab::hostlist::Hostlist;
 
@@ -43,6 +44,8 @@ pub struct NodedConfig {
     pub ctld_host: String,
     /// `SlurmctldPort`.
     pub ctld_port: u16,
+    /// `AuthType` and `AuthInfo`: how requests are authenticated.
+    pub auth: AuthConf,
     /// Uids allowed to launch and signal jobs: root, `SlurmUser` and the daemon's own uid.
     pub admin_uids: Vec<u32>,
     /// `SlurmdLogFile` (with `%n`/`%h` expanded), else stderr.
@@ -115,6 +118,7 @@ impl NodedConfig {
             spool_dir,
             ctld_host,
             ctld_port: conf.ctld_port,
+            auth: conf.auth.clone(),
             jobacct: conf.jobacct,
             prolog: conf.prolog.clone(),
             admin_uids: admin_uids(file)?,

@@ -9,11 +9,11 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use sluice_wire::auth::credential::CredentialKey;
 use sluice_wire::auth::{Key, Signer, Verifier, sack};
 use sluice_wire::client::connect_lazy;
 use sluice_wire::daemon as process;
 use sluice_wire::proto::controller_client::ControllerClient;
-use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
 use crate::config::NodedConfig;
@@ -104,9 +104,13 @@ impl Prepared {
             port = self.node.port,
             "node daemon listening"
         );
-        let service = NodeService::new(Arc::clone(&self.node)).into_server();
+        let creds = CredentialKey::derive(&self.key);
+        let service = NodeService::new(Arc::clone(&self.node), creds).into_server();
         let service =
-            InterceptedService::new(service, Verifier::new(self.key).serving("sluice-noded"));
+            Verifier::new(self.key)
+                .serving("sluice-noded")
+                .with_auth(&self.node.config.auth)
+                .guard(service);
         let result = tonic::transport::Server::builder()
             .add_service(service)
             .serve_with_incoming_shutdown(

@@ -56,6 +56,9 @@ pub enum NodedError {
     /// The caller may not launch or signal jobs on this node.
     #[error("Access/permission denied")]
     AccessDenied { uid: u32 },
+    /// A launch without a valid job credential for it (Slurm's "Invalid job credential").
+    #[error(transparent)]
+    Credential(AuthError),
     /// A request lacks something needed to run it.
     #[error("invalid request: {why}")]
     BadRequest { why: String },
@@ -90,7 +93,9 @@ impl NodedError {
 impl From<NodedError> for tonic::Status {
     fn from(e: NodedError) -> Self {
         match &e {
-            NodedError::AccessDenied { .. } => tonic::Status::permission_denied(e.to_string()),
+            NodedError::AccessDenied { .. } | NodedError::Credential(_) => {
+                tonic::Status::permission_denied(e.to_string())
+            }
             NodedError::BadRequest { .. } => tonic::Status::invalid_argument(e.to_string()),
             _ => tonic::Status::internal(e.to_string()),
         }

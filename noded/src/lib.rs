@@ -13,13 +13,15 @@
 //! [`launch_request`] the launches a restart interrupted, and adopted jobs' epilogs); [`job_scripts`]
 //! runs slurm.conf's prolog and epilog programs around a batch script through [`prolog`],
 //! [`node_scripts`] on the nodes running only a job's steps; [`unkillable`] watches a killed
-//! job's processes (`UnkillableStepTimeout`).
+//! job's processes (`UnkillableStepTimeout`). [`credential`] is the launch check: nothing starts
+//! without the controller's job credential for it.
 
 pub mod acct;
 pub mod adopt;
 pub mod affinity;
 pub mod batch;
 pub mod config;
+pub mod credential;
 pub mod daemon;
 pub mod env;
 pub mod error;

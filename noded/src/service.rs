@@ -3,22 +3,25 @@
 //! Every request is signed (the server mounts a [`sluice_wire::auth::Verifier`]). Launching
 //! and signalling jobs is for the controller: root, `SlurmUser` or the daemon's own uid.
 //! `RunStep` is srun's, signed by the step's user: it may start tasks as that user, with one of
-//! that user's groups, only; `StepInput` feeds stdin to that user's step only; `StepStats`
+//! that user's groups, only. Both launches also need the controller's job credential for that
+//! job, step, user and this node ([`crate::credential`]); `StepInput` feeds stdin to that user's step only; `StepStats`
 //! shows a job's usage to its owner and admins only.
 
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
 use sluice_wire::auth;
+use sluice_wire::auth::credential::{CredentialKey, Launch};
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::{
-    Ack, AwaitStepRequest, LaunchBatchRequest, LiveStep, NodePingReply, PingRequest,
-    RunStepRequest, SignalJobRequest, SignalKind, StepOutput, StepStatsReply, StepStatsRequest,
-    StepStdin,
+    Ack, AwaitStepRequest, JobCredential, LaunchBatchRequest, LiveStep, NodePingReply,
+    PingRequest, RunStepRequest, SignalJobRequest, SignalKind, StepOutput, StepStatsReply,
+    StepStatsRequest, StepStdin,
 };
 use tonic::{Request, Response, Status, Streaming};
 
+use crate::credential;
 use crate::error::NodedError;
 use crate::jobs::Target;
 use crate::node::Node;
@@ -31,12 +34,25 @@ use crate::{batch, node_scripts};
 #[derive(Debug, Clone)]
 pub struct NodeService {
     node: Arc<Node>,
+    /// Checks the controller's job credentials of launches.
+    creds: CredentialKey,
 }
 
 impl NodeService {
-    /// The service over `node`.
-    pub fn new(node: Arc<Node>) -> Self {
-        Self { node }
+    /// The service over `node`, checking launches' job credentials with `creds`.
+    pub fn new(node: Arc<Node>, creds: CredentialKey) -> Self {
+        Self { node, creds }
+    }
+
+    /// Refuses a launch of `launch` without a valid credential for it (logged).
+    fn check_credential(
+        &self,
+        cred: Option<&JobCredential>,
+        launch: Launch<'_>,
+        caller: auth::Identity,
+    ) -> Result<(), Status> {
+        credential::check(&self.creds, cred, launch, caller, credential::unix_now())
+            .map_err(Status::from)
     }
 
     /// The tonic server for this service (mount it behind a `Verifier`).
@@ -124,7 +140,11 @@ impl NodeDaemon for NodeService {
         req: Request<LaunchBatchRequest>,
     ) -> Result<Response<Ack>, Status> {
         self.require_admin(&req)?;
+        let caller = auth::identity(&req)?;
         let (node, req) = (Arc::clone(&self.node), req.into_inner());
+        let here = &self.node.config.node_name;
+        let launch = credential::batch_launch(&req, here);
+        self.check_credential(req.credential.as_ref(), launch, caller)?;
         // Runs to its end even if the controller goes away mid-call: a dropped call would
         // leave a claimed or started script without the task that waits for it.
         tokio::spawn(async move { batch::launch(&node, req).await })
@@ -139,8 +159,12 @@ impl NodeDaemon for NodeService {
         &self,
         req: Request<RunStepRequest>,
     ) -> Result<Response<Self::RunStepStream>, Status> {
-        let caller = auth::identity(&req)?.uid;
+        let identity = auth::identity(&req)?;
+        let caller = identity.uid;
         let step = req.into_inner();
+        let here = &self.node.config.node_name;
+        let launch = credential::step_launch(&step, here);
+        self.check_credential(step.credential.as_ref(), launch, identity)?;
         if !self.node.config.admin_uids.contains(&caller) {
             let (uid, gid) = (step.uid, step.gid);
             let own_group = tokio::task::spawn_blocking(move || user_has_group(uid, gid))

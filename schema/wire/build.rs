@@ -1,5 +1,5 @@
 //! Compiles the wire protocol (one `.proto` file per service under `proto/`) with protox (pure
-//! Rust), so no system `protoc` is needed.
+//! Rust), so no system `protoc` is needed, and links libmunge (found by pkg-config).
 
 use std::path::PathBuf;
 
@@ -12,5 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fds = protox::compile(&files, ["proto"])?;
     tonic_prost_build::configure().compile_fds(fds)?;
     println!("cargo:rerun-if-changed=proto");
+    // libmunge, for `AuthType=auth/munge` (Debian: libmunge-dev; `.ci/deps` installs it).
+    pkg_config::Config::new().probe("munge")?;
     Ok(())
 }

@@ -41,7 +41,7 @@ impl Client {
 
     /// Connects to the first of `endpoint`'s addresses that answers, signing as the caller.
     pub fn connect(endpoint: &Endpoint) -> Result<Self, SmdError> {
-        let signer = Signer::for_caller(&endpoint.conf_dir)?;
+        let signer = Signer::for_caller_with(&endpoint.conf_dir, &endpoint.auth)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("smd")

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use sluice_vocab::auth_conf::AuthConf;
 use sluice_vocab::conf::{ConfError, ConfFile};
 
 /// slurm.conf's path when `SLURM_CONF` is not set.
@@ -28,6 +29,8 @@ pub struct Endpoint {
     pub timeout: Duration,
     /// The directory of slurm.conf: the key or the credential service that signs requests.
     pub conf_dir: PathBuf,
+    /// slurm.conf's `AuthType` and `AuthInfo`.
+    pub auth: AuthConf,
 }
 
 impl Endpoint {
@@ -93,6 +96,7 @@ impl Endpoint {
                 .parent()
                 .unwrap_or_else(|| Path::new("."))
                 .to_path_buf(),
+            auth: AuthConf::from_file(slurm)?,
         })
     }
 }

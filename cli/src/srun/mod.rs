@@ -202,11 +202,17 @@ pub async fn run_with(
         _ => u32::try_from(alloc.nodes.len()).unwrap_or(1),
     };
     let node_count = alloc.nodes.len().min(ntasks as usize);
+    // The step runs with the group the controller's credential names (the job's).
+    let gid = step
+        .credential
+        .as_ref()
+        .and_then(sluice_wire::auth::credential::read_unchecked)
+        .map_or(who.gid, |body| body.gid);
     let mut template = RunStepRequest {
         job_id,
         step_id: step.step_id,
         uid: who.uid,
-        gid: who.gid,
+        gid,
         argv: opts.command.clone(),
         workdir: workdir(opts.job.chdir.as_deref(), &who.cwd),
         env: task_env(&opts, environ),
@@ -215,6 +221,7 @@ pub async fn run_with(
         ntasks,
         name: name.clone(),
         user: who.user.clone(),
+        credential: step.credential.clone(),
         ..Default::default()
     };
     stdio::fill(&mut template, &opts, ntasks);

@@ -27,7 +27,6 @@ use sluice_wire::proto::accounting_records_client::AccountingRecordsClient;
 use sluice_wire::proto::acct_record::Kind;
 use sluice_wire::proto::*;
 use sreport_support::{RULE, run_bin, write_conf};
-use tonic::service::interceptor::InterceptedService;
 
 /// 2026-11-01T00:00:00Z.
 const DAY0: i64 = 1_793_491_200;
@@ -89,15 +88,9 @@ fn start() -> Dbd {
             let incoming =
                 tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
             let _ = tonic::transport::Server::builder()
-                .add_service(InterceptedService::new(
-                    reports.into_server(),
-                    verifier.clone(),
-                ))
-                .add_service(InterceptedService::new(
-                    records.into_server(),
-                    verifier.clone(),
-                ))
-                .add_service(InterceptedService::new(accounting.into_server(), verifier))
+                .add_service(verifier.guard(reports.into_server()))
+                .add_service(verifier.guard(records.into_server()))
+                .add_service(verifier.guard(accounting.into_server()))
                 .serve_with_incoming(incoming)
                 .await;
         });

@@ -24,6 +24,7 @@ use crate::shipper::{Shipper, ShipperHandle};
 use crate::store::{StateStore, StoreError};
 use sluice_vocab::LocalJobId;
 use sluice_wire::auth::Signer;
+use sluice_wire::auth::credential::CredentialKey;
 use sluice_wire::client::connect_lazy;
 use sluice_wire::daemon::fault::FaultEpisodes;
 use sluice_wire::proto::accounting_records_client::AccountingRecordsClient;
@@ -236,6 +237,7 @@ pub fn start_with(
         unsaved: Vec::new(),
         dispatcher: Dispatcher::new(
             signer,
+            CredentialKey::derive(&cfg.key),
             addrs.clone(),
             handle.clone(),
             conf.cluster_name.clone(),

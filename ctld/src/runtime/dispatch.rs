@@ -15,9 +15,12 @@
 use super::{CoreHandle, Msg, NodeAddrs};
 use crate::core::{Core, JobPart, NodeCommand};
 use sluice_wire::auth::Signer;
+use sluice_wire::auth::credential::{CREDENTIAL_LIFETIME, CredentialKey};
 use sluice_wire::client::{NodedClient, connect_lazy};
 use sluice_wire::proto::node_daemon_client::NodeDaemonClient;
-use sluice_wire::proto::{EnvVar, LaunchBatchRequest, SignalJobRequest, SignalKind};
+use sluice_wire::proto::{
+    EnvVar, JobCredentialBody, LaunchBatchRequest, SignalJobRequest, SignalKind,
+};
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -37,6 +40,8 @@ enum NodeOp {
 /// Sends node commands, one worker per node.
 pub struct Dispatcher {
     signer: Signer,
+    /// Signs the job credential of each batch launch.
+    creds: CredentialKey,
     addrs: NodeAddrs,
     core: CoreHandle,
     cluster: String,
@@ -47,9 +52,11 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    /// A dispatcher signing as `signer`; launch failures are reported through `core`.
+    /// A dispatcher signing as `signer` and issuing job credentials with `creds`; launch
+    /// failures are reported through `core`.
     pub(crate) fn new(
         signer: Signer,
+        creds: CredentialKey,
         addrs: NodeAddrs,
         core: CoreHandle,
         cluster: String,
@@ -58,6 +65,7 @@ impl Dispatcher {
     ) -> Self {
         Self {
             signer,
+            creds,
             addrs,
             core,
             cluster,
@@ -74,10 +82,14 @@ impl Dispatcher {
         let alloc_prolog = core.conf.prolog.flags.alloc;
         let (targets, op) = match cmd {
             NodeCommand::LaunchBatch { ref nodes, .. } => {
-                let Some((node, req)) = launch_request(core, &self.cluster, &self.ctld_addr, &cmd)
+                let Some((node, mut req)) =
+                    launch_request(core, &self.cluster, &self.ctld_addr, &cmd)
                 else {
                     return;
                 };
+                // Issued as the launch leaves: the credential's lifetime covers its retries.
+                let now = chrono::Utc::now().timestamp();
+                req.credential = Some(self.creds.issue(&batch_credential(&req, now)));
                 if alloc_prolog {
                     // The batch host runs its prolog within the launch; the other nodes of
                     // the allocation run theirs now (Slurm's PrologFlags=Alloc).
@@ -174,6 +186,20 @@ fn signal_req(job: sluice_vocab::FedJobId, kind: SignalKind, signal: i32) -> Sig
     }
 }
 
+/// What the job credential of the batch launch `req` says: that job's script, as its user, on
+/// its nodes, until [`CREDENTIAL_LIFETIME`] after `now`.
+fn batch_credential(req: &LaunchBatchRequest, now: i64) -> JobCredentialBody {
+    JobCredentialBody {
+        job_id: req.job_id,
+        step_id: None,
+        uid: req.uid,
+        gid: req.gid,
+        node_list: req.node_list.clone(),
+        cpus_per_node: req.cpus_per_node.clone(),
+        expires: now + CREDENTIAL_LIFETIME,
+    }
+}
+
 /// The launch request for a `LaunchBatch` command and the node it goes to (its first node).
 fn launch_request(
     core: &Core,
@@ -266,6 +292,7 @@ fn launch_request(
         script_args: launch.script_args.clone(),
         ntasks_per_node: record.req.place.ntasks_per_node.unwrap_or(0),
         open_append: launch.open_append == Some(true),
+        credential: None,
     };
     Some((first, req))
 }

@@ -32,6 +32,7 @@ use crate::error::CtldError;
 use crate::runtime::admins::DbdAdmins;
 use crate::runtime::{CallError, CoreHandle, RuntimeGone};
 use sluice_wire::auth;
+use sluice_wire::auth::credential::CredentialKey;
 use sluice_wire::proto::controller_server::{Controller, ControllerServer};
 use sluice_wire::proto::*;
 use std::sync::Arc;
@@ -47,13 +48,22 @@ pub struct ControllerService {
     users: Users,
     started: SimTime,
     fed: Option<crate::fed_client::FedHandle>,
+    /// Signs the job credential of each step created.
+    creds: CredentialKey,
 }
 
 impl ControllerService {
     /// A service over `core`; `admins` are root and the SlurmUser (see
     /// [`ControllerService::with_dbd_admins`] for the dbd's administrators).
-    pub fn new(core: CoreHandle, conf: Arc<CtldConf>, admins: Vec<u32>, started: SimTime) -> Self {
+    pub fn new(
+        core: CoreHandle,
+        conf: Arc<CtldConf>,
+        admins: Vec<u32>,
+        started: SimTime,
+        creds: CredentialKey,
+    ) -> Self {
         Self {
+            creds,
             core,
             conf,
             admins,

@@ -7,12 +7,12 @@ use super::ControllerService;
 use crate::conf::CtldConf;
 use crate::fed_client::{self, FedHandle, FedSetup};
 use crate::runtime::{self, Runtime, RuntimeConfig, RuntimeError};
-use sluice_wire::auth::{Key, Signer, Verifier};
+use sluice_wire::auth::credential::CredentialKey;
+use sluice_wire::auth::{Guarded, Key, Signer, Verifier};
 use sluice_wire::client::{FedArbiterClient, connect_lazy};
 use sluice_wire::proto::nonstop_server::NonstopServer;
 use std::future::Future;
 use std::sync::Arc;
-use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
 /// The controller's administrators: root and `SlurmUser` (a name or a uid).
@@ -76,16 +76,20 @@ pub async fn serve_runtime(
         .map_err(|_| RuntimeError::Stopped)?;
     tracing::info!(cluster = %conf.cluster_name, port, "controller listening");
     let conf_nonstop = conf.nonstop.clone();
-    let service = ControllerService::new(rt.handle(), Arc::new(conf), admins, started)
+    let auth = conf.auth.clone();
+    let creds = CredentialKey::derive(&key);
+    let service = ControllerService::new(rt.handle(), Arc::new(conf), admins, started, creds)
         .with_dbd_admins(rt.dbd_admins())
         .with_fed(fed);
-    let verifier = Verifier::new(key).serving("sluice-ctld");
+    let verifier = Verifier::new(key)
+        .serving("sluice-ctld")
+        .with_auth(&auth);
     let federation = super::federation::FederationInfoService::new(rt.handle()).into_server();
-    let federation = InterceptedService::new(federation, verifier.clone());
+    let federation = verifier.guard(federation);
     let (service, admin, nonstop) = service.into_servers();
-    let admin = InterceptedService::new(admin, verifier.clone());
-    let nonstop = InterceptedService::new(nonstop, verifier.clone());
-    let service = InterceptedService::new(service, verifier);
+    let admin = verifier.guard(admin);
+    let nonstop = verifier.guard(nonstop);
+    let service = verifier.guard(service);
     // Shutdown stops the extra failure management port too.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let extra = extra_nonstop_port(
@@ -121,7 +125,7 @@ pub async fn serve_runtime(
 async fn extra_nonstop_port(
     conf: &Option<sluice_vocab::nonstop_conf::NonstopConf>,
     ip: std::net::IpAddr,
-    nonstop: InterceptedService<NonstopServer<ControllerService>, Verifier>,
+    nonstop: Guarded<NonstopServer<ControllerService>>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Option<tokio::task::JoinHandle<()>>, RuntimeError> {
     let Some(port) = conf.as_ref().map(|c| c.port).filter(|&p| p != 0) else {

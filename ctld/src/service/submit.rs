@@ -12,9 +12,11 @@ use crate::error::CtldError;
 use crate::runtime::Ctx;
 use sluice_vocab::FedJobId;
 use sluice_vocab::jobacct::StepUsage;
+use sluice_wire::auth::credential::CREDENTIAL_LIFETIME;
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::{
-    Ack, Allocation, CompleteAllocationRequest, CreateStepReply, CreateStepRequest, NodeAddr,
+    Ack, Allocation, CompleteAllocationRequest, CreateStepReply, CreateStepRequest,
+    JobCredentialBody, NodeAddr,
     StepDoneRequest, SubmitJobReply, SubmitJobRequest,
 };
 use tokio_stream::wrappers::ReceiverStream;
@@ -109,7 +111,7 @@ pub async fn create_step(
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
     let job = FedJobId::from_raw(r.job_id).map_err(|_| CtldError::InvalidJobId)?;
-    let (step_id, alloc) = svc
+    let (step_id, alloc, owner) = svc
         .core
         .call(move |cx| {
             let sreq = StepRequest {
@@ -129,12 +131,25 @@ pub async fn create_step(
             alloc.cpus_per_task = grant.cpus_per_task;
             alloc.cpus_per_node = grant.cpus.clone();
             alloc.tasks_per_node = grant.tasks.clone();
-            Ok::<_, CtldError>((grant.step, alloc))
+            let owner = cx.core.job(job).map(|j| (j.uid, j.gid));
+            Ok::<_, CtldError>((grant.step, alloc, owner))
         })
         .await??;
+    // The step's credential: its job and user, its nodes and CPUs, for the node daemons.
+    let (uid, gid) = owner.ok_or(CtldError::InvalidJobId)?;
+    let credential = svc.creds.issue(&JobCredentialBody {
+        job_id: job.get(),
+        step_id: Some(step_id),
+        uid,
+        gid,
+        node_list: alloc.node_list.clone(),
+        cpus_per_node: alloc.cpus_per_node.clone(),
+        expires: chrono::Utc::now().timestamp() + CREDENTIAL_LIFETIME,
+    });
     Ok(CreateStepReply {
         step_id,
         allocation: Some(alloc),
+        credential: Some(credential),
     })
 }
 

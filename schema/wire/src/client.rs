@@ -2,10 +2,9 @@
 
 use std::time::Duration;
 
-use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
-use crate::auth::Signer;
+use crate::auth::{Signed, Signer};
 use crate::proto::accounting_client::AccountingClient;
 use crate::proto::accounting_records_client::AccountingRecordsClient;
 use crate::proto::controller_admin_client::ControllerAdminClient;
@@ -15,7 +14,7 @@ use crate::proto::fed_arbiter_client;
 use crate::proto::node_daemon_client::NodeDaemonClient;
 
 /// A channel whose every request carries the caller's signed token.
-pub type SignedChannel = InterceptedService<Channel, Signer>;
+pub type SignedChannel = Signed<Channel>;
 /// A client of `sluice-dbd`'s admin service.
 pub type DbdClient = AccountingClient<SignedChannel>;
 /// A client of `sluice-dbd`'s job-record service.
@@ -38,7 +37,7 @@ pub async fn connect(
     signer: Signer,
 ) -> Result<SignedChannel, tonic::transport::Error> {
     let channel = endpoint(host, port)?.connect().await?;
-    Ok(InterceptedService::new(channel, signer))
+    Ok(signer.wrap(channel))
 }
 
 /// Like [`connect`], for the commands: connecting and every request made on the channel
@@ -55,7 +54,7 @@ pub async fn connect_bounded(
         .timeout(timeout)
         .connect()
         .await?;
-    Ok(InterceptedService::new(channel, signer))
+    Ok(signer.wrap(channel))
 }
 
 /// Whether `status` says the request ran out of time: the channel's bound of
@@ -75,7 +74,7 @@ pub fn connect_lazy(
     signer: Signer,
 ) -> Result<SignedChannel, tonic::transport::Error> {
     let channel = endpoint(host, port)?.connect_lazy();
-    Ok(InterceptedService::new(channel, signer))
+    Ok(signer.wrap(channel))
 }
 
 fn endpoint(host: &str, port: u16) -> Result<Endpoint, tonic::transport::Error> {

@@ -9,7 +9,7 @@
 //! `.proto` files or to the request signing means older programs cannot talk to newer ones.
 
 use tonic::Status;
-use tonic::metadata::{MetadataMap, MetadataValue};
+use tonic::metadata::MetadataMap;
 
 /// The version of the wire protocol this build speaks.
 pub const PROTOCOL_VERSION: u32 = 9;
@@ -37,9 +37,12 @@ impl From<ProtocolError> for Status {
     }
 }
 
-/// Records [`PROTOCOL_VERSION`] in a request's metadata.
-pub fn stamp(metadata: &mut MetadataMap) {
-    metadata.insert(PROTOCOL_METADATA, MetadataValue::from(PROTOCOL_VERSION));
+/// Records [`PROTOCOL_VERSION`] in a request's headers.
+pub fn stamp(headers: &mut http::HeaderMap) {
+    headers.insert(
+        PROTOCOL_METADATA,
+        http::HeaderValue::from(PROTOCOL_VERSION),
+    );
 }
 
 /// Checks that a request speaks [`PROTOCOL_VERSION`]; `server` names the refusing program in

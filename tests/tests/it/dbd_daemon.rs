@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{CmdOutput, DAEMON_TIMEOUT, Dbd, bin, block_on, run, write_key};
-use sluice_wire::auth::{AUTH_ERROR, Key, Signer};
+use sluice_wire::auth::{AUTH_ERROR, Binding, Claims, Key, Signer};
 use sluice_wire::client::connect_dbd;
 use sluice_wire::proto::accounting_client::AccountingClient;
 use sluice_wire::proto::{AddClustersRequest, ListClustersRequest, PingRequest};
@@ -155,22 +155,30 @@ fn only_fresh_requests_signed_with_the_shared_key_are_served() {
         let unsigned = AccountingClient::new(channel.clone())
             .ping(PingRequest {})
             .await;
-        let wrong_key = AccountingClient::with_interceptor(
-            channel.clone(),
-            Signer::new(Key::from_bytes(vec![7; 64]), 0),
+        let wrong_key = AccountingClient::new(
+            Signer::new(Key::from_bytes(vec![7; 64]), 0).wrap(channel.clone()),
         )
         .ping(PingRequest {})
         .await;
         let now = chrono_now();
-        let stale = with_token(&channel, key.sign(0, now - 3600)).await;
-        let future = with_token(&channel, key.sign(0, now + 3600)).await;
+        let stale = with_token(&channel, ping_token(&key, now - 3600)).await;
+        let future = with_token(&channel, ping_token(&key, now + 3600)).await;
         let garbage = with_token(&channel, "not-a-token".into()).await;
+        // A token is good for one call: the example, replayed 30 s later (well within
+        // its freshness) for the same call and for another.
+        let once = ping_token(&key, now - 30);
+        with_token(&channel, once.clone()).await.unwrap();
+        let replayed = with_token(&channel, once).await;
+        let add = AddClustersRequest::default();
+        let other_call = with_token_call(&channel, ping_token(&key, now), add).await;
         for (what, result) in [
             ("unsigned", unsigned),
             ("wrong key", wrong_key),
             ("stale", stale),
             ("future", future),
             ("garbage", garbage),
+            ("replayed", replayed),
+            ("for another method", other_call),
         ] {
             let status = result.expect_err(what);
             assert_eq!(status.code(), Code::Unauthenticated, "{what}: {status:?}");
@@ -185,7 +193,7 @@ fn only_fresh_requests_signed_with_the_shared_key_are_served() {
             commit: true,
             ..Default::default()
         };
-        let refused = with_token_call(&channel, key.sign(0, now - 3600), adds).await;
+        let refused = with_token_call(&channel, ping_token(&key, now - 3600), adds).await;
         assert_eq!(refused.unwrap_err().code(), Code::Unauthenticated);
         let listed = good
             .list_clusters(ListClustersRequest::default())
@@ -201,6 +209,17 @@ fn chrono_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64
+}
+
+/// A root token for a `Ping` of the dbd (an empty message in its gRPC frame) issued at `now`.
+fn ping_token(key: &Key, now: i64) -> String {
+    key.sign(&Claims {
+        uid: 0,
+        gid: 0,
+        issued: now,
+        nonce: sluice_wire::auth::token::new_nonce(),
+        binding: Binding::new("/sluice.v1.Accounting/Ping", &[0; 5]),
+    })
 }
 
 /// A client that sends `token` as it is, whatever its age or origin.

@@ -10,7 +10,8 @@ use std::process::{Child, Command};
 
 use common::cluster::Cluster;
 use common::users::TestUser;
-use sluice_wire::auth::{KEY_FILE, Key, sack};
+use sluice_wire::auth::token::new_nonce;
+use sluice_wire::auth::{Binding, KEY_FILE, Key, sack};
 
 /// Lets the other user reach the site (the temp dir is 0700 by itself) and write in the work
 /// directory, as on a shared host.
@@ -45,14 +46,17 @@ fn job_id(out: &common::CmdOutput) -> u32 {
         .unwrap_or_else(|_| panic!("not a job id: {out:?}"))
 }
 
-/// What the socket at `socket` answers `user`, who claims to be root while asking.
-fn token_asked_claiming_root(user: &TestUser, socket: &Path) -> String {
+/// The token the socket at `socket` gives `user` for a request to `method` with an empty body
+/// (asked as any program may, with a line of text).
+fn token_asked_by(user: &TestUser, socket: &Path, method: &str) -> String {
+    let binding = Binding::new(method, b"");
+    let line = format!("{} {} {}", binding.method, binding.digest, new_nonce());
     let script = r#"$SIG{PIPE} = "IGNORE";
         my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!\n";
-        print $s "sluice1.0.0.00\nuid=0\n"; local $/; my $t = <$s>; print $t;"#;
+        print $s "$ARGV[1]\n"; local $/; my $t = <$s>; print $t;"#;
     let out = user.run(
         "perl",
-        &["-MIO::Socket::UNIX", "-e", script, socket.to_str().unwrap()],
+        &["-MIO::Socket::UNIX", "-e", script, socket.to_str().unwrap(), &line],
     );
     assert_eq!(out.code, 0, "{out:?}");
     out.stdout.trim().to_string()
@@ -128,15 +132,13 @@ fn a_user_without_the_key_submits_watches_and_cancels_own_jobs_only() {
     assert_eq!(c.state(&roots.to_string()), "RUNNING");
     c.ok("scancel", &[&roots.to_string()]);
 
-    // The token carries the uid the kernel reports, not one the user claims.
+    // The token carries the uid and gid the kernel reports, bound to the method asked for.
     let socket = sack::socket_path(conf.parent().unwrap());
-    let token = token_asked_claiming_root(&user, &socket);
-    let key = Key::load(&key_path).unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
-    assert_eq!(key.verify(&token, now).unwrap().uid, user.uid, "{token}");
+    let method = "/sluice.v1.Controller/CancelJob";
+    let token = token_asked_by(&user, &socket, method);
+    let claims = Key::load(&key_path).unwrap().open(&token).unwrap();
+    assert_eq!((claims.uid, claims.gid), (user.uid, user.gid), "{token}");
+    assert_eq!(claims.binding.method, method);
 }
 
 /// A running `sluice-sackd -D`; killed on drop.
@@ -183,7 +185,7 @@ fn on_a_login_host_sackd_signs_for_users_and_without_it_both_ways_are_named() {
             .expect("start sluice-sackd"),
     );
     c.wait_for("sluice-sackd to answer", || {
-        sack::request_token(&socket).is_ok()
+        sack::probe(&socket).is_ok()
     });
     let mode = std::fs::metadata(&socket).unwrap();
     use std::os::unix::fs::PermissionsExt;

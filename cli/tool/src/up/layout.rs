@@ -113,6 +113,7 @@ impl Layout {
         port: u16,
         storage: &StorageSpec,
         slurm_user: &str,
+        auth: &[String],
     ) -> Result<bool, UpError> {
         let mut lines = vec![
             HEADER.to_string(),
@@ -123,6 +124,7 @@ impl Layout {
         lines.extend(storage.conf_lines(&self.dir));
         lines.push(format!("PidFile={}", self.pid_file("dbd").display()));
         lines.push("DebugLevel=info".into());
+        lines.extend(auth.iter().cloned());
         // It may hold a database password.
         write_new(&self.slurmdbd_conf(), &lines, 0o600)
     }
@@ -228,12 +230,12 @@ mod tests {
         layout.create_dirs().unwrap();
         assert!(
             layout
-                .write_slurmdbd_conf(4567, &StorageSpec::Sqlite(None), "root")
+                .write_slurmdbd_conf(4567, &StorageSpec::Sqlite(None), "root", &[])
                 .unwrap()
         );
         assert!(
             !layout
-                .write_slurmdbd_conf(1, &StorageSpec::Sqlite(None), "root")
+                .write_slurmdbd_conf(1, &StorageSpec::Sqlite(None), "root", &[])
                 .unwrap(),
             "an existing file is kept"
         );
@@ -263,8 +265,14 @@ mod tests {
             &layout.cluster_dir("c1").join(sluice_wire::auth::KEY_FILE),
         )
         .unwrap();
-        let token = key.sign(7, 1000);
-        assert_eq!(copy.verify(&token, 1000).unwrap().uid, 7);
+        let token = key.sign(&sluice_wire::auth::Claims {
+            uid: 7,
+            gid: 7,
+            issued: 1000,
+            nonce: sluice_wire::auth::token::new_nonce(),
+            binding: sluice_wire::auth::Binding::new("/a/b", b""),
+        });
+        assert_eq!(copy.open(&token).unwrap().uid, 7);
     }
 
     #[test]

@@ -78,6 +78,37 @@ pub struct UpArgs {
     /// before it is powered down. Used only when the directory is first set up. [default: 60]
     #[arg(long, value_name = "SECONDS")]
     pub suspend_time: Option<u32>,
+    /// How requests are authenticated: `slurm` (slurm.key tokens, and the local credential
+    /// service for users who cannot read the key) or `munge` (the MUNGE daemon running on this
+    /// host). Used only when the directory is first set up. [default: slurm]
+    #[arg(long, value_enum, value_name = "slurm|munge")]
+    pub auth: Option<AuthMode>,
+    /// With `--auth munge`: munged's socket, when not libmunge's default
+    /// (`AuthInfo=socket=PATH`).
+    #[arg(long, value_name = "PATH", requires = "auth")]
+    pub munge_socket: Option<PathBuf>,
+}
+
+/// `sluice up --auth`: the `AuthType` written into the configurations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthMode {
+    /// `AuthType=auth/slurm`.
+    Slurm,
+    /// `AuthType=auth/munge`.
+    Munge,
+}
+
+impl AuthMode {
+    /// The configuration lines of this mode (slurm.conf and slurmdbd.conf alike), with
+    /// munged's `socket` if given.
+    pub fn conf_lines(self, socket: Option<&std::path::Path>) -> Vec<String> {
+        match self {
+            Self::Slurm => Vec::new(),
+            Self::Munge => std::iter::once("AuthType=auth/munge".to_string())
+                .chain(socket.map(|s| format!("AuthInfo=socket={}", s.display())))
+                .collect(),
+        }
+    }
 }
 
 impl UpArgs {
@@ -93,6 +124,8 @@ impl UpArgs {
             dbd_only: false,
             cloud_nodes: None,
             suspend_time: None,
+            auth: None,
+            munge_socket: None,
         }
     }
 }

@@ -9,7 +9,7 @@ use super::cluster_conf::{ClusterConf, ClusterSpec, NodeSpec};
 use super::layout::Layout;
 use super::ports::free_ports;
 use super::storage::StorageSpec;
-use super::{UpArgs, UpError};
+use super::{AuthMode, UpArgs, UpError};
 
 /// Node daemons per cluster when `--nodes` is not given.
 pub const DEFAULT_NODES: u32 = 2;
@@ -41,6 +41,23 @@ impl Plan {
             None => ("127.0.0.1".to_string(), 0),
         }
     }
+}
+
+/// Checks that munged answers on this host (at `socket`, else libmunge's default) for
+/// `--auth munge`.
+fn check_munged(socket: Option<&std::path::Path>) -> Result<(), UpError> {
+    let munge = sluice_wire::auth::munge::Munge {
+        socket: socket.map(std::path::Path::to_path_buf),
+    };
+    let probe = sluice_wire::auth::Binding::new(sluice_wire::auth::sack::PROBE_METHOD, b"");
+    munge
+        .encode(&probe, &sluice_wire::auth::token::new_nonce())
+        .map(drop)
+        .map_err(|e| UpError::BadOption {
+            option: "--auth",
+            value: "munge".to_string(),
+            reason: format!("munged does not answer on this host ({e})"),
+        })
 }
 
 /// The cluster names `--clusters` asks for.
@@ -124,6 +141,20 @@ pub fn prepare_with(
             reason: "expected a number of seconds above 0".to_string(),
         });
     }
+    let auth = args.auth.unwrap_or(AuthMode::Slurm);
+    if args.munge_socket.is_some() && auth != AuthMode::Munge {
+        return Err(UpError::BadOption {
+            option: "--munge-socket",
+            value: args.munge_socket.iter().map(|p| p.display().to_string()).collect(),
+            reason: "only with --auth munge".to_string(),
+        });
+    }
+    if auth == AuthMode::Munge {
+        check_munged(args.munge_socket.as_deref())?;
+    }
+    let auth_lines = auth.conf_lines(args.munge_socket.as_deref());
+    let extra: Vec<String> = extra.iter().cloned().chain(auth_lines.clone()).collect();
+    let extra = extra.as_slice();
     let layout = Layout::new(&args.dir)?;
     layout.create_dirs()?;
     let key = Key::create_if_missing(&layout.key())?;
@@ -136,6 +167,8 @@ pub fn prepare_with(
                 (args.nodes.is_some(), "--nodes"),
                 (args.cloud_nodes.is_some(), "--cloud-nodes"),
                 (args.suspend_time.is_some(), "--suspend-time"),
+                (args.auth.is_some(), "--auth"),
+                (args.munge_socket.is_some(), "--munge-socket"),
             ] {
                 if given {
                     notes.push(format!(
@@ -160,7 +193,7 @@ pub fn prepare_with(
         Some(p) => p,
         None => next_port()?,
     };
-    if !layout.write_slurmdbd_conf(dbd_port, &storage, &current_user_name())?
+    if !layout.write_slurmdbd_conf(dbd_port, &storage, &current_user_name(), &auth_lines)?
         && args.storage.is_some()
     {
         notes.push(format!(

@@ -20,7 +20,6 @@ use sluice_wire::client::{RecordsClient, connect, connect_dbd};
 use sluice_wire::proto::reports_client::ReportsClient;
 use sluice_wire::proto::{ClusterUsage, JobQuery, JobRow, UsageQuery};
 use swf_support::{LOADED, MALFORMED_LINES, T0, TRACE};
-use tonic::service::interceptor::InterceptedService;
 
 const DAY: i64 = 86_400;
 /// The dbd's clock: well after every trace here has ended.
@@ -62,15 +61,9 @@ fn start() -> Dbd {
             let incoming =
                 tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
             let _ = tonic::transport::Server::builder()
-                .add_service(InterceptedService::new(
-                    reports.into_server(),
-                    verifier.clone(),
-                ))
-                .add_service(InterceptedService::new(
-                    records.into_server(),
-                    verifier.clone(),
-                ))
-                .add_service(InterceptedService::new(accounting.into_server(), verifier))
+                .add_service(verifier.guard(reports.into_server()))
+                .add_service(verifier.guard(records.into_server()))
+                .add_service(verifier.guard(accounting.into_server()))
                 .serve_with_incoming(incoming)
                 .await;
         });

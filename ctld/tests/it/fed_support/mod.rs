@@ -23,7 +23,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
 /// The dbd clock for admin changes made directly in the store.
@@ -78,11 +77,11 @@ impl Dbd {
         let federation = FederationService::new(Arc::clone(&store), admins.clone());
         let settler = federation.spawn_settler(Duration::from_millis(300));
         let federation = lossy::LoseAnswers::new(federation.into_server(), loss);
-        let federation = InterceptedService::new(federation, verifier.clone());
+        let federation = verifier.guard(federation);
         let records = RecordsService::new(Arc::clone(&store), admins.clone());
-        let records = InterceptedService::new(records.into_server(), verifier.clone());
+        let records = verifier.guard(records.into_server());
         let accounting = AccountingService::new(Arc::clone(&store), admins).into_server();
-        let accounting = InterceptedService::new(accounting, verifier);
+        let accounting = verifier.guard(accounting);
         let task = tokio::spawn(async move {
             let _ = tonic::transport::Server::builder()
                 .add_service(accounting)

@@ -9,7 +9,6 @@ use sluice_wire::proto::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio_stream::wrappers::TcpListenerStream;
-use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 #[derive(Default)]
@@ -44,8 +43,8 @@ impl FakeDbd {
         };
         let verifier = Verifier::new(super::key());
         let accounting =
-            InterceptedService::new(AccountingServer::new(dbd.clone()), verifier.clone());
-        let records = InterceptedService::new(AccountingRecordsServer::new(dbd.clone()), verifier);
+            verifier.guard(AccountingServer::new(dbd.clone()));
+        let records = verifier.guard(AccountingRecordsServer::new(dbd.clone()));
         tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(accounting)

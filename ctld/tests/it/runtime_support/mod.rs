@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::TcpListenerStream;
-use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 /// How long a test waits for anything.
@@ -91,7 +90,7 @@ pub async fn fake_nodes(names: &[&str]) -> (Vec<u16>, mpsc::UnboundedReceiver<No
             name: name.to_string(),
             events: tx.clone(),
         };
-        let svc = InterceptedService::new(NodeDaemonServer::new(svc), Verifier::new(key()));
+        let svc = Verifier::new(key()).guard(NodeDaemonServer::new(svc));
         tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(svc)

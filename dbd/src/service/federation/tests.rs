@@ -38,7 +38,7 @@ fn setup(dir: &tempfile::TempDir) -> (Arc<Store>, FederationService) {
 
 fn as_uid<T>(uid: u32, msg: T) -> Request<T> {
     let mut req = Request::new(msg);
-    req.extensions_mut().insert(Identity { uid });
+    req.extensions_mut().insert(Identity { uid, gid: uid });
     req
 }
 

@@ -26,7 +26,7 @@ fn service(dir: &tempfile::TempDir) -> RecordsService {
 
 fn as_uid<T>(uid: u32, msg: T) -> Request<T> {
     let mut req = Request::new(msg);
-    req.extensions_mut().insert(Identity { uid });
+    req.extensions_mut().insert(Identity { uid, gid: uid });
     req
 }
 

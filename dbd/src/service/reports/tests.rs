@@ -21,7 +21,7 @@ const STRANGER: u32 = 3_999_999_001;
 
 fn as_uid<T>(uid: u32, msg: T) -> Request<T> {
     let mut req = Request::new(msg);
-    req.extensions_mut().insert(Identity { uid });
+    req.extensions_mut().insert(Identity { uid, gid: uid });
     req
 }
 

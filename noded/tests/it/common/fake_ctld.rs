@@ -10,7 +10,6 @@ use sluice_wire::proto::*;
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::TcpListenerStream;
-use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
 /// How long a test waits for something a daemon must do.
@@ -77,7 +76,7 @@ impl FakeCtld {
             unavailable_beats: 0,
         };
         let service = ControllerServer::new(Service(Arc::clone(&shared)));
-        let service = InterceptedService::new(service, Verifier::new(key.clone()));
+        let service = Verifier::new(key.clone()).guard(service);
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             tonic::transport::Server::builder()

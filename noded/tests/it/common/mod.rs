@@ -7,9 +7,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use sluice_noded::{NodedConfig, NodedError, Prepared};
+use sluice_wire::auth::credential::CredentialKey;
 use sluice_wire::auth::{Key, Signer};
 use sluice_wire::client::NodedClient;
-use sluice_wire::proto::LaunchBatchRequest;
+use sluice_wire::proto::{Ack, JobCredentialBody, LaunchBatchRequest, RunStepRequest, StepOutput};
 use sluice_wire::proto::node_daemon_client::NodeDaemonClient;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -88,8 +89,14 @@ pub struct RunningNoded {
 }
 
 impl RunningNoded {
-    /// A client signed as `uid`.
-    pub async fn client_as(&self, uid: u32) -> NodedClient {
+    /// A client signed as `uid` that adds the controller's job credential to launches that
+    /// have none (as the controller and srun do).
+    pub async fn client_as(&self, uid: u32) -> CredClient {
+        CredClient::new(self.raw_client_as(uid).await, &self.key)
+    }
+
+    /// A client signed as `uid` that sends launches as they are.
+    pub async fn raw_client_as(&self, uid: u32) -> NodedClient {
         let signer = Signer::new(self.key.clone(), uid);
         let channel = sluice_wire::client::connect("127.0.0.1", self.port, signer)
             .await
@@ -98,7 +105,7 @@ impl RunningNoded {
     }
 
     /// A client signed as this process's uid (an admin of the daemon).
-    pub async fn client(&self) -> NodedClient {
+    pub async fn client(&self) -> CredClient {
         self.client_as(nix::unistd::geteuid().as_raw()).await
     }
 
@@ -115,6 +122,82 @@ impl RunningNoded {
                 .unwrap();
         }
     }
+}
+
+/// A node daemon's client whose launches carry the job credential the controller would issue
+/// for them; other calls go to the plain client.
+pub struct CredClient {
+    inner: NodedClient,
+    creds: CredentialKey,
+}
+
+impl CredClient {
+    /// `inner`, adding credentials under the cluster key `key`.
+    pub fn new(inner: NodedClient, key: &Key) -> Self {
+        Self {
+            inner,
+            creds: CredentialKey::derive(key),
+        }
+    }
+
+    /// `LaunchBatch`, with the credential of this batch script unless `req` has one.
+    pub async fn launch_batch(
+        &mut self,
+        mut req: LaunchBatchRequest,
+    ) -> Result<tonic::Response<Ack>, tonic::Status> {
+        if req.credential.is_none() {
+            req.credential = Some(self.creds.issue(&JobCredentialBody {
+                job_id: req.job_id,
+                step_id: None,
+                uid: req.uid,
+                gid: req.gid,
+                node_list: req.node_list.clone(),
+                cpus_per_node: req.cpus_per_node.clone(),
+                expires: credential_expiry(),
+            }));
+        }
+        self.inner.launch_batch(req).await
+    }
+
+    /// `RunStep`, with the credential of this step unless `req` has one.
+    pub async fn run_step(
+        &mut self,
+        mut req: RunStepRequest,
+    ) -> Result<tonic::Response<tonic::Streaming<StepOutput>>, tonic::Status> {
+        if req.credential.is_none() {
+            req.credential = Some(self.creds.issue(&JobCredentialBody {
+                job_id: req.job_id,
+                step_id: Some(req.step_id),
+                uid: req.uid,
+                gid: req.gid,
+                node_list: req.node_list.clone(),
+                cpus_per_node: Vec::new(),
+                expires: credential_expiry(),
+            }));
+        }
+        self.inner.run_step(req).await
+    }
+}
+
+impl std::ops::Deref for CredClient {
+    type Target = NodedClient;
+    fn deref(&self) -> &NodedClient {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for CredClient {
+    fn deref_mut(&mut self) -> &mut NodedClient {
+        &mut self.inner
+    }
+}
+
+fn credential_expiry() -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    now + sluice_wire::auth::credential::CREDENTIAL_LIFETIME
 }
 
 /// A launch of `script` as job `job_id` by the current user, running in `workdir`.

@@ -26,6 +26,7 @@ pub use sched::{BackfillEvery, SchedParams};
 pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};
 pub use timefmt::{TimeFmtError, TimeLimit, parse_time_limit};
 
+use crate::auth_conf::AuthConf;
 use crate::conf::{ConfError, ConfFile, Pair};
 use crate::nonstop_conf::NonstopConf;
 use crate::private_data::PrivateData;
@@ -87,6 +88,8 @@ pub struct CtldConf {
     pub ctld_hosts: Vec<CtldHost>,
     /// `SlurmctldPort` (default 6817).
     pub ctld_port: u16,
+    /// `AuthType` and `AuthInfo`: how requests are authenticated.
+    pub auth: AuthConf,
     /// `SlurmdPort` (default 6818), the port of nodes without their own `Port=`.
     pub slurmd_port: u16,
     /// `StateSaveLocation` (default `/var/spool/slurmctld`).
@@ -233,6 +236,7 @@ impl CtldConf {
             cluster_name: String::new(),
             ctld_hosts: Vec::new(),
             ctld_port: 6817,
+            auth: AuthConf::default(),
             slurmd_port: 6818,
             state_save_location: PathBuf::from("/var/spool/slurmctld"),
             slurmd_spool_dir: PathBuf::from("/var/spool/slurmd"),
@@ -272,6 +276,7 @@ impl CtldConf {
             "clustername" => self.cluster_name = non_empty(file, p)?.to_ascii_lowercase(),
             "slurmctldhost" => self.ctld_hosts.push(ctld_host(file, p)?),
             "slurmctldport" => self.ctld_port = file.number(p)?,
+            "authtype" | "authinfo" => self.auth = AuthConf::from_file(file)?,
             "slurmdport" => self.slurmd_port = file.number(p)?,
             "statesavelocation" => self.state_save_location = non_empty(file, p)?.into(),
             "slurmdspooldir" => self.slurmd_spool_dir = non_empty(file, p)?.into(),

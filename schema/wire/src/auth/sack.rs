@@ -5,8 +5,10 @@
 //!
 //! The socket is `sack.socket` next to `slurm.conf` ([`socket_path`]), so commands find it
 //! without configuration and every cluster (or `sluice up` directory) on a host has its own.
-//! It is world-connectable (0666). The exchange: the client connects and reads one line, the
-//! token (`sluice1.<uid>.<issued>.<mac>`); the service then closes the connection.
+//! It is world-connectable (0666). The exchange, once per request: the client connects and
+//! writes one line, `<method> <digest> <nonce>` (what the token binds, see [`super::token`]);
+//! the service answers one line, the token for the caller's kernel uid and gid with those
+//! fields (or `error <why>`), and closes the connection.
 //!
 //! `sluice-noded` offers the service on compute hosts (when root) and `sluice-sackd` on login hosts. Several
 //! daemons of one configuration on a host (the node daemons of `sluice up`) share the socket:
@@ -14,15 +16,16 @@
 //! longer answers.
 
 use std::future::Future;
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read as _};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use super::{Key, TOKEN_PREFIX, unix_now};
+use super::token::{Binding, Claims, TOKEN_PREFIX, is_nonce, new_nonce};
+use super::{Key, unix_now};
 
 /// The socket's name, in the directory of `slurm.conf`.
 pub const SOCKET_FILE: &str = "sack.socket";
@@ -37,15 +40,52 @@ pub fn socket_path(conf_dir: &Path) -> PathBuf {
     conf_dir.join(SOCKET_FILE)
 }
 
-/// Asks the service at `socket` for a token for the calling process's uid (blocking).
-pub fn request_token(socket: &Path) -> std::io::Result<String> {
+/// Asks the service at `socket` for the token of one request bound by `binding`, with `nonce`.
+pub async fn request_token(socket: &Path, binding: &Binding, nonce: &str) -> std::io::Result<String> {
+    let exchange = async {
+        let mut stream = tokio::net::UnixStream::connect(socket).await?;
+        let line = format!("{} {} {nonce}\n", binding.method, binding.digest);
+        stream.write_all(line.as_bytes()).await?;
+        let mut answer = String::new();
+        BufReader::new(stream)
+            .take(MAX_LINE)
+            .read_line(&mut answer)
+            .await?;
+        parse_answer(&answer)
+    };
+    tokio::time::timeout(CLIENT_TIMEOUT, exchange)
+        .await
+        .unwrap_or_else(|_| Err(ErrorKind::TimedOut.into()))
+}
+
+/// Checks that the service at `socket` answers (blocking): asks for a token for the method
+/// [`PROBE_METHOD`], which no daemon serves.
+pub fn probe(socket: &Path) -> std::io::Result<()> {
+    use std::io::{BufRead, Write};
     let mut stream = UnixStream::connect(socket)?;
     stream.set_read_timeout(Some(CLIENT_TIMEOUT))?;
+    let binding = Binding::new(PROBE_METHOD, b"");
+    let line = format!("{} {} {}\n", binding.method, binding.digest, new_nonce());
+    stream.write_all(line.as_bytes())?;
     let mut answer = String::new();
-    stream.read_to_string(&mut answer)?;
-    let token = answer.trim_end();
-    if token.starts_with(&format!("{TOKEN_PREFIX}.")) && !token.contains(char::is_whitespace) {
-        Ok(token.to_string())
+    std::io::BufReader::new(stream)
+        .take(MAX_LINE)
+        .read_line(&mut answer)?;
+    parse_answer(&answer).map(drop)
+}
+
+/// The method of [`probe`]'s token.
+pub const PROBE_METHOD: &str = "/sluice.auth/Probe";
+/// The longest line either side reads.
+const MAX_LINE: u64 = 1024;
+
+fn parse_answer(answer: &str) -> std::io::Result<String> {
+    let answer = answer.trim_end();
+    if let Some(why) = answer.strip_prefix("error ") {
+        return Err(std::io::Error::new(ErrorKind::PermissionDenied, why.to_string()));
+    }
+    if answer.starts_with(&format!("{TOKEN_PREFIX}.")) && !answer.contains(char::is_whitespace) {
+        Ok(answer.to_string())
     } else {
         Err(std::io::Error::new(
             ErrorKind::InvalidData,
@@ -144,17 +184,54 @@ pub async fn serve(
     Ok(())
 }
 
-async fn answer(mut stream: tokio::net::UnixStream, key: &Key) -> std::io::Result<()> {
+async fn answer(stream: tokio::net::UnixStream, key: &Key) -> std::io::Result<()> {
     let cred = stream.peer_cred()?;
-    let token = key.sign(cred.uid(), unix_now());
-    tracing::debug!(
-        uid = cred.uid(),
-        gid = cred.gid(),
-        pid = cred.pid(),
-        "credential issued"
-    );
-    stream.write_all(format!("{token}\n").as_bytes()).await?;
+    let mut stream = BufReader::new(stream);
+    let mut line = String::new();
+    tokio::time::timeout(CLIENT_TIMEOUT, (&mut stream).take(MAX_LINE).read_line(&mut line))
+        .await
+        .map_err(|_| std::io::Error::from(ErrorKind::TimedOut))??;
+    let reply = match parse_request(&line) {
+        Ok((binding, nonce)) => {
+            tracing::debug!(
+                uid = cred.uid(),
+                gid = cred.gid(),
+                pid = cred.pid(),
+                method = %binding.method,
+                "credential issued"
+            );
+            key.sign(&Claims {
+                uid: cred.uid(),
+                gid: cred.gid(),
+                issued: unix_now(),
+                nonce,
+                binding,
+            })
+        }
+        Err(why) => format!("error {why}"),
+    };
+    let stream = stream.get_mut();
+    stream.write_all(format!("{reply}\n").as_bytes()).await?;
     stream.shutdown().await
+}
+
+/// The binding and nonce a client asks for, checked.
+fn parse_request(line: &str) -> Result<(Binding, String), String> {
+    let mut fields = line.split_whitespace();
+    let (Some(method), Some(digest), Some(nonce), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return Err("expected <method> <digest> <nonce>".into());
+    };
+    let binding = Binding {
+        method: method.to_string(),
+        digest: digest.to_string(),
+    };
+    binding.validate().map_err(|e| e.to_string())?;
+    if !is_nonce(nonce) {
+        return Err("malformed nonce".into());
+    }
+    Ok((binding, nonce.to_string()))
 }
 
 /// Offers the service at `path` for as long as the daemon runs: serves it when it can claim the
@@ -214,13 +291,26 @@ mod tests {
         let server = tokio::spawn(serve(claimed, key.clone(), async {
             let _ = stopped.await;
         }));
+        let binding = Binding::new("/sluice.v1.Controller/SubmitJob", b"job");
+        let nonce = new_nonce();
+        let token = request_token(&path, &binding, &nonce).await.unwrap();
+        let claims = key.open(&token).unwrap();
+        assert_eq!(claims.uid, nix::unistd::getuid().as_raw());
+        assert_eq!(claims.gid, nix::unistd::getgid().as_raw());
+        assert_eq!((claims.binding, claims.nonce), (binding, nonce));
+        // Malformed requests get an error line, never a token.
+        let bad = Binding {
+            method: "no-slash".into(),
+            digest: "00".into(),
+        };
+        let e = request_token(&path, &bad, &new_nonce()).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::PermissionDenied);
+        assert_eq!(e.to_string(), "bad signature: malformed method");
         let socket = path.clone();
-        let token = tokio::task::spawn_blocking(move || request_token(&socket))
+        tokio::task::spawn_blocking(move || probe(&socket))
             .await
             .unwrap()
             .unwrap();
-        let me = nix::unistd::getuid().as_raw();
-        assert_eq!(key.verify(&token, unix_now()).unwrap().uid, me);
         stop.send(()).unwrap();
         server.await.unwrap().unwrap();
         assert!(
@@ -246,7 +336,7 @@ mod tests {
     #[test]
     fn nobody_listening_is_an_error_naming_the_cause() {
         let dir = tempfile::tempdir().unwrap();
-        let e = request_token(&socket_path(dir.path())).unwrap_err();
+        let e = probe(&socket_path(dir.path())).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::NotFound);
     }
 }

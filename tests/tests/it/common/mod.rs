@@ -9,6 +9,7 @@
 pub use sluice_testkit::cmd::{CmdOutput, DAEMON_TIMEOUT, bin, block_on, exit_code, run};
 pub use sluice_testkit::site::{cluster, federation, procs};
 
+pub mod raw_rpc;
 pub mod users;
 
 use std::os::unix::fs::PermissionsExt;
