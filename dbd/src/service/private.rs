@@ -111,8 +111,8 @@ impl Privacy {
     /// [`Self::jobs`] for sacct, which may name accounts: a coordinator asking only for
     /// accounts it coordinates sees all their jobs.
     pub fn sacct_jobs(&self, q: &mut JobQuery) -> bool {
-        let coordinated = !q.accounts.is_empty()
-            && q.accounts.iter().all(|a| self.viewer.realm.contains(a));
+        let coordinated =
+            !q.accounts.is_empty() && q.accounts.iter().all(|a| self.viewer.realm.contains(a));
         coordinated || self.jobs(q)
     }
 
@@ -128,7 +128,9 @@ impl Privacy {
     /// association in an account it coordinates).
     pub fn retain_users(&self, rows: &mut Vec<crate::store::User>, in_realm: &BTreeSet<String>) {
         if self.hides(Private::Users) && !self.viewer.realm.is_empty() {
-            rows.retain(|u| Some(&u.name) == self.viewer.name.as_ref() || in_realm.contains(&u.name));
+            rows.retain(|u| {
+                Some(&u.name) == self.viewer.name.as_ref() || in_realm.contains(&u.name)
+            });
         }
     }
 
@@ -252,7 +254,11 @@ mod tests {
             parent_account: String::new(),
             limits: Default::default(),
         };
-        let mut rows = vec![assoc("chem", "bob"), assoc("phys", "bob"), assoc("phys", "alice")];
+        let mut rows = vec![
+            assoc("chem", "bob"),
+            assoc("phys", "bob"),
+            assoc("phys", "alice"),
+        ];
         p.retain_associations(&mut rows);
         assert_eq!(rows, [assoc("chem", "bob"), assoc("phys", "alice")]);
         let mut theirs = JobQuery {
@@ -275,7 +281,11 @@ mod tests {
             tres: sluice_reports::Tres::Cpu,
             alloc_secs: 1,
         };
-        let mut rows = vec![usage("chem", "bob"), usage("phys", "bob"), usage("chem", "")];
+        let mut rows = vec![
+            usage("chem", "bob"),
+            usage("phys", "bob"),
+            usage("chem", ""),
+        ];
         p.usage(&mut rows);
         assert_eq!(rows, [usage("chem", "bob"), usage("chem", "")]);
     }

@@ -23,10 +23,7 @@ fn tres_lists_parse_with_units_and_clear_with_minus_one() {
 
 #[test]
 fn bad_tres_entries_are_named() {
-    assert_eq!(
-        parse_edit("gpu=1").unwrap_err(),
-        "Invalid TRES name 'gpu'"
-    );
+    assert_eq!(parse_edit("gpu=1").unwrap_err(), "Invalid TRES name 'gpu'");
     assert_eq!(
         parse_edit("cpu=x").unwrap_err(),
         "Invalid TRES value 'cpu=x'"
