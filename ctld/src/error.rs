@@ -22,6 +22,12 @@ pub enum CtldError {
     /// (`AllowAccounts`/`DenyAccounts`, refused at submission with `EnforcePartLimits`).
     #[error("Invalid account or account/partition combination specified")]
     InvalidAccount { partition: String },
+    /// `ESLURM_ACCOUNTING_POLICY`: the job breaks an association limit
+    /// (`AccountingStorageEnforce=limits`).
+    #[error(
+        "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
+    )]
+    AccountingPolicy,
     /// `ESLURM_PARTITION_NOT_AVAIL`: the partition is INACTIVE or DRAIN.
     #[error("Required partition not available (inactive or drain)")]
     PartitionNotAvailable { partition: String },

@@ -193,7 +193,26 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 
 async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
     let cond = parse_cond(&parts.cond)?;
-    let set = parse_set(&parts.set)?;
+    let (set_words, limits) = super::limits::take(&parts.set)?;
+    let set = parse_set(&set_words)?;
+    if let Some(edit) = limits {
+        let other = set.description.is_some() || set.organization.is_some();
+        if other || set.parent.is_some() || !set.names.is_empty() {
+            return Err(SacctmgrError::MixedLimits("account"));
+        }
+        if cond.names.is_empty() {
+            return Err(SacctmgrError::NoConditions);
+        }
+        let req = proto::ModifyAssocLimitsRequest {
+            user_associations: false,
+            users: Vec::new(),
+            accounts: cond.names,
+            clusters: set.clusters,
+            set: Some(edit),
+            commit: false,
+        };
+        return super::limits::modify(s, req, "Modified account associations...").await;
+    }
     let account_level = set.description.is_some() || set.organization.is_some();
     if !account_level && set.parent.is_none() {
         return Err(SacctmgrError::NothingToSet);

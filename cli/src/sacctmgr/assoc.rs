@@ -147,8 +147,8 @@ pub fn hierarchical(assocs: &[proto::Association]) -> Vec<(&proto::Association, 
     out
 }
 
-/// An association's value for a field; limits Sluice does not hold print blank, and the share
-/// is Slurm's default of 1.
+/// An association's value for a field: its limits in force (see [`super::limits`]); limits
+/// Sluice does not hold print blank, and the share is Slurm's default of 1.
 pub fn value(a: &proto::Association, field: Field, depth: usize) -> String {
     match field {
         Field::Cluster => a.cluster.clone(),
@@ -157,7 +157,11 @@ pub fn value(a: &proto::Association, field: Field, depth: usize) -> String {
         Field::ParentName => a.parent_account.clone(),
         Field::Id => a.id.to_string(),
         Field::Share => "1".to_string(),
-        _ => String::new(),
+        f => a
+            .limits
+            .as_ref()
+            .and_then(|l| super::limits::value(l, f))
+            .unwrap_or_default(),
     }
 }
 
@@ -172,6 +176,7 @@ mod tests {
             account: account.into(),
             user: user.into(),
             parent_account: parent.into(),
+            limits: None,
         }
     }
 

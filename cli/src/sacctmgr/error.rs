@@ -102,6 +102,12 @@ pub enum SacctmgrError {
     /// `delete account root`.
     #[error(" You are not allowed to remove the root account.\n Use remove cluster instead.")]
     RootAccount,
+    /// A limit value sacctmgr cannot read (`MaxJobs=x`, `GrpTRES=gpu=1`).
+    #[error(" Invalid limit {0}")]
+    InvalidLimit(String),
+    /// Association limits and user or account settings in one `modify`.
+    #[error(" Set association limits and {0} settings in separate commands")]
+    MixedLimits(&'static str),
     /// A blank name in an add.
     #[error(" No blank names are allowed when adding.")]
     BlankName,

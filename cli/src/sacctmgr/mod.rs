@@ -14,6 +14,7 @@ pub mod coordinator;
 pub mod error;
 pub mod federation;
 pub mod fields;
+pub mod limits;
 pub mod session;
 pub mod user;
 pub mod verify;

@@ -69,6 +69,7 @@ changes! {
     DeleteUsers(DeleteUsersRequest) => delete_users,
     AddCoordinators(CoordinatorsRequest) => add_coordinators,
     DeleteCoordinators(CoordinatorsRequest) => delete_coordinators,
+    ModifyAssocLimits(ModifyAssocLimitsRequest) => modify_assoc_limits,
 }
 
 /// The state of one run.

@@ -225,9 +225,33 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 
 async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
     let cond = parse(&parts.cond, SacctmgrError::UnknownCondition)?;
-    let set = parse(&parts.set, SacctmgrError::UnknownOption)?;
+    let (set_words, limits) = super::limits::take(&parts.set)?;
+    let set = parse(&set_words, SacctmgrError::UnknownOption)?;
     let default_account = set.default_accounts.first().cloned();
     let admin_level = set.admin_levels.first().cloned();
+    if let Some(edit) = limits {
+        let by_user_fields = !(cond.default_accounts.is_empty() && cond.admin_levels.is_empty());
+        if default_account.is_some() || admin_level.is_some() || by_user_fields {
+            return Err(SacctmgrError::MixedLimits("user"));
+        }
+        if !cond.any_cond()
+            && !s.commit_check(
+                "You didn't set any conditions with 'WHERE'.\nAre you sure you want to continue?",
+            )
+        {
+            s.out("Aborted\n");
+            return Ok(Done::Ok);
+        }
+        let req = proto::ModifyAssocLimitsRequest {
+            user_associations: true,
+            users: cond.names,
+            accounts: cond.accounts,
+            clusters: cond.clusters,
+            set: Some(edit),
+            commit: false,
+        };
+        return super::limits::modify(s, req, "Modified user associations...").await;
+    }
     if default_account.is_none() && admin_level.is_none() {
         return Err(SacctmgrError::NothingToSet);
     }

@@ -74,10 +74,12 @@ pub fn schedule_fresh(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> P
         stats: PassStats::default(),
     };
     order.sort_unstable();
+    sched::open_assoc_usage(core);
     for (_, id) in order {
         pass.consider(core, out, now, id);
     }
     pass.finish(core, out, now);
+    core.assoc_usage = None;
     core.fresh.settle(pass.blocked, core.nodes.gains);
     pass.stats
 }

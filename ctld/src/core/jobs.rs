@@ -112,6 +112,8 @@ pub enum JobReason {
     InvalidAccount,
     /// Its node's prolog failed: requeued and held (Slurm's `WAIT_MAX_REQUEUE`).
     LaunchFailedRequeuedHeld,
+    /// An association limit (`AccountingStorageEnforce=limits`).
+    Assoc(super::assoc::AssocReason),
 }
 
 impl JobReason {
@@ -138,6 +140,7 @@ impl JobReason {
             Self::PartitionTimeLimit => "PartitionTimeLimit",
             Self::InvalidAccount => "InvalidAccount",
             Self::LaunchFailedRequeuedHeld => "launch failed requeued held",
+            Self::Assoc(r) => r.as_str(),
         }
     }
 }

@@ -34,6 +34,7 @@
 
 pub mod alloc;
 pub mod arrays;
+pub mod assoc;
 pub mod backfill;
 pub mod cancel;
 pub mod completion;
@@ -265,6 +266,10 @@ pub struct Core {
     pub(crate) coordinators: coordinators::Realms,
     /// Failure management, with `SlurmctldPlugin=slurmctld/nonstop`.
     pub(crate) nonstop: Option<nonstop::NonstopState>,
+    /// This cluster's associations and limits (from the dbd; `None` until listed once).
+    pub(crate) assocs: Option<assoc::AssocTable>,
+    /// What running jobs hold per association, during a scheduling pass.
+    pub(crate) assoc_usage: Option<assoc::Usage>,
 }
 
 impl Core {
@@ -303,6 +308,8 @@ impl Core {
             fresh: fresh::Fresh::default(),
             conf: std::sync::Arc::new(conf.clone()),
             coordinators: coordinators::Realms::new(),
+            assocs: None,
+            assoc_usage: None,
             nonstop: None,
         };
         nonstop::install(&mut core);

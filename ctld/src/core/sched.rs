@@ -62,7 +62,10 @@ pub(crate) fn ineligible(core: &Core, job: &Job, now: SimTime) -> Option<JobReas
         .array
         .and_then(|a| core.jobs.arrays.get(&a.job))
         .is_some_and(|m| !m.may_start_one());
-    throttled.then_some(JobReason::JobArrayTaskLimit)
+    if throttled {
+        return Some(JobReason::JobArrayTaskLimit);
+    }
+    super::assoc::blocking_reason(core, job)
 }
 
 /// Tries to start `id` now on free resources of nodes that pass `allow`; returns whether it
@@ -89,14 +92,25 @@ pub(crate) fn try_start(
         // is reserved meanwhile (see `federation::start`).
         Some(alloc) if federation::start::needs_lock(core, id) => {
             federation::start::reserve(core, out, now, id, alloc);
+            count_started(core, id);
             true
         }
         Some(alloc) => {
             completion::start_job(core, out, now, id, alloc);
             gang::job_started(core, out, now, id);
+            count_started(core, id);
             true
         }
         None => false,
+    }
+}
+
+/// Adds a job just started to the pass's association usage, so the next job of the pass
+/// sees it.
+fn count_started(core: &mut Core, id: FedJobId) {
+    if let Some(mut usage) = core.assoc_usage.take() {
+        usage.add_job(core, id);
+        core.assoc_usage = Some(usage);
     }
 }
 
@@ -218,13 +232,23 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
     core.fresh.clear();
     let whole = depth >= core.jobs.queue.len();
     let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).take(depth).collect();
+    open_assoc_usage(core);
     for id in order {
         pass.consider(core, out, now, id);
     }
     pass.finish(core, out, now);
+    core.assoc_usage = None;
     // A pass that saw the whole queue is what a pass over later submissions builds on.
     if whole {
         core.fresh.settle(pass.blocked, core.nodes.gains);
     }
     pass.stats
+}
+
+/// Association usage once per pass (only when limits are enforced), kept up to date as jobs
+/// start; the pass drops it when done: between passes jobs end and it would be stale.
+pub(crate) fn open_assoc_usage(core: &mut Core) {
+    if core.conf.acct_enforce.limits {
+        core.assoc_usage = Some(super::assoc::Usage::of(core));
+    }
 }

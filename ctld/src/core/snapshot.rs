@@ -409,7 +409,7 @@ fn is_false(b: &bool) -> bool {
 
 /// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
 /// variant is added without being listed here.
-const REASONS: [JobReason; 20] = [
+const REASONS: [JobReason; 21] = [
     JobReason::None,
     JobReason::Priority,
     JobReason::Resources,
@@ -430,6 +430,8 @@ const REASONS: [JobReason; 20] = [
     JobReason::PartitionTimeLimit,
     JobReason::InvalidAccount,
     JobReason::LaunchFailedRequeuedHeld,
+    // One stands for all association reasons; `reason_from_str` parses the others.
+    JobReason::Assoc(super::assoc::AssocReason::MaxJobs),
 ];
 
 /// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
@@ -456,14 +458,20 @@ const fn reason_position(r: JobReason) -> usize {
         JobReason::PartitionTimeLimit => 17,
         JobReason::InvalidAccount => 18,
         JobReason::LaunchFailedRequeuedHeld => 19,
+        JobReason::Assoc(_) => 20,
     }
 }
 
-const _: () = assert!(reason_position(JobReason::LaunchFailedRequeuedHeld) == REASONS.len() - 1);
+const _: () = assert!(
+    reason_position(JobReason::Assoc(super::assoc::AssocReason::MaxJobs)) == REASONS.len() - 1
+);
 
 /// A saved reason back in the core's form (`None` for an unknown name).
 pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {
-    REASONS.into_iter().find(|r| r.as_str() == s)
+    REASONS
+        .into_iter()
+        .find(|r| r.as_str() == s)
+        .or_else(|| super::assoc::AssocReason::parse(s).map(JobReason::Assoc))
 }
 
 /// A node's base state, as saved.

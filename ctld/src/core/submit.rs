@@ -6,6 +6,7 @@
 //! pends with reason `PartitionTimeLimit`, `PartitionNodeLimit` or `PartitionConfig`. A job
 //! whose account `AllowAccounts`/`DenyAccounts` refuses is handled the same way
 //! (`Invalid account or account/partition combination specified`, or reason `InvalidAccount`).
+//! `AccountingStorageEnforce` adds the association checks of [`super::assoc`].
 
 use super::arrays::{ArrayMeta, parse_array};
 use super::features::Constraint;
@@ -166,7 +167,7 @@ pub(crate) fn submit_as(
         }
     };
     let part = &core.parts[part_idx.get()];
-    let job_req = JobRequest {
+    let mut job_req = JobRequest {
         min_nodes,
         max_nodes,
         ntasks,
@@ -193,6 +194,14 @@ pub(crate) fn submit_as(
         ),
     };
     let count = array.as_ref().map_or(1, |a| a.tasks.len());
+    super::assoc::check_submit(
+        core,
+        &req.launch,
+        &mut job_req,
+        req.time_limit.is_some(),
+        count,
+        &core.parts[part_idx.get()].name,
+    )?;
     if core.jobs.map.len() + count > core.cfg.max_job_count as usize {
         return Err(CtldError::MaxJobCount {
             limit: core.cfg.max_job_count,

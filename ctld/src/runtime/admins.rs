@@ -112,7 +112,8 @@ pub async fn fetch(dbd: &mut DbdClient) -> Result<UserView, tonic::Status> {
     Ok(view)
 }
 
-/// Keeps `admins` and the core's account coordinators up to date from `dbd`: a fetch now, then
+/// Keeps `admins`, the core's account coordinators and its associations (see
+/// [`super::assocs`]) up to date from `dbd`: a fetch now, then
 /// one every `every` (call from within a tokio runtime). Aborting the handle stops it.
 pub fn spawn_refresh(
     mut dbd: DbdClient,
@@ -123,8 +124,25 @@ pub fn spawn_refresh(
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let Ok(cluster) = core.query(|cx| cx.core.cfg.cluster_name.clone()).await else {
+            return;
+        };
         loop {
             ticks.tick().await;
+            match super::assocs::fetch(&mut dbd, &cluster).await {
+                Ok(table) => {
+                    let posted = core
+                        .query(move |cx| crate::core::assoc::set(cx.core, table))
+                        .await;
+                    if posted.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => tracing::debug!(
+                    "cannot list the dbd's associations (keeping the last list): {}",
+                    e.message()
+                ),
+            }
             match fetch(&mut dbd).await {
                 Ok(view) => {
                     tracing::debug!(count = view.admins.len(), "administrators from the dbd");

@@ -21,6 +21,7 @@
 //! - [`federation`]: the port a federation client connects to (the runtime does not know it).
 
 pub mod admins;
+pub mod assocs;
 pub mod batch;
 mod core_loop;
 pub mod ctld_scripts;

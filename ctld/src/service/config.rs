@@ -52,6 +52,7 @@ fn entries(c: &CtldConf, started: SimTime) -> Vec<(&'static str, String)> {
         })
         .collect();
     let mut entries: Vec<(&str, String)> = vec![
+        ("AccountingStorageEnforce", c.acct_enforce.to_string()),
         (
             "AccountingStorageHost",
             c.accounting_storage_host

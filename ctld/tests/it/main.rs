@@ -9,6 +9,7 @@ mod power_support;
 mod runtime_support;
 mod store_util;
 
+mod assoc_limits;
 mod batch_steps;
 mod cancel_policy;
 mod cancel_requester;

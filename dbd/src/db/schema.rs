@@ -116,6 +116,22 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// Association limits set by sacctmgr: one row per association setting any (NULL or an
+    /// empty TRES list: not set here).
+    assoc_limits (assoc_id) {
+        assoc_id -> BigInt,
+        max_jobs -> Nullable<BigInt>,
+        max_submit_jobs -> Nullable<BigInt>,
+        max_wall_minutes -> Nullable<BigInt>,
+        max_tres_per_job -> Text,
+        grp_jobs -> Nullable<BigInt>,
+        grp_submit_jobs -> Nullable<BigInt>,
+        grp_tres -> Text,
+        mod_time -> BigInt,
+    }
+}
+
+diesel::table! {
     /// Account coordinators: direct grants only (a coordinator of an account is one of every
     /// account below it); `deleted` marks a removed grant.
     coordinators (user_name, account) {
@@ -356,6 +372,7 @@ diesel::joinable!(record_cursors -> clusters (cluster));
 
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
+    assoc_limits,
     associations,
     clusters,
     coordinators,

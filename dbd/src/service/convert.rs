@@ -276,6 +276,7 @@ pub(super) fn association(a: crate::store::Association) -> proto::Association {
         account: a.account,
         user: a.user,
         parent_account: a.parent_account,
+        limits: Some(super::limits::encode(&a.limits)),
     }
 }
 

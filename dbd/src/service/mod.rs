@@ -9,6 +9,7 @@
 mod convert;
 mod coord;
 mod federation;
+mod limits;
 pub mod private;
 mod records;
 mod reports;
@@ -390,12 +391,28 @@ impl Accounting for AccountingService {
         req: Request<proto::ListUsersRequest>,
     ) -> Result<Response<proto::ListUsersReply>, Status> {
         let mut filter = convert::user_filter(req.get_ref().clone())?;
-        let visible = self.privacy(&req).await?.users(&mut filter);
+        let privacy = self.privacy(&req).await?;
+        let visible = privacy.users(&mut filter);
         self.list(
             auth::identity(&req),
-            move |s| match visible {
-                true => s.list_users(&filter),
-                false => Ok(Vec::new()),
+            move |s| {
+                if !visible {
+                    return Ok(Vec::new());
+                }
+                let mut rows = s.list_users(&filter)?;
+                if !privacy.realm().is_empty() {
+                    // A coordinator sees the users of the accounts it coordinates.
+                    let in_realm = s
+                        .list_associations(&crate::store::AssociationFilter {
+                            accounts: privacy.realm().iter().cloned().collect(),
+                            ..Default::default()
+                        })?
+                        .into_iter()
+                        .map(|a| a.user)
+                        .collect();
+                    privacy.retain_users(&mut rows, &in_realm);
+                }
+                Ok(rows)
             },
             |rows| proto::ListUsersReply {
                 users: rows.into_iter().map(convert::user).collect(),
@@ -423,16 +440,35 @@ impl Accounting for AccountingService {
         req: Request<proto::ListAssociationsRequest>,
     ) -> Result<Response<proto::ListAssociationsReply>, Status> {
         let mut filter = convert::association_filter(req.get_ref().clone());
-        let visible = self.privacy(&req).await?.associations(&mut filter);
+        let privacy = self.privacy(&req).await?;
+        let visible = privacy.associations(&mut filter);
         self.list(
             auth::identity(&req),
-            move |s| match visible {
-                true => s.list_associations(&filter),
-                false => Ok(Vec::new()),
+            move |s| {
+                if !visible {
+                    return Ok(Vec::new());
+                }
+                let mut rows = s.list_associations(&filter)?;
+                privacy.retain_associations(&mut rows);
+                Ok(rows)
             },
             |rows| proto::ListAssociationsReply {
                 associations: rows.into_iter().map(convert::association).collect(),
             },
+        )
+        .await
+    }
+
+    async fn modify_assoc_limits(
+        &self,
+        req: Request<proto::ModifyAssocLimitsRequest>,
+    ) -> Result<Response<proto::ChangeReply>, Status> {
+        self.change_in_realm(
+            req,
+            "modify association limits",
+            limits::modify,
+            Some(limits::realm),
+            Store::modify_assoc_limits,
         )
         .await
     }

@@ -2,9 +2,12 @@
 //! `AdminLevel=Operator` may read. `jobs`: only their own jobs (sacct); `users`: only their own
 //! user record and associations; `accounts`: no account definitions; `usage`: only their own
 //! associations' usage (sreport); sreport's job sizes count only their own jobs under `jobs`.
-//! Slurm also opens these to account coordinators; Sluice has
-//! no coordinators yet. The rules are plain functions over the decoded queries.
+//! As in Slurm, an account coordinator also sees what belongs to the accounts it coordinates
+//! (its realm): their associations and users (`users`), their usage rows (`usage`), and
+//! their jobs when sacct asks for those accounts (`-A`; without it, their own jobs only).
+//! The rules are plain functions over the decoded queries.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use sluice_vocab::private_data::{Private, PrivateData};
@@ -23,6 +26,8 @@ pub struct Viewer {
     pub name: Option<String>,
     /// Root, the SlurmUser, or `AdminLevel=Operator` or above: sees everything.
     pub operator: bool,
+    /// The accounts they coordinate (granted and below); empty for most users.
+    pub realm: BTreeSet<String>,
 }
 
 /// What a caller may read, under the daemon's `PrivateData`.
@@ -55,12 +60,20 @@ pub async fn privacy(
             }
             _ => false,
         };
+    let realm = match (&name, operator || private == PrivateData::default()) {
+        (Some(n), false) => {
+            let (store, n) = (Arc::clone(store), n.clone());
+            blocking(move || Ok(store.coordinator_realms()?.remove(&n).unwrap_or_default())).await?
+        }
+        _ => BTreeSet::new(),
+    };
     Ok(Privacy {
         private,
         viewer: Viewer {
             uid,
             name,
             operator,
+            realm,
         },
     })
 }
@@ -95,14 +108,53 @@ impl Privacy {
         !self.hides(Private::Jobs) || narrow(uids, Some(self.viewer.uid))
     }
 
-    /// Narrows a user listing to the caller; `false`: no rows at all.
-    pub fn users(&self, f: &mut UserFilter) -> bool {
-        !self.hides(Private::Users) || narrow(&mut f.names, self.viewer.name.clone())
+    /// [`Self::jobs`] for sacct, which may name accounts: a coordinator asking only for
+    /// accounts it coordinates sees all their jobs.
+    pub fn sacct_jobs(&self, q: &mut JobQuery) -> bool {
+        let coordinated =
+            !q.accounts.is_empty() && q.accounts.iter().all(|a| self.viewer.realm.contains(a));
+        coordinated || self.jobs(q)
     }
 
-    /// Narrows an association listing to the caller's; `false`: no rows at all.
+    /// Narrows a user listing to the caller; `false`: no rows at all. A coordinator's listing
+    /// is not narrowed here but by [`Self::retain_users`].
+    pub fn users(&self, f: &mut UserFilter) -> bool {
+        !self.hides(Private::Users)
+            || !self.viewer.realm.is_empty()
+            || narrow(&mut f.names, self.viewer.name.clone())
+    }
+
+    /// Keeps, for a coordinator under `users`, itself and the users `in_realm` (those with an
+    /// association in an account it coordinates).
+    pub fn retain_users(&self, rows: &mut Vec<crate::store::User>, in_realm: &BTreeSet<String>) {
+        if self.hides(Private::Users) && !self.viewer.realm.is_empty() {
+            rows.retain(|u| {
+                Some(&u.name) == self.viewer.name.as_ref() || in_realm.contains(&u.name)
+            });
+        }
+    }
+
+    /// Narrows an association listing to the caller's; `false`: no rows at all. A
+    /// coordinator's listing is not narrowed here but by [`Self::retain_associations`].
     pub fn associations(&self, f: &mut AssociationFilter) -> bool {
-        !self.hides(Private::Users) || narrow(&mut f.users, self.viewer.name.clone())
+        !self.hides(Private::Users)
+            || !self.viewer.realm.is_empty()
+            || narrow(&mut f.users, self.viewer.name.clone())
+    }
+
+    /// Keeps, under `users`, the caller's own associations and those of accounts it
+    /// coordinates.
+    pub fn retain_associations(&self, rows: &mut Vec<crate::store::Association>) {
+        if self.hides(Private::Users) {
+            rows.retain(|a| {
+                Some(&a.user) == self.viewer.name.as_ref() || self.viewer.realm.contains(&a.account)
+            });
+        }
+    }
+
+    /// The accounts this caller coordinates.
+    pub fn realm(&self) -> &BTreeSet<String> {
+        &self.viewer.realm
     }
 
     /// Whether account definitions may be listed.
@@ -110,10 +162,13 @@ impl Privacy {
         !self.hides(Private::Accounts)
     }
 
-    /// Keeps the usage rows the caller may see (their own user's associations).
+    /// Keeps the usage rows the caller may see (their own user's associations, and a
+    /// coordinator's accounts' rows).
     pub fn usage(&self, rows: &mut Vec<AssocUsage>) {
         if self.hides(Private::Usage) {
-            rows.retain(|r| Some(&r.user) == self.viewer.name.as_ref());
+            rows.retain(|r| {
+                Some(&r.user) == self.viewer.name.as_ref() || self.viewer.realm.contains(&r.account)
+            });
         }
     }
 }
@@ -129,6 +184,7 @@ mod tests {
                 uid: 1001,
                 name: Some("alice".into()),
                 operator,
+                realm: BTreeSet::new(),
             },
         }
     }
@@ -181,5 +237,56 @@ mod tests {
         let mut rows = vec![row("alice"), row("bob"), row("")];
         p.usage(&mut rows);
         assert_eq!(rows, [row("alice")]);
+    }
+
+    #[test]
+    fn coordinators_see_their_accounts() {
+        let mut p = privacy("users,usage,jobs", false);
+        p.viewer.realm = ["chem".to_string()].into_iter().collect();
+        let mut f = AssociationFilter::default();
+        assert!(p.associations(&mut f));
+        assert!(f.users.is_empty(), "narrowed after the listing");
+        let assoc = |account: &str, user: &str| crate::store::Association {
+            id: 1,
+            cluster: "c".into(),
+            account: account.into(),
+            user: user.into(),
+            parent_account: String::new(),
+            limits: Default::default(),
+        };
+        let mut rows = vec![
+            assoc("chem", "bob"),
+            assoc("phys", "bob"),
+            assoc("phys", "alice"),
+        ];
+        p.retain_associations(&mut rows);
+        assert_eq!(rows, [assoc("chem", "bob"), assoc("phys", "alice")]);
+        let mut theirs = JobQuery {
+            accounts: vec!["chem".into()],
+            ..JobQuery::default()
+        };
+        assert!(p.sacct_jobs(&mut theirs));
+        assert!(theirs.uids.is_empty(), "all of chem's jobs");
+        let mut other = JobQuery {
+            accounts: vec!["phys".into()],
+            ..JobQuery::default()
+        };
+        assert!(p.sacct_jobs(&mut other));
+        assert_eq!(other.uids, [1001], "only their own jobs elsewhere");
+        let usage = |account: &str, user: &str| AssocUsage {
+            cluster: "c".into(),
+            account: account.into(),
+            user: user.into(),
+            parent_account: String::new(),
+            tres: sluice_reports::Tres::Cpu,
+            alloc_secs: 1,
+        };
+        let mut rows = vec![
+            usage("chem", "bob"),
+            usage("phys", "bob"),
+            usage("chem", ""),
+        ];
+        p.usage(&mut rows);
+        assert_eq!(rows, [usage("chem", "bob"), usage("chem", "")]);
     }
 }

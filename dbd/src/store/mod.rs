@@ -36,6 +36,7 @@ pub mod fed;
 mod federations;
 mod jobs;
 mod leases;
+mod limits;
 pub mod models;
 mod records;
 mod requests;
@@ -54,6 +55,7 @@ pub use coords::{CoordChange, Realms};
 pub use error::{ObjectKind, StoreError};
 pub use jobs::{JobCursor, JobPage, JobQuery};
 pub use leases::{MAX_JOB_ID, MAX_LEASE_COUNT};
+pub use limits::ModifyAssocLimits;
 pub use requests::{
     AccountFilter, AddAccounts, AddClusters, AddFederations, AddUsers, AssociationFilter,
     ClusterFilter, Coordinators, DeleteClusters, DeleteUsers, FederationFilter, ModifyAccounts,
@@ -351,8 +353,18 @@ impl Store {
         self.read(|c| {
             let rows =
                 models::associations::live(c, &filter.clusters, &filter.accounts, &filter.users)?;
-            Ok(rows.into_iter().map(Association::from).collect())
+            limits::with_limits(c, rows)
         })
+    }
+
+    /// `sacctmgr modify user|account ... set MaxJobs=...` (association limits).
+    pub fn modify_assoc_limits(
+        &self,
+        req: &ModifyAssocLimits,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| limits::modify(c, req, now))
     }
 
     /// Hands `cluster` the next `count` local job ids not in `in_use` (see [`leases`]).

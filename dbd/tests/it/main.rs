@@ -8,6 +8,7 @@ mod usage_support;
 
 mod migrations;
 mod store_accounts;
+mod store_assoc_limits;
 mod store_clusters;
 mod store_coordinators;
 mod store_fed_control;

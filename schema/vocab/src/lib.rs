@@ -6,6 +6,7 @@
 //! `nonstop.conf`, and job usage (Slurm's TRES usage maps). The wire protocol is `sluice-wire`; the accounting
 //! database schema belongs to `sluice-dbd`.
 
+pub mod assoc_limits;
 pub mod auth_conf;
 pub mod cluster_conf;
 pub mod conf;

@@ -121,7 +121,7 @@ impl AccountingRecords for RecordsService {
         let mut query = convert::job_query(req.into_inner())?;
         let (tx, rx) = mpsc::channel(AHEAD);
         // Nothing the caller may see: the stream ends at once, as an empty sacct.
-        if privacy.jobs(&mut query) {
+        if privacy.sacct_jobs(&mut query) {
             tokio::spawn(stream_pages(self.store(), query, tx));
         }
         Ok(Response::new(ReceiverStream::new(rx)))

@@ -28,6 +28,7 @@ impl From<AssociationRow> for Association {
             account: r.account,
             user: r.user_name,
             parent_account: r.parent_account,
+            limits: Default::default(),
         }
     }
 }

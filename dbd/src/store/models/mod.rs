@@ -2,6 +2,7 @@
 //! the connection; the rules that combine them live one level up.
 
 pub mod accounts;
+pub mod assoc_limits;
 pub mod associations;
 pub mod bulk;
 pub mod clusters;

@@ -183,6 +183,8 @@ pub struct Association {
     pub user: String,
     /// The parent account of an account association; `""` for users' and root's.
     pub parent_account: String,
+    /// The limits in force (`Max*` inherited down the account tree, `Grp*` as set here).
+    pub limits: sluice_vocab::assoc_limits::AssocLimits,
 }
 
 /// A block `[first, first + count)` of local job ids.

@@ -130,6 +130,8 @@ pub struct CtldConf {
     pub slurm_user: String,
     /// `PrivateData` (default none): what users who are not administrators see only of their own.
     pub private_data: PrivateData,
+    /// `AccountingStorageEnforce` (default none): associations and their limits.
+    pub acct_enforce: crate::assoc_limits::AcctEnforce,
     /// `SlurmctldLogFile`; `None` logs to stderr.
     pub slurmctld_log_file: Option<PathBuf>,
     /// `SlurmctldPidFile`, if the controller should write one.
@@ -255,6 +257,7 @@ impl CtldConf {
             return_to_service: 0,
             slurm_user: "root".to_string(),
             private_data: PrivateData::default(),
+            acct_enforce: crate::assoc_limits::AcctEnforce::default(),
             slurmctld_log_file: None,
             slurmctld_pid_file: None,
             first_job_id: 1,
@@ -314,6 +317,10 @@ impl CtldConf {
             "privatedata" => {
                 self.private_data =
                     PrivateData::parse(&p.value).map_err(|e| file.bad_value(p, e))?
+            }
+            "accountingstorageenforce" => {
+                self.acct_enforce = crate::assoc_limits::AcctEnforce::parse(&p.value)
+                    .map_err(|e| file.bad_value(p, e))?
             }
             "slurmctldlogfile" => self.slurmctld_log_file = Some(non_empty(file, p)?.into()),
             "slurmctldpidfile" => self.slurmctld_pid_file = Some(non_empty(file, p)?.into()),
