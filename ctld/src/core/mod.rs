@@ -20,6 +20,7 @@
 //! - [`nonstop`]: failure management (hot spares, a job's failed and failing nodes, replace,
 //!   drop, user drains, time extensions, `--no-kill`, events for subscribers);
 //! - [`power`]: power save and cloud nodes (suspend, resume, their timers and programs);
+//! - [`priority`]: job priority (`priority/basic`, `priority/multifactor`) and the queue's order;
 //! - [`reconfig`]: `scontrol reconfigure`, a new `slurm.conf` applied to the running core;
 //! - [`federation`]: the federation rules: view, per-job sibling state, the start lock, the dbd's events;
 //! - [`timers`]: the periodic tick (node timeouts, time limits, KillWait, MinJobAge);
@@ -54,6 +55,7 @@ pub mod nonstop;
 pub mod outbox;
 pub mod partitions;
 pub mod power;
+pub mod priority;
 pub mod private;
 pub mod reconfig;
 pub mod registration;
@@ -261,6 +263,8 @@ pub struct Core {
     pub(crate) coordinators: coordinators::Realms,
     /// Failure management, with `SlurmctldPlugin=slurmctld/nonstop`.
     pub(crate) nonstop: Option<nonstop::NonstopState>,
+    /// Job priority: the fair-share table and when priorities were last computed.
+    pub(crate) prio: priority::PriorityState,
 }
 
 impl Core {
@@ -299,6 +303,7 @@ impl Core {
             conf: std::sync::Arc::new(conf.clone()),
             coordinators: coordinators::Realms::new(),
             nonstop: None,
+            prio: priority::PriorityState::default(),
         };
         nonstop::install(&mut core);
         Ok(core)
@@ -336,7 +341,7 @@ impl Core {
 
     /// Pending jobs in priority order.
     pub fn pending(&self) -> impl Iterator<Item = FedJobId> + '_ {
-        self.jobs.queue.iter().map(|k| k.2)
+        self.jobs.queue.iter().map(|k| k.id)
     }
 
     /// The nodes, in allocation preference order (lowest `Weight` first, then file order).

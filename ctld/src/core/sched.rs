@@ -144,7 +144,7 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
     } else {
         0
     };
-    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).take(depth).collect();
+    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.id).take(depth).collect();
     for id in order {
         stats.considered += 1;
         // Federated jobs: offers to siblings follow holds and dependencies, and some may not

@@ -25,6 +25,7 @@ pub mod batch;
 mod core_loop;
 pub mod ctld_scripts;
 pub mod dispatch;
+pub mod fairshare;
 pub mod federation;
 pub mod leases;
 pub mod persist;
@@ -250,6 +251,8 @@ pub struct Runtime {
     pub addrs: NodeAddrs,
     admins: admins::DbdAdmins,
     admins_refresh: Option<tokio::task::JoinHandle<()>>,
+    /// Keeps the fair-share table up to date from the dbd (with one).
+    fairshare_refresh: Option<tokio::task::JoinHandle<()>>,
     /// The port for a federation client, with a dbd, until one is connected.
     fed_port: Option<federation::FederationPort>,
     /// The federation client connected to the port.
@@ -284,6 +287,9 @@ impl Runtime {
         if let Some(t) = self.admins_refresh.take() {
             t.abort();
         }
+        if let Some(t) = self.fairshare_refresh.take() {
+            t.abort();
+        }
         // The federation client stops first: nothing it asks may reach a stopping core.
         if let Some(mut client) = self.fed_client.take() {
             client.stop();
@@ -299,6 +305,9 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         if let Some(t) = self.admins_refresh.take() {
+            t.abort();
+        }
+        if let Some(t) = self.fairshare_refresh.take() {
             t.abort();
         }
         if let Some(mut client) = self.fed_client.take() {
