@@ -424,14 +424,20 @@ impl Accounting for AccountingService {
     ) -> Result<Response<proto::ListAssociationsReply>, Status> {
         let mut filter = convert::association_filter(req.get_ref().clone());
         let visible = self.privacy(&req).await?.associations(&mut filter);
+        let m = req.get_ref();
+        let window = m.with_usage.then(|| crate::store::fairshare::UsageWindow {
+            now: now(),
+            half_life: m.usage_half_life.max(0),
+            since: m.usage_since.max(0),
+        });
         self.list(
             auth::identity(&req),
             move |s| match visible {
-                true => s.list_associations(&filter),
+                true => s.list_association_shares(&filter, window),
                 false => Ok(Vec::new()),
             },
             |rows| proto::ListAssociationsReply {
-                associations: rows.into_iter().map(convert::association).collect(),
+                associations: rows.into_iter().map(convert::association_share).collect(),
             },
         )
         .await
