@@ -15,6 +15,7 @@ pub mod error;
 pub mod federation;
 pub mod fields;
 pub mod session;
+pub mod shares;
 pub mod user;
 pub mod verify;
 
