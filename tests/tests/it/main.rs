@@ -35,6 +35,7 @@ mod power_e2e;
 mod power_srun_e2e;
 mod private_access;
 mod private_state;
+mod priority_e2e;
 mod prolog_e2e;
 mod reconfigure_e2e;
 mod sacctmgr_accounts_users;
