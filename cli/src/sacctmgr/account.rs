@@ -343,7 +343,7 @@ async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 
 /// The association columns `withassoc` (or `-s`) adds to the default account format.
 pub const ASSOC_FORMAT: &str =
-    "Cl,ParentN,U,Share,Priority,MaxJ,MaxN,MaxTRES,MaxS,MaxW,MaxTRESMins,QOS,DefaultQOS";
+    "Cl,ParentN,User,Share,Priority,MaxJ,MaxN,MaxTRES,MaxS,MaxW,MaxTRESMins,QOS,DefaultQOS";
 
 /// `list account withassoc`: one row per association charged to each account (its own, then
 /// its users', in the association listing's order) with the account's fields repeated; an

@@ -1,5 +1,5 @@
-//! One scheduling pass: pending jobs in priority order (age: earlier submission first, then
-//! lower id), FIFO per partition. The first job of a partition that does not fit gets reason
+//! One scheduling pass: pending jobs in priority order (partition tier, then priority, see
+//! [`super::priority`]; then earlier submission, then lower id), FIFO per partition. The first job of a partition that does not fit gets reason
 //! `Resources` and blocks the rest of its partition (reason `Priority`); those are then offered
 //! to [`super::backfill`] when it is enabled.
 //!
