@@ -54,7 +54,7 @@ fn default_columns_follow_the_weights() {
     assert_eq!(
         show(&f, false, true),
         "          JOBID PARTITION   PRIORITY       SITE        AGE  FAIRSHARE    JOBSIZE
-        Weights                                        1000      10000        100
+        Weights                                       1000      10000        100
              12 debug           5525          0        500       5000         25
            13_2 long_part          1          0          0          0          0
 "

@@ -55,10 +55,9 @@ fn default_view_is_the_tree_with_the_callers_lines() {
 Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare 
 -------------------- ---------- ---------- ----------- ----------- ------------- ---------- 
 root                                          1.000000        4000      1.000000            
- root                                    1    0.200000           0      0.200000            
  chem                                    1    0.200000           0      0.200000            
  phys                                    3    0.600000        4000      1.000000            
-  phys                    alice          1    0.600000        3000      0.750000   0.420448 
+  phys                    alice          1    0.600000        3000      1.000000   0.314980 
 "
     );
 }
@@ -75,13 +74,12 @@ fn all_users_long_and_parsable() {
         out,
         "\
 Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare|LevelFS|GrpTRESMins|TRESRunMins
-root||||1.000000|4000|1.000000|1.000000||||cpu=120
- root|||1|0.200000|0|0.000000|0.200000||||cpu=30
- root|root|1|1.000000|0|0.000000|0.200000|0.870551|||cpu=30
+root|||1.000000|4000|1.000000|1.000000||||cpu=120
+ root|root|1|0.200000|0|0.000000|0.200000|0.500000|||cpu=30
  chem||1|0.200000|0|0.000000|0.200000||||cpu=30
   chem|carol|2|0.200000|0|0.000000|0.200000|0.500000|||cpu=30
  phys||3|0.600000|4000|1.000000|1.000000||||cpu=60
-  phys|alice|1|0.600000|3000|0.750000|0.750000|0.420448|||cpu=30
+  phys|alice|1|0.600000|3000|0.750000|1.000000|0.314980|||cpu=30
   phys|bob|parent|0.600000|1000|0.250000|1.000000|0.314980|||cpu=30
 "
     );
