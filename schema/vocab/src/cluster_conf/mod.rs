@@ -402,4 +402,6 @@ fn ctld_host(file: &ConfFile, p: &Pair) -> Result<CtldHost, ConfError> {
 #[cfg(test)]
 mod access_tests;
 #[cfg(test)]
+mod priority_tests;
+#[cfg(test)]
 mod tests;
