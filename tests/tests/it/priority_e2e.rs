@@ -99,7 +99,7 @@ fn the_heavier_users_pending_job_sorts_later() {
     let hj = submitted(&as_user(&c, &heavy, "sbatch", &sleep));
     let lj = submitted(&as_user(&c, &light, "sbatch", &sleep));
     let prio = |job: u32| -> u64 {
-        let out = c.ok("sprio", &["-h", "-j", &job.to_string(), "-o", "%Y"]);
+        let out = c.ok("sprio", &["-h", &format!("--jobs={job}"), "-o", "%Y"]);
         out.trim().parse().unwrap_or(0)
     };
     c.wait_for("the lighter user's job ahead in sprio", || prio(lj) > prio(hj));
