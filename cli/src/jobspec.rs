@@ -46,6 +46,7 @@ pub enum Opt {
     Mem,
     MinCpus,
     Nice,
+    Priority,
     NoKill,
     NoRequeue,
     NodeList,
@@ -108,6 +109,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("ntasks", Some('n'), HasArg::Required, Opt::Ntasks),
     spec("oversubscribe", Some('s'), HasArg::No, Opt::OverSubscribe),
     spec("partition", Some('p'), HasArg::Required, Opt::Partition),
+    spec("priority", None, HasArg::Required, Opt::Priority),
     spec("quiet", Some('Q'), HasArg::No, Opt::Quiet),
     spec("tasks", None, HasArg::Required, Opt::Ntasks),
     spec("time", Some('t'), HasArg::Required, Opt::Time),
@@ -175,6 +177,9 @@ pub enum OptError {
     /// `--nice` beyond Slurm's range.
     #[error("Nice value out of range (+/- 2147483645). Value ignored")]
     NiceRange,
+    /// `--priority` is neither a number nor `TOP`.
+    #[error("Invalid --priority argument: {0}")]
+    Priority(String),
     /// `--open-mode` is neither `append` nor `truncate`.
     #[error("Invalid --open-mode argument: {0}. Ignored")]
     OpenMode(String),
@@ -229,6 +234,8 @@ pub struct JobOpts {
     pub mincpus: Option<u32>,
     /// `--nice[=N]` (100 without a value).
     pub nice: Option<i32>,
+    /// `--priority=N|TOP` (administrators).
+    pub priority: Option<u32>,
     /// `-w/--nodelist`, expanded.
     pub nodelist: Vec<String>,
     /// `-N`.
@@ -283,6 +290,7 @@ impl JobOpts {
             Opt::Mem => self.mem_mb = Some(values::mem_mb(&v)?),
             Opt::MinCpus => self.mincpus = Some(values::positive(&v, "--mincpus")?),
             Opt::Nice => self.nice = Some(values::nice(given.as_deref())?),
+            Opt::Priority => self.priority = Some(values::priority(&v)?),
             Opt::NoKill => {
                 self.no_kill = !given.is_some_and(|v| v.eq_ignore_ascii_case("off"));
             }

@@ -13,6 +13,7 @@
 //!   for sacctmgr, sreport and scontrol.
 //! * [`smd`]: failure management (hot spares, replace/drop/drain nodes, time extension,
 //!   events) through libsmd (`sluice-smd`).
+//! * [`sprio`], [`sshare`]: job priority factors (controller) and fair share (dbd usage).
 //! * [`multicluster`]: `-M` and `--federation`: other clusters' controllers through the dbd.
 
 pub mod acct;
@@ -33,7 +34,9 @@ pub mod scontrol;
 pub mod sinfo;
 pub mod slurm_conf;
 pub mod smd;
+pub mod sprio;
 pub mod squeue;
+pub mod sshare;
 pub mod sreport;
 pub mod srun;
 pub mod sstat;

@@ -124,6 +124,7 @@ impl JobOpts {
             exclude: self.exclude.join(","),
             begin: self.begin.unwrap_or(0),
             nice: self.nice,
+            priority: self.priority,
             open_append: self.open_append,
             wckey: self.wckey.clone().unwrap_or_default(),
             signal: self.signal.map(|s| JobSignalSpec {

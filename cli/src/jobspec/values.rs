@@ -160,6 +160,18 @@ pub fn begin_at(value: &str, now: i64, zone: crate::timefmt::Zone) -> Result<i64
     })
 }
 
+/// `--priority=N|TOP`: `TOP` is the highest priority there is.
+pub fn priority(value: &str) -> Result<u32, OptError> {
+    let v = value.trim();
+    if v.eq_ignore_ascii_case("TOP") {
+        return Ok(u32::MAX - 1);
+    }
+    v.parse::<u32>()
+        .ok()
+        .filter(|p| *p < u32::MAX)
+        .ok_or_else(|| OptError::Priority(value.to_string()))
+}
+
 /// Slurm's bound on `--nice` (`NICE_OFFSET - 3`).
 pub const NICE_MAX: i64 = 2_147_483_645;
 
@@ -264,6 +276,14 @@ mod tests {
         for bad in ["soon", "25:00", "now+", "2026-13-01"] {
             assert_eq!(begin_at(bad, now, Zone::Utc), Err(OptError::Begin), "{bad}");
         }
+    }
+
+    #[test]
+    fn priority_is_a_number_or_top() {
+        assert_eq!(priority("TOP"), Ok(u32::MAX - 1));
+        assert_eq!(priority("12"), Ok(12));
+        assert_eq!(priority("x"), Err(OptError::Priority("x".into())));
+        assert_eq!(priority("4294967295"), Err(OptError::Priority("4294967295".into())));
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct AcctCond {
     pub with_deleted: bool,
     /// `WithCoord`: each account's coordinators.
     pub with_coord: bool,
+    /// `WithAssoc`: one row per association of each account (its own and its users').
+    pub with_assoc: bool,
     pub format: Vec<String>,
 }
 
@@ -50,6 +52,8 @@ pub struct AcctSet {
     pub description: Option<String>,
     pub organization: Option<String>,
     pub parent: Option<String>,
+    /// `Fairshare=N|parent` of the accounts' associations.
+    pub fairshare: Option<String>,
 }
 
 fn is_name_key(key: &str) -> bool {
@@ -63,6 +67,7 @@ pub fn parse_cond(words: &[Word]) -> Result<AcctCond, SacctmgrError> {
         match w {
             Word::Bare(b) if is_keyword(b, "WithDeleted", 5) => c.with_deleted = true,
             Word::Bare(b) if is_keyword(b, "WithCoordinators", 5) => c.with_coord = true,
+            Word::Bare(b) if is_keyword(b, "WithAssoc", 5) => c.with_assoc = true,
             Word::Bare(b) => c.names.extend(split_list(b)),
             Word::Pair { key, value, .. } if is_name_key(key) => c.names.extend(split_list(value)),
             Word::Pair { key, value, .. } if is_keyword(key, "Descriptions", 1) => {
@@ -101,6 +106,9 @@ pub fn parse_set(words: &[Word]) -> Result<AcctSet, SacctmgrError> {
             Word::Pair { key, value, .. } if is_keyword(key, "Parent", 1) => {
                 set.parent = Some(value.clone())
             }
+            Word::Pair { key, value, .. } if super::shares::is_fairshare_key(key) => {
+                set.fairshare = Some(super::shares::checked(value)?)
+            }
             other => return Err(SacctmgrError::UnknownOption(other.raw())),
         }
     }
@@ -135,6 +143,7 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
             clusters: clusters.clone(),
             accounts: wanted,
             users: vec![],
+            ..Default::default()
         })
         .await?;
     let has_base = |acct: &str, cluster: &str| {
@@ -179,6 +188,9 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
         s.out(&format!(" Associations\n{assoc_lines}"));
     }
     s.out(&format!(" Settings\n  Parent        = {parent}\n"));
+    if let Some(f) = &set.fairshare {
+        s.out(&format!("  Fairshare     = {f}\n"));
+    }
     let mut change = Change::AddAccounts(AddAccountsRequest {
         names: set.names,
         description: set.description,
@@ -186,6 +198,7 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
         parent: Some(parent),
         clusters,
         commit: false,
+        fairshare: set.fairshare,
     });
     s.preview(&mut change, "Problem adding accounts").await?;
     s.confirm(&mut change, "Problem adding accounts").await
@@ -214,7 +227,7 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
         return super::limits::modify(s, req, "Modified account associations...").await;
     }
     let account_level = set.description.is_some() || set.organization.is_some();
-    if !account_level && set.parent.is_none() {
+    if !account_level && set.parent.is_none() && set.fairshare.is_none() {
         return Err(SacctmgrError::NothingToSet);
     }
     if !cond.any()
@@ -244,6 +257,7 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
         organization: set.organization,
         parent: set.parent,
         commit: false,
+        fairshare: set.fairshare,
     });
     let reply = s.preview(&mut change, "Error with request").await?;
     if reply.names.is_empty() {
@@ -305,10 +319,16 @@ async fn delete(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 
 async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
     let cond = parse_cond(words)?;
-    let format = if cond.format.is_empty() && cond.with_coord {
-        format!("{DEFAULT_FORMAT},Coordinators")
-    } else if cond.format.is_empty() {
-        DEFAULT_FORMAT.to_string()
+    let with_assoc = cond.with_assoc || s.opts.associations;
+    let format = if cond.format.is_empty() {
+        let mut f = vec![DEFAULT_FORMAT];
+        if cond.with_coord {
+            f.push("Coordinators");
+        }
+        if with_assoc {
+            f.push(ASSOC_FORMAT);
+        }
+        f.join(",")
     } else {
         cond.format.join(",")
     };
@@ -321,12 +341,62 @@ async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
             with_deleted: cond.with_deleted,
         })
         .await?;
-    let rows: Vec<Vec<String>> = accounts
-        .iter()
-        .map(|a| chosen.iter().map(|c| value(a, c.field)).collect())
-        .collect();
+    let rows: Vec<Vec<String>> = if with_assoc {
+        let assocs = s
+            .list_associations(proto::ListAssociationsRequest {
+                accounts: accounts.iter().map(|a| a.name.clone()).collect(),
+                ..Default::default()
+            })
+            .await?;
+        let fields: Vec<Field> = chosen.iter().map(|c| c.field).collect();
+        rows_with_assocs(&accounts, &assocs, &fields)
+    } else {
+        accounts
+            .iter()
+            .map(|a| chosen.iter().map(|c| value(a, c.field)).collect())
+            .collect()
+    };
     s.print_table(&chosen, &rows);
     Ok(Done::Ok)
+}
+
+/// The association columns `withassoc` (or `-s`) adds to the default account format.
+pub const ASSOC_FORMAT: &str =
+    "Cl,ParentN,User,Share,Priority,MaxJ,MaxN,MaxTRES,MaxS,MaxW,MaxTRESMins,QOS,DefaultQOS";
+
+/// `list account withassoc`: one row per association charged to each account (its own, then
+/// its users', in the association listing's order) with the account's fields repeated; an
+/// account without associations gets one row with the association fields blank.
+pub fn rows_with_assocs(
+    accounts: &[proto::Account],
+    assocs: &[proto::Association],
+    fields: &[Field],
+) -> Vec<Vec<String>> {
+    let ordered = super::assoc::hierarchical(assocs);
+    let mut rows = Vec::new();
+    for acct in accounts {
+        let mut any = false;
+        for (a, _) in ordered.iter().filter(|(a, _)| a.account == acct.name) {
+            any = true;
+            rows.push(
+                fields
+                    .iter()
+                    .map(|&f| match f {
+                        Field::Account
+                        | Field::Name
+                        | Field::Description
+                        | Field::Organization
+                        | Field::Coordinators => value(acct, f),
+                        _ => super::assoc::value(a, f, 0),
+                    })
+                    .collect(),
+            );
+        }
+        if !any {
+            rows.push(fields.iter().map(|&f| value(acct, f)).collect());
+        }
+    }
+    rows
 }
 
 /// An account's value for a field (blank for what accounts do not hold).

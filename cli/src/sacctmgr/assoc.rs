@@ -79,6 +79,7 @@ async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
             clusters: cond.clusters,
             accounts: cond.accounts,
             users: cond.users,
+            ..Default::default()
         })
         .await?;
     let rows: Vec<Vec<String>> = hierarchical(&assocs)
@@ -148,7 +149,8 @@ pub fn hierarchical(assocs: &[proto::Association]) -> Vec<(&proto::Association, 
 }
 
 /// An association's value for a field: its limits in force (see [`super::limits`]); limits
-/// Sluice does not hold print blank, and the share is Slurm's default of 1.
+/// Sluice does not hold print blank; the share is its `Fairshare=` (Slurm's default 1 unless
+/// set, `parent`).
 pub fn value(a: &proto::Association, field: Field, depth: usize) -> String {
     match field {
         Field::Cluster => a.cluster.clone(),
@@ -156,7 +158,7 @@ pub fn value(a: &proto::Association, field: Field, depth: usize) -> String {
         Field::User => a.user.clone(),
         Field::ParentName => a.parent_account.clone(),
         Field::Id => a.id.to_string(),
-        Field::Share => "1".to_string(),
+        Field::Share => sluice_vocab::fairshare::Shares::from_raw(a.shares).to_string(),
         f => a
             .limits
             .as_ref()
@@ -177,6 +179,8 @@ mod tests {
             user: user.into(),
             parent_account: parent.into(),
             limits: None,
+            shares: 1,
+            ..Default::default()
         }
     }
 

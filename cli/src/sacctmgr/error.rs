@@ -48,6 +48,9 @@ pub enum SacctmgrError {
     /// An admin level that is none of None, Operator, Administrator.
     #[error(" Invalid AdminLevel {0}, must be None, Operator or Administrator.")]
     InvalidAdminLevel(String),
+    /// A `Fairshare=` that is neither a number nor `parent`.
+    #[error(" Bad Fairshare value: {0}")]
+    InvalidFairshare(String),
     /// `x+=` / `x-=` with nothing after it.
     #[error(" You didn't specify any {what} to {action}")]
     EmptyEdit {

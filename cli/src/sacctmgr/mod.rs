@@ -16,6 +16,7 @@ pub mod federation;
 pub mod fields;
 pub mod limits;
 pub mod session;
+pub mod shares;
 pub mod user;
 pub mod verify;
 

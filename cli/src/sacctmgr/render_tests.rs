@@ -235,15 +235,20 @@ fn users_with_their_associations_one_row_each() {
         account: account.into(),
         user: user.into(),
         parent_account: parent.into(),
+        shares: 1,
         ..Default::default()
     };
     let users = [person("alice", "physics"), person("bob", "")];
+    let parent_shares = proto::Association {
+        shares: -1,
+        ..assoc("c1", "chem", "alice", "chem")
+    };
     let assocs = [
         assoc("c1", "root", "", ""),
         assoc("c1", "physics", "", "root"),
         assoc("c1", "chem", "", "root"),
         assoc("c1", "physics", "alice", "physics"),
-        assoc("c1", "chem", "alice", "chem"),
+        parent_shares.clone(),
     ];
     let format = "User,Cluster,Account%256,Share";
     let chosen = parse_format(format).unwrap();
@@ -253,7 +258,7 @@ fn users_with_their_associations_one_row_each() {
         table(format, &rows, OutputMode::Parsable2),
         "User|Cluster|Account|Share\n\
          alice|c1|physics|1\n\
-         alice|c1|chem|1\n\
+         alice|c1|chem|parent\n\
          bob|||\n"
     );
 
@@ -261,4 +266,49 @@ fn users_with_their_associations_one_row_each() {
     let default = format!("{},{}", user::DEFAULT_FORMAT, user::ASSOC_FORMAT);
     let chosen = parse_format(&default).unwrap();
     assert_eq!(chosen.len(), 16);
+}
+
+#[test]
+fn accounts_with_their_associations_one_row_each() {
+    use super::account;
+    use super::args::Word;
+    let words: Vec<Word> = ["withassoc", "chem"]
+        .iter()
+        .map(|w| Word::Bare((*w).to_string()))
+        .collect();
+    let cond = account::parse_cond(&words).unwrap();
+    assert!(cond.with_assoc);
+    assert_eq!(cond.names, vec!["chem"]);
+    let acct = |name: &str| proto::Account {
+        name: name.into(),
+        description: name.into(),
+        organization: name.into(),
+        ..Default::default()
+    };
+    let assoc = |account: &str, user: &str, parent: &str, shares: i64| proto::Association {
+        cluster: "c1".into(),
+        account: account.into(),
+        user: user.into(),
+        parent_account: parent.into(),
+        shares,
+        ..Default::default()
+    };
+    let accounts = [acct("chem"), acct("empty")];
+    let assocs = [
+        assoc("chem", "", "root", 4),
+        assoc("chem", "carol", "", -1),
+        assoc("chem", "dave", "", 1),
+    ];
+    let format = "Account,Descr,Cluster,ParentName,User,Share";
+    let chosen = parse_format(format).unwrap();
+    let fields: Vec<_> = chosen.iter().map(|c| c.field).collect();
+    let rows = account::rows_with_assocs(&accounts, &assocs, &fields);
+    assert_eq!(
+        table(format, &rows, OutputMode::Parsable2),
+        "Account|Descr|Cluster|ParentName|User|Share\n\
+         chem|chem|c1|root||4\n\
+         chem|chem|c1||carol|parent\n\
+         chem|chem|c1||dave|1\n\
+         empty|empty||||\n"
+    );
 }

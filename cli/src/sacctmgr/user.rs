@@ -56,6 +56,8 @@ pub struct UserArgs {
     pub with_assoc: bool,
     /// `WithCoord`: the accounts each user coordinates.
     pub with_coord: bool,
+    /// `Fairshare=N|parent` of the users' associations.
+    pub fairshare: Option<String>,
     pub format: Vec<String>,
 }
 
@@ -107,6 +109,9 @@ pub fn parse(
             }
             Word::Pair { key, value, .. } if is_keyword(key, "Format", 1) => {
                 u.format.push(value.clone())
+            }
+            Word::Pair { key, value, .. } if super::shares::is_fairshare_key(key) => {
+                u.fairshare = Some(super::shares::checked(value)?)
             }
             other => return Err(unknown(other.raw())),
         }
@@ -163,6 +168,7 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
             clusters: clusters.clone(),
             accounts: u.accounts.clone(),
             users: vec![],
+            ..Default::default()
         })
         .await?;
     let has = |user: &str, acct: &str, cluster: &str| {
@@ -210,6 +216,9 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
     }
     if !assoc_lines.is_empty() {
         s.out(&format!(" Associations =\n{assoc_lines}"));
+        if let Some(f) = &u.fairshare {
+            s.out(&format!(" Non Default Settings\n  Fairshare     = {f}\n"));
+        }
     }
     let mut change = Change::AddUsers(AddUsersRequest {
         names: u.names,
@@ -218,6 +227,7 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
         admin_level,
         clusters,
         commit: false,
+        fairshare: u.fairshare,
     });
     s.preview(&mut change, "Problem adding users").await?;
     s.confirm(&mut change, "Problem adding users").await
@@ -231,7 +241,11 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
     let admin_level = set.admin_levels.first().cloned();
     if let Some(edit) = limits {
         let by_user_fields = !(cond.default_accounts.is_empty() && cond.admin_levels.is_empty());
-        if default_account.is_some() || admin_level.is_some() || by_user_fields {
+        if default_account.is_some()
+            || admin_level.is_some()
+            || set.fairshare.is_some()
+            || by_user_fields
+        {
             return Err(SacctmgrError::MixedLimits("user"));
         }
         if !cond.any_cond()
@@ -252,7 +266,7 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
         };
         return super::limits::modify(s, req, "Modified user associations...").await;
     }
-    if default_account.is_none() && admin_level.is_none() {
+    if default_account.is_none() && admin_level.is_none() && set.fairshare.is_none() {
         return Err(SacctmgrError::NothingToSet);
     }
     if !cond.any_cond()
@@ -270,6 +284,7 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
         commit: false,
         where_accounts: cond.accounts,
         where_admin_levels: cond.admin_levels,
+        fairshare: set.fairshare,
     });
     let reply = s.preview(&mut change, "Error with request").await?;
     if reply.names.is_empty() {
@@ -359,6 +374,7 @@ async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
                 Vec::new()
             },
             users: users.iter().map(|u| u.name.clone()).collect(),
+            ..Default::default()
         })
         .await?
     } else {

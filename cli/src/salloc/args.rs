@@ -219,6 +219,7 @@ Parallel run options:
       --mem=MB                minimum amount of real memory
       --mincpus=n             minimum number of logical processors per node
       --nice[=value]          decrease scheduling priority by value
+      --priority=value        set the priority of the job to value
       --no-bell               do NOT ring the terminal bell
       --no-shell              immediately exit after allocating resources,
                               without running a command

@@ -257,6 +257,7 @@ Parallel run options:
       --mem=MB                minimum amount of real memory
       --mincpus=n             minimum number of logical processors per node
       --nice[=value]          decrease scheduling priority by value
+      --priority=value        set the priority of the job to value
   -n, --ntasks=ntasks         number of tasks to run
       --no-requeue            if set, do not permit the job to be requeued
   -N, --nodes=N               number of nodes on which to run (N = min[-max])

@@ -160,6 +160,8 @@ fn show_partition_and_config() {
         node_list: "n[1-2]".into(),
         nodes: vec!["n1".into(), "n2".into()],
         total_cpus: 8,
+        priority_job_factor: 3,
+        priority_tier: 2,
         ..Default::default()
     };
     assert_eq!(
@@ -167,7 +169,7 @@ fn show_partition_and_config() {
         "PartitionName=debug AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL AllocNodes=ALL Default=YES QoS=N/A \
 DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO \
 MaxNodes=UNLIMITED MaxTime=00:30:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED Nodes=n[1-2] \
-PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO OverTimeLimit=NONE PreemptMode=OFF \
+PriorityJobFactor=3 PriorityTier=2 RootOnly=NO ReqResv=NO OverSubscribe=NO OverTimeLimit=NONE PreemptMode=OFF \
 State=UP TotalCPUs=8 TotalNodes=2 SelectTypeParameters=NONE JobDefaults=(null) \
 DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
     );

@@ -344,7 +344,9 @@ pub fn partition(p: &PartitionInfo, one_liner: bool) -> String {
         ),
         format!("Nodes={}", or_null(&p.node_list)),
         format!(
-            "PriorityJobFactor=1 PriorityTier=1 RootOnly={} ReqResv=NO OverSubscribe={over}",
+            "PriorityJobFactor={} PriorityTier={} RootOnly={} ReqResv=NO OverSubscribe={over}",
+            p.priority_job_factor,
+            p.priority_tier,
             if p.root_only { "YES" } else { "NO" }
         ),
         "OverTimeLimit=NONE PreemptMode=OFF".to_string(),

@@ -302,6 +302,7 @@ Parallel run options:
       --mem=MB                minimum amount of real memory
       --mincpus=n             minimum number of logical processors per node
       --nice[=value]          decrease scheduling priority by value
+      --priority=value        set the priority of the job to value
   -n, --ntasks=ntasks         number of tasks to run
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
       --ntasks-per-node=n     number of tasks to invoke on each node

@@ -280,6 +280,10 @@ pub struct Job {
     pub launch: Arc<LaunchSpec>,
     /// Its federation state (`None` for a job that is not federated).
     pub fed: Option<Box<super::federation::FedJob>>,
+    /// Its priority as last computed ([`super::priority`]); set while it is queued.
+    pub priority: u32,
+    /// Its partition's `PriorityTier` as last computed.
+    pub tier: u16,
 }
 
 impl Job {
@@ -314,9 +318,17 @@ impl Job {
     }
 }
 
-/// The priority-queue key: a lower `--nice` first, then age (earlier submission first), then
-/// lower id.
-pub(crate) type QueueKey = (i32, SimTime, FedJobId);
+/// The priority-queue key: a higher partition tier first, then a higher priority, then a
+/// lower `--nice`, then age (earlier submission first), then lower id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct QueueKey {
+    tier: std::cmp::Reverse<u16>,
+    priority: std::cmp::Reverse<u32>,
+    nice: i32,
+    submit: SimTime,
+    /// The job.
+    pub id: FedJobId,
+}
 
 /// All jobs and their indexes.
 #[derive(Debug, Default)]
@@ -340,7 +352,13 @@ pub(crate) struct JobTable {
 
 impl JobTable {
     pub fn queue_key(job: &Job) -> QueueKey {
-        (job.req.place.nice, job.submit_time, job.id)
+        QueueKey {
+            tier: std::cmp::Reverse(job.tier),
+            priority: std::cmp::Reverse(job.priority),
+            nice: job.req.place.nice,
+            submit: job.submit_time,
+            id: job.id,
+        }
     }
 
     /// Whether commands may name job `id`: held, and not a federated submission being

@@ -20,6 +20,7 @@
 //! - [`nonstop`]: failure management (hot spares, a job's failed and failing nodes, replace,
 //!   drop, user drains, time extensions, `--no-kill`, events for subscribers);
 //! - [`power`]: power save and cloud nodes (suspend, resume, their timers and programs);
+//! - [`priority`]: job priority (`priority/basic`, `priority/multifactor`) and the queue's order;
 //! - [`reconfig`]: `scontrol reconfigure`, a new `slurm.conf` applied to the running core;
 //! - [`federation`]: the federation rules: view, per-job sibling state, the start lock, the dbd's events;
 //! - [`timers`]: the periodic tick (node timeouts, time limits, KillWait, MinJobAge);
@@ -56,6 +57,7 @@ pub mod nonstop;
 pub mod outbox;
 pub mod partitions;
 pub mod power;
+pub mod priority;
 pub mod private;
 pub mod reconfig;
 pub mod registration;
@@ -270,6 +272,8 @@ pub struct Core {
     pub(crate) assocs: Option<assoc::AssocTable>,
     /// What running jobs hold per association, during a scheduling pass.
     pub(crate) assoc_usage: Option<assoc::Usage>,
+    /// Job priority: the fair-share table and when priorities were last computed.
+    pub(crate) prio: priority::PriorityState,
 }
 
 impl Core {
@@ -311,6 +315,7 @@ impl Core {
             assocs: None,
             assoc_usage: None,
             nonstop: None,
+            prio: priority::PriorityState::default(),
         };
         nonstop::install(&mut core);
         Ok(core)
@@ -348,7 +353,7 @@ impl Core {
 
     /// Pending jobs in priority order.
     pub fn pending(&self) -> impl Iterator<Item = FedJobId> + '_ {
-        self.jobs.queue.iter().map(|k| k.2)
+        self.jobs.queue.iter().map(|k| k.id)
     }
 
     /// The nodes, in allocation preference order (lowest `Weight` first, then file order).

@@ -62,6 +62,10 @@ pub struct PlaceOpts {
     /// `--signal`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<WarnSignal>,
+    /// `--priority` or `scontrol update Priority=` (administrators): the job's priority,
+    /// fixed, instead of the computed one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u32>,
 }
 
 fn is_zero(n: &i32) -> bool {

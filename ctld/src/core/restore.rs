@@ -292,12 +292,16 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
         requester_uid: s.requester_uid,
         launch: s.launch.clone(),
         fed: s.fed.clone().map(Box::new),
+        // Computed again when the job is put back in the queue.
+        priority: 0,
+        tier: 0,
     })
 }
 
 /// Puts a restored job into the core's table and indexes, as the handlers would have.
-fn insert(core: &mut Core, job: Job, throttle: u32, now: SimTime) {
+fn insert(core: &mut Core, mut job: Job, throttle: u32, now: SimTime) {
     let id = job.id;
+    super::priority::assign(core, &mut job, now);
     if let Some(d) = &job.deps {
         deps::index(&mut core.jobs, id, d);
     }

@@ -1,5 +1,5 @@
-//! One scheduling pass: pending jobs in priority order (age: earlier submission first, then
-//! lower id), FIFO per partition. The first job of a partition that does not fit gets reason
+//! One scheduling pass: pending jobs in priority order (partition tier, then priority, see
+//! [`super::priority`]; then earlier submission, then lower id), FIFO per partition. The first job of a partition that does not fit gets reason
 //! `Resources` and blocks the rest of its partition (reason `Priority`); those are then offered
 //! to [`super::backfill`] when it is enabled.
 //!
@@ -231,7 +231,7 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
     // Jobs submitted since the last pass are all in this one.
     core.fresh.clear();
     let whole = depth >= core.jobs.queue.len();
-    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).take(depth).collect();
+    let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.id).take(depth).collect();
     open_assoc_usage(core);
     for id in order {
         pass.consider(core, out, now, id);

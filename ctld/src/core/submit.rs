@@ -76,7 +76,8 @@ pub(crate) fn submit_as(
             CtldError::InvalidAccount { partition },
         )?;
     }
-    if req.place.nice < 0 && !req.admin {
+    // A negative nice and a set priority are for administrators (Slurm's operators too).
+    if (req.place.nice < 0 || req.place.priority.is_some()) && !req.admin {
         return Err(CtldError::AccessDenied);
     }
     let masks = node_masks(&core.nodes, &req.place)?;
@@ -213,7 +214,8 @@ pub(crate) fn submit_as(
     if preset.is_some_and(|id| array.is_some() || core.jobs.map.contains_key(&id)) {
         return Err(CtldError::InvalidJobId);
     }
-    let template = Job {
+    let held_by_priority = job_req.place.priority == Some(0);
+    let mut template = Job {
         id: FedJobId::from_raw(1).map_err(|_| CtldError::JobIdsExhausted)?,
         array: None,
         name: req.name.clone(),
@@ -231,7 +233,12 @@ pub(crate) fn submit_as(
         } else {
             part_limit.unwrap_or(JobReason::None)
         },
-        hold: req.hold.then_some(HoldKind::User),
+        // `--priority=0` submits the job held, as Slurm's administrators do.
+        hold: if held_by_priority {
+            Some(HoldKind::Admin)
+        } else {
+            req.hold.then_some(HoldKind::User)
+        },
         deps: dependencies.map(Box::new),
         requeue: req.requeue.unwrap_or(true),
         no_kill: req.no_kill,
@@ -251,7 +258,10 @@ pub(crate) fn submit_as(
         requester_uid: None,
         launch: Arc::new(req.launch),
         fed: None,
+        priority: 0,
+        tier: 0,
     };
+    super::priority::assign(core, &mut template, now);
     let tasks: Vec<Option<u32>> = match &array {
         None => vec![None],
         Some(a) => a.tasks.iter().map(|t| Some(*t)).collect(),
@@ -315,7 +325,7 @@ pub(crate) fn account_of(launch: &super::jobs::LaunchSpec) -> Option<&str> {
 /// Re-checks the partition limits of the queued jobs (`EnforcePartLimits=NO`) after the
 /// partitions changed: a job a new limit allows is no longer held back.
 pub(crate) fn recheck_part_limits(core: &mut Core) {
-    let queued: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.2).collect();
+    let queued: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.id).collect();
     for id in queued {
         let Some(job) = core.jobs.map.get(&id) else {
             continue;

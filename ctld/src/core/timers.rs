@@ -21,6 +21,7 @@ pub fn on_tick(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStat
     check_jobs(core, out, now);
     purge(core, out, now);
     super::gang::on_tick(core, out, now);
+    super::priority::on_tick(core, now);
     let stats = sched::schedule(core, out, now);
     // After the pass, so nodes it allocated are resumed at once.
     super::power::on_power_tick(core, out, now);

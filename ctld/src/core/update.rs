@@ -6,7 +6,7 @@
 //! any time before the job ends.
 
 use super::features::Constraint;
-use super::jobs::{Job, JobRef, JobRequest};
+use super::jobs::{Job, JobRef, JobRequest, JobTable};
 use super::lifecycle::each;
 use super::outbox::{AcctRecord, Outbox, SaveHint};
 use super::{Caller, Core, SimTime, deps, partitions};
@@ -25,6 +25,10 @@ pub enum JobChange {
     Name(String),
     /// `Dependency=` ("" clears it).
     Dependency(String),
+    /// `Nice=`: only administrators may give a negative value.
+    Nice(i32),
+    /// `Priority=`: a fixed priority (see [`super::priority::set_priority`]).
+    Priority(u32),
 }
 
 /// Applies `changes` to the job(s) named by `job`. `groups` are the caller's groups, checked
@@ -46,6 +50,7 @@ pub fn on_update_job(
         if current.state.is_finished() || current.completing {
             return Err(CtldError::AlreadyDone);
         }
+        let old_key = JobTable::queue_key(current);
         let mut job = current.clone();
         for change in changes {
             apply(core, &mut job, caller, groups, now, change)?;
@@ -73,6 +78,10 @@ pub fn on_update_job(
             deps::index(&mut core.jobs, id, d);
         }
         core.jobs.map.insert(id, job);
+        // Its nice, priority or partition may have changed: its place in the queue too.
+        if core.jobs.queue.remove(&old_key) {
+            super::priority::reinsert(core, id, now);
+        }
         out.save(SaveHint::Job(id));
         amend_history(core, out, id);
         Ok(())
@@ -165,6 +174,13 @@ fn apply(
                 Some(Box::new(deps::parse(core, spec, now)?))
             };
         }
+        JobChange::Nice(nice) => {
+            if *nice < 0 && !caller.admin {
+                return Err(CtldError::AccessDenied);
+            }
+            job.req.place.nice = *nice;
+        }
+        JobChange::Priority(p) => super::priority::set_priority(core, job, caller, now, *p)?,
     }
     Ok(())
 }

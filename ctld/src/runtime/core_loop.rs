@@ -228,6 +228,9 @@ pub fn start_with(
     let admins_refresh = dbd
         .clone()
         .map(|dbd| admins::spawn_refresh(dbd, admins.clone(), handle.clone(), admins::REFRESH));
+    let fairshare_refresh = dbd
+        .clone()
+        .map(|dbd| super::fairshare::spawn_refresh(dbd, handle.clone()));
     let state = Loop {
         programs: Programs::new(&conf.power, &conf.state_save_location),
         conf_seen: core.conf().clone(),
@@ -270,6 +273,7 @@ pub fn start_with(
         addrs,
         admins,
         admins_refresh,
+        fairshare_refresh,
         fed_port,
         fed_client: None,
     })

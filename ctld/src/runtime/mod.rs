@@ -26,6 +26,7 @@ pub mod batch;
 mod core_loop;
 pub mod ctld_scripts;
 pub mod dispatch;
+pub mod fairshare;
 pub mod federation;
 pub mod leases;
 pub mod persist;
@@ -273,6 +274,8 @@ pub struct Runtime {
     pub addrs: NodeAddrs,
     admins: admins::DbdAdmins,
     admins_refresh: Option<tokio::task::JoinHandle<()>>,
+    /// Keeps the fair-share table up to date from the dbd (with one).
+    fairshare_refresh: Option<tokio::task::JoinHandle<()>>,
     /// The port for a federation client, with a dbd, until one is connected.
     fed_port: Option<federation::FederationPort>,
     /// The federation client connected to the port.
@@ -307,6 +310,9 @@ impl Runtime {
         if let Some(t) = self.admins_refresh.take() {
             t.abort();
         }
+        if let Some(t) = self.fairshare_refresh.take() {
+            t.abort();
+        }
         // The federation client stops first: nothing it asks may reach a stopping core.
         if let Some(mut client) = self.fed_client.take() {
             client.stop();
@@ -322,6 +328,9 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         if let Some(t) = self.admins_refresh.take() {
+            t.abort();
+        }
+        if let Some(t) = self.fairshare_refresh.take() {
             t.abort();
         }
         if let Some(mut client) = self.fed_client.take() {

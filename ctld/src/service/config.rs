@@ -19,6 +19,7 @@ pub async fn get_config(
     let mut entries = entries(&conf, svc.started);
     entries.extend(power_entries(&conf));
     entries.extend(prolog_entries(&conf));
+    entries.extend(priority_entries(&conf));
     entries.sort_by_key(|e| e.0.to_ascii_lowercase());
     Ok(ConfigReply {
         entries: entries
@@ -192,4 +193,39 @@ fn prolog_entries(c: &CtldConf) -> Vec<(&'static str, String)> {
         ("TaskEpilog", path(&p.task_epilog)),
         ("TaskProlog", path(&p.task_prolog)),
     ]
+}
+
+/// The priority keys: `PriorityType` alone under `priority/basic`, every multifactor key
+/// otherwise, as Slurm prints them.
+fn priority_entries(c: &CtldConf) -> Vec<(&'static str, String)> {
+    use sluice_vocab::cluster_conf::PriorityType;
+    let p = &c.priority;
+    let mut out = vec![("PriorityType", p.kind.name().to_string())];
+    if p.kind == PriorityType::Basic {
+        return out;
+    }
+    let dur = |secs: u64| {
+        let (d, rest) = (secs / 86_400, secs % 86_400);
+        format!("{d}-{:02}:{:02}:{:02}", rest / 3600, rest % 3600 / 60, rest % 60)
+    };
+    let hms = |secs: u64| format!("{:02}:{:02}:{:02}", secs / 3600, secs % 3600 / 60, secs % 60);
+    out.extend([
+        ("PriorityCalcPeriod", hms(p.calc_period_secs)),
+        ("PriorityDecayHalfLife", dur(p.decay_half_life_secs)),
+        (
+            "PriorityFavorSmall",
+            if p.favor_small { "Yes" } else { "No" }.to_string(),
+        ),
+        ("PriorityFlags", p.flags_text.clone()),
+        ("PriorityMaxAge", dur(p.max_age_secs)),
+        ("PriorityUsageResetPeriod", p.usage_reset.name().to_string()),
+        ("PriorityWeightAge", p.weight_age.to_string()),
+        ("PriorityWeightAssoc", "0".to_string()),
+        ("PriorityWeightFairShare", p.weight_fairshare.to_string()),
+        ("PriorityWeightJobSize", p.weight_job_size.to_string()),
+        ("PriorityWeightPartition", p.weight_partition.to_string()),
+        ("PriorityWeightQOS", p.weight_qos.to_string()),
+        ("PriorityWeightTRES", "(null)".to_string()),
+    ]);
+    out
 }

@@ -247,6 +247,15 @@ fn job_changes(r: &UpdateJobRequest) -> Result<Vec<JobChange>, Status> {
             "partition" => JobChange::Partition(s.value.clone()),
             "name" | "jobname" => JobChange::Name(s.value.clone()),
             "dependency" => JobChange::Dependency(s.value.clone()),
+            "nice" => JobChange::Nice(
+                crate::core::priority::parse_nice(&s.value)
+                    .ok_or_else(|| Status::invalid_argument(format!("Invalid nice value: {}", s.value)))?,
+            ),
+            "priority" => JobChange::Priority(
+                crate::core::priority::parse_priority(&s.value).ok_or_else(|| {
+                    Status::invalid_argument(format!("Invalid priority value: {}", s.value))
+                })?,
+            ),
             _ => {
                 return Err(Status::invalid_argument(format!(
                     "Update of this parameter is not supported: {}",

@@ -132,6 +132,7 @@ fn place_opts(r: &SubmitJobRequest) -> Result<PlaceOpts, CtldError> {
         begin: u64::try_from(r.begin).ok().filter(|b| *b > 0),
         nice: r.nice.unwrap_or(0),
         signal,
+        priority: r.priority,
     })
 }
 
@@ -256,6 +257,7 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
         wckey: job.launch.wckey.clone(),
         min_cpus_node: job.req.min_node_cpus(),
         ntasks_per_node: job.req.place.ntasks_per_node.unwrap_or(0),
+        factors: priority_factors(core, job, now),
         ..fed_fields(core, job)
     }
 }
@@ -410,5 +412,35 @@ pub fn partition_info(
         allow_qos: p.access.allow_qos.clone().unwrap_or_default(),
         deny_qos: p.access.deny_qos.clone(),
         root_only: p.access.root_only,
+        priority_job_factor: part_conf(core, &p.name).map_or(1, |c| c.priority_job_factor.into()),
+        priority_tier: part_conf(core, &p.name).map_or(1, |c| c.priority_tier.into()),
     }
+}
+
+/// The configured partition named `name`.
+fn part_conf<'a>(core: &'a Core, name: &str) -> Option<&'a sluice_vocab::cluster_conf::PartitionConf> {
+    core.conf().partitions.iter().find(|c| c.name == name)
+}
+
+/// A queued job's priority factors under `priority/multifactor` (what `sprio` shows).
+fn priority_factors(
+    core: &Core,
+    job: &Job,
+    now: SimTime,
+) -> Option<sluice_wire::proto::PriorityFactors> {
+    let multifactor =
+        core.conf().priority.kind == sluice_vocab::cluster_conf::PriorityType::Multifactor;
+    if !multifactor || !job.is_queued() {
+        return None;
+    }
+    let f = core.priority_factors(job, now);
+    Some(sluice_wire::proto::PriorityFactors {
+        age: f.age,
+        fairshare: f.fairshare,
+        job_size: f.job_size,
+        partition: f.partition,
+        qos: f.qos,
+        nice: f.nice,
+        account: job.launch.account.clone(),
+    })
 }

@@ -68,11 +68,15 @@ pub async fn list_jobs(
                             .is_some_and(|p| r.partitions.contains(&p.name))
                 })
                 .map(|j| {
-                    let priority = rank.get(&j.id).map_or(0, |i| top - i);
+                    let priority = shown_priority(core, j, rank.get(&j.id).map(|i| top - i));
                     job_info(core, j, cx.now, priority)
                 })
                 .collect();
-            out.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.job_id));
+            // Pending jobs in queue order first, then the others by id.
+            out.sort_by_key(|j| {
+                let id = FedJobId::from_raw(j.job_id).ok();
+                (id.and_then(|id| rank.get(&id).copied()).unwrap_or(u64::MAX), j.job_id)
+            });
             out
         })
         .await?;
@@ -80,6 +84,17 @@ pub async fn list_jobs(
         j.user = svc.users.name(j.uid);
     }
     Ok(ListJobsReply { jobs })
+}
+
+/// The priority `squeue %Q` and `scontrol show job` show: under `priority/multifactor` (or
+/// when an administrator set one) the job's number; under `priority/basic` its rank from the
+/// end of the queue (pending jobs; others 0), as before priorities were numbers.
+fn shown_priority(core: &crate::core::Core, job: &crate::core::jobs::Job, rank: Option<u64>) -> u64 {
+    use sluice_vocab::cluster_conf::PriorityType;
+    if job.req.place.priority.is_some() || core.conf().priority.kind == PriorityType::Multifactor {
+        return u64::from(job.req.place.priority.unwrap_or(job.priority));
+    }
+    rank.unwrap_or(0)
 }
 
 /// `sinfo -N`, `scontrol show node`.

@@ -43,6 +43,7 @@ mod power_programs;
 mod power_restart;
 mod power_resume;
 mod power_suspend;
+mod priority_factors;
 mod reconfigure;
 mod reconfigure_runtime;
 mod runtime_accounting;

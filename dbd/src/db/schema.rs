@@ -32,6 +32,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// Fair-share shares of associations whose `Fairshare=` was set (-1: `parent`).
+    assoc_fairshare (assoc_id) {
+        assoc_id -> BigInt,
+        shares -> BigInt,
+    }
+}
+
+diesel::table! {
     /// Clusters; `federation` (`''` when none) is the only record of federation membership.
     clusters (name) {
         name -> Text,
@@ -373,6 +381,7 @@ diesel::joinable!(record_cursors -> clusters (cluster));
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     assoc_limits,
+    assoc_fairshare,
     associations,
     clusters,
     coordinators,

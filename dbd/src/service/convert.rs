@@ -23,6 +23,14 @@ fn admin_level(s: &str) -> Result<AdminLevel, Status> {
     })
 }
 
+fn fairshare(s: Option<String>) -> Result<Option<sluice_vocab::fairshare::Shares>, Status> {
+    s.map(|v| {
+        sluice_vocab::fairshare::Shares::parse(&v)
+            .ok_or_else(|| StoreError::InvalidFairshare { value: v }.into())
+    })
+    .transpose()
+}
+
 fn admin_levels(items: &[String]) -> Result<Vec<AdminLevel>, Status> {
     items.iter().map(|s| admin_level(s)).collect()
 }
@@ -114,6 +122,7 @@ pub(super) fn add_accounts(m: proto::AddAccountsRequest) -> Decoded<AddAccounts>
         organization: m.organization,
         parent: m.parent,
         clusters: m.clusters,
+        fairshare: fairshare(m.fairshare)?,
     };
     Ok((req, Apply::from_commit(m.commit)))
 }
@@ -126,6 +135,7 @@ pub(super) fn modify_accounts(m: proto::ModifyAccountsRequest) -> Decoded<Modify
         description: m.description,
         organization: m.organization,
         parent: m.parent,
+        fairshare: fairshare(m.fairshare)?,
     };
     Ok((req, Apply::from_commit(m.commit)))
 }
@@ -150,6 +160,7 @@ pub(super) fn add_users(m: proto::AddUsersRequest) -> Decoded<AddUsers> {
         default_account: m.default_account,
         admin_level: m.admin_level.as_deref().map(admin_level).transpose()?,
         clusters: m.clusters,
+        fairshare: fairshare(m.fairshare)?,
     };
     Ok((req, Apply::from_commit(m.commit)))
 }
@@ -161,6 +172,7 @@ pub(super) fn modify_users(m: proto::ModifyUsersRequest) -> Decoded<ModifyUsers>
         where_admin_levels: admin_levels(&m.where_admin_levels)?,
         default_account: m.default_account,
         admin_level: m.admin_level.as_deref().map(admin_level).transpose()?,
+        fairshare: fairshare(m.fairshare)?,
     };
     Ok((req, Apply::from_commit(m.commit)))
 }
@@ -277,6 +289,17 @@ pub(super) fn association(a: crate::store::Association) -> proto::Association {
         user: a.user,
         parent_account: a.parent_account,
         limits: Some(super::limits::encode(&a.limits)),
+        ..Default::default()
+    }
+}
+
+/// An association with its fair-share data (`ListAssociationsRequest.with_usage`).
+pub(super) fn association_share(s: crate::store::fairshare::AssocShare) -> proto::Association {
+    proto::Association {
+        shares: s.shares,
+        raw_usage: s.raw_usage,
+        run_cpu_mins: s.run_cpu_mins,
+        ..association(s.assoc)
     }
 }
 

@@ -442,18 +442,24 @@ impl Accounting for AccountingService {
         let mut filter = convert::association_filter(req.get_ref().clone());
         let privacy = self.privacy(&req).await?;
         let visible = privacy.associations(&mut filter);
+        let m = req.get_ref();
+        let window = m.with_usage.then(|| crate::store::fairshare::UsageWindow {
+            now: now(),
+            half_life: m.usage_half_life.max(0),
+            since: m.usage_since.max(0),
+        });
         self.list(
             auth::identity(&req),
             move |s| {
                 if !visible {
                     return Ok(Vec::new());
                 }
-                let mut rows = s.list_associations(&filter)?;
-                privacy.retain_associations(&mut rows);
+                let mut rows = s.list_association_shares(&filter, window)?;
+                rows.retain(|r| privacy.shows_association(&r.assoc));
                 Ok(rows)
             },
             |rows| proto::ListAssociationsReply {
-                associations: rows.into_iter().map(convert::association).collect(),
+                associations: rows.into_iter().map(convert::association_share).collect(),
             },
         )
         .await

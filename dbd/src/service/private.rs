@@ -145,11 +145,14 @@ impl Privacy {
     /// Keeps, under `users`, the caller's own associations and those of accounts it
     /// coordinates.
     pub fn retain_associations(&self, rows: &mut Vec<crate::store::Association>) {
-        if self.hides(Private::Users) {
-            rows.retain(|a| {
-                Some(&a.user) == self.viewer.name.as_ref() || self.viewer.realm.contains(&a.account)
-            });
-        }
+        rows.retain(|a| self.shows_association(a));
+    }
+
+    /// Whether the caller may see association `a` (see [`Self::retain_associations`]).
+    pub fn shows_association(&self, a: &crate::store::Association) -> bool {
+        !self.hides(Private::Users)
+            || Some(&a.user) == self.viewer.name.as_ref()
+            || self.viewer.realm.contains(&a.account)
     }
 
     /// The accounts this caller coordinates.

@@ -141,6 +141,9 @@ pub(super) fn add(
             }
         };
         let new_assoc = ensure_account_assocs(conn, &clusters, name, &row.parent, now)?;
+        if let Some(shares) = req.fairshare {
+            super::fairshare::set(conn, &clusters, std::slice::from_ref(name), "", shares)?;
+        }
         if !added.contains(name) {
             if !new_assoc {
                 return Err(StoreError::AlreadyExists {
@@ -236,9 +239,15 @@ pub(super) fn modify(
             }
             assoc_rows::set_parent(conn, &old.name, parent, now)?;
         }
+        let shares_changed = match req.fairshare {
+            Some(s) => super::fairshare::set(conn, &[], std::slice::from_ref(&old.name), "", s)?,
+            None => false,
+        };
         if row != old {
             row.mod_time = now;
             account_rows::update(conn, &row)?;
+        }
+        if row != old || shares_changed {
             changed.push(row.name);
         }
     }

@@ -111,6 +111,9 @@ pub enum StoreError {
     /// An admin level other than None, Operator, Administrator.
     #[error("Invalid AdminLevel {value}")]
     InvalidAdminLevel { value: String },
+    /// A `Fairshare=` that is neither a number of shares nor `parent`.
+    #[error("Invalid Fairshare value {value}: expected a number or parent")]
+    InvalidFairshare { value: String },
     /// An account without an association on a cluster that needs one (the parent of an added
     /// account, or the account of an added user).
     #[error("The account {account} doesn't exist on cluster {cluster}")]
@@ -181,6 +184,7 @@ impl From<StoreError> for tonic::Status {
             | E::MixedListModes
             | E::InvalidFedState { .. }
             | E::InvalidAdminLevel { .. }
+            | E::InvalidFairshare { .. }
             | E::InvalidLeaseCount { .. }
             | E::ParentLoop { .. }
             | E::NoDefaultAccount => tonic::Status::invalid_argument(msg),

@@ -32,6 +32,7 @@ mod clusters;
 pub mod conn;
 mod coords;
 mod error;
+pub mod fairshare;
 pub mod fed;
 mod federations;
 mod jobs;
@@ -365,6 +366,16 @@ impl Store {
         now: i64,
     ) -> Result<Change, StoreError> {
         self.changed(apply, |c| limits::modify(c, req, now))
+    }
+
+    /// `sshare` and the controllers' fair share: the live associations matching `filter`
+    /// with their shares and decayed usage (see [`fairshare`]).
+    pub fn list_association_shares(
+        &self,
+        filter: &AssociationFilter,
+        window: Option<fairshare::UsageWindow>,
+    ) -> Result<Vec<fairshare::AssocShare>, StoreError> {
+        self.read(|c| fairshare::list(c, filter, window))
     }
 
     /// Hands `cluster` the next `count` local job ids not in `in_use` (see [`leases`]).

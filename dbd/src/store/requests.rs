@@ -74,6 +74,8 @@ pub struct AddAccounts {
     pub parent: Option<String>,
     /// Default: every cluster.
     pub clusters: Vec<String>,
+    /// `Fairshare=` of the new associations.
+    pub fairshare: Option<sluice_vocab::fairshare::Shares>,
 }
 
 /// `sacctmgr modify account`.
@@ -85,6 +87,8 @@ pub struct ModifyAccounts {
     pub description: Option<String>,
     pub organization: Option<String>,
     pub parent: Option<String>,
+    /// `Fairshare=` of the accounts' own associations.
+    pub fairshare: Option<sluice_vocab::fairshare::Shares>,
 }
 
 /// `sacctmgr show account`.
@@ -107,6 +111,8 @@ pub struct AddUsers {
     pub admin_level: Option<AdminLevel>,
     /// Default: every cluster the account is on.
     pub clusters: Vec<String>,
+    /// `Fairshare=` of the new associations.
+    pub fairshare: Option<sluice_vocab::fairshare::Shares>,
 }
 
 /// `sacctmgr modify user`.
@@ -117,6 +123,8 @@ pub struct ModifyUsers {
     pub where_admin_levels: Vec<AdminLevel>,
     pub default_account: Option<String>,
     pub admin_level: Option<AdminLevel>,
+    /// `Fairshare=` of the users' associations (with `where_accounts` when given).
+    pub fairshare: Option<sluice_vocab::fairshare::Shares>,
 }
 
 /// `sacctmgr delete user`: whole users, or only their associations with `accounts`.

@@ -97,6 +97,9 @@ pub(super) fn add(
             }
         }
         let created = ensure_user_assocs(conn, name, &accounts, &clusters, explicit, now)?;
+        if let Some(shares) = req.fairshare {
+            super::fairshare::set(conn, &clusters, &accounts, name, shares)?;
+        }
         // An existing user only gains associations it does not have yet.
         if is_live && created == 0 {
             return Err(StoreError::AlreadyExists {
@@ -164,9 +167,15 @@ pub(super) fn modify(
         if let Some(level) = req.admin_level {
             row.admin_level = level.stored();
         }
+        let shares_changed = match req.fairshare {
+            Some(s) => super::fairshare::set(conn, &[], &req.where_accounts, &old.name, s)?,
+            None => false,
+        };
         if row != old {
             row.mod_time = now;
             user_rows::update(conn, &row)?;
+        }
+        if row != old || shares_changed {
             changed.push(row.name);
         }
     }

@@ -19,6 +19,7 @@ mod store_fed_lock;
 mod store_fed_log;
 mod store_fed_states;
 mod store_fed_submit;
+mod store_fairshare;
 mod store_federation;
 mod store_jobs;
 mod store_jobs_bulk;

@@ -12,6 +12,7 @@ pub mod cluster_conf;
 pub mod conf;
 pub mod counts;
 pub mod cpu_bind;
+pub mod fairshare;
 pub mod hostlist;
 pub mod ids;
 pub mod jobacct;

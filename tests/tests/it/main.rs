@@ -36,6 +36,7 @@ mod power_e2e;
 mod power_srun_e2e;
 mod private_access;
 mod private_state;
+mod priority_e2e;
 mod prolog_e2e;
 mod prolog_restart_e2e;
 mod reconfigure_e2e;

@@ -12,6 +12,7 @@ pub mod jobacct;
 pub mod nodes;
 pub mod partitions;
 pub mod power;
+pub mod priority;
 pub mod prolog;
 pub mod sched;
 pub mod select;
@@ -21,6 +22,7 @@ pub use jobacct::JobAcctGather;
 pub use nodes::{NodeConf, NodeConfState};
 pub use partitions::{OverSubscribe, PartAccess, PartState, PartitionConf};
 pub use power::{ExcNodes, ExcState, PartPower, PowerConf, SuspendTime};
+pub use priority::{PriorityConf, PriorityType, UsageReset};
 pub use prolog::{PrologConf, PrologFlags};
 pub use sched::{BackfillEvery, SchedParams};
 pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};
@@ -156,6 +158,8 @@ pub struct CtldConf {
     /// Failure management: `SlurmctldPlugin=slurmctld/nonstop` and its `nonstop.conf`, read
     /// from beside this file (`None` without the plugin).
     pub nonstop: Option<NonstopConf>,
+    /// Job priority: `PriorityType`, the weights and the fair-share settings.
+    pub priority: PriorityConf,
 }
 
 /// A key Sluice does not know, ignored.
@@ -208,6 +212,7 @@ impl CtldConf {
                             && !conf.power.apply(file, pair, &mut warnings)?
                             && !conf.sched.apply(file, pair, &mut warnings)?
                             && !conf.prolog.apply(file, pair, &mut warnings)?
+                            && !conf.priority.apply(file, pair, &mut warnings)?
                         {
                             warnings.push(warning(file, pair));
                         }
@@ -269,6 +274,7 @@ impl CtldConf {
             jobacct: JobAcctGather::default(),
             prolog: PrologConf::default(),
             nonstop: None,
+            priority: PriorityConf::default(),
         }
     }
 
@@ -420,5 +426,7 @@ fn ctld_host(file: &ConfFile, p: &Pair) -> Result<CtldHost, ConfError> {
 
 #[cfg(test)]
 mod access_tests;
+#[cfg(test)]
+mod priority_tests;
 #[cfg(test)]
 mod tests;

@@ -87,6 +87,10 @@ pub struct PartitionConf {
     pub access: PartAccess,
     /// Power save settings (`SuspendTime`, `PowerDownOnIdle`, ...).
     pub power: PartPower,
+    /// `PriorityJobFactor` (default 1): the partition factor of its jobs' priority.
+    pub priority_job_factor: u16,
+    /// `PriorityTier` (default 1): jobs of a higher tier are considered first.
+    pub priority_tier: u16,
 }
 
 #[derive(Debug, Clone)]
@@ -100,6 +104,8 @@ struct Values {
     allow_groups: Option<Vec<String>>,
     access: PartAccess,
     power: PartPower,
+    priority_job_factor: u16,
+    priority_tier: u16,
 }
 
 /// Reads every `PartitionName=` line, in order, resolving `Nodes=` against `nodes`.
@@ -120,6 +126,8 @@ pub(crate) fn read(
         allow_groups: None,
         access: PartAccess::default(),
         power: PartPower::default(),
+        priority_job_factor: 1,
+        priority_tier: 1,
     };
     let mut parts: Vec<PartitionConf> = Vec::new();
     for line in lines {
@@ -166,6 +174,8 @@ pub(crate) fn read(
             allow_groups: v.allow_groups,
             access: v.access,
             power: v.power,
+            priority_job_factor: v.priority_job_factor,
+            priority_tier: v.priority_tier,
         });
     }
     Ok(parts)
@@ -199,6 +209,13 @@ fn apply(file: &ConfFile, p: &Pair, v: &mut Values) -> Result<bool, ConfError> {
         "allowqos" => v.access.allow_qos = name_list(file, p, "QOS")?,
         "denyqos" => v.access.deny_qos = names(file, p, "QOS")?,
         "rootonly" => v.access.root_only = yes_no(file, p)?,
+        "priorityjobfactor" => v.priority_job_factor = file.number(p)?,
+        "prioritytier" => v.priority_tier = file.number(p)?,
+        // Slurm's older single key sets both.
+        "priority" => {
+            v.priority_job_factor = file.number(p)?;
+            v.priority_tier = v.priority_job_factor;
+        }
         _ => return v.power.apply(file, p),
     }
     Ok(true)

@@ -90,6 +90,16 @@ pub fn parse_time_limit(input: &str) -> Result<TimeLimit, TimeFmtError> {
         .ok_or_else(|| TimeFmtError::Overflow(s.to_string()))
 }
 
+/// A duration in the same syntax, to the second (not rounded to minutes; no `UNLIMITED`):
+/// the priority keys' `PriorityMaxAge=7-0`, `PriorityCalcPeriod=0:30`.
+pub fn parse_duration_secs(input: &str) -> Result<u64, TimeFmtError> {
+    let s = input.trim();
+    if s.is_empty() {
+        return Err(TimeFmtError::Empty);
+    }
+    parse_secs(s)
+}
+
 fn parse_secs(s: &str) -> Result<u64, TimeFmtError> {
     let invalid = || TimeFmtError::Invalid(s.to_string());
     let (days, clock) = match s.split_once('-') {

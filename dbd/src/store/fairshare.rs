@@ -1,0 +1,172 @@
+//! Fair share in the accounting database: the shares of associations (`assoc_fairshare`, a
+//! row only for an association whose `Fairshare=` was set; Slurm's default is 1) and the
+//! decayed usage of each association, computed from the job runs when asked.
+//!
+//! Usage lives here, not in the controller: the runs of every cluster are already in the
+//! database (so a restarted controller, or `sshare` on a login host, sees the same numbers),
+//! and the decay is a closed form over each run (`sluice_vocab::fairshare::decayed_usage`),
+//! so nothing has to be rolled up or stored as usage goes by.
+
+use crate::db::schema::{assoc_fairshare, job_runs};
+use crate::store::conn::AnyConnection;
+use crate::store::models::associations as assoc_rows;
+use crate::store::{Association, AssociationFilter, StoreError};
+use diesel::prelude::*;
+use sluice_vocab::fairshare::{Shares, decayed_usage};
+use std::collections::HashMap;
+
+/// Shares an association has when none were set (Slurm's default `Fairshare=1`).
+pub const DEFAULT_SHARES: i64 = 1;
+
+/// How usage is counted: decay half-life (0: none) and the reset boundary, at `now`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsageWindow {
+    /// Unix seconds.
+    pub now: i64,
+    /// Seconds; 0 for no decay.
+    pub half_life: i64,
+    /// Runs count only after this (unix seconds; 0: all).
+    pub since: i64,
+}
+
+/// An association's fair-share data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssocShare {
+    /// The association.
+    pub assoc: Association,
+    /// Its `Fairshare=` in stored form (-1: parent).
+    pub shares: i64,
+    /// Decayed CPU-seconds of the runs charged to it.
+    pub raw_usage: f64,
+    /// CPU-minutes its running jobs have left within their time limits.
+    pub run_cpu_mins: u64,
+}
+
+/// Sets `shares` on the live associations of `user` (`""`: the accounts' own) with
+/// `accounts` (empty: all of the user's) on `clusters` (empty: all); returns whether any
+/// association's shares changed.
+pub(crate) fn set(
+    conn: &mut AnyConnection,
+    clusters: &[String],
+    accounts: &[String],
+    user: &str,
+    shares: Shares,
+) -> Result<bool, StoreError> {
+    let rows = assoc_rows::live(conn, clusters, accounts, &[user.to_string()])?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let current = shares_of(conn, &ids)?;
+    let mut changed = false;
+    for id in ids {
+        let want = shares.to_raw();
+        if current.get(&id).copied().unwrap_or(DEFAULT_SHARES) == want {
+            continue;
+        }
+        diesel::delete(assoc_fairshare::table.find(id)).execute(conn)?;
+        diesel::insert_into(assoc_fairshare::table)
+            .values((
+                assoc_fairshare::assoc_id.eq(id),
+                assoc_fairshare::shares.eq(want),
+            ))
+            .execute(conn)?;
+        changed = true;
+    }
+    Ok(changed)
+}
+
+/// The shares set on the associations `ids` (those without a row are absent).
+fn shares_of(conn: &mut AnyConnection, ids: &[i64]) -> Result<HashMap<i64, i64>, StoreError> {
+    let mut out = HashMap::new();
+    for chunk in ids.chunks(500) {
+        let rows: Vec<(i64, i64)> = assoc_fairshare::table
+            .filter(assoc_fairshare::assoc_id.eq_any(chunk))
+            .select((assoc_fairshare::assoc_id, assoc_fairshare::shares))
+            .load(conn)?;
+        out.extend(rows);
+    }
+    Ok(out)
+}
+
+/// The live associations matching `filter`, with their shares, and their usage in `window`
+/// when given (else 0).
+pub(crate) fn list(
+    conn: &mut AnyConnection,
+    filter: &AssociationFilter,
+    window: Option<UsageWindow>,
+) -> Result<Vec<AssocShare>, StoreError> {
+    let rows = assoc_rows::live(conn, &filter.clusters, &filter.accounts, &filter.users)?;
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let shares = shares_of(conn, &ids)?;
+    let mut clusters: Vec<String> = rows.iter().map(|r| r.cluster.clone()).collect();
+    clusters.sort();
+    clusters.dedup();
+    let mut usage = HashMap::new();
+    for cluster in clusters.iter().filter(|_| window.is_some()) {
+        if let Some(w) = window {
+            usage_of(conn, cluster, w, &mut usage)?;
+        }
+    }
+    // With the limits in force (the listing shows both).
+    let assocs = super::limits::with_limits(conn, rows)?;
+    Ok(assocs
+        .into_iter()
+        .map(|a| {
+            let key = (a.cluster.clone(), a.account.clone(), a.user.clone());
+            let (raw_usage, run_cpu_mins) = usage.get(&key).copied().unwrap_or((0.0, 0));
+            let id = i64::try_from(a.id).unwrap_or(0);
+            AssocShare {
+                shares: shares.get(&id).copied().unwrap_or(DEFAULT_SHARES),
+                raw_usage,
+                run_cpu_mins,
+                assoc: a,
+            }
+        })
+        .collect())
+}
+
+/// Adds each (cluster, account, user)'s usage on `cluster` to `out`: every run that started,
+/// up to its end or `now`; running ones also give the CPU-minutes left of their time limit.
+fn usage_of(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    w: UsageWindow,
+    out: &mut HashMap<(String, String, String), (f64, u64)>,
+) -> Result<(), StoreError> {
+    // With decay, runs that ended 64 half-lives ago weigh less than 2^-64: skip them.
+    let horizon = if w.half_life > 0 {
+        w.now.saturating_sub(w.half_life.saturating_mul(64))
+    } else {
+        0
+    };
+    let cutoff = horizon.max(w.since);
+    let runs: Vec<(String, String, i64, i64, i64, i64)> = job_runs::table
+        .filter(job_runs::cluster.eq(cluster))
+        .filter(job_runs::time_start.gt(0))
+        .filter(job_runs::time_end.eq(0).or(job_runs::time_end.gt(cutoff)))
+        .select((
+            job_runs::account,
+            job_runs::user_name,
+            job_runs::cpus,
+            job_runs::time_start,
+            job_runs::time_end,
+            job_runs::time_limit_min,
+        ))
+        .load(conn)?;
+    for (account, user, cpus, start, end, limit_min) in runs {
+        let running = end == 0;
+        let end = if running { w.now } else { end };
+        let cpus = cpus.max(0);
+        let used = decayed_usage(cpus as f64, start, end, w.now, w.half_life, w.since);
+        let left_mins = if running && limit_min > 0 {
+            let left_secs = (start + limit_min * 60 - w.now).max(0);
+            u64::try_from(left_secs / 60 * cpus).unwrap_or(0)
+        } else {
+            0
+        };
+        let e = out
+            .entry((cluster.to_string(), account, user))
+            .or_insert((0.0, 0));
+        e.0 += used;
+        e.1 += left_mins;
+    }
+    Ok(())
+}
