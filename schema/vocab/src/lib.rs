@@ -13,6 +13,7 @@ pub mod cpu_bind;
 pub mod hostlist;
 pub mod ids;
 pub mod jobacct;
+pub mod mail_type;
 pub mod node_states;
 pub mod nonstop_conf;
 pub mod private_data;

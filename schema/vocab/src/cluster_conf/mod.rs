@@ -9,6 +9,7 @@
 
 pub mod exclusions;
 pub mod jobacct;
+pub mod mail;
 pub mod nodes;
 pub mod partitions;
 pub mod power;
@@ -142,6 +143,8 @@ pub struct CtldConf {
     pub jobacct: JobAcctGather,
     /// Prolog and epilog programs, `PrologFlags` and `PrologEpilogTimeout`.
     pub prolog: PrologConf,
+    /// `MailProg` and `MailDomain`, for `--mail-type`.
+    pub mail: mail::MailConf,
     /// Failure management: `SlurmctldPlugin=slurmctld/nonstop` and its `nonstop.conf`, read
     /// from beside this file (`None` without the plugin).
     pub nonstop: Option<NonstopConf>,
@@ -197,6 +200,7 @@ impl CtldConf {
                             && !conf.power.apply(file, pair, &mut warnings)?
                             && !conf.sched.apply(file, pair, &mut warnings)?
                             && !conf.prolog.apply(file, pair, &mut warnings)?
+                            && !conf.mail.apply(file, pair)?
                         {
                             warnings.push(warning(file, pair));
                         }
@@ -254,6 +258,7 @@ impl CtldConf {
             power: PowerConf::default(),
             jobacct: JobAcctGather::default(),
             prolog: PrologConf::default(),
+            mail: mail::MailConf::default(),
             nonstop: None,
         }
     }
