@@ -112,6 +112,8 @@ pub enum JobReason {
     InvalidAccount,
     /// Its node's prolog failed: requeued and held (Slurm's `WAIT_MAX_REQUEUE`).
     LaunchFailedRequeuedHeld,
+    /// It could no longer end by its `--deadline` (state DEADLINE).
+    DeadLine,
 }
 
 impl JobReason {
@@ -138,6 +140,7 @@ impl JobReason {
             Self::PartitionTimeLimit => "PartitionTimeLimit",
             Self::InvalidAccount => "InvalidAccount",
             Self::LaunchFailedRequeuedHeld => "launch failed requeued held",
+            Self::DeadLine => "DeadLine",
         }
     }
 }
@@ -230,6 +233,8 @@ pub struct Job {
     pub(crate) masks: Option<Arc<NodeMasks>>,
     /// Whether its `--signal` was sent in the current run.
     pub signal_sent: bool,
+    /// The `--mail-type` time-limit shares mailed in the current run (not saved).
+    pub mail_sent: u16,
     /// What its partition can never give it (`EnforcePartLimits=NO`): it pends for this.
     pub part_limit: Option<JobReason>,
     /// State.

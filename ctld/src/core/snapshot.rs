@@ -409,7 +409,7 @@ fn is_false(b: &bool) -> bool {
 
 /// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
 /// variant is added without being listed here.
-const REASONS: [JobReason; 20] = [
+const REASONS: [JobReason; 21] = [
     JobReason::None,
     JobReason::Priority,
     JobReason::Resources,
@@ -430,6 +430,7 @@ const REASONS: [JobReason; 20] = [
     JobReason::PartitionTimeLimit,
     JobReason::InvalidAccount,
     JobReason::LaunchFailedRequeuedHeld,
+    JobReason::DeadLine,
 ];
 
 /// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
@@ -456,10 +457,11 @@ const fn reason_position(r: JobReason) -> usize {
         JobReason::PartitionTimeLimit => 17,
         JobReason::InvalidAccount => 18,
         JobReason::LaunchFailedRequeuedHeld => 19,
+        JobReason::DeadLine => 20,
     }
 }
 
-const _: () = assert!(reason_position(JobReason::LaunchFailedRequeuedHeld) == REASONS.len() - 1);
+const _: () = assert!(reason_position(JobReason::DeadLine) == REASONS.len() - 1);
 
 /// A saved reason back in the core's form (`None` for an unknown name).
 pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {

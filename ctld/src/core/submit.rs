@@ -75,7 +75,8 @@ pub(crate) fn submit_as(
             CtldError::InvalidAccount { partition },
         )?;
     }
-    if req.place.nice < 0 && !req.admin {
+    // A negative nice and an explicit priority are the administrators' (as in Slurm).
+    if (req.place.nice < 0 || req.place.priority.is_some()) && !req.admin {
         return Err(CtldError::AccessDenied);
     }
     let masks = node_masks(&core.nodes, &req.place)?;
@@ -215,6 +216,7 @@ pub(crate) fn submit_as(
         feature_nodes,
         masks: masks.map(Arc::new),
         signal_sent: false,
+        mail_sent: 0,
         part_limit,
         state: JobState::Pending,
         reason: if req.hold {
