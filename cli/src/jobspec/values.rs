@@ -160,6 +160,37 @@ pub fn begin_at(value: &str, now: i64, zone: crate::timefmt::Zone) -> Result<i64
     })
 }
 
+/// Slurm's `NO_VAL`: `--priority` must stay below it.
+pub const PRIORITY_NO_VAL: u64 = 0xffff_fffe;
+
+/// `--priority=N|TOP` (`TOP`: the highest priority, `NO_VAL - 1`).
+pub fn priority(value: &str) -> Result<u32, OptError> {
+    let v = value.trim();
+    if v.eq_ignore_ascii_case("top") {
+        return Ok(0xffff_fffd);
+    }
+    let n: i64 = v.parse().map_err(|_| OptError::InvalidNumeric {
+        value: value.to_string(),
+        option: "--priority",
+    })?;
+    if n < 0 {
+        return Err(OptError::PriorityNegative);
+    }
+    u32::try_from(n)
+        .ok()
+        .filter(|n| u64::from(*n) < PRIORITY_NO_VAL)
+        .ok_or(OptError::PriorityTooLarge)
+}
+
+/// `--kill-on-invalid-dep=yes|no`.
+pub fn yes_no(value: &str) -> Result<bool, OptError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(OptError::KillOnInvalidDep),
+    }
+}
+
 /// Slurm's bound on `--nice` (`NICE_OFFSET - 3`).
 pub const NICE_MAX: i64 = 2_147_483_645;
 
@@ -264,6 +295,27 @@ mod tests {
         for bad in ["soon", "25:00", "now+", "2026-13-01"] {
             assert_eq!(begin_at(bad, now, Zone::Utc), Err(OptError::Begin), "{bad}");
         }
+    }
+
+    #[test]
+    fn priorities_and_yes_no() {
+        assert_eq!(priority("10"), Ok(10));
+        assert_eq!(priority("top"), Ok(0xffff_fffd));
+        assert!(priority("x").is_err());
+        assert_eq!(
+            priority("-1").unwrap_err().to_string(),
+            "Priority must be >= 0"
+        );
+        assert_eq!(
+            priority("4294967294").unwrap_err().to_string(),
+            "Priority must be < 4294967294"
+        );
+        assert_eq!(yes_no("YES"), Ok(true));
+        assert_eq!(yes_no("no"), Ok(false));
+        assert_eq!(
+            yes_no("maybe").unwrap_err().to_string(),
+            "Invalid --kill-on-invalid-dep specification"
+        );
     }
 
     #[test]
