@@ -371,6 +371,7 @@ pub(crate) fn dep_kind_name(kind: DepKind) -> &'static str {
         DepKind::AfterAny => "afterany",
         DepKind::AfterOk => "afterok",
         DepKind::AfterNotOk => "afternotok",
+        DepKind::AfterCorr => "aftercorr",
         DepKind::Singleton => "singleton",
     }
 }
@@ -382,6 +383,7 @@ pub(crate) fn dep_from_snap(d: &DepSnap) -> Option<Dep> {
         DepKind::AfterAny,
         DepKind::AfterOk,
         DepKind::AfterNotOk,
+        DepKind::AfterCorr,
         DepKind::Singleton,
     ]
     .into_iter()

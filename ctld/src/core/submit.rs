@@ -273,6 +273,9 @@ pub(crate) fn submit_as(
                 task: t,
             });
             meta.tasks.push((t, id));
+            if let Some(deps) = &template.deps {
+                job.deps = deps::for_task(&core.jobs, deps, t).map(Box::new);
+            }
         }
         record_new(core, out, job);
     }

@@ -127,6 +127,19 @@ fn kill_on_invalid_dep_cancels_what_can_never_start() {
         "sbatch: error: Invalid --kill-on-invalid-dep specification\n"
     );
     c.ok("scancel", &[&kept.to_string()]);
+
+    // aftercorr: each task waits for the task of the same index.
+    let first = c.sbatch(&["-a", "1-2", "--wrap", "exit $((SLURM_ARRAY_TASK_ID - 1))"]);
+    let corr = format!("aftercorr:{first}");
+    let second = c.sbatch(&["-a", "1-3", "-d", &corr, "--wrap", "true"]);
+    assert_eq!(c.wait_done(format!("{second}_1")), "COMPLETED");
+    assert_eq!(c.wait_done(format!("{second}_3")), "COMPLETED", "no task 3 to wait for");
+    assert_eq!(c.wait_done(format!("{first}_2")), "FAILED");
+    c.wait_for("task 2 never satisfied", || {
+        c.ok("squeue", &["-h", "-o", "%r", "-j", &format!("{second}_2")]).trim()
+            == "DependencyNeverSatisfied"
+    });
+    c.ok("scancel", &[&second.to_string()]);
 }
 
 #[test]
