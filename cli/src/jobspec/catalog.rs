@@ -355,13 +355,15 @@ mod tests {
     /// Aliases sharing a letter (`-n` is `--ntasks` and `--tasks`, `-M` `--clusters` and
     /// `--cluster`).
     fn same_option(_cmd: &str, a: &str, b: &str) -> bool {
-        let alias = |x: &str| match x {
+        fn alias(x: &str) -> &str {
+            match x {
             "tasks" => "ntasks",
             "cluster" => "clusters",
             "cpu_bind" => "cpu-bind",
             "workdir" => "chdir",
             other => other,
-        };
+            }
+        }
         alias(a) == alias(b)
     }
 }

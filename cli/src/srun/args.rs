@@ -522,8 +522,25 @@ mod tests {
             "Invalid numeric value \"zero\" for --ntasks."
         );
         assert_eq!(
+            run("-g true", &[]).unwrap_err().to_string(),
+            "invalid option -- 'g'"
+        );
+        // Slurm's options Sluice lacks are refused by name, not as unknown.
+        assert_eq!(
             run("-Z true", &[]).unwrap_err().to_string(),
-            "invalid option -- 'Z'"
+            "--no-allocate is not supported"
+        );
+        assert_eq!(
+            run("--mpi=pmi2 true", &[]).unwrap_err().to_string(),
+            "invalid MPI type 'pmi2', --mpi=list for acceptable types"
+        );
+        assert_eq!(
+            run("--mpi=none true", &[]).map(|o| o.command),
+            Ok(vec!["true".to_string()])
+        );
+        assert_eq!(
+            parse(&["--mpi=list".to_string()], &[]),
+            Ok(Invocation::MpiList)
         );
     }
 }
