@@ -273,7 +273,13 @@ mod tests {
 
     #[test]
     fn gres_options_are_refused_with_slurms_words() {
-        for long in ["gres", "gpus", "gpus-per-node", "cpus-per-gpu", "mem-per-gpu"] {
+        for long in [
+            "gres",
+            "gpus",
+            "gpus-per-node",
+            "cpus-per-gpu",
+            "mem-per-gpu",
+        ] {
             let e = apply(long, Some("1")).unwrap_err();
             assert_eq!(e.to_string(), NO_GRES, "{long}");
             assert!(e.is_submit_refusal());
@@ -341,10 +347,16 @@ mod tests {
             ),
         ];
         for (cmd, table) in tables {
-            let longs: Vec<&str> = table.iter().map(|(l, _)| *l).filter(|l| !l.is_empty()).collect();
+            let longs: Vec<&str> = table
+                .iter()
+                .map(|(l, _)| *l)
+                .filter(|l| !l.is_empty())
+                .collect();
             unique(cmd, &longs);
-            let mut shorts: Vec<(char, &str)> =
-                table.iter().filter_map(|(l, s)| s.map(|c| (c, *l))).collect();
+            let mut shorts: Vec<(char, &str)> = table
+                .iter()
+                .filter_map(|(l, s)| s.map(|c| (c, *l)))
+                .collect();
             shorts.sort();
             shorts.dedup_by(|a, b| a.0 == b.0 && same_option(cmd, a.1, b.1));
             let letters: Vec<char> = shorts.iter().map(|(c, _)| *c).collect();
@@ -357,11 +369,11 @@ mod tests {
     fn same_option(_cmd: &str, a: &str, b: &str) -> bool {
         fn alias(x: &str) -> &str {
             match x {
-            "tasks" => "ntasks",
-            "cluster" => "clusters",
-            "cpu_bind" => "cpu-bind",
-            "workdir" => "chdir",
-            other => other,
+                "tasks" => "ntasks",
+                "cluster" => "clusters",
+                "cpu_bind" => "cpu-bind",
+                "workdir" => "chdir",
+                other => other,
             }
         }
         alias(a) == alias(b)

@@ -4,9 +4,7 @@
 
 use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
 use crate::jobspec::signals;
-use crate::jobspec::{
-    COMMON, EnvOpt, JobOpts, Opt, OptError, catalog, env_options, map_table,
-};
+use crate::jobspec::{COMMON, EnvOpt, JobOpts, Opt, OptError, catalog, env_options, map_table};
 
 /// A salloc option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,13 +83,22 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     // Catalog options (refused or ignored as the options are).
     env("SALLOC_ACCTG_FREQ", SaOpt::Job(Opt::Other("acctg-freq"))),
     env("SALLOC_CORE_SPEC", SaOpt::Job(Opt::Other("core-spec"))),
-    env("SALLOC_CPUS_PER_GPU", SaOpt::Job(Opt::Other("cpus-per-gpu"))),
+    env(
+        "SALLOC_CPUS_PER_GPU",
+        SaOpt::Job(Opt::Other("cpus-per-gpu")),
+    ),
     env("SALLOC_DELAY_BOOT", SaOpt::Job(Opt::Other("delay-boot"))),
     env("SALLOC_GPU_BIND", SaOpt::Job(Opt::Other("gpu-bind"))),
     env("SALLOC_GPU_FREQ", SaOpt::Job(Opt::Other("gpu-freq"))),
     env("SALLOC_GPUS", SaOpt::Job(Opt::Other("gpus"))),
-    env("SALLOC_GPUS_PER_NODE", SaOpt::Job(Opt::Other("gpus-per-node"))),
-    env("SALLOC_GPUS_PER_TASK", SaOpt::Job(Opt::Other("gpus-per-task"))),
+    env(
+        "SALLOC_GPUS_PER_NODE",
+        SaOpt::Job(Opt::Other("gpus-per-node")),
+    ),
+    env(
+        "SALLOC_GPUS_PER_TASK",
+        SaOpt::Job(Opt::Other("gpus-per-task")),
+    ),
     env("SALLOC_GRES", SaOpt::Job(Opt::Other("gres"))),
     env("SALLOC_GRES_FLAGS", SaOpt::Job(Opt::Other("gres-flags"))),
     env("SALLOC_HINT", SaOpt::Job(Opt::Other("hint"))),
@@ -105,8 +112,14 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_REQ_SWITCH", SaOpt::Job(Opt::Other("switches"))),
     env("SALLOC_RESERVATION", SaOpt::Job(Opt::Other("reservation"))),
     env("SALLOC_THREAD_SPEC", SaOpt::Job(Opt::Other("thread-spec"))),
-    env("SALLOC_THREADS_PER_CORE", SaOpt::Job(Opt::Other("threads-per-core"))),
-    env("SALLOC_WAIT_ALL_NODES", SaOpt::Job(Opt::Other("wait-all-nodes"))),
+    env(
+        "SALLOC_THREADS_PER_CORE",
+        SaOpt::Job(Opt::Other("threads-per-core")),
+    ),
+    env(
+        "SALLOC_WAIT_ALL_NODES",
+        SaOpt::Job(Opt::Other("wait-all-nodes")),
+    ),
 ];
 
 const fn env(var: &'static str, id: SaOpt) -> EnvOpt<SaOpt> {

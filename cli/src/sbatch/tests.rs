@@ -311,7 +311,11 @@ fn options_sluice_lacks_are_refused_by_name_and_ignored_ones_checked() {
         printed_error("", &env(&[("SBATCH_QOS", "normal")]), SCRIPT),
         "sbatch: error: --qos is not supported\n"
     );
-    let s = submission(plan_stdin("--network=x --switches=2 --power=level", &[], SCRIPT));
+    let s = submission(plan_stdin(
+        "--network=x --switches=2 --power=level",
+        &[],
+        SCRIPT,
+    ));
     assert_eq!(s.request.partition.as_deref(), Some("from_directive"));
     assert_eq!(
         printed_error("--profile=everything", &[], SCRIPT),

@@ -89,10 +89,7 @@ mod tests {
             Some(7)
         );
         assert_eq!(
-            exit_code(&[
-                job(JobState::Completed, 0, 0),
-                job(JobState::Running, 0, 0)
-            ]),
+            exit_code(&[job(JobState::Completed, 0, 0), job(JobState::Running, 0, 0)]),
             None
         );
         assert_eq!(exit_code(&[job(JobState::Pending, 0, 0)]), None);

@@ -4,9 +4,7 @@
 //! honours.
 
 use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
-use crate::jobspec::{
-    COMMON, JobOpts, Opt, OptError, catalog, env_options, map_table, values,
-};
+use crate::jobspec::{COMMON, JobOpts, Opt, OptError, catalog, env_options, map_table, values};
 use sluice_vocab::cpu_bind::CpuBind;
 
 pub use super::input_env::ENV;

@@ -116,9 +116,7 @@ pub(crate) fn time_shares(core: &mut Core, out: &mut impl Outbox, now: SimTime, 
     let due: Vec<(u16, &str)> = SHARES
         .iter()
         .filter(|(bit, pct, _)| {
-            types.has(*bit)
-                && job.mail_sent & *bit == 0
-                && ran * 100 >= limit_secs * pct
+            types.has(*bit) && job.mail_sent & *bit == 0 && ran * 100 >= limit_secs * pct
         })
         .map(|(bit, _, text)| (*bit, *text))
         .collect();
@@ -173,12 +171,7 @@ fn run_time(job: &Job, now: SimTime) -> u64 {
 
 /// Slurm's `[D-]HH:MM:SS`.
 pub fn duration(secs: u64) -> String {
-    let (d, h, m, s) = (
-        secs / 86_400,
-        secs / 3600 % 24,
-        secs / 60 % 60,
-        secs % 60,
-    );
+    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
     if d > 0 {
         format!("{d}-{h:02}:{m:02}:{s:02}")
     } else {
@@ -192,9 +185,15 @@ fn send(core: &Core, out: &mut impl Outbox, job: &Job, kind: &str, text: &str) {
     let name = &job.name;
     let subject = match job.array {
         Some(a) if per_task(job) => {
-            format!("Slurm Array Task Job_id={}_{} ({}) Name={name} {text}", a.job, a.task, job.id)
+            format!(
+                "Slurm Array Task Job_id={}_{} ({}) Name={name} {text}",
+                a.job, a.task, job.id
+            )
         }
-        Some(a) => format!("Slurm Array Summary Job_id={}_* ({}) Name={name} {text}", a.job, a.job),
+        Some(a) => format!(
+            "Slurm Array Summary Job_id={}_* ({}) Name={name} {text}",
+            a.job, a.job
+        ),
         None => format!("Slurm Job_id={} Name={name} {text}", job.id),
     };
     let conf = &core.conf().mail;
@@ -212,7 +211,10 @@ fn send(core: &Core, out: &mut impl Outbox, job: &Job, kind: &str, text: &str) {
         ("SLURM_JOB_UID", job.uid.to_string()),
         ("SLURM_JOB_MAIL_TYPE", kind.to_string()),
         ("SLURM_JOB_STATE", job.state.long_name().to_string()),
-        ("SLURM_JOB_PARTITION", core.parts[job.partition.get()].name.clone()),
+        (
+            "SLURM_JOB_PARTITION",
+            core.parts[job.partition.get()].name.clone(),
+        ),
         ("SLURM_JOB_WORK_DIR", job.launch.workdir.clone()),
         ("SLURM_CLUSTER_NAME", core.cfg.cluster_name.clone()),
         ("PATH", "/usr/bin:/bin".to_string()),

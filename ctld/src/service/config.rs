@@ -81,7 +81,10 @@ fn entries(c: &CtldConf, started: SimTime) -> Vec<(&'static str, String)> {
         ("KillWait", format!("{} sec", c.kill_wait)),
         (
             "MailDomain",
-            c.mail.mail_domain.clone().unwrap_or_else(|| "(null)".into()),
+            c.mail
+                .mail_domain
+                .clone()
+                .unwrap_or_else(|| "(null)".into()),
         ),
         ("MailProg", c.mail.mail_prog.display().to_string()),
         ("MaxArraySize", c.max_array_size.to_string()),

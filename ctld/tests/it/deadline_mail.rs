@@ -141,13 +141,12 @@ fn mail_prog_is_asked_for_begin_end_fail_and_time_shares() {
             "ops@site.net".to_string()
         ]
     );
-    let var = |run: &ScriptRun, k: &str| {
-        run.env
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.clone())
-    };
-    assert_eq!(var(&began[0], "SLURM_JOB_MAIL_TYPE").as_deref(), Some("Began"));
+    let var =
+        |run: &ScriptRun, k: &str| run.env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(
+        var(&began[0], "SLURM_JOB_MAIL_TYPE").as_deref(),
+        Some("Began")
+    );
     fx.advance(59);
     fx.tick();
     assert!(mails(&fx.out.take()).is_empty());

@@ -110,10 +110,16 @@ mod tests {
         assert!(t.has(MailTypes::BEGIN) && t.has(MailTypes::END) && !t.has(MailTypes::FAIL));
         assert_eq!(t.names(), "BEGIN,END");
         let all = MailTypes::parse("ALL").unwrap();
-        assert_eq!(all.names(), "BEGIN,END,FAIL,REQUEUE,INVALID_DEPEND,STAGE_OUT");
+        assert_eq!(
+            all.names(),
+            "BEGIN,END,FAIL,REQUEUE,INVALID_DEPEND,STAGE_OUT"
+        );
         assert_eq!(MailTypes::parse("END,NONE").unwrap(), MailTypes(0));
         assert_eq!(MailTypes(0).names(), "NONE");
-        assert_eq!(MailTypes::parse("TIME_LIMIT_80").unwrap().0, MailTypes::TIME_LIMIT_80);
+        assert_eq!(
+            MailTypes::parse("TIME_LIMIT_80").unwrap().0,
+            MailTypes::TIME_LIMIT_80
+        );
         assert_eq!(MailTypes::parse("SOMETIMES"), None);
         assert_eq!(MailTypes::parse(""), None);
     }

@@ -8,9 +8,12 @@ use common::cluster::Cluster;
 
 /// squeue's `%r` (reason) of `job`, finished jobs included.
 fn reason(c: &Cluster, job: u32) -> String {
-    c.ok("squeue", &["-h", "-t", "all", "-o", "%r", "-j", &job.to_string()])
-        .trim()
-        .to_string()
+    c.ok(
+        "squeue",
+        &["-h", "-t", "all", "-o", "%r", "-j", &job.to_string()],
+    )
+    .trim()
+    .to_string()
 }
 
 #[test]
@@ -18,12 +21,20 @@ fn sbatch_wait_exits_with_the_jobs_exit_code() {
     let c = Cluster::start(1);
     let out = c.cmd("sbatch", &["--wait", "--wrap", "sleep 1; exit 3"]);
     assert_eq!(out.code, 3, "{out:?}");
-    assert!(
-        out.stdout.starts_with("Submitted batch job "),
-        "{out:?}"
+    assert!(out.stdout.starts_with("Submitted batch job "), "{out:?}");
+    let id: u32 = out
+        .stdout
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        c.state(&id.to_string()),
+        "FAILED",
+        "it had ended when sbatch exited"
     );
-    let id: u32 = out.stdout.trim().rsplit(' ').next().unwrap().parse().unwrap();
-    assert_eq!(c.state(&id.to_string()), "FAILED", "it had ended when sbatch exited");
     let out = c.cmd("sbatch", &["-W", "--parsable", "--wrap", "true"]);
     assert_eq!(out.code, 0, "{out:?}");
     // An array: the highest exit code of its tasks.
@@ -133,10 +144,15 @@ fn kill_on_invalid_dep_cancels_what_can_never_start() {
     let corr = format!("aftercorr:{first}");
     let second = c.sbatch(&["-a", "1-3", "-d", &corr, "--wrap", "true"]);
     assert_eq!(c.wait_done(format!("{second}_1")), "COMPLETED");
-    assert_eq!(c.wait_done(format!("{second}_3")), "COMPLETED", "no task 3 to wait for");
+    assert_eq!(
+        c.wait_done(format!("{second}_3")),
+        "COMPLETED",
+        "no task 3 to wait for"
+    );
     assert_eq!(c.wait_done(format!("{first}_2")), "FAILED");
     c.wait_for("task 2 never satisfied", || {
-        c.ok("squeue", &["-h", "-o", "%r", "-j", &format!("{second}_2")]).trim()
+        c.ok("squeue", &["-h", "-o", "%r", "-j", &format!("{second}_2")])
+            .trim()
             == "DependencyNeverSatisfied"
     });
     c.ok("scancel", &[&second.to_string()]);
@@ -176,10 +192,7 @@ fn mail_recorder(dir: &std::path::Path) -> String {
 fn mail_prog_runs_with_slurms_arguments() {
     let dir = tempfile::tempdir().unwrap();
     let prog = mail_recorder(dir.path());
-    let c = Cluster::start_with(
-        1,
-        &[&format!("MailProg={prog}"), "MailDomain=example.org"],
-    );
+    let c = Cluster::start_with(1, &[&format!("MailProg={prog}"), "MailDomain=example.org"]);
     let log = dir.path().join("mail.log");
     let read = || std::fs::read_to_string(&log).unwrap_or_default();
     let ok = c.sbatch(&[
@@ -195,11 +208,12 @@ fn mail_prog_runs_with_slurms_arguments() {
     let text = read();
     let began = format!("-s\nSlurm Job_id={ok} Name=mailed Began, Queued time ");
     assert!(text.contains(&began), "{text}");
-    let ended = format!(
-        "-s\nSlurm Job_id={ok} Name=mailed Ended, Run time 00:00:"
-    );
+    let ended = format!("-s\nSlurm Job_id={ok} Name=mailed Ended, Run time 00:00:");
     assert!(text.contains(&ended), "{text}");
-    assert!(text.contains(", COMPLETED, ExitCode 0\nops@site.net\ntype=Ended\n--\n"), "{text}");
+    assert!(
+        text.contains(", COMPLETED, ExitCode 0\nops@site.net\ntype=Ended\n--\n"),
+        "{text}"
+    );
     // FAIL without END: a failed job mails Failed, its owner (with MailDomain) by default.
     let failed = c.sbatch(&["-J", "bad", "--mail-type=FAIL", "--wrap", "exit 2"]);
     assert_eq!(c.wait_done(failed), "FAILED");
@@ -210,7 +224,10 @@ fn mail_prog_runs_with_slurms_arguments() {
         "{text}"
     );
     assert!(text.contains(", FAILED, ExitCode 2\n"), "{text}");
-    let owner = c.ok("squeue", &["-h", "-t", "all", "-o", "%u", "-j", &failed.to_string()]);
+    let owner = c.ok(
+        "squeue",
+        &["-h", "-t", "all", "-o", "%u", "-j", &failed.to_string()],
+    );
     assert!(
         text.contains(&format!("\n{}@example.org\ntype=Failed\n", owner.trim())),
         "{text}"
