@@ -80,8 +80,7 @@ mod tests {
     /// submission and not a refusal.
     #[test]
     fn sbatch_accepts_every_option() {
-        let args: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
-        let mut words = args.clone();
+        let mut words: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
         words.push("x.sh".into());
         match sluice_cli::sbatch::args::parse_command_line(&words).unwrap() {
             sluice_cli::sbatch::args::CommandLine::Submit { opts, script, .. } => {
