@@ -6,7 +6,10 @@
 //! * [`export`]: the `--export` selection.
 //! * [`request`]: who submits and the request sent to the controller.
 //! * [`signals`]: signal names, numbers and descriptions.
+//! * [`catalog`]: the rest of Slurm's job options: refused as Slurm refuses them here, ignored
+//!   as Slurm ignores them here (with the reason), or refused by name as not implemented.
 
+pub mod catalog;
 pub mod clusters;
 pub mod export;
 pub mod request;
@@ -36,6 +39,7 @@ pub enum Opt {
     Comment,
     Constraint,
     CpusPerTask,
+    Deadline,
     Dependency,
     Error,
     Exclusive,
@@ -43,10 +47,12 @@ pub enum Opt {
     Export,
     Hold,
     JobName,
+    KillOnInvalidDep,
+    MailType,
+    MailUser,
     Mem,
     MinCpus,
     Nice,
-    Priority,
     NoKill,
     NoRequeue,
     NodeList,
@@ -57,12 +63,15 @@ pub enum Opt {
     Output,
     OverSubscribe,
     Partition,
+    Priority,
     Quiet,
     Requeue,
     Signal,
     Time,
     Verbose,
     Wckey,
+    /// An option of [`catalog`], by its long name.
+    Other(&'static str),
 }
 
 const fn spec(long: &'static str, short: Option<char>, arg: HasArg, id: Opt) -> OptSpec<Opt> {
@@ -74,7 +83,9 @@ const fn spec(long: &'static str, short: Option<char>, arg: HasArg, id: Opt) -> 
     }
 }
 
-/// Options both `sbatch` and `srun` take.
+/// Options `sbatch`, `srun` and `salloc` take, all implemented: each reaches the job (the
+/// request to the controller) with Slurm's meaning. The rest of Slurm's job options are in
+/// [`catalog`].
 pub const COMMON: &[OptSpec<Opt>] = &[
     spec("account", Some('A'), HasArg::Required, Opt::Account),
     spec("begin", Some('b'), HasArg::Required, Opt::Begin),
@@ -95,12 +106,15 @@ pub const COMMON: &[OptSpec<Opt>] = &[
         HasArg::Required,
         Opt::CpusPerTask,
     ),
+    spec("deadline", None, HasArg::Required, Opt::Deadline),
     spec("dependency", Some('d'), HasArg::Required, Opt::Dependency),
     spec("exclude", Some('x'), HasArg::Required, Opt::Exclude),
     spec("exclusive", None, HasArg::Optional, Opt::Exclusive),
     spec("export", None, HasArg::Required, Opt::Export),
     spec("hold", Some('H'), HasArg::No, Opt::Hold),
     spec("job-name", Some('J'), HasArg::Required, Opt::JobName),
+    spec("mail-type", None, HasArg::Required, Opt::MailType),
+    spec("mail-user", None, HasArg::Required, Opt::MailUser),
     spec("mem", None, HasArg::Required, Opt::Mem),
     spec("mincpus", None, HasArg::Required, Opt::MinCpus),
     spec("nice", None, HasArg::Optional, Opt::Nice),
@@ -117,10 +131,17 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("wckey", None, HasArg::Required, Opt::Wckey),
 ];
 
-/// Options only batch jobs take.
+/// Options only `sbatch` takes in this form, all implemented (srun and salloc have their own
+/// `-w`, `--ntasks-per-node`, `-o/-e`, `--open-mode` and `--signal` entries).
 pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     spec("array", Some('a'), HasArg::Required, Opt::Array),
     spec("error", Some('e'), HasArg::Required, Opt::Error),
+    spec(
+        "kill-on-invalid-dep",
+        None,
+        HasArg::Required,
+        Opt::KillOnInvalidDep,
+    ),
     spec("no-requeue", None, HasArg::No, Opt::NoRequeue),
     spec("nodelist", Some('w'), HasArg::Required, Opt::NodeList),
     spec(
@@ -177,18 +198,48 @@ pub enum OptError {
     /// `--nice` beyond Slurm's range.
     #[error("Nice value out of range (+/- 2147483645). Value ignored")]
     NiceRange,
-    /// `--priority` is neither a number nor `TOP`.
-    #[error("Invalid --priority argument: {0}")]
-    Priority(String),
     /// `--open-mode` is neither `append` nor `truncate`.
     #[error("Invalid --open-mode argument: {0}. Ignored")]
     OpenMode(String),
+    /// `--mail-type` names an event Slurm does not know.
+    #[error("--mail-type={0} invalid")]
+    MailType(String),
+    /// `--deadline` is not one of Slurm's time forms.
+    #[error("Invalid --deadline specification")]
+    Deadline,
+    /// `--kill-on-invalid-dep` is neither `yes` nor `no`.
+    #[error("Invalid --kill-on-invalid-dep specification")]
+    KillOnInvalidDep,
+    /// `--priority` below zero.
+    #[error("Priority must be >= 0")]
+    PriorityNegative,
+    /// `--priority` at or above Slurm's `NO_VAL`.
+    #[error("Priority must be < {}", values::PRIORITY_NO_VAL)]
+    PriorityTooLarge,
     /// `--signal` is not `[{R|B}:]sig[@time]`.
     #[error("Invalid --signal specification")]
     Signal,
+    /// An option Slurm's controller refuses on this cluster: printed as the command's
+    /// submission failure (`Batch job submission failed: ...`).
+    #[error("{0}")]
+    Refused(&'static str),
+    /// A Slurm option Sluice does not implement.
+    #[error("--{0} is not supported")]
+    Unsupported(&'static str),
+    /// A value Slurm's command checks and refuses.
+    #[error("Invalid --{option} specification: {value}")]
+    InvalidValue { option: &'static str, value: String },
     /// `--cpu-bind` is not one of Slurm's bindings.
     #[error(transparent)]
     CpuBind(#[from] sluice_vocab::cpu_bind::CpuBindError),
+}
+
+impl OptError {
+    /// Whether Slurm refuses this at submission (the command prints its submission failure
+    /// line) rather than while reading its options.
+    pub fn is_submit_refusal(&self) -> bool {
+        matches!(self, Self::Refused(_))
+    }
 }
 
 /// The shared job options as the user gave them (directives, environment, command line).
@@ -212,6 +263,8 @@ pub struct JobOpts {
     pub constraint: Option<String>,
     /// `-c`.
     pub cpus_per_task: Option<u32>,
+    /// `--deadline`, as unix seconds.
+    pub deadline: Option<i64>,
     /// `-d`, passed through.
     pub dependency: Option<String>,
     /// `-e` pattern.
@@ -228,14 +281,18 @@ pub struct JobOpts {
     pub no_kill: bool,
     /// `-J`.
     pub job_name: Option<String>,
+    /// `--kill-on-invalid-dep=yes|no`.
+    pub kill_invalid_dep: Option<bool>,
+    /// `--mail-type`, checked, as written.
+    pub mail_type: Option<String>,
+    /// `--mail-user`.
+    pub mail_user: Option<String>,
     /// `--mem` in megabytes.
     pub mem_mb: Option<u64>,
     /// `--mincpus`.
     pub mincpus: Option<u32>,
     /// `--nice[=N]` (100 without a value).
     pub nice: Option<i32>,
-    /// `--priority=N|TOP` (administrators).
-    pub priority: Option<u32>,
     /// `-w/--nodelist`, expanded.
     pub nodelist: Vec<String>,
     /// `-N`.
@@ -250,6 +307,8 @@ pub struct JobOpts {
     pub output: Option<String>,
     /// `-p`.
     pub partition: Option<String>,
+    /// `--priority` (`TOP` is Slurm's `NO_VAL - 1`).
+    pub priority: Option<u32>,
     /// `-Q`.
     pub quiet: bool,
     /// `--requeue` (true) / `--no-requeue` (false).
@@ -280,6 +339,9 @@ impl JobOpts {
             Opt::Comment => self.comment = Some(v),
             Opt::Constraint => self.constraint = Some(v),
             Opt::CpusPerTask => self.cpus_per_task = Some(values::positive(&v, "--cpus-per-task")?),
+            Opt::Deadline => {
+                self.deadline = Some(values::begin(&v).map_err(|_| OptError::Deadline)?);
+            }
             Opt::Dependency => self.dependency = Some(v),
             Opt::Error => self.error = Some(v),
             Opt::Exclusive => self.share = Some(values::exclusive(given.as_deref())?),
@@ -287,10 +349,16 @@ impl JobOpts {
             Opt::Export => self.export = Some(v),
             Opt::Hold => self.hold = true,
             Opt::JobName => self.job_name = Some(v),
+            Opt::KillOnInvalidDep => self.kill_invalid_dep = Some(values::yes_no(&v)?),
+            Opt::MailType => {
+                sluice_vocab::mail_type::MailTypes::parse(&v)
+                    .ok_or_else(|| OptError::MailType(v.clone()))?;
+                self.mail_type = Some(v);
+            }
+            Opt::MailUser => self.mail_user = Some(v),
             Opt::Mem => self.mem_mb = Some(values::mem_mb(&v)?),
             Opt::MinCpus => self.mincpus = Some(values::positive(&v, "--mincpus")?),
             Opt::Nice => self.nice = Some(values::nice(given.as_deref())?),
-            Opt::Priority => self.priority = Some(values::priority(&v)?),
             Opt::NoKill => {
                 self.no_kill = !given.is_some_and(|v| v.eq_ignore_ascii_case("off"));
             }
@@ -305,12 +373,14 @@ impl JobOpts {
             Opt::Output => self.output = Some(v),
             Opt::OverSubscribe => self.share = Some(JobShare::Oversubscribe),
             Opt::Partition => self.partition = Some(v),
+            Opt::Priority => self.priority = Some(values::priority(&v)?),
             Opt::Quiet => self.quiet = true,
             Opt::Requeue => self.requeue = Some(true),
             Opt::Signal => self.signal = Some(values::JobSignal::parse(&v)?),
             Opt::Time => self.time = Some(values::time_limit(&v)?),
             Opt::Verbose => self.verbose = self.verbose.saturating_add(1),
             Opt::Wckey => self.wckey = Some(v),
+            Opt::Other(long) => catalog::apply(long, given.as_deref())?,
         }
         Ok(())
     }

@@ -74,6 +74,9 @@ pub enum CtldError {
     /// `--signal` with a signal number out of range.
     #[error("Invalid signal specified")]
     InvalidSignal,
+    /// `--mail-type` with a name Slurm does not know.
+    #[error("--mail-type={spec} invalid")]
+    InvalidMailType { spec: String },
     /// `ESLURM_INVALID_JOB_ID`.
     #[error("Invalid job id specified")]
     InvalidJobId,

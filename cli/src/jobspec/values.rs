@@ -160,16 +160,35 @@ pub fn begin_at(value: &str, now: i64, zone: crate::timefmt::Zone) -> Result<i64
     })
 }
 
-/// `--priority=N|TOP`: `TOP` is the highest priority there is.
+/// Slurm's `NO_VAL`: `--priority` must stay below it.
+pub const PRIORITY_NO_VAL: u64 = 0xffff_fffe;
+
+/// `--priority=N|TOP` (`TOP`: the highest priority, `NO_VAL - 1`).
 pub fn priority(value: &str) -> Result<u32, OptError> {
     let v = value.trim();
-    if v.eq_ignore_ascii_case("TOP") {
-        return Ok(u32::MAX - 1);
+    if v.eq_ignore_ascii_case("top") {
+        return Ok(0xffff_fffd);
     }
-    v.parse::<u32>()
+    let n: i64 = v.parse().map_err(|_| OptError::InvalidNumeric {
+        value: value.to_string(),
+        option: "--priority",
+    })?;
+    if n < 0 {
+        return Err(OptError::PriorityNegative);
+    }
+    u32::try_from(n)
         .ok()
-        .filter(|p| *p < u32::MAX)
-        .ok_or_else(|| OptError::Priority(value.to_string()))
+        .filter(|n| u64::from(*n) < PRIORITY_NO_VAL)
+        .ok_or(OptError::PriorityTooLarge)
+}
+
+/// `--kill-on-invalid-dep=yes|no`.
+pub fn yes_no(value: &str) -> Result<bool, OptError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(OptError::KillOnInvalidDep),
+    }
 }
 
 /// Slurm's bound on `--nice` (`NICE_OFFSET - 3`).
@@ -279,11 +298,24 @@ mod tests {
     }
 
     #[test]
-    fn priority_is_a_number_or_top() {
-        assert_eq!(priority("TOP"), Ok(u32::MAX - 1));
-        assert_eq!(priority("12"), Ok(12));
-        assert_eq!(priority("x"), Err(OptError::Priority("x".into())));
-        assert_eq!(priority("4294967295"), Err(OptError::Priority("4294967295".into())));
+    fn priorities_and_yes_no() {
+        assert_eq!(priority("10"), Ok(10));
+        assert_eq!(priority("top"), Ok(0xffff_fffd));
+        assert!(priority("x").is_err());
+        assert_eq!(
+            priority("-1").unwrap_err().to_string(),
+            "Priority must be >= 0"
+        );
+        assert_eq!(
+            priority("4294967294").unwrap_err().to_string(),
+            "Priority must be < 4294967294"
+        );
+        assert_eq!(yes_no("YES"), Ok(true));
+        assert_eq!(yes_no("no"), Ok(false));
+        assert_eq!(
+            yes_no("maybe").unwrap_err().to_string(),
+            "Invalid --kill-on-invalid-dep specification"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
 use crate::jobspec::signals;
-use crate::jobspec::{COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table};
+use crate::jobspec::{COMMON, EnvOpt, JobOpts, Opt, OptError, catalog, env_options, map_table};
 
 /// A salloc option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,9 +21,13 @@ pub enum SaOpt {
     Version,
 }
 
-/// salloc's option table.
+/// salloc's option table: the implemented job options ([`COMMON`]), salloc's own, and the
+/// rest of Slurm 22.05's salloc options from [`catalog`] (refused or ignored as documented
+/// there).
 pub fn table() -> Vec<OptSpec<SaOpt>> {
     let mut t = map_table(COMMON, SaOpt::Job);
+    let others: Vec<_> = catalog::specs(catalog::SALLOC).collect();
+    t.extend(map_table(&others, SaOpt::Job));
     let own = |long, short, arg, id| OptSpec {
         long,
         short,
@@ -76,6 +80,46 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_SIGNAL", SaOpt::Job(Opt::Signal)),
     env("SALLOC_TIMELIMIT", SaOpt::Job(Opt::Time)),
     env("SALLOC_WCKEY", SaOpt::Job(Opt::Wckey)),
+    // Catalog options (refused or ignored as the options are).
+    env("SALLOC_ACCTG_FREQ", SaOpt::Job(Opt::Other("acctg-freq"))),
+    env("SALLOC_CORE_SPEC", SaOpt::Job(Opt::Other("core-spec"))),
+    env(
+        "SALLOC_CPUS_PER_GPU",
+        SaOpt::Job(Opt::Other("cpus-per-gpu")),
+    ),
+    env("SALLOC_DELAY_BOOT", SaOpt::Job(Opt::Other("delay-boot"))),
+    env("SALLOC_GPU_BIND", SaOpt::Job(Opt::Other("gpu-bind"))),
+    env("SALLOC_GPU_FREQ", SaOpt::Job(Opt::Other("gpu-freq"))),
+    env("SALLOC_GPUS", SaOpt::Job(Opt::Other("gpus"))),
+    env(
+        "SALLOC_GPUS_PER_NODE",
+        SaOpt::Job(Opt::Other("gpus-per-node")),
+    ),
+    env(
+        "SALLOC_GPUS_PER_TASK",
+        SaOpt::Job(Opt::Other("gpus-per-task")),
+    ),
+    env("SALLOC_GRES", SaOpt::Job(Opt::Other("gres"))),
+    env("SALLOC_GRES_FLAGS", SaOpt::Job(Opt::Other("gres-flags"))),
+    env("SALLOC_HINT", SaOpt::Job(Opt::Other("hint"))),
+    env("SALLOC_MEM_BIND", SaOpt::Job(Opt::Other("mem-bind"))),
+    env("SALLOC_MEM_PER_CPU", SaOpt::Job(Opt::Other("mem-per-cpu"))),
+    env("SALLOC_MEM_PER_GPU", SaOpt::Job(Opt::Other("mem-per-gpu"))),
+    env("SALLOC_NETWORK", SaOpt::Job(Opt::Other("network"))),
+    env("SALLOC_POWER", SaOpt::Job(Opt::Other("power"))),
+    env("SALLOC_PROFILE", SaOpt::Job(Opt::Other("profile"))),
+    env("SALLOC_QOS", SaOpt::Job(Opt::Other("qos"))),
+    env("SALLOC_REQ_SWITCH", SaOpt::Job(Opt::Other("switches"))),
+    env("SALLOC_RESERVATION", SaOpt::Job(Opt::Other("reservation"))),
+    env("SALLOC_THREAD_SPEC", SaOpt::Job(Opt::Other("thread-spec"))),
+    env(
+        "SALLOC_THREADS_PER_CORE",
+        SaOpt::Job(Opt::Other("threads-per-core")),
+    ),
+    env(
+        "SALLOC_WAIT_ALL_NODES",
+        SaOpt::Job(Opt::Other("wait-all-nodes")),
+    ),
 ];
 
 const fn env(var: &'static str, id: SaOpt) -> EnvOpt<SaOpt> {

@@ -77,6 +77,9 @@ pub async fn run_async(
             let _ = writeln!(err, "{}", e.usage_text("salloc", Ambiguity::Listed));
             return BAD_ARGS;
         }
+        Err(ArgsError::Opt(e)) if e.is_submit_refusal() => {
+            return fail(err, &format!("Job submit/allocate failed: {e}"));
+        }
         Err(e) => {
             fail(err, &e.to_string());
             return BAD_ARGS;

@@ -2,7 +2,9 @@
 //! the input environment variables (`SBATCH_*`) that stand for options.
 
 use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
-use crate::jobspec::{BATCH_ONLY, COMMON, EnvOpt, JobOpts, Opt, OptError, env_options, map_table};
+use crate::jobspec::{
+    BATCH_ONLY, COMMON, EnvOpt, JobOpts, Opt, OptError, catalog, env_options, map_table,
+};
 
 /// An sbatch option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,15 +14,20 @@ pub enum SbOpt {
     Wrap,
     Parsable,
     TestOnly,
+    Wait,
     Help,
     Usage,
     Version,
 }
 
-/// sbatch's option table.
+/// sbatch's option table: the implemented job options ([`COMMON`], [`BATCH_ONLY`]), sbatch's
+/// own (`--wrap`, `--parsable`, `--test-only`, help), and the rest of Slurm 22.05's sbatch
+/// options from [`catalog`] (refused or ignored as documented there).
 pub fn table() -> Vec<OptSpec<SbOpt>> {
     let mut t = map_table(COMMON, SbOpt::Job);
     t.extend(map_table(BATCH_ONLY, SbOpt::Job));
+    let others: Vec<_> = catalog::specs(catalog::SBATCH).collect();
+    t.extend(map_table(&others, SbOpt::Job));
     let own = |long, short, arg, id| OptSpec {
         long,
         short,
@@ -31,6 +38,7 @@ pub fn table() -> Vec<OptSpec<SbOpt>> {
         own("wrap", None, HasArg::Required, SbOpt::Wrap),
         own("parsable", None, HasArg::Optional, SbOpt::Parsable),
         own("test-only", None, HasArg::No, SbOpt::TestOnly),
+        own("wait", Some('W'), HasArg::No, SbOpt::Wait),
         own("help", Some('h'), HasArg::No, SbOpt::Help),
         own("usage", Some('u'), HasArg::No, SbOpt::Usage),
         own("version", Some('V'), HasArg::No, SbOpt::Version),
@@ -153,6 +161,57 @@ pub const ENV: &[EnvOpt<Opt>] = &[
     },
 ];
 
+/// The `SBATCH_*` variables of [`catalog`] options (refused or ignored as the options are).
+pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
+    other("SBATCH_ACCTG_FREQ", "acctg-freq", false),
+    other("SBATCH_BATCH", "batch", false),
+    other("SBATCH_CONTAINER", "container", false),
+    other("SBATCH_CORE_SPEC", "core-spec", false),
+    other("SBATCH_CPUS_PER_GPU", "cpus-per-gpu", false),
+    other("SBATCH_DELAY_BOOT", "delay-boot", false),
+    other("SBATCH_DISTRIBUTION", "distribution", false),
+    other("SBATCH_GET_USER_ENV", "get-user-env", false),
+    other("SBATCH_GPU_BIND", "gpu-bind", false),
+    other("SBATCH_GPU_FREQ", "gpu-freq", false),
+    other("SBATCH_GPUS", "gpus", false),
+    other("SBATCH_GPUS_PER_NODE", "gpus-per-node", false),
+    other("SBATCH_GPUS_PER_TASK", "gpus-per-task", false),
+    other("SBATCH_GRES", "gres", false),
+    other("SBATCH_GRES_FLAGS", "gres-flags", false),
+    other("SBATCH_HINT", "hint", false),
+    other("SBATCH_IGNORE_PBS", "ignore-pbs", true),
+    other("SBATCH_MEM_BIND", "mem-bind", false),
+    other("SBATCH_MEM_PER_CPU", "mem-per-cpu", false),
+    other("SBATCH_MEM_PER_GPU", "mem-per-gpu", false),
+    other("SBATCH_NETWORK", "network", false),
+    other("SBATCH_OVERCOMMIT", "overcommit", true),
+    other("SBATCH_POWER", "power", false),
+    other("SBATCH_PROFILE", "profile", false),
+    other("SBATCH_QOS", "qos", false),
+    other("SBATCH_REQ_SWITCH", "switches", false),
+    other("SBATCH_RESERVATION", "reservation", false),
+    other("SBATCH_SPREAD_JOB", "spread-job", true),
+    other("SBATCH_THREAD_SPEC", "thread-spec", false),
+    other("SBATCH_THREADS_PER_CORE", "threads-per-core", false),
+    other("SBATCH_USE_MIN_NODES", "use-min-nodes", true),
+    other("SBATCH_WAIT_ALL_NODES", "wait-all-nodes", false),
+];
+
+/// sbatch's own options set through the environment.
+const ENV_OWN: &[EnvOpt<SbOpt>] = &[EnvOpt {
+    var: "SBATCH_WAIT",
+    id: SbOpt::Wait,
+    flag: true,
+}];
+
+const fn other(var: &'static str, long: &'static str, flag: bool) -> EnvOpt<Opt> {
+    EnvOpt {
+        var,
+        id: Opt::Other(long),
+        flag,
+    }
+}
+
 /// Everything sbatch was asked to do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SbatchOpts {
@@ -164,6 +223,8 @@ pub struct SbatchOpts {
     pub parsable: bool,
     /// `--test-only`.
     pub test_only: bool,
+    /// `-W/--wait`: exit when the job ends, with its exit code.
+    pub wait: bool,
 }
 
 impl SbatchOpts {
@@ -174,6 +235,7 @@ impl SbatchOpts {
             SbOpt::Wrap => self.wrap = value,
             SbOpt::Parsable => self.parsable = true,
             SbOpt::TestOnly => self.test_only = true,
+            SbOpt::Wait => self.wait = true,
             SbOpt::Help | SbOpt::Usage | SbOpt::Version => {}
         }
         Ok(())
@@ -183,6 +245,12 @@ impl SbatchOpts {
     pub fn apply_env(&mut self, environ: &[(String, String)]) -> Result<(), OptError> {
         for (opt, value) in env_options(ENV, environ) {
             self.job.apply(opt, value)?;
+        }
+        for (opt, value) in env_options(ENV_CATALOG, environ) {
+            self.job.apply(opt, value)?;
+        }
+        for (opt, value) in env_options(ENV_OWN, environ) {
+            self.apply(opt, value)?;
         }
         Ok(())
     }
@@ -243,6 +311,8 @@ Parallel run options:
   -c, --cpus-per-task=ncpus   number of cpus required per task
   -C, --constraint=list       specify a list of constraints
       --cluster-constraint=[!]list specify a list of cluster constraints
+      --deadline=time         remove the job if no ending is possible before
+                              this deadline (start > (deadline - time[-min]))
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=directory       set working directory for batch script
   -e, --error=err             file for batch script's standard error
@@ -251,9 +321,13 @@ Parallel run options:
       --export[=names]        specify environment variables to export
   -H, --hold                  submit job in held state
   -J, --job-name=jobname      name of job
+      --kill-on-invalid-dep=<yes|no> kill job if it has an invalid dependency
   -k, --no-kill[=off]         do not kill job on node failure
   -M, --clusters=names        Comma separated list of clusters to issue
                               commands to.
+      --mail-type=type        notify on state change: BEGIN, END, FAIL or ALL
+      --mail-user=user        who to send email notification for job state
+                              changes
       --mem=MB                minimum amount of real memory
       --mincpus=n             minimum number of logical processors per node
       --nice[=value]          decrease scheduling priority by value
@@ -268,12 +342,14 @@ Parallel run options:
   -p, --partition=partition   partition requested
       --parsable              outputs only the jobid and cluster name (if present),
                               separated by semicolon, only on successful submission.
+      --priority=value        set the priority of the job to value
   -Q, --quiet                 quiet mode (suppress informational messages)
       --requeue               if set, permit the job to be requeued
   -s, --oversubscribe         over subscribe resources with other jobs
       --signal=[[R][B]:]num[@time] send signal when time limit within time seconds
   -t, --time=minutes          time limit
       --test-only             validate job and show when it would start
+  -W, --wait                  wait for completion of submitted job
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
       --wckey=wckey           wckey to run job under
       --wrap[=command string] wrap command string in a sh script and submit

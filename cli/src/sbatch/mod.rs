@@ -10,6 +10,7 @@
 pub mod args;
 pub mod script;
 pub mod submit;
+pub mod wait;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -86,6 +87,9 @@ impl SbatchError {
             Self::UnmatchedQuote { .. } => {
                 let _ = writeln!(err, "sbatch: fatal: {self}");
             }
+            Self::Opt(e) if e.is_submit_refusal() => {
+                jobspec::print_error(err, "sbatch", &format!("Batch job submission failed: {e}"));
+            }
             Self::Clusters(NoCluster(lines)) => {
                 for line in lines {
                     jobspec::print_error(err, "sbatch", line);
@@ -116,6 +120,8 @@ pub struct Submission {
     pub quiet: bool,
     /// `-M` was given: the reply's cluster is shown.
     pub clusters_given: bool,
+    /// `-W/--wait`: wait for the job to end and exit with its code.
+    pub wait: bool,
 }
 
 /// Runs the `sbatch` binary.
@@ -236,6 +242,7 @@ pub fn plan(
         parsable: opts.parsable,
         quiet: opts.job.quiet,
         clusters_given: opts.job.clusters.is_some(),
+        wait: opts.wait && !opts.test_only,
     })))
 }
 

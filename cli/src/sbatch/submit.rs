@@ -47,7 +47,11 @@ pub async fn submit(
     loop {
         match client.submit(s.request.clone()).await {
             Ok(reply) => {
-                report(s, &reply.into_inner(), out, err);
+                let reply = reply.into_inner();
+                report(s, &reply, out, err);
+                if s.wait {
+                    return super::wait::until_done(&mut client, reply.job_id, err).await;
+                }
                 return 0;
             }
             Err(status) if is_busy(&status) && retries < MAX_RETRIES => {
@@ -123,6 +127,7 @@ mod tests {
             parsable,
             quiet,
             clusters_given: clusters,
+            wait: false,
         }
     }
 

@@ -270,3 +270,76 @@ fn no_kill_reaches_the_request_and_off_turns_it_off() {
     let none = submission(plan_stdin("", &e, "#!/bin/sh\n"));
     assert!(!none.request.no_kill);
 }
+
+/// The error text sbatch prints for `args` with `script` on stdin.
+fn printed_error(args: &str, environ: &[(String, String)], script: &str) -> String {
+    let e = plan_stdin(args, environ, script).unwrap_err();
+    let mut err = Vec::new();
+    e.print(&mut err);
+    String::from_utf8(err).unwrap()
+}
+
+#[test]
+fn gres_requests_fail_as_a_submission_slurm_refuses() {
+    let gres = "sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification\n";
+    assert_eq!(printed_error("--gpus-per-node=1", &[], SCRIPT), gres);
+    assert_eq!(printed_error("-G1", &[], SCRIPT), gres);
+    assert_eq!(
+        printed_error("", &[], "#!/bin/sh\n#SBATCH --gres=gpu:2\necho\n"),
+        gres
+    );
+    assert_eq!(
+        printed_error("", &env(&[("SBATCH_GPUS_PER_TASK", "1")]), SCRIPT),
+        gres
+    );
+    assert_eq!(
+        printed_error("-L matlab", &[], SCRIPT),
+        "sbatch: error: Batch job submission failed: Invalid license specification\n"
+    );
+    // Prefixes now meet the catalog's options as Slurm's own table would.
+    let e = printed_error("--cpus=2", &[], SCRIPT);
+    assert!(e.contains("option '--cpus' is ambiguous"), "{e}");
+}
+
+#[test]
+fn options_sluice_lacks_are_refused_by_name_and_ignored_ones_checked() {
+    assert_eq!(
+        printed_error("--mem-per-cpu=1G", &[], SCRIPT),
+        "sbatch: error: --mem-per-cpu is not supported\n"
+    );
+    assert_eq!(
+        printed_error("", &env(&[("SBATCH_QOS", "normal")]), SCRIPT),
+        "sbatch: error: --qos is not supported\n"
+    );
+    let s = submission(plan_stdin(
+        "--network=x --switches=2 --power=level",
+        &[],
+        SCRIPT,
+    ));
+    assert_eq!(s.request.partition.as_deref(), Some("from_directive"));
+    assert_eq!(
+        printed_error("--profile=everything", &[], SCRIPT),
+        "sbatch: error: Invalid --profile specification: everything\n"
+    );
+}
+
+#[test]
+fn deadline_kill_on_invalid_dep_priority_and_wait_reach_the_request() {
+    let s = submission(plan_stdin(
+        "--deadline=now+1hour --kill-on-invalid-dep=yes --priority=TOP -W",
+        &[],
+        SCRIPT,
+    ));
+    assert!(s.request.deadline > 0);
+    assert_eq!(s.request.kill_invalid_dep, Some(true));
+    assert_eq!(s.request.priority, Some(0xffff_fffd));
+    assert!(s.wait);
+    let s = submission(plan_stdin("", &env(&[("SBATCH_WAIT", "1")]), SCRIPT));
+    assert!(s.wait);
+    let s = submission(plan_stdin("--wait --test-only", &[], SCRIPT));
+    assert!(!s.wait, "--test-only submits nothing to wait for");
+    assert_eq!(
+        printed_error("--priority=-3", &[], SCRIPT),
+        "sbatch: error: Priority must be >= 0\n"
+    );
+}

@@ -4,7 +4,7 @@
 //! honours.
 
 use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
-use crate::jobspec::{COMMON, JobOpts, Opt, OptError, env_options, map_table, values};
+use crate::jobspec::{COMMON, JobOpts, Opt, OptError, catalog, env_options, map_table, values};
 use sluice_vocab::cpu_bind::CpuBind;
 
 pub use super::input_env::ENV;
@@ -25,6 +25,7 @@ pub enum SrOpt {
     Error,
     Unbuffered,
     CpuBind,
+    Mpi,
     Help,
     Usage,
     Version,
@@ -77,9 +78,12 @@ impl IoTarget {
     }
 }
 
-/// srun's option table.
+/// srun's option table: the implemented job options ([`COMMON`]), srun's own, and the rest of
+/// Slurm 22.05's srun options from [`catalog`] (refused or ignored as documented there).
 pub fn table() -> Vec<OptSpec<SrOpt>> {
     let mut t = map_table(COMMON, SrOpt::Job);
+    let others: Vec<_> = catalog::specs(catalog::SRUN).collect();
+    t.extend(map_table(&others, SrOpt::Job));
     let own = |long, short, arg, id| OptSpec {
         long,
         short,
@@ -109,6 +113,13 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("unbuffered", Some('u'), HasArg::No, SrOpt::Unbuffered),
         own("cpu-bind", None, HasArg::Required, SrOpt::CpuBind),
         own("cpu_bind", None, HasArg::Required, SrOpt::CpuBind),
+        own("mpi", None, HasArg::Required, SrOpt::Mpi),
+        own(
+            "kill-on-invalid-dep",
+            None,
+            HasArg::Required,
+            SrOpt::Job(Opt::KillOnInvalidDep),
+        ),
         own(
             "open-mode",
             None,
@@ -167,6 +178,8 @@ pub enum Invocation {
     Version,
     /// `--cpu-bind=help`.
     CpuBindHelp,
+    /// `--mpi=list`.
+    MpiList,
     Run(Box<SrunOpts>),
 }
 
@@ -180,6 +193,10 @@ pub enum ArgsError {
     Opt(#[from] OptError),
     #[error("No command given to execute.")]
     NoCommand,
+    /// `--mpi=` names a plugin this cluster lacks (only `none` is here: tasks are started
+    /// without a PMI server, as Slurm's `MpiDefault=none`).
+    #[error("invalid MPI type '{0}', --mpi=list for acceptable types")]
+    Mpi(String),
 }
 
 impl SrunOpts {
@@ -202,6 +219,8 @@ impl SrunOpts {
             SrOpt::Error => self.error = Some(IoTarget::parse(&value.unwrap_or_default())),
             SrOpt::Unbuffered => self.unbuffered = true,
             SrOpt::CpuBind => self.cpu_bind = Some(CpuBind::parse(&value.unwrap_or_default())?),
+            // Checked in `parse` (a refusal of its own, not an option value error).
+            SrOpt::Mpi => {}
             SrOpt::Help | SrOpt::Usage | SrOpt::Version => {}
         }
         Ok(())
@@ -222,6 +241,7 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
             SrOpt::CpuBind if value.as_deref() == Some("help") => {
                 return Ok(Invocation::CpuBindHelp);
             }
+            SrOpt::Mpi if value.as_deref() == Some("list") => return Ok(Invocation::MpiList),
             SrOpt::Usage => return Ok(Invocation::Usage),
             SrOpt::Version => return Ok(Invocation::Version),
             _ => {}
@@ -232,6 +252,7 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
         opts.job_id = id.trim().parse().ok();
     }
     for (opt, value) in env_options(ENV, environ) {
+        check_mpi(opt, value.as_deref())?;
         opts.apply(opt, value)?;
     }
     // --ntasks-per-node on the command line outweighs a task count from the environment
@@ -241,6 +262,7 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
         opts.job.ntasks = None;
     }
     for (opt, value) in parsed.opts {
+        check_mpi(opt, value.as_deref())?;
         opts.apply(opt, value)?;
     }
     if parsed.operands.is_empty() {
@@ -250,12 +272,25 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
     Ok(Invocation::Run(Box::new(opts)))
 }
 
+/// `--mpi=` (and `SLURM_MPI_TYPE`): only `none` exists here.
+fn check_mpi(opt: SrOpt, value: Option<&str>) -> Result<(), ArgsError> {
+    match (opt, value) {
+        (SrOpt::Mpi, Some(v)) if !v.eq_ignore_ascii_case("none") => {
+            Err(ArgsError::Mpi(v.to_string()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What `--mpi=list` prints: the MPI plugin types this cluster has.
+pub const MPI_LIST: &str = "MPI plugin types are...\n\tnone\n";
+
 /// srun's usage line.
 pub const USAGE: &str = "Usage: srun [-N nnodes] [-n ntasks] [-c ncpus] [-p partition] [-t minutes]
             [-J jobname] [-D path] [--mem=MB] [-C list] [-l] [-X]
             [--export[=names]] [--jobid=id] [--overlap] [-w hosts...]
             [-i in] [-o out] [-e err] [-u] [--open-mode=append|truncate]
-            [--ntasks-per-node=n] [--cpu-bind=type]
+            [--ntasks-per-node=n] [--cpu-bind=type] [--mpi=type]
             executable [args...]
 ";
 
@@ -289,6 +324,8 @@ Parallel run options:
   -C, --constraint=list       specify a list of constraints
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=path            change remote current working directory
+      --deadline=time         remove the job if no ending is possible before
+                              this deadline (start > (deadline - time[-min]))
       --exclusive             allocate nodes in exclusive mode
   -x, --exclude=hosts...      exclude a specific list of hosts
   -e, --error=err             location of stderr redirection
@@ -297,10 +334,12 @@ Parallel run options:
   -i, --input=in              location of stdin redirection
   -J, --job-name=jobname      name of job
       --jobid=id              run under already allocated job
+      --kill-on-invalid-dep=<yes|no> kill job if it has an invalid dependency
   -k, --no-kill[=off]         do not kill job on node failure
   -l, --label                 prepend task number to lines of stdout/err
       --mem=MB                minimum amount of real memory
       --mincpus=n             minimum number of logical processors per node
+      --mpi=type              type of MPI being used (only none here)
       --nice[=value]          decrease scheduling priority by value
       --priority=value        set the priority of the job to value
   -n, --ntasks=ntasks         number of tasks to run
@@ -310,6 +349,7 @@ Parallel run options:
       --open-mode={append|truncate} append to or truncate output files
       --overlap               Allow other steps to overlap this step
   -p, --partition=partition   partition requested
+      --priority=value        set the priority of the job to value
   -q, --quit-on-interrupt     quit on single Ctrl-C
   -Q, --quiet                 quiet mode (suppress informational messages)
   -s, --oversubscribe         over subscribe resources with other jobs
@@ -481,8 +521,25 @@ mod tests {
             "Invalid numeric value \"zero\" for --ntasks."
         );
         assert_eq!(
+            run("-g true", &[]).unwrap_err().to_string(),
+            "invalid option -- 'g'"
+        );
+        // Slurm's options Sluice lacks are refused by name, not as unknown.
+        assert_eq!(
             run("-Z true", &[]).unwrap_err().to_string(),
-            "invalid option -- 'Z'"
+            "--no-allocate is not supported"
+        );
+        assert_eq!(
+            run("--mpi=pmi2 true", &[]).unwrap_err().to_string(),
+            "invalid MPI type 'pmi2', --mpi=list for acceptable types"
+        );
+        assert_eq!(
+            run("--mpi=none true", &[]).map(|o| o.command),
+            Ok(vec!["true".to_string()])
+        );
+        assert_eq!(
+            parse(&["--mpi=list".to_string()], &[]),
+            Ok(Invocation::MpiList)
         );
     }
 }

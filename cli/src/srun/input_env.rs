@@ -82,6 +82,11 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SLURM_MPI_TYPE",
+        id: SrOpt::Mpi,
+        flag: false,
+    },
+    EnvOpt {
         var: "SLURM_NTASKS_PER_NODE",
         id: SrOpt::Job(Opt::NtasksPerNode),
         flag: false,
@@ -131,4 +136,20 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         id: SrOpt::Job(Opt::Chdir),
         flag: false,
     },
+    // GRES requests (refused: no GRES here). Sluice never sets these in a job's environment,
+    // so an srun inside a job does not meet them by accident.
+    other("SLURM_CPUS_PER_GPU", "cpus-per-gpu"),
+    other("SLURM_GPUS", "gpus"),
+    other("SLURM_GPUS_PER_NODE", "gpus-per-node"),
+    other("SLURM_GPUS_PER_TASK", "gpus-per-task"),
+    other("SLURM_GRES", "gres"),
+    other("SLURM_MEM_PER_GPU", "mem-per-gpu"),
 ];
+
+const fn other(var: &'static str, long: &'static str) -> EnvOpt<SrOpt> {
+    EnvOpt {
+        var,
+        id: SrOpt::Job(Opt::Other(long)),
+        flag: false,
+    }
+}

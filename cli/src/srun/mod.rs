@@ -100,6 +100,7 @@ pub async fn run_with(
         Ok(Invocation::Help) => return print(out, args::HELP),
         Ok(Invocation::Usage) => return print(out, args::USAGE),
         Ok(Invocation::CpuBindHelp) => return print(out, args::CPU_BIND_HELP),
+        Ok(Invocation::MpiList) => return print(out, args::MPI_LIST),
         Ok(Invocation::Version) => {
             return print(out, &format!("sluice {}\n", env!("CARGO_PKG_VERSION")));
         }
@@ -115,6 +116,9 @@ pub async fn run_with(
             fail(err, &e.to_string());
             let _ = writeln!(err, "srun: fatal: {}", CpuBindError::FATAL);
             return 1;
+        }
+        Err(ArgsError::Opt(e)) if e.is_submit_refusal() => {
+            return fail(err, &format!("Unable to allocate resources: {e}"));
         }
         Err(e) => return fail(err, &e.to_string()),
     };

@@ -156,6 +156,7 @@ pub(crate) fn start_job(
     job.reason = JobReason::None;
     job.start_time = Some(now);
     job.signal_sent = false;
+    job.mail_sent = 0;
     job.end_time = None;
     job.suspended_secs = 0;
     job.exit_code = 0;
@@ -210,6 +211,7 @@ pub(crate) fn start_job(
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, out, id, now);
     super::ctld_scripts::start_prolog(core, out, id);
+    super::mail::job_started(core, out, now, id);
 }
 
 /// Stops counting `id` as running (singleton, array throttle).
@@ -265,15 +267,29 @@ pub(crate) fn end_run(
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, out, id, now);
     super::ctld_scripts::run_ended(core, out, id);
+    super::mail::job_ended(core, out, now, id);
     super::nonstop::job_ended(core, out, now, id);
 }
 
 /// Ends a pending job at once (cancelled before it started).
 pub(crate) fn cancel_pending(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
+    end_pending(core, out, now, id, JobState::Cancelled, JobReason::None);
+}
+
+/// Ends pending job `id` without running it, in `state` for `reason` (a cancel, a missed
+/// `--deadline`, a dependency that can never be met).
+pub(crate) fn end_pending(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    id: FedJobId,
+    state: JobState,
+    reason: JobReason,
+) {
     if let Some(job) = core.jobs.map.get(&id) {
         core.jobs.queue.remove(&JobTable::queue_key(job));
     }
-    end_run(core, out, now, id, JobState::Cancelled, JobReason::None);
+    end_run(core, out, now, id, state, reason);
     core.jobs.finished.insert((now, id));
 }
 

@@ -26,6 +26,8 @@ pub enum ScriptContext {
     PrologSlurmctld,
     /// `EpilogSlurmctld`.
     EpilogSlurmctld,
+    /// `MailProg`, for `--mail-type` (see [`super::mail`]).
+    MailProg,
 }
 
 impl ScriptContext {
@@ -34,6 +36,7 @@ impl ScriptContext {
         match self {
             ScriptContext::PrologSlurmctld => "prolog_slurmctld",
             ScriptContext::EpilogSlurmctld => "epilog_slurmctld",
+            ScriptContext::MailProg => "mail",
         }
     }
 }
@@ -49,6 +52,8 @@ pub struct ScriptRun {
     pub run: u32,
     /// The program.
     pub program: PathBuf,
+    /// Its arguments (`MailProg`'s `-s <subject> <recipient>`; none for the others).
+    pub args: Vec<String>,
     /// Its whole environment.
     pub env: Vec<(String, String)>,
     /// Seconds it may run (`PrologEpilogTimeout`); `None` for ever.
@@ -207,6 +212,7 @@ fn emit(
         job: id,
         run: job.restarts,
         program,
+        args: Vec::new(),
         env: env.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         timeout_secs: core.conf().prolog.timeout_secs,
     });

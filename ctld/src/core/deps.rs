@@ -1,5 +1,5 @@
-//! Job dependencies (`--dependency`): `after`, `afterany`, `afterok`, `afternotok` (each with
-//! one or more `:jobid`, `after` also with `+minutes`) and `singleton`, joined by `,` (all
+//! Job dependencies (`--dependency`): `after`, `afterany`, `afterok`, `afternotok`, `aftercorr`
+//! (each with one or more `:jobid`, `after` also with `+minutes`) and `singleton`, joined by `,` (all
 //! must hold) or `?` (any may hold). A job id may be an array job id (every task) or `id_task`.
 //!
 //! Each dependency's status is updated when its target starts or ends (through the
@@ -24,6 +24,9 @@ pub enum DepKind {
     AfterOk,
     /// Target ended in another state.
     AfterNotOk,
+    /// Each array task waits for the task of the same index of the target array to end
+    /// COMPLETED (a job outside an array waits for every task, as `afterok`).
+    AfterCorr,
     /// No other job of the same user and name is running.
     Singleton,
 }
@@ -87,6 +90,7 @@ pub(crate) fn parse(core: &Core, spec: &str, now: SimTime) -> Result<Dependencie
             Some("afterany") => DepKind::AfterAny,
             Some("afterok") => DepKind::AfterOk,
             Some("afternotok") => DepKind::AfterNotOk,
+            Some("aftercorr") => DepKind::AfterCorr,
             _ => return Err(bad()),
         };
         let mut any_target = false;
@@ -152,10 +156,36 @@ fn status_for(kind: DepKind, target: &Job, delay_secs: u64, now: SimTime) -> Dep
             DepStatus::Satisfied(at)
         }
         DepKind::AfterOk if ended => DepStatus::Failed,
+        DepKind::AfterCorr if ended && target.state == JobState::Completed => {
+            DepStatus::Satisfied(at)
+        }
+        DepKind::AfterCorr if ended => DepStatus::Failed,
         DepKind::AfterNotOk if ended && target.state == JobState::Completed => DepStatus::Failed,
         DepKind::AfterNotOk if ended => DepStatus::Satisfied(at),
         _ => DepStatus::Waiting,
     }
+}
+
+/// The dependencies array task `task` of a new job keeps: an `aftercorr` dependency only on
+/// the target task of the same index (none when the target array has no such task: then
+/// nothing holds it back, as in Slurm). `None` when nothing is left.
+pub(crate) fn for_task(jobs: &JobTable, deps: &Dependencies, task: u32) -> Option<Dependencies> {
+    let items: Vec<Dep> = deps
+        .items
+        .iter()
+        .filter(|d| {
+            d.kind != DepKind::AfterCorr
+                || d.target
+                    .and_then(|t| jobs.map.get(&t))
+                    .and_then(|t| t.array)
+                    .is_some_and(|a| a.task == task)
+        })
+        .cloned()
+        .collect();
+    (!items.is_empty()).then(|| Dependencies {
+        any: deps.any,
+        items,
+    })
 }
 
 /// Registers `job`'s dependencies in the reverse index.

@@ -114,6 +114,8 @@ pub enum JobReason {
     LaunchFailedRequeuedHeld,
     /// An association limit (`AccountingStorageEnforce=limits`).
     Assoc(super::assoc::AssocReason),
+    /// It could no longer end by its `--deadline` (state DEADLINE).
+    DeadLine,
 }
 
 impl JobReason {
@@ -141,6 +143,7 @@ impl JobReason {
             Self::InvalidAccount => "InvalidAccount",
             Self::LaunchFailedRequeuedHeld => "launch failed requeued held",
             Self::Assoc(r) => r.as_str(),
+            Self::DeadLine => "DeadLine",
         }
     }
 }
@@ -233,6 +236,8 @@ pub struct Job {
     pub(crate) masks: Option<Arc<NodeMasks>>,
     /// Whether its `--signal` was sent in the current run.
     pub signal_sent: bool,
+    /// The `--mail-type` time-limit shares mailed in the current run (not saved).
+    pub mail_sent: u16,
     /// What its partition can never give it (`EnforcePartLimits=NO`): it pends for this.
     pub part_limit: Option<JobReason>,
     /// State.

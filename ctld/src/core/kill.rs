@@ -89,6 +89,7 @@ pub(crate) fn requeue_run(
 ) {
     super::federation::report::run_ended(core, out, id, recorded, true);
     super::ctld_scripts::run_ended(core, out, id);
+    super::mail::job_requeued(core, out, now, id);
     super::nonstop::job_ended(core, out, now, id);
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;

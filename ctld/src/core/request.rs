@@ -62,10 +62,28 @@ pub struct PlaceOpts {
     /// `--signal`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<WarnSignal>,
-    /// `--priority` or `scontrol update Priority=` (administrators): the job's priority,
-    /// fixed, instead of the computed one.
+    /// `--deadline` (unix seconds): a pending job that can no longer end by then ends DEADLINE.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<u64>,
+    /// `--kill-on-invalid-dep=yes|no`: a job whose dependencies can never be met is cancelled
+    /// (yes) or pends with `DependencyNeverSatisfied` (no; also the default, as Slurm's
+    /// without `kill_invalid_depend`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kill_invalid_dep: Option<bool>,
+    /// `--priority` (administrators only): the priority the job asks for, carried for the
+    /// priority plugin.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<u32>,
+    /// `--mail-type` ([`sluice_vocab::mail_type::MailTypes`] bits; 0: no mail).
+    #[serde(skip_serializing_if = "is_zero_u16")]
+    pub mail_type: u16,
+    /// `--mail-user` (`None`: the job's owner).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mail_user: Option<String>,
+}
+
+fn is_zero_u16(n: &u16) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &i32) -> bool {

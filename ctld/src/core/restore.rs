@@ -266,6 +266,7 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
         feature_nodes,
         masks,
         signal_sent: s.signal_sent,
+        mail_sent: 0,
         part_limit: s.part_limit.as_deref().and_then(reason_from_str),
         state,
         reason: reason_from_str(&s.reason).unwrap_or(JobReason::None),

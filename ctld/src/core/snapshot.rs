@@ -371,6 +371,7 @@ pub(crate) fn dep_kind_name(kind: DepKind) -> &'static str {
         DepKind::AfterAny => "afterany",
         DepKind::AfterOk => "afterok",
         DepKind::AfterNotOk => "afternotok",
+        DepKind::AfterCorr => "aftercorr",
         DepKind::Singleton => "singleton",
     }
 }
@@ -382,6 +383,7 @@ pub(crate) fn dep_from_snap(d: &DepSnap) -> Option<Dep> {
         DepKind::AfterAny,
         DepKind::AfterOk,
         DepKind::AfterNotOk,
+        DepKind::AfterCorr,
         DepKind::Singleton,
     ]
     .into_iter()
@@ -409,7 +411,7 @@ fn is_false(b: &bool) -> bool {
 
 /// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
 /// variant is added without being listed here.
-const REASONS: [JobReason; 21] = [
+const REASONS: [JobReason; 22] = [
     JobReason::None,
     JobReason::Priority,
     JobReason::Resources,
@@ -432,6 +434,7 @@ const REASONS: [JobReason; 21] = [
     JobReason::LaunchFailedRequeuedHeld,
     // One stands for all association reasons; `reason_from_str` parses the others.
     JobReason::Assoc(super::assoc::AssocReason::MaxJobs),
+    JobReason::DeadLine,
 ];
 
 /// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
@@ -459,12 +462,11 @@ const fn reason_position(r: JobReason) -> usize {
         JobReason::InvalidAccount => 18,
         JobReason::LaunchFailedRequeuedHeld => 19,
         JobReason::Assoc(_) => 20,
+        JobReason::DeadLine => 21,
     }
 }
 
-const _: () = assert!(
-    reason_position(JobReason::Assoc(super::assoc::AssocReason::MaxJobs)) == REASONS.len() - 1
-);
+const _: () = assert!(reason_position(JobReason::DeadLine) == REASONS.len() - 1);
 
 /// A saved reason back in the core's form (`None` for an unknown name).
 pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {

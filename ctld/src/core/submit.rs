@@ -76,7 +76,7 @@ pub(crate) fn submit_as(
             CtldError::InvalidAccount { partition },
         )?;
     }
-    // A negative nice and a set priority are for administrators (Slurm's operators too).
+    // A negative nice and an explicit priority are the administrators' (as in Slurm).
     if (req.place.nice < 0 || req.place.priority.is_some()) && !req.admin {
         return Err(CtldError::AccessDenied);
     }
@@ -226,6 +226,7 @@ pub(crate) fn submit_as(
         feature_nodes,
         masks: masks.map(Arc::new),
         signal_sent: false,
+        mail_sent: 0,
         part_limit,
         state: JobState::Pending,
         reason: if req.hold {
@@ -290,6 +291,9 @@ pub(crate) fn submit_as(
                 task: t,
             });
             meta.tasks.push((t, id));
+            if let Some(deps) = &template.deps {
+                job.deps = deps::for_task(&core.jobs, deps, t).map(Box::new);
+            }
         }
         record_new(core, out, job);
     }

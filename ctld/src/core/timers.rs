@@ -1,5 +1,6 @@
 //! The periodic tick: node timeouts, time limits, the SIGKILL after KillWait, the MinJobAge
-//! purge, the gang timeslice when due, then a scheduling pass. The runtime calls [`on_tick`] about once a second; tests call
+//! purge, pending jobs past their `--deadline`, the gang timeslice when due, then a scheduling
+//! pass. The runtime calls [`on_tick`] about once a second; tests call
 //! it after moving simulated time.
 
 use super::completion::SIGKILL;
@@ -20,6 +21,7 @@ pub fn on_tick(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStat
     check_nodes(core, out, now);
     check_jobs(core, out, now);
     purge(core, out, now);
+    super::expiry::on_tick(core, out, now);
     super::gang::on_tick(core, out, now);
     super::priority::on_tick(core, now);
     let stats = sched::schedule(core, out, now);
@@ -71,12 +73,16 @@ fn check_jobs(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
     let mut timed_out = Vec::new();
     let mut to_kill = Vec::new();
     let mut to_warn = Vec::new();
+    let mut to_mail = Vec::new();
     for id in &core.jobs.active {
         let Some(job) = core.jobs.map.get(id) else {
             continue;
         };
         if warning_due(job, now) {
             to_warn.push(*id);
+        }
+        if job.req.place.mail_type != 0 && job.state == JobState::Running {
+            to_mail.push(*id);
         }
         if job.completing {
             if job.kill_at.is_some_and(|t| t <= now) {
@@ -91,6 +97,9 @@ fn check_jobs(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
     }
     for id in to_warn {
         warn(core, out, id);
+    }
+    for id in to_mail {
+        super::mail::time_shares(core, out, now, id);
     }
     for id in timed_out {
         kill::kill_job(core, out, now, id, JobState::Timeout, JobReason::TimeLimit);

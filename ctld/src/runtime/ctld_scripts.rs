@@ -34,7 +34,8 @@ pub async fn execute(run: ScriptRun, core: CoreHandle) {
 async fn run_program(run: &ScriptRun) -> bool {
     let (what, job) = (run.context.name(), run.job);
     let mut cmd = tokio::process::Command::new(&run.program);
-    cmd.env_clear()
+    cmd.args(&run.args)
+        .env_clear()
         .envs(run.env.iter().map(|(k, v)| (k, v)))
         .current_dir("/")
         .process_group(0)

@@ -81,6 +81,14 @@ fn entries(c: &CtldConf, started: SimTime) -> Vec<(&'static str, String)> {
         ),
         ("FirstJobId", c.first_job_id.to_string()),
         ("KillWait", format!("{} sec", c.kill_wait)),
+        (
+            "MailDomain",
+            c.mail
+                .mail_domain
+                .clone()
+                .unwrap_or_else(|| "(null)".into()),
+        ),
+        ("MailProg", c.mail.mail_prog.display().to_string()),
         ("MaxArraySize", c.max_array_size.to_string()),
         ("MaxJobCount", c.max_job_count.to_string()),
         ("MessageTimeout", format!("{} sec", c.message_timeout)),

@@ -102,7 +102,8 @@ pub fn submit_request(
     })
 }
 
-/// `--ntasks-per-node`, `--mincpus`, `-w`, `-x`, `--begin`, `--nice` and `--signal` as the
+/// `--ntasks-per-node`, `--mincpus`, `-w`, `-x`, `--begin`, `--nice`, `--signal`,
+/// `--deadline`, `--kill-on-invalid-dep` and `--priority` as the
 /// wire carries them; a hostlist that does not parse names an invalid node.
 fn place_opts(r: &SubmitJobRequest) -> Result<PlaceOpts, CtldError> {
     let hosts = |expr: &str| -> Result<Vec<String>, CtldError> {
@@ -132,8 +133,24 @@ fn place_opts(r: &SubmitJobRequest) -> Result<PlaceOpts, CtldError> {
         begin: u64::try_from(r.begin).ok().filter(|b| *b > 0),
         nice: r.nice.unwrap_or(0),
         signal,
+        deadline: u64::try_from(r.deadline).ok().filter(|d| *d > 0),
+        kill_invalid_dep: r.kill_invalid_dep,
         priority: r.priority,
+        mail_type: mail_type(&r.mail_type)?,
+        mail_user: Some(r.mail_user.trim().to_string()).filter(|u| !u.is_empty()),
     })
+}
+
+/// `--mail-type` as the wire carries it ("" for none).
+fn mail_type(text: &str) -> Result<u16, CtldError> {
+    if text.trim().is_empty() {
+        return Ok(0);
+    }
+    sluice_vocab::mail_type::MailTypes::parse(text)
+        .map(|t| t.0)
+        .ok_or_else(|| CtldError::InvalidMailType {
+            spec: text.to_string(),
+        })
 }
 
 /// A job as the user wrote it: `12` or `12_3`.

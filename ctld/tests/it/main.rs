@@ -15,6 +15,7 @@ mod cancel_policy;
 mod cancel_requester;
 mod coordinators;
 mod ctld_scripts;
+mod deadline_mail;
 mod dependencies;
 mod fed_cancel;
 mod fed_cancel_requester;

@@ -16,6 +16,7 @@ pub mod fairshare;
 pub mod hostlist;
 pub mod ids;
 pub mod jobacct;
+pub mod mail_type;
 pub mod node_states;
 pub mod nonstop_conf;
 pub mod private_data;

@@ -25,6 +25,7 @@ mod fed_submit;
 mod fed_views;
 mod gang_e2e;
 mod gang_examples_e2e;
+mod job_options_e2e;
 mod message_timeout;
 mod munge_auth;
 mod node_restart_exit_codes;

@@ -1,5 +1,5 @@
 //! The controller's speed targets, on real daemons: Submit RPCs accepted per second, the
-//! `sbatch` process round trip, 10,000 one-second jobs on 4 nodes x 64 CPUs with the
+//! `sbatch` process round trip (also with 30 options and a 200-line script), 10,000 one-second jobs on 4 nodes x 64 CPUs with the
 //! controller's CPU share, and the controller's memory with 16,384 nodes and 100,000 jobs.
 
 use std::path::{Path, PathBuf};
@@ -52,6 +52,8 @@ pub enum Part {
     Rate,
     /// `sbatch --wrap true -H` round trip.
     Sbatch,
+    /// `sbatch` with 30 options and a 200-line script.
+    SbatchOpts,
     /// One-second jobs on 4 x 64 CPUs, and the controller's CPU share.
     Load,
     /// Resident memory with many nodes and held jobs.
@@ -73,7 +75,7 @@ pub async fn run(args: &CtldBenchArgs) -> Result<(), BenchError> {
     let (dir, _tmp) = work_dir(args.dir.as_ref())?;
     let wants = |p| args.only.is_empty() || args.only.contains(&p);
     let mut gauges = Vec::new();
-    if wants(Part::Rate) || wants(Part::Sbatch) || wants(Part::Load) {
+    if wants(Part::Rate) || wants(Part::Sbatch) || wants(Part::SbatchOpts) || wants(Part::Load) {
         let up_dir = dir.join("load");
         let conf = start_load_cluster(&up_dir).await?;
         let result = load_parts(args, &conf, &up_dir, &wants, &mut gauges).await;
@@ -151,6 +153,17 @@ async fn load_parts(
         gauges.push(
             Gauge::millis("sbatch --wrap true -H", took, Duration::from_millis(10))
                 .with(format!("median of {}, process start included", args.runs)),
+        );
+    }
+    if wants(Part::SbatchOpts) {
+        let took = super::sbatch_opts::median(conf_path, &work, args.runs)?;
+        gauges.push(
+            Gauge::millis(
+                "sbatch, 30 options, 200-line script",
+                took,
+                Duration::from_millis(10),
+            )
+            .with(format!("median of {}, process start included", args.runs)),
         );
     }
     Ok(())

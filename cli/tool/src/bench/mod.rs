@@ -9,6 +9,7 @@ pub mod fed;
 pub mod gauge;
 pub mod load;
 pub mod report;
+pub mod sbatch_opts;
 pub mod vs_slurm;
 
 use std::path::PathBuf;

@@ -9,6 +9,7 @@
 
 pub mod exclusions;
 pub mod jobacct;
+pub mod mail;
 pub mod nodes;
 pub mod partitions;
 pub mod power;
@@ -155,6 +156,8 @@ pub struct CtldConf {
     pub jobacct: JobAcctGather,
     /// Prolog and epilog programs, `PrologFlags` and `PrologEpilogTimeout`.
     pub prolog: PrologConf,
+    /// `MailProg` and `MailDomain`, for `--mail-type`.
+    pub mail: mail::MailConf,
     /// Failure management: `SlurmctldPlugin=slurmctld/nonstop` and its `nonstop.conf`, read
     /// from beside this file (`None` without the plugin).
     pub nonstop: Option<NonstopConf>,
@@ -213,6 +216,7 @@ impl CtldConf {
                             && !conf.sched.apply(file, pair, &mut warnings)?
                             && !conf.prolog.apply(file, pair, &mut warnings)?
                             && !conf.priority.apply(file, pair, &mut warnings)?
+                            && !conf.mail.apply(file, pair)?
                         {
                             warnings.push(warning(file, pair));
                         }
@@ -273,6 +277,7 @@ impl CtldConf {
             power: PowerConf::default(),
             jobacct: JobAcctGather::default(),
             prolog: PrologConf::default(),
+            mail: mail::MailConf::default(),
             nonstop: None,
             priority: PriorityConf::default(),
         }

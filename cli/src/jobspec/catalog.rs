@@ -1,0 +1,381 @@
+//! The rest of Slurm 22.05's job options: those of `sbatch`, `srun` and `salloc` that Sluice
+//! does not carry into the job, each in the command's option table (so `--gpus=1` is never an
+//! "unrecognized option" nor a silent no-op) with what happens to it:
+//!
+//! * [`Kind::SlurmRefuses`]: Slurm's controller refuses the option on a cluster configured as
+//!   every Sluice cluster is (no `GresTypes`, no `Licenses`, no reservations), with these words,
+//!   which the command prints as its submission failure.
+//! * [`Kind::IgnoredAsSlurm`]: Slurm accepts the option and, in this configuration, nothing
+//!   follows from it; the reason is given per option. Values are still checked.
+//! * [`Kind::Missing`]: Slurm would honour it and Sluice does not yet: refused by name
+//!   (`--tmp is not supported`), never accepted and dropped.
+//!
+//! The options Sluice implements are in [`super::COMMON`], [`super::BATCH_ONLY`] and each
+//! command's own table.
+
+use crate::getopt::{HasArg, OptSpec};
+
+use super::{Opt, OptError};
+
+/// The commands an option belongs to.
+pub const SBATCH: u8 = 1;
+/// `srun`.
+pub const SRUN: u8 = 2;
+/// `salloc`.
+pub const SALLOC: u8 = 4;
+const ALL: u8 = SBATCH | SRUN | SALLOC;
+
+/// Slurm's words for a GRES request on a cluster without GRES (`ESLURM_INVALID_GRES`).
+pub const NO_GRES: &str = "Invalid generic resource (gres) specification";
+
+/// What becomes of an option Sluice does not carry into the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Slurm's controller refuses it here, with these words.
+    SlurmRefuses(&'static str),
+    /// Slurm accepts it and nothing follows in this configuration (why, for the reader).
+    IgnoredAsSlurm(&'static str),
+    /// Not implemented: refused by name.
+    Missing,
+}
+
+/// One option of the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Long name without dashes.
+    pub long: &'static str,
+    /// Short letter, where the command has one (see [`Entry::short_in`]).
+    pub short: Option<char>,
+    /// Whether it takes a value.
+    pub arg: HasArg,
+    /// Which commands have it ([`SBATCH`], [`SRUN`], [`SALLOC`]).
+    pub cmds: u8,
+    /// What Sluice does with it.
+    pub kind: Kind,
+}
+
+impl Entry {
+    /// The short letter in `cmd`: srun's `-q` is `--quit-on-interrupt`, not `--qos`.
+    fn short_in(&self, cmd: u8) -> Option<char> {
+        match (self.long, cmd) {
+            ("qos", SRUN) => None,
+            _ => self.short,
+        }
+    }
+}
+
+const fn e(long: &'static str, short: Option<char>, arg: HasArg, cmds: u8, kind: Kind) -> Entry {
+    Entry {
+        long,
+        short,
+        arg,
+        cmds,
+        kind,
+    }
+}
+
+const R: HasArg = HasArg::Required;
+const O: HasArg = HasArg::Optional;
+const N: HasArg = HasArg::No;
+const GRES: Kind = Kind::SlurmRefuses(NO_GRES);
+const MISSING: Kind = Kind::Missing;
+
+/// Every Slurm 22.05 job option of sbatch, srun and salloc that Sluice does not implement.
+pub const ENTRIES: &[Entry] = &[
+    // GPUs and other generic resources: Sluice nodes declare no GRES (`Gres=` is not read and
+    // there is no `GresTypes`), so Slurm's controller would refuse every one of these.
+    e("gres", None, R, ALL, GRES),
+    e("gpus", Some('G'), R, ALL, GRES),
+    e("gpus-per-node", None, R, ALL, GRES),
+    e("gpus-per-task", None, R, ALL, GRES),
+    e("gpus-per-socket", None, R, ALL, GRES),
+    e("cpus-per-gpu", None, R, ALL, GRES),
+    e("mem-per-gpu", None, R, ALL, GRES),
+    e("ntasks-per-gpu", None, R, ALL, GRES),
+    e("gpu-bind", None, R, ALL, GRES),
+    e("gpu-freq", None, R, ALL, GRES),
+    // No `Licenses=` is read, so every license name is unknown to the controller.
+    e(
+        "licenses",
+        Some('L'),
+        R,
+        ALL,
+        Kind::SlurmRefuses("Invalid license specification"),
+    ),
+    // Sluice has no advanced reservations, so no reservation name is valid.
+    e(
+        "reservation",
+        None,
+        R,
+        ALL,
+        Kind::SlurmRefuses("Requested reservation is invalid"),
+    ),
+    // Accepted and without effect, as in Slurm configured like Sluice.
+    e(
+        "gres-flags",
+        None,
+        R,
+        ALL,
+        Kind::IgnoredAsSlurm("binds GRES to CPUs; a job here has no GRES to bind"),
+    ),
+    e(
+        "profile",
+        None,
+        R,
+        ALL,
+        Kind::IgnoredAsSlurm("AcctGatherProfileType is none: no profile data is gathered"),
+    ),
+    e(
+        "network",
+        None,
+        R,
+        ALL,
+        Kind::IgnoredAsSlurm("SwitchType is none: no switch plugin reads the network spec"),
+    ),
+    e(
+        "switches",
+        None,
+        R,
+        ALL,
+        Kind::IgnoredAsSlurm("TopologyPlugin is none: node selection knows no switches"),
+    ),
+    e(
+        "power",
+        None,
+        R,
+        ALL,
+        Kind::IgnoredAsSlurm("no power management plugin (PowerPlugin) reads power flags"),
+    ),
+    e(
+        "delay-boot",
+        None,
+        R,
+        ALL,
+        Kind::IgnoredAsSlurm("no node features plugin: nodes are never rebooted for a job"),
+    ),
+    // Not implemented yet (Slurm would honour them).
+    e("acctg-freq", None, R, ALL, MISSING),
+    e("batch", None, R, SBATCH, MISSING),
+    e("bb", None, R, ALL, MISSING),
+    e("bbf", None, R, SBATCH | SALLOC, MISSING),
+    e("container", None, R, ALL, MISSING),
+    e("contiguous", None, N, ALL, MISSING),
+    e("core-spec", Some('S'), R, ALL, MISSING),
+    e("cores-per-socket", None, R, ALL, MISSING),
+    e("cpu-freq", None, R, ALL, MISSING),
+    e("distribution", Some('m'), R, ALL, MISSING),
+    e("export-file", None, R, SBATCH, MISSING),
+    e("extra-node-info", Some('B'), R, ALL, MISSING),
+    e("get-user-env", None, O, SBATCH | SALLOC, MISSING),
+    e("gid", None, R, ALL, MISSING),
+    e("hint", None, R, ALL, MISSING),
+    e("ignore-pbs", None, N, SBATCH, MISSING),
+    e("input", Some('i'), R, SBATCH, MISSING),
+    e("mcs-label", None, R, ALL, MISSING),
+    e("mem-bind", None, R, ALL, MISSING),
+    e("mem-per-cpu", None, R, ALL, MISSING),
+    e("nodefile", Some('F'), R, SBATCH | SALLOC, MISSING),
+    e("ntasks-per-core", None, R, ALL, MISSING),
+    e("ntasks-per-socket", None, R, ALL, MISSING),
+    e("overcommit", Some('O'), N, ALL, MISSING),
+    e("propagate", None, O, SBATCH | SRUN, MISSING),
+    e("qos", Some('q'), R, ALL, MISSING),
+    e("reboot", None, N, ALL, MISSING),
+    e("sockets-per-node", None, R, ALL, MISSING),
+    e("spread-job", None, N, ALL, MISSING),
+    e("thread-spec", None, R, ALL, MISSING),
+    e("threads-per-core", None, R, ALL, MISSING),
+    e("time-min", None, R, ALL, MISSING),
+    e("tmp", None, R, ALL, MISSING),
+    e("uid", None, R, ALL, MISSING),
+    e("use-min-nodes", None, N, ALL, MISSING),
+    e("wait-all-nodes", None, R, SBATCH | SALLOC, MISSING),
+    // srun's own.
+    e("accel-bind", None, R, SRUN, MISSING),
+    e("bcast", None, O, SRUN, MISSING),
+    e("bcast-exclude", None, R, SRUN, MISSING),
+    e("compress", None, O, SRUN, MISSING),
+    e("epilog", None, R, SRUN, MISSING),
+    e("exact", None, N, SRUN, MISSING),
+    e("het-group", None, R, SRUN, MISSING),
+    e("immediate", Some('I'), O, SRUN, MISSING),
+    e("kill-on-bad-exit", Some('K'), O, SRUN, MISSING),
+    e("launch-cmd", None, N, SRUN, MISSING),
+    e("launcher-opts", None, R, SRUN, MISSING),
+    e("multi-prog", None, N, SRUN, MISSING),
+    e("no-allocate", Some('Z'), N, SRUN, MISSING),
+    e("preserve-env", Some('E'), N, SRUN, MISSING),
+    e("prolog", None, R, SRUN, MISSING),
+    e("relative", Some('r'), R, SRUN, MISSING),
+    e("resv-ports", None, O, SRUN, MISSING),
+    e("send-libs", None, O, SRUN, MISSING),
+    e("slurmd-debug", None, R, SRUN, MISSING),
+    e("task-epilog", None, R, SRUN, MISSING),
+    e("task-prolog", None, R, SRUN, MISSING),
+    e("test-only", None, N, SRUN, MISSING),
+    e("threads", Some('T'), R, SRUN, MISSING),
+    e("wait", Some('W'), R, SRUN, MISSING),
+    e("whole", None, N, SRUN, MISSING),
+];
+
+/// The catalog's options of `cmd` as option-table entries (ids [`Opt::Other`]).
+pub fn specs(cmd: u8) -> impl Iterator<Item = OptSpec<Opt>> {
+    ENTRIES
+        .iter()
+        .filter(move |entry| entry.cmds & cmd != 0)
+        .map(move |entry| OptSpec {
+            long: entry.long,
+            short: entry.short_in(cmd),
+            arg: entry.arg,
+            id: Opt::Other(entry.long),
+        })
+}
+
+/// What applying catalog option `long` with `value` does: nothing for the ignored ones (once
+/// their value is checked), else the refusal.
+pub fn apply(long: &'static str, value: Option<&str>) -> Result<(), OptError> {
+    let Some(entry) = ENTRIES.iter().find(|entry| entry.long == long) else {
+        return Err(OptError::Unsupported(long));
+    };
+    match entry.kind {
+        Kind::SlurmRefuses(text) => Err(OptError::Refused(text)),
+        Kind::IgnoredAsSlurm(_) => check_ignored(long, value.unwrap_or_default()),
+        Kind::Missing => Err(OptError::Unsupported(long)),
+    }
+}
+
+/// The checks Slurm's commands make on the ignored options' values.
+fn check_ignored(long: &'static str, value: &str) -> Result<(), OptError> {
+    let ok = match long {
+        "gres-flags" => value
+            .split(',')
+            .all(|f| ["disable-binding", "enforce-binding"].contains(&f)),
+        "profile" => value.split(',').all(|p| {
+            ["all", "none", "energy", "lustre", "network", "task"]
+                .contains(&p.to_ascii_lowercase().as_str())
+        }),
+        "delay-boot" => crate::jobspec::values::time_limit(value).is_ok(),
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(OptError::InvalidValue {
+            option: long,
+            value: value.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gres_options_are_refused_with_slurms_words() {
+        for long in [
+            "gres",
+            "gpus",
+            "gpus-per-node",
+            "cpus-per-gpu",
+            "mem-per-gpu",
+        ] {
+            let e = apply(long, Some("1")).unwrap_err();
+            assert_eq!(e.to_string(), NO_GRES, "{long}");
+            assert!(e.is_submit_refusal());
+        }
+        assert_eq!(
+            apply("licenses", Some("matlab")).unwrap_err().to_string(),
+            "Invalid license specification"
+        );
+    }
+
+    #[test]
+    fn missing_options_are_refused_by_name() {
+        let e = apply("tmp", Some("10G")).unwrap_err();
+        assert_eq!(e.to_string(), "--tmp is not supported");
+        assert!(!e.is_submit_refusal());
+    }
+
+    #[test]
+    fn ignored_options_check_their_values() {
+        assert_eq!(apply("network", Some("anything")), Ok(()));
+        assert_eq!(apply("gres-flags", Some("enforce-binding")), Ok(()));
+        assert_eq!(
+            apply("gres-flags", Some("sometimes"))
+                .unwrap_err()
+                .to_string(),
+            "Invalid --gres-flags specification: sometimes"
+        );
+        assert_eq!(apply("profile", Some("task,energy")), Ok(()));
+        assert!(apply("profile", Some("x")).is_err());
+    }
+
+    fn unique<T: Ord + Clone + std::fmt::Debug>(what: &str, items: &[T]) {
+        let mut sorted = items.to_vec();
+        sorted.sort();
+        for pair in sorted.windows(2) {
+            assert_ne!(pair[0], pair[1], "{what}: given twice");
+        }
+    }
+
+    /// Every command's whole table names each long option and short letter once, so the
+    /// catalog never shadows an implemented option.
+    #[test]
+    fn each_command_names_every_option_once() {
+        let tables: [(&str, Vec<(&str, Option<char>)>); 3] = [
+            (
+                "sbatch",
+                crate::sbatch::args::table()
+                    .iter()
+                    .map(|s| (s.long, s.short))
+                    .collect(),
+            ),
+            (
+                "srun",
+                crate::srun::args::table()
+                    .iter()
+                    .map(|s| (s.long, s.short))
+                    .collect(),
+            ),
+            (
+                "salloc",
+                crate::salloc::args::table()
+                    .iter()
+                    .map(|s| (s.long, s.short))
+                    .collect(),
+            ),
+        ];
+        for (cmd, table) in tables {
+            let longs: Vec<&str> = table
+                .iter()
+                .map(|(l, _)| *l)
+                .filter(|l| !l.is_empty())
+                .collect();
+            unique(cmd, &longs);
+            let mut shorts: Vec<(char, &str)> = table
+                .iter()
+                .filter_map(|(l, s)| s.map(|c| (c, *l)))
+                .collect();
+            shorts.sort();
+            shorts.dedup_by(|a, b| a.0 == b.0 && same_option(cmd, a.1, b.1));
+            let letters: Vec<char> = shorts.iter().map(|(c, _)| *c).collect();
+            unique(cmd, &letters);
+        }
+    }
+
+    /// Aliases sharing a letter (`-n` is `--ntasks` and `--tasks`, `-M` `--clusters` and
+    /// `--cluster`).
+    fn same_option(_cmd: &str, a: &str, b: &str) -> bool {
+        fn alias(x: &str) -> &str {
+            match x {
+                "tasks" => "ntasks",
+                "cluster" => "clusters",
+                "cpu_bind" => "cpu-bind",
+                "workdir" => "chdir",
+                other => other,
+            }
+        }
+        alias(a) == alias(b)
+    }
+}
