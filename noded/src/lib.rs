@@ -14,6 +14,7 @@
 
 pub mod acct;
 pub mod adopt;
+pub mod attach;
 pub mod affinity;
 pub mod batch;
 pub mod config;

@@ -6,6 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use nix::sys::signal::Signal;
 
 use crate::acct::live::LiveTable;
+use crate::attach::AttachTable;
 use crate::config::NodedConfig;
 use crate::env::NodeFacts;
 use crate::error::NodedError;
@@ -34,6 +35,8 @@ pub struct Node {
     pub here: JobsHere,
     /// Tasks being sampled now, for `sstat`.
     pub live: LiveTable,
+    /// Running steps' second readers (`sattach`).
+    pub attach: AttachTable,
 }
 
 impl Node {
@@ -50,6 +53,7 @@ impl Node {
             stdin: StdinTable::default(),
             here: JobsHere::default(),
             live: LiveTable::default(),
+            attach: AttachTable::default(),
         })
     }
 

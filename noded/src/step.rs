@@ -10,7 +10,7 @@ use std::sync::Arc;
 use nix::sys::signal::Signal;
 use sluice_vocab::cpu_bind::CpuBind;
 use sluice_vocab::jobacct::{StepUsage, TaskUsage};
-use sluice_wire::proto::{RunStepRequest, StepOutput, TaskExit};
+use sluice_wire::proto::{AttachedStep, RunStepRequest, StepOutput, TaskExit};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -62,6 +62,15 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         }
     }
     let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
+    let layout = AttachedStep {
+        node_list: req.node_list.clone(),
+        node_index: req.node_index,
+        ntasks: req.ntasks,
+        first_task: req.first_task,
+        tasks_here: req.tasks_here,
+        pty: false,
+    };
+    node.attach.open(job, step, req.uid, layout);
     let mut readers = JoinSet::new();
     let mut waits = JoinSet::new();
     let mut groups = Vec::new();
@@ -73,11 +82,13 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         let spawned = match printed {
             Ok(lines) => {
                 for line in lines {
-                    let _ = tx.try_send(Ok(StepOutput {
+                    let msg = StepOutput {
                         task: rank,
                         data: format!("{line}\n").into_bytes(),
                         ..Default::default()
-                    }));
+                    };
+                    node.attach.publish(job, step, &msg);
+                    let _ = tx.try_send(Ok(msg));
                 }
                 let mut cmd = spawn::step_command(run_as, &dir, &env, &req.argv, &task.io);
                 affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
@@ -91,6 +102,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                     signal_group(*pgid, Some(Signal::SIGKILL));
                 }
                 node.jobs.remove_part(job, Part::Step(step));
+                node.attach.close(job, step);
                 return Err(NodedError::Spawn {
                     job_id: job,
                     source,
@@ -100,12 +112,18 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         groups.push(pgid);
         node.jobs.add_group(job, Part::Step(step), pgid);
-        stdin_pipes.extend(child.stdin.take());
+        stdin_pipes.extend(child.stdin.take().map(|pipe| (rank, pipe)));
+        let to = Readers {
+            node: Arc::clone(node),
+            job,
+            step,
+            tx: tx.clone(),
+        };
         if let Some(out) = child.stdout.take() {
-            readers.spawn(forward(out, rank, false, tx.clone()));
+            readers.spawn(forward(out, rank, false, to.clone()));
         }
         if let Some(err) = child.stderr.take() {
-            readers.spawn(forward(err, rank, true, tx.clone()));
+            readers.spawn(forward(err, rank, true, to));
         }
         let tracker = Tracker::start(&node.config.jobacct, pgid, rank, req.node_index);
         if let Some(t) = &tracker {
@@ -235,7 +253,7 @@ async fn supervise(
     while readers.join_next().await.is_some() {}
     node.jobs.remove_part(job, Part::Step(step));
     // Pipes srun never came for close with the step.
-    drop(node.stdin.take(job, step));
+    node.stdin.remove(job, step);
     exits.sort_by_key(|e| e.task);
     tracing::info!(job, step, "step tasks ended");
     usages.sort_by_key(|u| u.task);
@@ -244,6 +262,8 @@ async fn supervise(
         usage: StepUsage::from_tasks(&usages).map(|u| u.to_proto()),
         ..Default::default()
     };
+    node.attach.publish(job, step, &last);
+    node.attach.close(job, step);
     let _ = tx.send(Ok(last)).await;
 }
 
@@ -259,12 +279,16 @@ fn task_exit(rank: u32, status: std::io::Result<std::process::ExitStatus>) -> Ta
     }
 }
 
-async fn forward(
-    mut pipe: impl AsyncRead + Unpin,
-    task: u32,
-    stderr: bool,
+/// Where a task's output goes: srun's stream, and the step's attached readers.
+#[derive(Clone)]
+struct Readers {
+    node: Arc<Node>,
+    job: u32,
+    step: u32,
     tx: mpsc::Sender<Result<StepOutput, tonic::Status>>,
-) {
+}
+
+async fn forward(mut pipe: impl AsyncRead + Unpin, task: u32, stderr: bool, to: Readers) {
     let mut buf = vec![0u8; CHUNK];
     loop {
         match pipe.read(&mut buf).await {
@@ -274,10 +298,10 @@ async fn forward(
                     task,
                     data: buf[..n].to_vec(),
                     stderr,
-                    exits: Vec::new(),
-                    usage: None,
+                    ..Default::default()
                 };
-                if tx.send(Ok(msg)).await.is_err() {
+                to.node.attach.publish(to.job, to.step, &msg);
+                if to.tx.send(Ok(msg)).await.is_err() {
                     // srun is gone; keep draining so no task blocks on a full pipe.
                     continue;
                 }

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::Interrupt;
+use crate::interrupts::sig;
 use super::args::IoTarget;
 use super::interrupt::{Action, Interrupts};
 use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
@@ -170,12 +171,26 @@ pub async fn run(
                 }
                 None => break,
             },
-            Some(sig) = interrupts.recv() => {
-                let action = match sig {
+            Some(got) = interrupts.recv() => {
+                let action = match got {
                     Interrupt::Int => policy.on_interrupt(Instant::now()),
                     Interrupt::Term => {
                         cancelled = true;
-                        signal_all(&clients, &template, libc_sig::TERM).await;
+                        signal_all(&clients, &template, sig::TERM).await;
+                        continue;
+                    }
+                    Interrupt::Other(n) => {
+                        match other_signal(n) {
+                            Passed::Forward => signal_all(&clients, &template, n).await,
+                            Passed::End => {
+                                if n == sig::QUIT {
+                                    let _ = writeln!(output_err(&mut output), "srun: Quit");
+                                }
+                                cancelled = true;
+                                signal_all(&clients, &template, sig::TERM).await;
+                            }
+                            Passed::Ignore => {}
+                        }
                         continue;
                     }
                 };
@@ -188,21 +203,21 @@ pub async fn run(
                     Action::ForwardInt | Action::ForwardIntAndKill => {
                         cancelled = true;
                         let _ = writeln!(e, "srun: sending Ctrl-C to {step_name}");
-                        signal_all(&clients, &template, libc_sig::INT).await;
+                        signal_all(&clients, &template, sig::INT).await;
                         if action == Action::ForwardIntAndKill {
-                            signal_all(&clients, &template, libc_sig::KILL).await;
+                            signal_all(&clients, &template, sig::KILL).await;
                         }
                     }
                     Action::Kill => {
                         let _ = writeln!(e, "srun: forcing job termination");
-                        signal_all(&clients, &template, libc_sig::KILL).await;
+                        signal_all(&clients, &template, sig::KILL).await;
                     }
                     Action::Abandon => {
                         let _ = writeln!(e, "srun: job abort in progress");
                         for h in &handles {
                             h.abort();
                         }
-                        outcome.signal = outcome.signal.max(libc_sig::KILL);
+                        outcome.signal = outcome.signal.max(sig::KILL);
                         break;
                     }
                 }
@@ -213,11 +228,36 @@ pub async fn run(
     (outcome, usage)
 }
 
-/// Signal numbers srun sends (Linux values).
-mod libc_sig {
-    pub const INT: i32 = 2;
-    pub const KILL: i32 = 9;
-    pub const TERM: i32 = 15;
+/// The signals srun catches besides SIGINT and SIGTERM (see [`other_signal`]).
+pub const CAUGHT: &[i32] = &[
+    sig::HUP,
+    sig::QUIT,
+    sig::USR1,
+    sig::USR2,
+    sig::ALRM,
+    sig::CONT,
+    sig::TSTP,
+];
+
+/// What srun does with a caught signal other than SIGINT and SIGTERM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passed {
+    /// Send it to every task (SIGUSR1, SIGUSR2, SIGALRM).
+    Forward,
+    /// End the step as SIGTERM does (SIGHUP: the terminal is gone; SIGQUIT: Ctrl-\).
+    End,
+    /// Nothing: Ctrl-Z (SIGTSTP) neither stops srun nor its tasks, and SIGCONT has nothing
+    /// to resume.
+    Ignore,
+}
+
+/// How srun treats signal `n` (one of [`CAUGHT`]).
+pub fn other_signal(n: i32) -> Passed {
+    match n {
+        sig::HUP | sig::QUIT => Passed::End,
+        sig::CONT | sig::TSTP => Passed::Ignore,
+        _ => Passed::Forward,
+    }
 }
 
 /// The error stream behind the task output (srun's own messages go there too).
@@ -332,5 +372,27 @@ fn print_status(err: &mut dyn Write, step: &str, layout: &[NodeTasks], exited: &
         if !tasks.is_empty() {
             let _ = writeln!(err, "srun: {step} {}: {state}", task_list(&tasks));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caught_signals_are_forwarded_end_the_step_or_are_ignored() {
+        let passed: Vec<Passed> = CAUGHT.iter().map(|n| other_signal(*n)).collect();
+        assert_eq!(
+            passed,
+            [
+                Passed::End,
+                Passed::End,
+                Passed::Forward,
+                Passed::Forward,
+                Passed::Forward,
+                Passed::Ignore,
+                Passed::Ignore,
+            ]
+        );
     }
 }

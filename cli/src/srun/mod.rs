@@ -46,7 +46,7 @@ pub fn main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let environ = jobspec::process_environ();
     let who = Submitter::current();
-    crate::interrupts::run("srun", |rx| async move {
+    crate::interrupts::run_catching("srun", launch::CAUGHT, |rx| async move {
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
         let io = Io {
@@ -326,7 +326,10 @@ async fn allocate(
                 Ok(None) => return Err(unable(err, CONNECT_FAILURE)),
                 Err(status) => return Err(unable(err, &status_text(&status, Asker::Jobs))),
             },
-            Some(_) = interrupts.recv() => {
+            Some(sig) = interrupts.recv() => {
+                if !sig.ends_wait() {
+                    continue;
+                }
                 if let Some(id) = job_id {
                     let _ = ctld.cancel(CancelRequest { job_ids: vec![id], ..Default::default() }).await;
                     let _ = writeln!(err, "srun: Job allocation {id} has been revoked.");

@@ -90,7 +90,7 @@ pub fn open(client: &NodedClient, job_id: u32, step_id: u32) -> Sink {
     let first = StepStdin {
         job_id,
         step_id,
-        data: Vec::new(),
+        ..Default::default()
     };
     let _ = tx.try_send(first);
     let mut client = client.clone();

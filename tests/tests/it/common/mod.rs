@@ -9,6 +9,8 @@
 pub use sluice_testkit::cmd::{CmdOutput, DAEMON_TIMEOUT, bin, block_on, exit_code, run};
 pub use sluice_testkit::site::{cluster, federation, procs};
 
+pub mod lines;
+pub mod python;
 pub mod users;
 
 use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,73 @@
+//! A command run in the background whose output the test reads line by line as it comes,
+//! to act at the right moment (send a signal once a task is ready, attach once it runs).
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc::Receiver;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use super::cluster::STATE_TIMEOUT;
+
+/// A running command whose stdout and stderr lines are read as they come.
+pub struct Lines {
+    pub child: Child,
+    pub out: Receiver<String>,
+    pub err: Receiver<String>,
+}
+
+fn read_lines(pipe: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+impl Lines {
+    /// Starts `cmd` (stdin closed unless set) with its output read line by line.
+    pub fn spawn(cmd: &mut std::process::Command) -> Lines {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = read_lines(child.stdout.take().unwrap());
+        let err = read_lines(child.stderr.take().unwrap());
+        Lines { child, out, err }
+    }
+
+    /// Waits for a stdout line equal to `want` (`stderr`: a stderr line containing it);
+    /// earlier lines are dropped. Kills the command and fails if none comes.
+    pub fn expect(&mut self, want: &str, stderr: bool) {
+        let rx = if stderr { &self.err } else { &self.out };
+        let deadline = std::time::Instant::now() + STATE_TIMEOUT;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(line) if line == want || (stderr && line.contains(want)) => return,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        let _ = self.child.kill();
+        panic!("no line {want:?} came");
+    }
+
+    /// Sends `sig` to the command.
+    pub fn signal(&self, sig: Signal) {
+        kill(Pid::from_raw(self.child.id() as i32), sig).unwrap();
+    }
+
+    /// The rest of its stdout and stderr lines and its exit code.
+    pub fn finish(mut self) -> (Vec<String>, String, i32) {
+        let status = self.child.wait().unwrap();
+        let err: Vec<String> = self.err.iter().collect();
+        (self.out.iter().collect(), err.join("\n"), super::exit_code(status))
+    }
+}
