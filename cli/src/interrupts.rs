@@ -29,6 +29,7 @@ pub mod sig {
     pub const TERM: i32 = 15;
     pub const CONT: i32 = 18;
     pub const TSTP: i32 = 20;
+    pub const WINCH: i32 = 28;
 }
 
 impl Interrupt {

@@ -29,6 +29,7 @@ pub mod node_scripts;
 pub mod outbox;
 pub mod pattern;
 pub mod prolog;
+pub mod pty;
 pub mod resources;
 pub mod service;
 pub mod spawn;

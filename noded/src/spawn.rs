@@ -69,12 +69,16 @@ pub fn working_dir(workdir: &str) -> PathBuf {
 }
 
 fn base(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
+    let mut cmd = base_in_session(run_as, dir, env);
+    cmd.process_group(0);
+    cmd
+}
+
+/// [`base`] without the process group: for a task that leads a session of its own (which
+/// makes its group too), see [`crate::pty`].
+fn base_in_session(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
     let mut cmd = Command::new(SHELL);
-    cmd.env_clear()
-        .envs(env)
-        .current_dir(dir)
-        .process_group(0)
-        .kill_on_drop(false);
+    cmd.env_clear().envs(env).current_dir(dir).kill_on_drop(false);
     if let Some(who) = run_as {
         cmd.uid(who.uid).gid(who.gid);
     }
@@ -166,6 +170,9 @@ pub enum TaskStdin {
     Null,
     /// A file (opened by the task, as the job's user).
     File(String),
+    /// A pseudo-terminal, also its stdout, stderr and controlling terminal (`srun --pty`):
+    /// the caller sets the streams up ([`crate::pty::run_on`]).
+    Terminal,
 }
 
 /// Where a step task's stderr goes.
@@ -243,7 +250,7 @@ const CANNOT_OPEN: &str = "cannot_open";
 const CANNOT_OPEN_FN: &str = "cannot_open() { if [ -e \"$2\" ] || { [ \"$1\" != stdin ] && [ -d \"$(dirname -- \"$2\")\" ]; }; then r='Permission denied'; else r='No such file or directory'; fi; printf 'srun: error: Could not open %s file: %s\\n' \"$1\" \"$r\" >&2; exit 1; }; ";
 
 /// A step task's command: runs `argv` (searched in the job's `PATH`) with its streams as `io`
-/// says; what is not redirected is piped.
+/// says; what is not redirected is piped (a terminal's streams are left to the caller).
 pub fn step_command(
     run_as: Option<RunAs>,
     dir: &Path,
@@ -251,6 +258,16 @@ pub fn step_command(
     argv: &[String],
     io: &TaskIo,
 ) -> Command {
+    if io.stdin == TaskStdin::Terminal {
+        let mut cmd = base_in_session(run_as, dir, env);
+        let (script, args) = step_script(io);
+        cmd.arg("-c")
+            .arg(script)
+            .arg(WRAPPER_NAME)
+            .args(args)
+            .args(argv);
+        return cmd;
+    }
     let mut cmd = base(run_as, dir, env);
     let (script, args) = step_script(io);
     cmd.arg("-c")
@@ -260,7 +277,7 @@ pub fn step_command(
         .args(argv);
     cmd.stdin(match io.stdin {
         TaskStdin::Piped => Stdio::piped(),
-        TaskStdin::Null | TaskStdin::File(_) => Stdio::null(),
+        TaskStdin::Null | TaskStdin::File(_) | TaskStdin::Terminal => Stdio::null(),
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());

@@ -1,19 +1,44 @@
 //! srun's stdin for a step's tasks (`srun -i all|<task>`, the default): `RunStep` leaves the
-//! tasks' stdin pipes here, srun's `StepInput` stream writes every chunk to each task, and its
+//! tasks' stdin pipes here (with `--pty`, task 0's terminal, which srun's window changes also
+//! resize), srun's `StepInput` stream writes every chunk to each task, and its
 //! end closes the pipes, so the tasks read EOF. An attached `sattach` writes to the same pipes
 //! (to every task, or to its `--input-filter` task) while the step runs; its end closes
 //! nothing. A step that ends first takes its pipes back.
 
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 
 use sluice_wire::proto::StepStdin;
-use tokio::io::AsyncWriteExt;
-use tokio::process::ChildStdin;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_stream::{Stream, StreamExt};
 
-/// One step's stdin pipes, shared by srun and attached writers.
-pub type Shared = Arc<tokio::sync::Mutex<Vec<(u32, ChildStdin)>>>;
+use crate::pty;
+
+/// Where a task's stdin is written: its pipe, or its terminal's master.
+pub type Pipe = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// One step's stdin, shared by srun and attached writers.
+pub type Shared = Arc<tokio::sync::Mutex<Pipes>>;
+
+/// The tasks' stdin, with their ranks, and task 0's terminal when it has one.
+#[derive(Default)]
+pub struct Pipes {
+    /// Each reading task's pipe.
+    pub pipes: Vec<(u32, Pipe)>,
+    /// `srun --pty`: the terminal's master, to resize it.
+    pub tty: Option<OwnedFd>,
+}
+
+impl std::fmt::Debug for Pipes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ranks: Vec<u32> = self.pipes.iter().map(|(rank, _)| *rank).collect();
+        f.debug_struct("Pipes")
+            .field("tasks", &ranks)
+            .field("tty", &self.tty)
+            .finish()
+    }
+}
 
 /// Stdin pipes of running steps, by (job, step).
 #[derive(Debug, Default)]
@@ -34,14 +59,14 @@ struct Entry {
 pub struct Waiting {
     /// The step's user: only they (or an admin) may feed it.
     pub uid: u32,
-    /// The tasks' stdin, with their ranks.
-    pub pipes: Vec<(u32, ChildStdin)>,
+    /// The tasks' stdin.
+    pub pipes: Pipes,
 }
 
 /// Who writes to a step's stdin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Writer {
-    /// srun: once; its end closes the pipes.
+    /// srun: once; its end closes the pipes; it alone resizes the terminal.
     Srun,
     /// An attached reader (`sattach`), to every task or to one (`--input-filter`).
     Attached { task: Option<u32> },
@@ -97,18 +122,26 @@ where
     };
     write_all(&pipes, only, &first).await;
     while let Some(Ok(msg)) = stream.next().await {
+        if let (Writer::Srun, Some(size)) = (writer, &msg.window) {
+            if let Some(tty) = &pipes.lock().await.tty {
+                if let Err(e) = pty::resize(tty, size.rows, size.cols) {
+                    tracing::warn!("cannot resize a step's terminal: {e}");
+                }
+            }
+        }
         if !write_all(&pipes, only, &msg.data).await {
             break;
         }
     }
     if writer == Writer::Srun {
-        pipes.lock().await.clear();
+        *pipes.lock().await = Pipes::default();
     }
 }
 
 /// Writes `data` to every pipe (or task `only`'s); `false` once none is left to write to.
 async fn write_all(pipes: &Shared, only: Option<u32>, data: &[u8]) -> bool {
-    let mut pipes = pipes.lock().await;
+    let mut guard = pipes.lock().await;
+    let pipes = &mut guard.pipes;
     if !data.is_empty() {
         let mut open = Vec::with_capacity(pipes.len());
         for (rank, mut pipe) in pipes.drain(..) {

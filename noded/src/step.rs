@@ -5,6 +5,7 @@
 //! [`crate::stdin`], [`crate::affinity`].
 
 use sluice_wire::jobacct::StepUsageWire;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
@@ -24,7 +25,9 @@ use crate::job_scripts;
 use crate::jobs::{Part, signal_group};
 use crate::node::Node;
 use crate::spawn::{self, RunAs, TaskIo};
-use crate::stdin::Waiting;
+use crate::pty;
+use crate::spawn::TaskStdin;
+use crate::stdin::{Pipes, Waiting};
 use crate::step_io;
 
 /// The stream of a step's output, as the service returns it.
@@ -68,13 +71,13 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         ntasks: req.ntasks,
         first_task: req.first_task,
         tasks_here: req.tasks_here,
-        pty: false,
+        pty: req.pty && req.first_task == 0,
     };
     node.attach.open(job, step, req.uid, layout);
     let mut readers = JoinSet::new();
     let mut waits = JoinSet::new();
     let mut groups = Vec::new();
-    let mut stdin_pipes = Vec::new();
+    let mut stdin = Pipes::default();
     for task in tasks {
         let rank = task.rank;
         let mut env = task.env;
@@ -91,7 +94,13 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                     let _ = tx.try_send(Ok(msg));
                 }
                 let mut cmd = spawn::step_command(run_as, &dir, &env, &req.argv, &task.io);
-                affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
+                match on_terminal(&mut cmd, &task.io, &req) {
+                    Ok(master) => {
+                        stdin.tty = master;
+                        affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Err(why) => Err(std::io::Error::other(why)),
         };
@@ -112,13 +121,25 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         groups.push(pgid);
         node.jobs.add_group(job, Part::Step(step), pgid);
-        stdin_pipes.extend(child.stdin.take().map(|pipe| (rank, pipe)));
+        if let Some(pipe) = child.stdin.take() {
+            stdin.pipes.push((rank, Box::new(pipe)));
+        }
         let to = Readers {
             node: Arc::clone(node),
             job,
             step,
             tx: tx.clone(),
         };
+        if task.io.stdin == TaskStdin::Terminal {
+            // The terminal's master: read as the task's output, written with srun's input.
+            match terminal_ends(stdin.tty.as_ref()) {
+                Ok((reader, writer)) => {
+                    readers.spawn(forward(reader, rank, false, to.clone()));
+                    stdin.pipes.push((rank, Box::new(writer)));
+                }
+                Err(e) => tracing::error!(job, step, "cannot use the task's terminal: {e}"),
+            }
+        }
         if let Some(out) = child.stdout.take() {
             readers.spawn(forward(out, rank, false, to.clone()));
         }
@@ -148,7 +169,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     if req.stdin_from_srun {
         let waiting = Waiting {
             uid: req.uid,
-            pipes: stdin_pipes,
+            pipes: stdin,
         };
         node.stdin.register(job, step, waiting);
     }
@@ -163,6 +184,30 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         tx,
     ));
     Ok(ReceiverStream::new(rx))
+}
+
+/// Puts `cmd` on a new pseudo-terminal when `io` asks for one (`srun --pty`); returns the
+/// terminal's master. The slave's copies close with `cmd`, so the master reads EOF once the
+/// task and whatever it left running are gone.
+fn on_terminal(
+    cmd: &mut tokio::process::Command,
+    io: &TaskIo,
+    req: &RunStepRequest,
+) -> std::io::Result<Option<OwnedFd>> {
+    if io.stdin != TaskStdin::Terminal {
+        return Ok(None);
+    }
+    let size = req.window.unwrap_or_default();
+    let tty = pty::open(size.rows, size.cols)?;
+    pty::run_on(cmd, &tty.slave)?;
+    Ok(Some(tty.master))
+}
+
+/// A reader and a writer of a terminal's master.
+fn terminal_ends(master: Option<&OwnedFd>) -> std::io::Result<(tokio::fs::File, tokio::fs::File)> {
+    let master = master.ok_or_else(|| std::io::Error::other("no terminal was opened"))?;
+    let end = |fd: OwnedFd| tokio::fs::File::from_std(std::fs::File::from(fd));
+    Ok((end(master.try_clone()?), end(master.try_clone()?)))
 }
 
 /// One task ready to start.

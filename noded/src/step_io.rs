@@ -21,6 +21,15 @@ pub fn task_io(req: &RunStepRequest, node_name: &str, rank: u32) -> TaskIo {
         task: rank,
     };
     let file = |pattern: &str| (!pattern.is_empty()).then(|| expand(pattern, &vars));
+    if req.pty && rank == 0 {
+        // srun --pty: task 0's three streams are the terminal, whatever -i/-o/-e say.
+        return TaskIo {
+            stdin: TaskStdin::Terminal,
+            stdout: None,
+            stderr: TaskStderr::Piped,
+            report: None,
+        };
+    }
     let stdin = if req.stdin_from_srun {
         match req.stdin_task {
             Some(t) if t != rank => TaskStdin::Null,

@@ -108,7 +108,14 @@ pub async fn run(
     }
     if let Some(chunks) = stdin.map(read_chunks) {
         let clients = input_nodes(&parts, opts.input_filter);
-        tokio::spawn(feed(clients, &opts, chunks));
+        let first = StepStdin {
+            job_id: opts.job_id,
+            step_id: opts.step_id,
+            attached: true,
+            task: opts.input_filter,
+            ..Default::default()
+        };
+        tokio::spawn(feed(clients, first, chunks));
     }
     stream(parts, &opts, out, err, &mut interrupts).await
 }
@@ -126,20 +133,13 @@ fn input_nodes(parts: &[Attached], only: Option<u32>) -> Vec<NodedClient> {
         .collect()
 }
 
-/// Copies `chunks` to every node's `StepInput` stream as an attached writer (a step reading no
-/// stdin refuses it, and the bytes have nowhere to go, as in Slurm).
-async fn feed(clients: Vec<NodedClient>, opts: &SattachOpts, mut chunks: mpsc::Receiver<Vec<u8>>) {
+/// Copies `chunks` to every node's `StepInput` stream, opened by `first` as an attached writer
+/// (a step reading no stdin refuses it, and the bytes have nowhere to go, as in Slurm).
+async fn feed(clients: Vec<NodedClient>, first: StepStdin, mut chunks: mpsc::Receiver<Vec<u8>>) {
     let mut sinks = Vec::new();
     for mut client in clients {
         let (tx, rx) = mpsc::channel(8);
-        let first = StepStdin {
-            job_id: opts.job_id,
-            step_id: opts.step_id,
-            data: Vec::new(),
-            attached: true,
-            task: opts.input_filter,
-        };
-        let _ = tx.try_send(first);
+        let _ = tx.try_send(first.clone());
         tokio::spawn(async move {
             let _ = client.step_input(ReceiverStream::new(rx)).await;
         });

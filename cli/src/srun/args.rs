@@ -25,6 +25,7 @@ pub enum SrOpt {
     Error,
     Unbuffered,
     CpuBind,
+    Pty,
     Help,
     Usage,
     Version,
@@ -107,6 +108,7 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("output", Some('o'), HasArg::Required, SrOpt::Output),
         own("error", Some('e'), HasArg::Required, SrOpt::Error),
         own("unbuffered", Some('u'), HasArg::No, SrOpt::Unbuffered),
+        own("pty", None, HasArg::No, SrOpt::Pty),
         own("cpu-bind", None, HasArg::Required, SrOpt::CpuBind),
         own("cpu_bind", None, HasArg::Required, SrOpt::CpuBind),
         own(
@@ -155,6 +157,8 @@ pub struct SrunOpts {
     pub unbuffered: bool,
     /// `--cpu-bind`.
     pub cpu_bind: Option<CpuBind>,
+    /// `--pty`: task 0 runs on a pseudo-terminal, srun's terminal in raw mode.
+    pub pty: bool,
     /// The command and its arguments.
     pub command: Vec<String>,
 }
@@ -201,6 +205,7 @@ impl SrunOpts {
             SrOpt::Output => self.output = IoTarget::parse(&value.unwrap_or_default()),
             SrOpt::Error => self.error = Some(IoTarget::parse(&value.unwrap_or_default())),
             SrOpt::Unbuffered => self.unbuffered = true,
+            SrOpt::Pty => self.pty = true,
             SrOpt::CpuBind => self.cpu_bind = Some(CpuBind::parse(&value.unwrap_or_default())?),
             SrOpt::Help | SrOpt::Usage | SrOpt::Version => {}
         }
@@ -314,6 +319,7 @@ Parallel run options:
   -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit
   -u, --unbuffered            do not line-buffer stdout/err
+      --pty                   run task zero in pseudo terminal
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
       --wckey=wckey           wckey to run job under
   -w, --nodelist=hosts...     request a specific list of hosts

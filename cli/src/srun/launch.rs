@@ -18,7 +18,7 @@ use super::args::IoTarget;
 use super::interrupt::{Action, Interrupts};
 use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
 use super::output::TaskOutput;
-use super::stdio;
+use super::{stdio, tty};
 use crate::jobspec;
 use crate::rpc_error::{Asker, status_text};
 
@@ -120,8 +120,9 @@ pub async fn run(
         clients.push(client);
     }
     drop(tx);
+    let (windows, window_changes) = mpsc::unbounded_channel();
     if !stdin_slots.is_empty() {
-        tokio::spawn(stdio::feed(stdin_slots, stdin));
+        tokio::spawn(stdio::feed(stdin_slots, stdin, window_changes));
     }
     let ntasks = layout.iter().map(|p| p.count).sum();
     let mut exited: Vec<TaskExit> = Vec::new();
@@ -189,6 +190,11 @@ pub async fn run(
                                 cancelled = true;
                                 signal_all(&clients, &template, sig::TERM).await;
                             }
+                            Passed::Window => {
+                                if let Some(size) = template.pty.then(tty::window).flatten() {
+                                    let _ = windows.send(size);
+                                }
+                            }
                             Passed::Ignore => {}
                         }
                         continue;
@@ -237,6 +243,7 @@ pub const CAUGHT: &[i32] = &[
     sig::ALRM,
     sig::CONT,
     sig::TSTP,
+    sig::WINCH,
 ];
 
 /// What srun does with a caught signal other than SIGINT and SIGTERM.
@@ -249,6 +256,8 @@ pub enum Passed {
     /// Nothing: Ctrl-Z (SIGTSTP) neither stops srun nor its tasks, and SIGCONT has nothing
     /// to resume.
     Ignore,
+    /// The terminal changed size (SIGWINCH): with `--pty`, task 0's terminal follows.
+    Window,
 }
 
 /// How srun treats signal `n` (one of [`CAUGHT`]).
@@ -256,6 +265,7 @@ pub fn other_signal(n: i32) -> Passed {
     match n {
         sig::HUP | sig::QUIT => Passed::End,
         sig::CONT | sig::TSTP => Passed::Ignore,
+        sig::WINCH => Passed::Window,
         _ => Passed::Forward,
     }
 }
@@ -392,6 +402,7 @@ mod tests {
                 Passed::Forward,
                 Passed::Ignore,
                 Passed::Ignore,
+                Passed::Window,
             ]
         );
     }

@@ -21,6 +21,7 @@ pub mod layout;
 pub mod output;
 pub mod stdio;
 pub mod step;
+pub mod tty;
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
@@ -221,6 +222,8 @@ pub async fn run_with(
     let stdin = stdin
         .filter(|_| template.stdin_from_srun)
         .map(stdio::read_chunks);
+    // --pty: keys go to task 0's terminal as they are typed, until srun returns.
+    let _raw = opts.pty.then(tty::Raw::enter).flatten();
     let launch = launch::Step {
         template,
         layout: if alloc.tasks_per_node.len() == alloc.nodes.len() && !alloc.nodes.is_empty() {
@@ -230,7 +233,7 @@ pub async fn run_with(
         },
         nodes: alloc.nodes,
         label: opts.label,
-        unbuffered: opts.unbuffered,
+        unbuffered: opts.unbuffered || opts.pty,
         shown: (
             opts.output.within(ntasks),
             opts.stderr_target().within(ntasks),

@@ -92,19 +92,24 @@ fn sattach_input_goes_to_the_filtered_task() {
     srun.expect("0: ready", false);
     srun.expect("1: ready", false);
     let job = running_job(&c);
-    let out = c.cmd_stdin(
-        "sattach",
-        &["--input-filter=1", "--output-filter=1", &format!("{job}.0")],
-        "hello\n",
+    let step = format!("{job}.0");
+    let mut sattach = Lines::spawn(
+        c.command("sattach", &["--input-filter=1", "--output-filter=1", &step])
+            .stdin(Stdio::piped()),
     );
-    assert_eq!((out.code, out.stdout.as_str()), (0, "1:hello\n"), "{out:?}");
-    // srun's stdin is still the tasks': its end is task 0's EOF.
+    let mut input = sattach.child.stdin.take().unwrap();
+    input.write_all(b"hello\n").unwrap();
+    drop(input);
+    sattach.expect("1:hello", false);
+    // srun's stdin is still the tasks': its end is task 0's EOF, and the step's end sattach's.
     let mut stdin = srun.child.stdin.take().unwrap();
     stdin.write_all(b"bye\n").unwrap();
     drop(stdin);
     let (rest, err, code) = srun.finish();
     assert_eq!(rest, ["1: 1:hello", "0: 0:bye"], "{err}");
     assert_eq!(code, 0);
+    let (rest, err, code) = sattach.finish();
+    assert_eq!((rest.len(), err.as_str(), code), (0, "", 0), "{rest:?}");
 }
 
 #[cfg_attr(not(test_as_root), ignore = "needs root to switch users")]
@@ -114,8 +119,10 @@ fn only_the_owner_attaches() {
     use std::os::unix::fs::PermissionsExt;
     let other = TestUser::create("sat");
     let c = Cluster::start(1);
+    // The other user reaches the site and runs in the work directory, as on a shared host.
     std::fs::set_permissions(c.dir().parent().unwrap(), PermissionsExt::from_mode(0o755))
         .unwrap();
+    std::fs::set_permissions(&c.work, PermissionsExt::from_mode(0o1777)).unwrap();
     let mut srun = Lines::spawn(
         c.command("srun", &["sh", "-c", "echo ready; exec sleep 300"])
             .stdin(Stdio::null()),
