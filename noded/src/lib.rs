@@ -14,8 +14,8 @@
 
 pub mod acct;
 pub mod adopt;
-pub mod attach;
 pub mod affinity;
+pub mod attach;
 pub mod batch;
 pub mod config;
 pub mod daemon;

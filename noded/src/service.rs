@@ -15,8 +15,9 @@ use sluice_wire::auth;
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::{
-    Ack, AttachStepRequest, LaunchBatchRequest, LiveStep, NodePingReply, PingRequest, RunStepRequest,
-    SignalJobRequest, SignalKind, StepOutput, StepStatsReply, StepStatsRequest, StepStdin,
+    Ack, AttachStepRequest, LaunchBatchRequest, LiveStep, NodePingReply, PingRequest,
+    RunStepRequest, SignalJobRequest, SignalKind, StepOutput, StepStatsReply, StepStatsRequest,
+    StepStdin,
 };
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -209,10 +210,11 @@ impl NodeDaemon for NodeService {
         // srun (and sattach) pass the user's signals on to the tasks of the user's own step.
         let caller = auth::identity(&req)?.uid;
         let own_step = req.get_ref().kind == SignalKind::Signal as i32
-            && req
-                .get_ref()
-                .step_id
-                .is_some_and(|step| self.node.attach.owns_step(req.get_ref().job_id, step, caller));
+            && req.get_ref().step_id.is_some_and(|step| {
+                self.node
+                    .attach
+                    .owns_step(req.get_ref().job_id, step, caller)
+            });
         if !own_step {
             self.require_admin(&req)?;
         }

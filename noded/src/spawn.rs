@@ -78,7 +78,10 @@ fn base(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
 /// makes its group too), see [`crate::pty`].
 fn base_in_session(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
     let mut cmd = Command::new(SHELL);
-    cmd.env_clear().envs(env).current_dir(dir).kill_on_drop(false);
+    cmd.env_clear()
+        .envs(env)
+        .current_dir(dir)
+        .kill_on_drop(false);
     if let Some(who) = run_as {
         cmd.uid(who.uid).gid(who.gid);
     }

@@ -24,9 +24,9 @@ use crate::error::NodedError;
 use crate::job_scripts;
 use crate::jobs::{Part, signal_group};
 use crate::node::Node;
-use crate::spawn::{self, RunAs, TaskIo};
 use crate::pty;
 use crate::spawn::TaskStdin;
+use crate::spawn::{self, RunAs, TaskIo};
 use crate::stdin::{Pipes, Waiting};
 use crate::step_io;
 

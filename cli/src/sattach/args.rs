@@ -103,7 +103,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             SaOpt::Verbose => {}
         }
     }
-    let filtered = o.input_filter.is_some() || o.output_filter.is_some() || o.error_filter.is_some();
+    let filtered =
+        o.input_filter.is_some() || o.output_filter.is_some() || o.error_filter.is_some();
     if o.pty && (filtered || o.label) {
         return Err(
             "sattach: fatal: --pty is not compatible with --label, --input-filter, \
@@ -129,7 +130,10 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
 fn step_id(word: &str) -> Result<(u32, u32), String> {
     let bad = || format!("sattach: fatal: Invalid job step ID: {word} (expected jobid.stepid)");
     let (job, step) = word.split_once('.').ok_or_else(bad)?;
-    Ok((job.parse().map_err(|_| bad())?, step.parse().map_err(|_| bad())?))
+    Ok((
+        job.parse().map_err(|_| bad())?,
+        step.parse().map_err(|_| bad())?,
+    ))
 }
 
 fn task(v: &str) -> Result<u32, String> {
@@ -172,8 +176,16 @@ mod tests {
         assert!(p("12").unwrap_err().contains("Invalid job step ID: 12"));
         assert!(p("12.x").unwrap_err().contains("Invalid job step ID"));
         assert!(p("1.0 2.0").unwrap_err().contains("Only one"));
-        assert!(p("--output-filter=a 1.0").unwrap_err().contains("Invalid task number: a"));
+        assert!(
+            p("--output-filter=a 1.0")
+                .unwrap_err()
+                .contains("Invalid task number: a")
+        );
         assert!(p("--pty -l 1.0").unwrap_err().contains("not compatible"));
-        assert!(p("--bogus 1.0").unwrap_err().contains("unrecognized option '--bogus'"));
+        assert!(
+            p("--bogus 1.0")
+                .unwrap_err()
+                .contains("unrecognized option '--bogus'")
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! shows its tasks' output from now on as srun does (`-l` labels, `-u`, `--output-filter` /
 //! `--error-filter` to one task's stream) and sends sattach's stdin to the tasks (or the
 //! `--input-filter` task), without closing it when sattach ends. Only the step's owner or an
-//! admin may attach (the node daemons check). `--layout` prints where the tasks run and exits.
+//! admin may attach (the node daemons check). `--layout` prints where the tasks run and exits;
+//! `--pty` attaches to the terminal of a step started with `srun --pty` (raw mode, as srun).
 //! Ctrl-C detaches: the step runs on. sattach exits 0 once the step ended, 1 on an error or an
 //! output stream lost before the step's end.
 //!
@@ -106,6 +107,8 @@ pub async fn run(
             ),
         );
     }
+    // --pty: keys go to task 0's terminal as they are typed, until sattach returns.
+    let _raw = opts.pty.then(crate::srun::tty::Raw::enter).flatten();
     if let Some(chunks) = stdin.map(read_chunks) {
         let clients = input_nodes(&parts, opts.input_filter);
         let first = StepStdin {
@@ -175,7 +178,8 @@ async fn stream(
         merged.insert(i, part.stream);
     }
     let mut ended = vec![false; names.len()];
-    let mut output = TaskOutput::new(out, err, ntasks, opts.label, opts.unbuffered);
+    let raw = opts.unbuffered || opts.pty;
+    let mut output = TaskOutput::new(out, err, ntasks, opts.label, raw);
     loop {
         tokio::select! {
             next = merged.next() => match next {

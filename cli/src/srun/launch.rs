@@ -13,12 +13,12 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::Interrupt;
-use crate::interrupts::sig;
 use super::args::IoTarget;
 use super::interrupt::{Action, Interrupts};
 use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
 use super::output::TaskOutput;
 use super::{stdio, tty};
+use crate::interrupts::sig;
 use crate::jobspec;
 use crate::rpc_error::{Asker, status_text};
 

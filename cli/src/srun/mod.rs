@@ -219,6 +219,7 @@ pub async fn run_with(
         ..Default::default()
     };
     stdio::fill(&mut template, &opts, ntasks);
+    (template.array_job_id, template.array_task_id) = array_ids(environ, job_id);
     let stdin = stdin
         .filter(|_| template.stdin_from_srun)
         .map(stdio::read_chunks);
@@ -253,6 +254,25 @@ pub async fn run_with(
         })
         .await;
     outcome.exit_status()
+}
+
+/// The array job id and index of job `job_id` when srun runs inside that array element (its
+/// batch script's `SLURM_ARRAY_*` variables name it), for the `%A`/`%a` of `-o/-e/-i`.
+fn array_ids(environ: &[(String, String)], job_id: u32) -> (u32, Option<u32>) {
+    let var = |name: &str| {
+        environ
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse::<u32>().ok())
+    };
+    match (
+        var("SLURM_JOB_ID"),
+        var("SLURM_ARRAY_JOB_ID"),
+        var("SLURM_ARRAY_TASK_ID"),
+    ) {
+        (Some(id), Some(array), Some(index)) if id == job_id => (array, Some(index)),
+        _ => (0, None),
+    }
 }
 
 /// The tasks' environment: what `--export` passes, with `SLURM_NTASKS_PER_NODE` when asked.

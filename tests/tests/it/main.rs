@@ -47,6 +47,7 @@ mod sbatch_options_e2e;
 mod slurm_differences;
 mod srun_bind_e2e;
 mod srun_io_e2e;
+mod srun_pty_e2e;
 mod srun_signals_e2e;
 mod state_lock;
 mod storage_faults;

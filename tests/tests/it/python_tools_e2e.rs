@@ -53,7 +53,10 @@ fn drive(c: &Cluster, driver: &str, arg: &std::path::Path) -> String {
     });
     let Ok(out) = rx.recv_timeout(DRIVER_TIMEOUT) else {
         let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-        panic!("{driver} did not finish within {DRIVER_TIMEOUT:?}\n{}", c.logs());
+        panic!(
+            "{driver} did not finish within {DRIVER_TIMEOUT:?}\n{}",
+            c.logs()
+        );
     };
     let out = out.expect("wait for the driver");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -88,12 +91,22 @@ fn dask_jobqueue_workers_compute_a_sum() {
     // Closing the cluster cancelled both worker jobs with scancel.
     let acct = c.ok(
         "sacct",
-        &["-X", "-n", "-P", "-o", "JobName,State", "--name", "dask-worker"],
+        &[
+            "-X",
+            "-n",
+            "-P",
+            "-o",
+            "JobName,State",
+            "--name",
+            "dask-worker",
+        ],
     );
     let states: Vec<&str> = acct.lines().collect();
     assert_eq!(states.len(), 2, "{acct}");
     assert!(
-        states.iter().all(|l| l.starts_with("dask-worker|CANCELLED")),
+        states
+            .iter()
+            .all(|l| l.starts_with("dask-worker|CANCELLED")),
         "{acct}"
     );
 }

@@ -25,7 +25,10 @@ fn layout(c: &Cluster, job: &str) -> String {
 fn running_job(c: &Cluster) -> String {
     let mut id = String::new();
     c.wait_for("srun's job to run", || {
-        id = c.ok("squeue", &["-h", "-t", "R", "-o", "%i"]).trim().to_string();
+        id = c
+            .ok("squeue", &["-h", "-t", "R", "-o", "%i"])
+            .trim()
+            .to_string();
         !id.is_empty()
     });
     id
@@ -70,7 +73,10 @@ fn sattach_shows_a_running_steps_output_and_layout() {
     assert_eq!(errs, ["0: err 0", "1: err 1", "2: err 2"]);
     let (out, err, code) = filtered.finish();
     let last: Vec<&String> = out.iter().filter(|l| *l != "tick").collect();
-    assert_eq!((last, err.as_str(), code), (vec![&"out 2".to_string()], "err 1", 0));
+    assert_eq!(
+        (last, err.as_str(), code),
+        (vec![&"out 2".to_string()], "err 1", 0)
+    );
     let (_, _, code) = srun.finish();
     assert_eq!(code, 0);
     let gone = c.cmd("sattach", &[&step]);
@@ -120,8 +126,7 @@ fn only_the_owner_attaches() {
     let other = TestUser::create("sat");
     let c = Cluster::start(1);
     // The other user reaches the site and runs in the work directory, as on a shared host.
-    std::fs::set_permissions(c.dir().parent().unwrap(), PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(c.dir().parent().unwrap(), PermissionsExt::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&c.work, PermissionsExt::from_mode(0o1777)).unwrap();
     let mut srun = Lines::spawn(
         c.command("srun", &["sh", "-c", "echo ready; exec sleep 300"])

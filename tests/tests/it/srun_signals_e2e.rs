@@ -23,7 +23,10 @@ fn srun_passes_usr1_on_and_ignores_ctrl_z() {
     let (rest, stderr, code) = srun.finish();
     assert_eq!(rest, ["got usr1"], "{stderr}");
     assert_eq!(code, 3, "the task's exit code: {stderr}");
-    assert!(stderr.contains("task 0: Exited with exit code 3"), "{stderr}");
+    assert!(
+        stderr.contains("task 0: Exited with exit code 3"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -50,7 +50,9 @@ impl Lines {
         let deadline = std::time::Instant::now() + STATE_TIMEOUT;
         while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
             match rx.recv_timeout(left) {
-                Ok(line) if line == want || (stderr && line.contains(want)) => return,
+                // A line from a terminal ends with `\r\n`.
+                Ok(line) if line.trim_end_matches('\r') == want => return,
+                Ok(line) if stderr && line.contains(want) => return,
                 Ok(_) => {}
                 Err(_) => break,
             }
@@ -68,6 +70,10 @@ impl Lines {
     pub fn finish(mut self) -> (Vec<String>, String, i32) {
         let status = self.child.wait().unwrap();
         let err: Vec<String> = self.err.iter().collect();
-        (self.out.iter().collect(), err.join("\n"), super::exit_code(status))
+        (
+            self.out.iter().collect(),
+            err.join("\n"),
+            super::exit_code(status),
+        )
     }
 }

@@ -20,7 +20,9 @@ pub fn requirements() -> PathBuf {
 
 /// A driver script of `tests/python/`.
 pub fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("python").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("python")
+        .join(name)
 }
 
 /// The venv's python, making the venv first if this version of the requirements has none.
@@ -35,7 +37,16 @@ pub fn venv_python() -> PathBuf {
     if !dir.join("ready").exists() {
         let _ = std::fs::remove_dir_all(&dir);
         run(Command::new(system_python()).args(["-m", "venv"]).arg(&dir));
-        run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"]).arg(requirements()));
+        run(Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+            ])
+            .arg(requirements()));
         std::fs::write(dir.join("ready"), &pins).expect("mark the venv ready");
     }
     python
@@ -64,11 +75,16 @@ fn cache_dir() -> PathBuf {
 }
 
 fn name_of(dir: &Path) -> String {
-    dir.file_name().unwrap_or_default().to_string_lossy().into_owned()
+    dir.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed: {}\n{}",
