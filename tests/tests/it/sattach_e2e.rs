@@ -40,7 +40,7 @@ fn sattach_shows_a_running_steps_output_and_layout() {
     // Each task says `tick` until the file `go` exists, then its last words on both streams.
     let task = "while [ ! -e go ]; do echo tick; sleep 0.2; done; \
                 echo out $SLURM_PROCID; echo err $SLURM_PROCID >&2";
-    let mut srun = Lines::spawn(
+    let srun = Lines::spawn(
         c.command("srun", &["-N2", "-n3", "sh", "-c", task])
             .stdin(Stdio::null()),
     );

@@ -47,18 +47,20 @@ impl Lines {
     /// earlier lines are dropped. Kills the command and fails if none comes.
     pub fn expect(&mut self, want: &str, stderr: bool) {
         let rx = if stderr { &self.err } else { &self.out };
+        let mut seen = Vec::new();
         let deadline = std::time::Instant::now() + STATE_TIMEOUT;
         while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
             match rx.recv_timeout(left) {
                 // A line from a terminal ends with `\r\n`.
                 Ok(line) if line.trim_end_matches('\r') == want => return,
                 Ok(line) if stderr && line.contains(want) => return,
-                Ok(_) => {}
+                Ok(line) => seen.push(line),
                 Err(_) => break,
             }
         }
         let _ = self.child.kill();
-        panic!("no line {want:?} came");
+        let other: Vec<String> = if stderr { &self.out } else { &self.err }.try_iter().collect();
+        panic!("no line {want:?} came after {seen:?} (other stream: {other:?})");
     }
 
     /// Sends `sig` to the command.
