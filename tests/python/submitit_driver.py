@@ -58,6 +58,10 @@ def main(folder):
     jobs = executor.map_array(square, [1, 2, 3])
     assert len({j.job_id.split("_")[0] for j in jobs}) == 1, [j.job_id for j in jobs]
     assert [j.result() for j in jobs] == [1, 4, 9]
+    # srun's `--output %A_%a_%t_log.out` names the array and the element, as submitit reads it.
+    for j in jobs:
+        log = j.stdout() or ""
+        assert "Starting with JobEnvironment" in log, (j.job_id, log)
     print("ok array", flush=True)
 
     job = executor.submit(fail, "broken on purpose")
