@@ -59,7 +59,9 @@ impl Lines {
             }
         }
         let _ = self.child.kill();
-        let other: Vec<String> = if stderr { &self.out } else { &self.err }.try_iter().collect();
+        let other: Vec<String> = if stderr { &self.out } else { &self.err }
+            .try_iter()
+            .collect();
         panic!("no line {want:?} came after {seen:?} (other stream: {other:?})");
     }
 
