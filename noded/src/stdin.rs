@@ -122,12 +122,11 @@ where
     };
     write_all(&pipes, only, &first).await;
     while let Some(Ok(msg)) = stream.next().await {
-        if let (Writer::Srun, Some(size)) = (writer, &msg.window) {
-            if let Some(tty) = &pipes.lock().await.tty {
-                if let Err(e) = pty::resize(tty, size.rows, size.cols) {
-                    tracing::warn!("cannot resize a step's terminal: {e}");
-                }
-            }
+        if let (Writer::Srun, Some(size)) = (writer, &msg.window)
+            && let Some(tty) = &pipes.lock().await.tty
+            && let Err(e) = pty::resize(tty, size.rows, size.cols)
+        {
+            tracing::warn!("cannot resize a step's terminal: {e}");
         }
         if !write_all(&pipes, only, &msg.data).await {
             break;
@@ -145,9 +144,9 @@ async fn write_all(pipes: &Shared, only: Option<u32>, data: &[u8]) -> bool {
     if !data.is_empty() {
         let mut open = Vec::with_capacity(pipes.len());
         for (rank, mut pipe) in pipes.drain(..) {
-            if only.is_some_and(|t| t != rank) {
-                open.push((rank, pipe));
-            } else if pipe.write_all(data).await.is_ok() && pipe.flush().await.is_ok() {
+            // A task this writer does not feed keeps its pipe; a fed one that fails is left out.
+            let other = only.is_some_and(|t| t != rank);
+            if other || (pipe.write_all(data).await.is_ok() && pipe.flush().await.is_ok()) {
                 open.push((rank, pipe));
             }
         }

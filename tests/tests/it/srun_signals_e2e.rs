@@ -45,3 +45,27 @@ fn ctrl_c_twice_within_a_second_interrupts_the_tasks() {
     let (_, stderr, code) = srun.finish();
     assert_eq!(code, 130, "128 + SIGINT, as Slurm's srun: {stderr}");
 }
+
+#[cfg_attr(not(test_as_root), ignore = "needs root to switch users")]
+#[test]
+fn a_users_srun_reaches_its_own_tasks_with_signals() {
+    use common::users::TestUser;
+    use std::os::unix::fs::PermissionsExt;
+    let user = TestUser::create("sig");
+    let c = Cluster::start(1);
+    // The user reaches the site and runs in the work directory, as on a shared host.
+    std::fs::set_permissions(c.dir().parent().unwrap(), PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&c.work, PermissionsExt::from_mode(0o1777)).unwrap();
+    let task = "trap 'echo got usr1; exit 3' USR1; echo ready; while :; do sleep 0.1; done";
+    let mut cmd = c.command("srun", &["sh", "-c", task]);
+    let mut srun = Lines::spawn(user.apply(&mut cmd).stdin(Stdio::null()));
+    srun.expect("ready", false);
+    // The node daemon takes the signal from the step's owner, not only from root.
+    srun.signal(Signal::SIGUSR1);
+    let (rest, stderr, code) = srun.finish();
+    assert_eq!(
+        (rest.as_slice(), code),
+        (&["got usr1".to_string()][..], 3),
+        "{stderr}"
+    );
+}

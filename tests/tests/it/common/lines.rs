@@ -71,8 +71,22 @@ impl Lines {
     }
 
     /// The rest of its stdout and stderr lines and its exit code.
+    /// The command must end within [`STATE_TIMEOUT`] (it is killed, and the test fails,
+    /// otherwise).
     pub fn finish(mut self) -> (Vec<String>, String, i32) {
-        let status = self.child.wait().unwrap();
+        let deadline = std::time::Instant::now() + STATE_TIMEOUT;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                let out: Vec<String> = self.out.try_iter().collect();
+                let err: Vec<String> = self.err.try_iter().collect();
+                panic!("the command did not end: {out:?} {err:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
         let err: Vec<String> = self.err.iter().collect();
         (
             self.out.iter().collect(),
