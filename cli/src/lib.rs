@@ -3,7 +3,8 @@
 //! * [`slurm_conf`]: finding the cluster's configuration and the accounting daemon (`SLURM_CONF`).
 //! * [`output`]: rendering rows as Slurm-style fixed-width columns or parsable text.
 //! * [`sacctmgr`]: the accounting manager command.
-//! * [`jobspec`]: the job options `sbatch` and `srun` share; [`sbatch`], [`srun`], [`scancel`].
+//! * [`jobspec`]: the job options `sbatch` and `srun` share; [`sbatch`], [`srun`], [`scancel`];
+//!   [`sattach`] attaches to a running step.
 //! * [`squeue`], [`sinfo`], [`scontrol`], [`sacct`]: the job, node and accounting views;
 //!   [`timefmt`]: Slurm's duration and timestamp formats; [`cmdutil`]: what they share.
 //! * [`getopt`]: the commands' option parser, a `getopt_long` work-alike with glibc's texts.
@@ -28,6 +29,7 @@ pub mod rpc_error;
 pub mod sacct;
 pub mod sacctmgr;
 pub mod salloc;
+pub mod sattach;
 pub mod sbatch;
 pub mod scancel;
 pub mod scontrol;

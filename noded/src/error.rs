@@ -59,6 +59,9 @@ pub enum NodedError {
     /// A launch without a valid job credential for it (Slurm's "Invalid job credential").
     #[error(transparent)]
     Credential(AuthError),
+    /// No such step runs here (`sattach` to a step that ended or runs elsewhere).
+    #[error("StepId={job}.{step} has no tasks running on this node")]
+    NoSuchStep { job: u32, step: u32 },
     /// A request lacks something needed to run it.
     #[error("invalid request: {why}")]
     BadRequest { why: String },
@@ -97,6 +100,7 @@ impl From<NodedError> for tonic::Status {
                 tonic::Status::permission_denied(e.to_string())
             }
             NodedError::BadRequest { .. } => tonic::Status::invalid_argument(e.to_string()),
+            NodedError::NoSuchStep { .. } => tonic::Status::not_found(e.to_string()),
             _ => tonic::Status::internal(e.to_string()),
         }
     }

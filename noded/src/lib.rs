@@ -19,6 +19,7 @@
 pub mod acct;
 pub mod adopt;
 pub mod affinity;
+pub mod attach;
 pub mod batch;
 pub mod config;
 pub mod credential;
@@ -34,6 +35,7 @@ pub mod node_scripts;
 pub mod outbox;
 pub mod pattern;
 pub mod prolog;
+pub mod pty;
 pub mod resources;
 pub mod service;
 pub mod spawn;

@@ -6,6 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use nix::sys::signal::Signal;
 
 use crate::acct::live::LiveTable;
+use crate::attach::AttachTable;
 use crate::config::NodedConfig;
 use crate::env::NodeFacts;
 use crate::error::NodedError;
@@ -40,6 +41,8 @@ pub struct Node {
     pub kill_watch: Watching,
     /// srun steps adopted after a restart, until srun has their exits.
     pub steps: AdoptedSteps,
+    /// Running steps' second readers (`sattach`).
+    pub attach: AttachTable,
 }
 
 impl Node {
@@ -58,6 +61,7 @@ impl Node {
             live: LiveTable::default(),
             kill_watch: Watching::default(),
             steps: AdoptedSteps::default(),
+            attach: AttachTable::default(),
         })
     }
 

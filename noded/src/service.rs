@@ -4,7 +4,9 @@
 //! and signalling jobs is for the controller: root, `SlurmUser` or the daemon's own uid.
 //! `RunStep` is srun's, signed by the step's user: it may start tasks as that user, with one of
 //! that user's groups, only. Both launches also need the controller's job credential for that
-//! job, step, user and this node ([`crate::credential`]); `StepInput` feeds stdin to that user's step only; `StepStats`
+//! job, step, user and this node ([`crate::credential`]). `StepInput` feeds stdin to that
+//! user's step only, `AttachStep` shows its output to that user only, and `SignalJob` may
+//! signal that user's own running step (srun forwarding the terminal's signals); `StepStats`
 //! shows a job's usage to its owner and admins only.
 
 use std::sync::Arc;
@@ -15,17 +17,18 @@ use sluice_wire::auth::credential::{CredentialKey, Launch};
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::{
-    Ack, AwaitStepRequest, JobCredential, LaunchBatchRequest, LiveStep, NodePingReply,
-    PingRequest, RunStepRequest, SignalJobRequest, SignalKind, StepOutput, StepStatsReply,
-    StepStatsRequest, StepStdin,
+    Ack, AttachStepRequest, AwaitStepRequest, JobCredential, LaunchBatchRequest, LiveStep,
+    NodePingReply, PingRequest, RunStepRequest, SignalJobRequest, SignalKind, StepOutput,
+    StepStatsReply, StepStatsRequest, StepStdin,
 };
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::credential;
 use crate::error::NodedError;
 use crate::jobs::Target;
 use crate::node::Node;
-use crate::stdin;
+use crate::stdin::{self, Writer};
 use crate::step::{self, OutputStream};
 use crate::step_adopt::AwaitError;
 use crate::{batch, node_scripts};
@@ -194,21 +197,52 @@ impl NodeDaemon for NodeService {
             return Ok(Response::new(Ack {}));
         };
         let (job, step) = (first.job_id, first.step_id);
-        let Some(waiting) = self.node.stdin.take(job, step) else {
+        let writer = if first.attached {
+            Writer::Attached { task: first.task }
+        } else {
+            Writer::Srun
+        };
+        let Some((owner, pipes)) = self.node.stdin.open(job, step, writer) else {
             return Err(NodedError::BadRequest {
                 why: format!("step {job}.{step} reads no stdin here"),
             }
             .into());
         };
-        if caller != waiting.uid && !self.node.config.admin_uids.contains(&caller) {
+        if caller != owner && !self.node.config.admin_uids.contains(&caller) {
             return Err(NodedError::AccessDenied { uid: caller }.into());
         }
-        stdin::pump(waiting.pipes, first.data, stream).await;
+        stdin::pump(pipes, writer, first.data, stream).await;
         Ok(Response::new(Ack {}))
     }
 
+    type AttachStepStream = ReceiverStream<Result<StepOutput, Status>>;
+
+    async fn attach_step(
+        &self,
+        req: Request<AttachStepRequest>,
+    ) -> Result<Response<Self::AttachStepStream>, Status> {
+        let caller = auth::identity(&req)?.uid;
+        let req = req.into_inner();
+        let admin = self.node.config.admin_uids.contains(&caller);
+        let reader = self
+            .node
+            .attach
+            .attach(req.job_id, req.step_id, caller, admin)?;
+        Ok(Response::new(ReceiverStream::new(reader)))
+    }
+
     async fn signal_job(&self, req: Request<SignalJobRequest>) -> Result<Response<Ack>, Status> {
-        self.require_admin(&req)?;
+        // srun (and sattach) pass the user's signals on to the tasks of the user's own step.
+        let caller = auth::identity(&req)?.uid;
+        let own_step = req.get_ref().kind == SignalKind::Signal as i32
+            && req.get_ref().step_id.is_some_and(|step| {
+                self.node
+                    .attach
+                    .owns_step(req.get_ref().job_id, step, caller)
+            });
+        if !own_step {
+            self.require_admin(&req)?;
+        }
         let req = req.into_inner();
         let (signal, target) = decode_signal(&req)?;
         let terminate = req.kind == SignalKind::Terminate as i32;

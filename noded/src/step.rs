@@ -7,12 +7,13 @@
 //! [`crate::stdin`], [`crate::affinity`].
 
 use sluice_wire::jobacct::StepUsageWire;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
 use sluice_vocab::cpu_bind::CpuBind;
 use sluice_vocab::jobacct::{StepUsage, TaskUsage};
-use sluice_wire::proto::{RunStepRequest, StepOutput, TaskExit};
+use sluice_wire::proto::{AttachedStep, RunStepRequest, StepOutput, TaskExit};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -25,8 +26,10 @@ use crate::error::NodedError;
 use crate::job_scripts;
 use crate::jobs::{Part, signal_group};
 use crate::node::Node;
+use crate::pty;
+use crate::spawn::TaskStdin;
 use crate::spawn::{self, RunAs, TaskIo};
-use crate::stdin::Waiting;
+use crate::stdin::{Pipes, Waiting};
 use crate::step_adopt;
 use crate::step_io;
 use crate::supervise::Ended;
@@ -66,10 +69,19 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         }
     }
     let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
+    let layout = AttachedStep {
+        node_list: req.node_list.clone(),
+        node_index: req.node_index,
+        ntasks: req.ntasks,
+        first_task: req.first_task,
+        tasks_here: req.tasks_here,
+        pty: req.pty && req.first_task == 0,
+    };
+    node.attach.open(job, step, req.uid, layout);
     let mut readers = JoinSet::new();
     let mut waits = JoinSet::new();
     let mut groups = Vec::new();
-    let mut stdin_pipes = Vec::new();
+    let mut stdin = Pipes::default();
     for task in tasks {
         let rank = task.rank;
         let mut env = task.env;
@@ -77,11 +89,13 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         let spawned = match printed {
             Ok(lines) => {
                 for line in lines {
-                    let _ = tx.try_send(Ok(StepOutput {
+                    let msg = StepOutput {
                         task: rank,
                         data: format!("{line}\n").into_bytes(),
                         ..Default::default()
-                    }));
+                    };
+                    node.attach.publish(job, step, &msg);
+                    let _ = tx.try_send(Ok(msg));
                 }
                 let files = step_adopt::TaskFiles::new(node, job, step, rank);
                 files.clear();
@@ -92,7 +106,13 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                     &env,
                     (&req.argv, &task.io),
                 );
-                affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
+                match on_terminal(&mut cmd, &task.io, &req) {
+                    Ok(master) => {
+                        stdin.tty = master;
+                        affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Err(why) => Err(std::io::Error::other(why)),
         };
@@ -103,6 +123,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                     signal_group(*pgid, Some(Signal::SIGKILL));
                 }
                 node.jobs.remove_part(job, Part::Step(step));
+                node.attach.close(job, step);
                 return Err(NodedError::Spawn {
                     job_id: job,
                     source,
@@ -112,12 +133,30 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         groups.push(pgid);
         node.jobs.add_group(job, Part::Step(step), pgid);
-        stdin_pipes.extend(child.stdin.take());
+        if let Some(pipe) = child.stdin.take() {
+            stdin.pipes.push((rank, Box::new(pipe)));
+        }
+        let to = Readers {
+            node: Arc::clone(node),
+            job,
+            step,
+            tx: tx.clone(),
+        };
+        if task.io.stdin == TaskStdin::Terminal {
+            // The terminal's master: read as the task's output, written with srun's input.
+            match terminal_ends(stdin.tty.as_ref()) {
+                Ok((reader, writer)) => {
+                    readers.spawn(forward(reader, rank, false, to.clone()));
+                    stdin.pipes.push((rank, Box::new(writer)));
+                }
+                Err(e) => tracing::error!(job, step, "cannot use the task's terminal: {e}"),
+            }
+        }
         if let Some(out) = child.stdout.take() {
-            readers.spawn(forward(out, rank, false, tx.clone()));
+            readers.spawn(forward(out, rank, false, to.clone()));
         }
         if let Some(err) = child.stderr.take() {
-            readers.spawn(forward(err, rank, true, tx.clone()));
+            readers.spawn(forward(err, rank, true, to));
         }
         let tracker = Tracker::start(&node.config.jobacct, pgid, rank, req.node_index);
         if let Some(t) = &tracker {
@@ -154,7 +193,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     if req.stdin_from_srun {
         let waiting = Waiting {
             uid: req.uid,
-            pipes: stdin_pipes,
+            pipes: stdin,
         };
         node.stdin.register(job, step, waiting);
     }
@@ -169,6 +208,30 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         tx,
     ));
     Ok(ReceiverStream::new(rx))
+}
+
+/// Puts `cmd` on a new pseudo-terminal when `io` asks for one (`srun --pty`); returns the
+/// terminal's master. The slave's copies close with `cmd`, so the master reads EOF once the
+/// task and whatever it left running are gone.
+fn on_terminal(
+    cmd: &mut tokio::process::Command,
+    io: &TaskIo,
+    req: &RunStepRequest,
+) -> std::io::Result<Option<OwnedFd>> {
+    if io.stdin != TaskStdin::Terminal {
+        return Ok(None);
+    }
+    let size = req.window.unwrap_or_default();
+    let tty = pty::open(size.rows, size.cols)?;
+    pty::run_on(cmd, &tty.slave)?;
+    Ok(Some(tty.master))
+}
+
+/// A reader and a writer of a terminal's master.
+fn terminal_ends(master: Option<&OwnedFd>) -> std::io::Result<(tokio::fs::File, tokio::fs::File)> {
+    let master = master.ok_or_else(|| std::io::Error::other("no terminal was opened"))?;
+    let end = |fd: OwnedFd| tokio::fs::File::from_std(std::fs::File::from(fd));
+    Ok((end(master.try_clone()?), end(master.try_clone()?)))
 }
 
 /// One task ready to start.
@@ -255,7 +318,7 @@ async fn supervise(
     while readers.join_next().await.is_some() {}
     node.jobs.remove_part(job, Part::Step(step));
     // Pipes srun never came for close with the step.
-    drop(node.stdin.take(job, step));
+    node.stdin.remove(job, step);
     exits.sort_by_key(|e| e.task);
     tracing::info!(job, step, "step tasks ended");
     usages.sort_by_key(|u| u.task);
@@ -264,6 +327,8 @@ async fn supervise(
         usage: StepUsage::from_tasks(&usages).map(|u| u.to_proto()),
         ..Default::default()
     };
+    node.attach.publish(job, step, &last);
+    node.attach.close(job, step);
     let _ = tx.send(Ok(last)).await;
 }
 
@@ -279,12 +344,16 @@ fn task_exit(rank: u32, status: std::io::Result<Ended>) -> TaskExit {
     }
 }
 
-async fn forward(
-    mut pipe: impl AsyncRead + Unpin,
-    task: u32,
-    stderr: bool,
+/// Where a task's output goes: srun's stream, and the step's attached readers.
+#[derive(Clone)]
+struct Readers {
+    node: Arc<Node>,
+    job: u32,
+    step: u32,
     tx: mpsc::Sender<Result<StepOutput, tonic::Status>>,
-) {
+}
+
+async fn forward(mut pipe: impl AsyncRead + Unpin, task: u32, stderr: bool, to: Readers) {
     let mut buf = vec![0u8; CHUNK];
     loop {
         match pipe.read(&mut buf).await {
@@ -294,10 +363,10 @@ async fn forward(
                     task,
                     data: buf[..n].to_vec(),
                     stderr,
-                    exits: Vec::new(),
-                    usage: None,
+                    ..Default::default()
                 };
-                if tx.send(Ok(msg)).await.is_err() {
+                to.node.attach.publish(to.job, to.step, &msg);
+                if to.tx.send(Ok(msg)).await.is_err() {
                     // srun is gone; keep draining so no task blocks on a full pipe.
                     continue;
                 }

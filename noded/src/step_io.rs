@@ -12,8 +12,12 @@ pub fn task_io(req: &RunStepRequest, node_name: &str, rank: u32) -> TaskIo {
     let vars = PatternVars {
         job_id: req.job_id,
         step: StepKind::Step(req.step_id),
-        array_job_id: req.job_id,
-        array_task_id: None,
+        array_job_id: if req.array_task_id.is_some() {
+            req.array_job_id
+        } else {
+            req.job_id
+        },
+        array_task_id: req.array_task_id,
         job_name: &req.name,
         user: &req.user,
         node: node_name,
@@ -21,6 +25,15 @@ pub fn task_io(req: &RunStepRequest, node_name: &str, rank: u32) -> TaskIo {
         task: rank,
     };
     let file = |pattern: &str| (!pattern.is_empty()).then(|| expand(pattern, &vars));
+    if req.pty && rank == 0 {
+        // srun --pty: task 0's three streams are the terminal, whatever -i/-o/-e say.
+        return TaskIo {
+            stdin: TaskStdin::Terminal,
+            stdout: None,
+            stderr: TaskStderr::Piped,
+            report: None,
+        };
+    }
     let stdin = if req.stdin_from_srun {
         match req.stdin_task {
             Some(t) if t != rank => TaskStdin::Null,
@@ -95,6 +108,18 @@ mod tests {
             Some("12.0-003-n2-1-alice-python-0-%.out")
         );
         assert_eq!(io.stderr, TaskStderr::WithStdout);
+    }
+
+    #[test]
+    fn an_array_elements_step_names_the_array() {
+        let mut r = req();
+        r.stdout_file = "/f/%A_%a_%t_log.out".into();
+        r.array_job_id = 10;
+        r.array_task_id = Some(2);
+        assert_eq!(
+            task_io(&r, "n", 0).stdout.as_deref(),
+            Some("/f/10_2_0_log.out")
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub enum SrOpt {
     Unbuffered,
     CpuBind,
     Mpi,
+    Pty,
     Help,
     Usage,
     Version,
@@ -111,6 +112,7 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("output", Some('o'), HasArg::Required, SrOpt::Output),
         own("error", Some('e'), HasArg::Required, SrOpt::Error),
         own("unbuffered", Some('u'), HasArg::No, SrOpt::Unbuffered),
+        own("pty", None, HasArg::No, SrOpt::Pty),
         own("cpu-bind", None, HasArg::Required, SrOpt::CpuBind),
         own("cpu_bind", None, HasArg::Required, SrOpt::CpuBind),
         own("mpi", None, HasArg::Required, SrOpt::Mpi),
@@ -166,6 +168,8 @@ pub struct SrunOpts {
     pub unbuffered: bool,
     /// `--cpu-bind`.
     pub cpu_bind: Option<CpuBind>,
+    /// `--pty`: task 0 runs on a pseudo-terminal, srun's terminal in raw mode.
+    pub pty: bool,
     /// The command and its arguments.
     pub command: Vec<String>,
 }
@@ -218,6 +222,7 @@ impl SrunOpts {
             SrOpt::Output => self.output = IoTarget::parse(&value.unwrap_or_default()),
             SrOpt::Error => self.error = Some(IoTarget::parse(&value.unwrap_or_default())),
             SrOpt::Unbuffered => self.unbuffered = true,
+            SrOpt::Pty => self.pty = true,
             SrOpt::CpuBind => self.cpu_bind = Some(CpuBind::parse(&value.unwrap_or_default())?),
             // Checked in `parse` (a refusal of its own, not an option value error).
             SrOpt::Mpi => {}
@@ -355,6 +360,7 @@ Parallel run options:
   -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit
   -u, --unbuffered            do not line-buffer stdout/err
+      --pty                   run task zero in pseudo terminal
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
       --wckey=wckey           wckey to run job under
   -w, --nodelist=hosts...     request a specific list of hosts

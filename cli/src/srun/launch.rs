@@ -21,7 +21,8 @@ use super::args::IoTarget;
 use super::interrupt::{Action, Interrupts};
 use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
 use super::output::TaskOutput;
-use super::stdio;
+use super::{stdio, tty};
+use crate::interrupts::sig;
 use crate::jobspec;
 use crate::rpc_error::{Asker, status_text};
 
@@ -137,8 +138,9 @@ pub async fn run(
         clients.push(client);
     }
     drop(tx);
+    let (windows, window_changes) = mpsc::unbounded_channel();
     if !stdin_slots.is_empty() {
-        tokio::spawn(stdio::feed(stdin_slots, stdin));
+        tokio::spawn(stdio::feed(stdin_slots, stdin, window_changes));
     }
     let ntasks = layout.iter().map(|p| p.count).sum();
     let mut exited: Vec<TaskExit> = Vec::new();
@@ -207,12 +209,31 @@ pub async fn run(
                 }
                 None => break,
             },
-            Some(sig) = interrupts.recv() => {
-                let action = match sig {
+            Some(got) = interrupts.recv() => {
+                let action = match got {
                     Interrupt::Int => policy.on_interrupt(Instant::now()),
                     Interrupt::Term => {
                         cancelled = true;
-                        signal_all(&clients, &template, libc_sig::TERM).await;
+                        signal_all(&clients, &template, sig::TERM).await;
+                        continue;
+                    }
+                    Interrupt::Other(n) => {
+                        match other_signal(n) {
+                            Passed::Forward => signal_all(&clients, &template, n).await,
+                            Passed::End => {
+                                if n == sig::QUIT {
+                                    let _ = writeln!(output_err(&mut output), "srun: Quit");
+                                }
+                                cancelled = true;
+                                signal_all(&clients, &template, sig::TERM).await;
+                            }
+                            Passed::Window => {
+                                if let Some(size) = template.pty.then(tty::window).flatten() {
+                                    let _ = windows.send(size);
+                                }
+                            }
+                            Passed::Ignore => {}
+                        }
                         continue;
                     }
                 };
@@ -225,21 +246,21 @@ pub async fn run(
                     Action::ForwardInt | Action::ForwardIntAndKill => {
                         cancelled = true;
                         let _ = writeln!(e, "srun: sending Ctrl-C to {step_name}");
-                        signal_all(&clients, &template, libc_sig::INT).await;
+                        signal_all(&clients, &template, sig::INT).await;
                         if action == Action::ForwardIntAndKill {
-                            signal_all(&clients, &template, libc_sig::KILL).await;
+                            signal_all(&clients, &template, sig::KILL).await;
                         }
                     }
                     Action::Kill => {
                         let _ = writeln!(e, "srun: forcing job termination");
-                        signal_all(&clients, &template, libc_sig::KILL).await;
+                        signal_all(&clients, &template, sig::KILL).await;
                     }
                     Action::Abandon => {
                         let _ = writeln!(e, "srun: job abort in progress");
                         for h in &handles {
                             h.abort();
                         }
-                        outcome.signal = outcome.signal.max(libc_sig::KILL);
+                        outcome.signal = outcome.signal.max(sig::KILL);
                         break;
                     }
                 }
@@ -250,11 +271,40 @@ pub async fn run(
     (outcome, usage)
 }
 
-/// Signal numbers srun sends (Linux values).
-mod libc_sig {
-    pub const INT: i32 = 2;
-    pub const KILL: i32 = 9;
-    pub const TERM: i32 = 15;
+/// The signals srun catches besides SIGINT and SIGTERM (see [`other_signal`]).
+pub const CAUGHT: &[i32] = &[
+    sig::HUP,
+    sig::QUIT,
+    sig::USR1,
+    sig::USR2,
+    sig::ALRM,
+    sig::CONT,
+    sig::TSTP,
+    sig::WINCH,
+];
+
+/// What srun does with a caught signal other than SIGINT and SIGTERM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passed {
+    /// Send it to every task (SIGUSR1, SIGUSR2, SIGALRM).
+    Forward,
+    /// End the step as SIGTERM does (SIGHUP: the terminal is gone; SIGQUIT: Ctrl-\).
+    End,
+    /// Nothing: Ctrl-Z (SIGTSTP) neither stops srun nor its tasks, and SIGCONT has nothing
+    /// to resume.
+    Ignore,
+    /// The terminal changed size (SIGWINCH): with `--pty`, task 0's terminal follows.
+    Window,
+}
+
+/// How srun treats signal `n` (one of [`CAUGHT`]).
+pub fn other_signal(n: i32) -> Passed {
+    match n {
+        sig::HUP | sig::QUIT => Passed::End,
+        sig::CONT | sig::TSTP => Passed::Ignore,
+        sig::WINCH => Passed::Window,
+        _ => Passed::Forward,
+    }
 }
 
 /// The error stream behind the task output (srun's own messages go there too).
@@ -461,5 +511,28 @@ fn print_status(err: &mut dyn Write, step: &str, layout: &[NodeTasks], exited: &
         if !tasks.is_empty() {
             let _ = writeln!(err, "srun: {step} {}: {state}", task_list(&tasks));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caught_signals_are_forwarded_end_the_step_or_are_ignored() {
+        let passed: Vec<Passed> = CAUGHT.iter().map(|n| other_signal(*n)).collect();
+        assert_eq!(
+            passed,
+            [
+                Passed::End,
+                Passed::End,
+                Passed::Forward,
+                Passed::Forward,
+                Passed::Forward,
+                Passed::Ignore,
+                Passed::Ignore,
+                Passed::Window,
+            ]
+        );
     }
 }

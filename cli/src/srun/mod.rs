@@ -21,6 +21,7 @@ pub mod layout;
 pub mod output;
 pub mod stdio;
 pub mod step;
+pub mod tty;
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
@@ -46,7 +47,7 @@ pub fn main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let environ = jobspec::process_environ();
     let who = Submitter::current();
-    crate::interrupts::run("srun", |rx| async move {
+    crate::interrupts::run_catching("srun", launch::CAUGHT, |rx| async move {
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
         let io = Io {
@@ -229,9 +230,12 @@ pub async fn run_with(
         ..Default::default()
     };
     stdio::fill(&mut template, &opts, ntasks);
+    (template.array_job_id, template.array_task_id) = array_ids(environ, job_id);
     let stdin = stdin
         .filter(|_| template.stdin_from_srun)
         .map(stdio::read_chunks);
+    // --pty: keys go to task 0's terminal as they are typed, until srun returns.
+    let _raw = opts.pty.then(tty::Raw::enter).flatten();
     let launch = launch::Step {
         template,
         layout: if alloc.tasks_per_node.len() == alloc.nodes.len() && !alloc.nodes.is_empty() {
@@ -241,7 +245,7 @@ pub async fn run_with(
         },
         nodes: alloc.nodes,
         label: opts.label,
-        unbuffered: opts.unbuffered,
+        unbuffered: opts.unbuffered || opts.pty,
         shown: (
             opts.output.within(ntasks),
             opts.stderr_target().within(ntasks),
@@ -261,6 +265,25 @@ pub async fn run_with(
         })
         .await;
     outcome.exit_status()
+}
+
+/// The array job id and index of job `job_id` when srun runs inside that array element (its
+/// batch script's `SLURM_ARRAY_*` variables name it), for the `%A`/`%a` of `-o/-e/-i`.
+fn array_ids(environ: &[(String, String)], job_id: u32) -> (u32, Option<u32>) {
+    let var = |name: &str| {
+        environ
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse::<u32>().ok())
+    };
+    match (
+        var("SLURM_JOB_ID"),
+        var("SLURM_ARRAY_JOB_ID"),
+        var("SLURM_ARRAY_TASK_ID"),
+    ) {
+        (Some(id), Some(array), Some(index)) if id == job_id => (array, Some(index)),
+        _ => (0, None),
+    }
 }
 
 /// The tasks' environment: what `--export` passes, with `SLURM_NTASKS_PER_NODE` when asked.
@@ -337,7 +360,10 @@ async fn allocate(
                 Ok(None) => return Err(unable(err, CONNECT_FAILURE)),
                 Err(status) => return Err(unable(err, &status_text(&status, Asker::Jobs))),
             },
-            Some(_) = interrupts.recv() => {
+            Some(sig) = interrupts.recv() => {
+                if !sig.ends_wait() {
+                    continue;
+                }
                 if let Some(id) = job_id {
                     let _ = ctld.cancel(CancelRequest { job_ids: vec![id], ..Default::default() }).await;
                     let _ = writeln!(err, "srun: Job allocation {id} has been revoked.");

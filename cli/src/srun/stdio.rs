@@ -11,7 +11,7 @@
 use std::io::Read;
 
 use sluice_wire::client::NodedClient;
-use sluice_wire::proto::{RunStepRequest, StepStdin};
+use sluice_wire::proto::{RunStepRequest, StepStdin, WindowSize};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -27,6 +27,18 @@ pub type Sink = mpsc::Sender<StepStdin>;
 
 /// Fills the I/O fields of the request of a step of `ntasks` tasks from `opts`.
 pub fn fill(req: &mut RunStepRequest, opts: &SrunOpts, ntasks: u32) {
+    if opts.pty {
+        // Task 0's three streams are its terminal, fed from srun's stdin; the other tasks'
+        // go to /dev/null, as with Slurm's --pty.
+        req.pty = true;
+        req.window = super::tty::window();
+        req.stdin_from_srun = true;
+        req.stdin_task = Some(0);
+        req.stdout_file = DEV_NULL.to_string();
+        req.stderr_file = DEV_NULL.to_string();
+        fill_binding(req, opts);
+        return;
+    }
     match &opts.input.within(ntasks) {
         IoTarget::All => req.stdin_from_srun = true,
         IoTarget::Task(t) => {
@@ -39,6 +51,10 @@ pub fn fill(req: &mut RunStepRequest, opts: &SrunOpts, ntasks: u32) {
     req.stdout_file = file_of(&opts.output.within(ntasks));
     req.stderr_file = file_of(&opts.stderr_target().within(ntasks));
     req.open_append = opts.job.open_append.unwrap_or(false);
+    fill_binding(req, opts);
+}
+
+fn fill_binding(req: &mut RunStepRequest, opts: &SrunOpts) {
     req.cpu_bind = opts
         .cpu_bind
         .as_ref()
@@ -90,7 +106,7 @@ pub fn open(client: &NodedClient, job_id: u32, step_id: u32) -> Sink {
     let first = StepStdin {
         job_id,
         step_id,
-        data: Vec::new(),
+        ..Default::default()
     };
     let _ = tx.try_send(first);
     let mut client = client.clone();
@@ -100,9 +116,14 @@ pub fn open(client: &NodedClient, job_id: u32, step_id: u32) -> Sink {
     tx
 }
 
-/// Waits for every node's stream (a node that failed sends none), then copies `chunks` to
-/// each; returning drops the streams, which is the tasks' EOF.
-pub async fn feed(slots: Vec<oneshot::Receiver<Sink>>, chunks: Option<mpsc::Receiver<Vec<u8>>>) {
+/// Waits for every node's stream (a node that failed sends none), then copies `chunks` and
+/// the terminal's new sizes (`--pty`) to each; returning drops the streams, which is the
+/// tasks' EOF.
+pub async fn feed(
+    slots: Vec<oneshot::Receiver<Sink>>,
+    chunks: Option<mpsc::Receiver<Vec<u8>>>,
+    mut windows: mpsc::UnboundedReceiver<WindowSize>,
+) {
     let mut sinks = Vec::new();
     for slot in slots {
         sinks.extend(slot.await.ok());
@@ -110,17 +131,23 @@ pub async fn feed(slots: Vec<oneshot::Receiver<Sink>>, chunks: Option<mpsc::Rece
     let Some(mut chunks) = chunks else {
         return;
     };
-    while let Some(data) = chunks.recv().await {
+    loop {
+        let msg = tokio::select! {
+            data = chunks.recv() => match data {
+                Some(data) => StepStdin { data, ..Default::default() },
+                None => return,
+            },
+            Some(size) = windows.recv() => StepStdin {
+                window: Some(size),
+                ..Default::default()
+            },
+        };
         sinks.retain(|s| !s.is_closed());
         if sinks.is_empty() {
             return;
         }
         for sink in &sinks {
-            let msg = StepStdin {
-                data: data.clone(),
-                ..Default::default()
-            };
-            let _ = sink.send(msg).await;
+            let _ = sink.send(msg.clone()).await;
         }
     }
 }

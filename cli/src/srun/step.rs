@@ -92,15 +92,20 @@ pub async fn create(
                 "srun: Job {job_id} step creation temporarily disabled, retrying ({text})"
             );
         }
-        tokio::select! {
-            () = tokio::time::sleep(backoff(attempt)) => {}
-            Some(sig) = interrupts.recv() => {
-                let signal = match sig {
-                    Interrupt::Int => 2,
-                    Interrupt::Term => 15,
-                };
-                let _ = writeln!(err, "srun: Cancelled pending job step with signal {signal}");
-                return Err(StepFailure::Interrupted(signal));
+        let pause = tokio::time::sleep(backoff(attempt));
+        tokio::pin!(pause);
+        loop {
+            tokio::select! {
+                () = &mut pause => break,
+                Some(sig) = interrupts.recv() => {
+                    // Signals srun passes on to tasks have no tasks to reach yet.
+                    if !sig.ends_wait() {
+                        continue;
+                    }
+                    let signal = sig.number();
+                    let _ = writeln!(err, "srun: Cancelled pending job step with signal {signal}");
+                    return Err(StepFailure::Interrupted(signal));
+                }
             }
         }
         attempt = attempt.saturating_add(1);

@@ -71,8 +71,7 @@ impl NodeDaemon for FakeNode {
                         task,
                         data: data.as_bytes().to_vec(),
                         stderr,
-                        exits: Vec::new(),
-                        usage: None,
+                        ..Default::default()
                     },
                     Play::Wait(gate) => {
                         gate.notified().await;

@@ -9,7 +9,9 @@
 pub use sluice_testkit::cmd::{CmdOutput, DAEMON_TIMEOUT, bin, block_on, exit_code, run};
 pub use sluice_testkit::site::{cluster, federation, procs};
 
+pub mod lines;
 pub mod raw_rpc;
+pub mod python;
 pub mod users;
 
 use std::os::unix::fs::PermissionsExt;

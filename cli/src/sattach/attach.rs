@@ -1,0 +1,130 @@
+//! Attaching to a running step: the controller names the job's nodes, each node daemon
+//! running part of the step opens an `AttachStep` stream (refused unless the caller owns the
+//! step or is an admin), whose first message tells where that node's tasks sit; the output
+//! then streams until the step's last message.
+
+use sluice_vocab::JobState;
+use sluice_wire::client::{NodedClient, connect_lazy};
+use sluice_wire::proto::{
+    AttachStepRequest, AttachedStep, ListJobsRequest, ListNodesRequest, StepOutput,
+};
+use tonic::{Code, Streaming};
+
+use crate::rpc_error::{Asker, status_text};
+use crate::slurm_conf::SlurmConf;
+
+/// One node's part of the attached step.
+pub struct Attached {
+    /// The node's name.
+    pub node: String,
+    /// Its client (for the step's stdin).
+    pub client: NodedClient,
+    /// Where its tasks sit in the step.
+    pub layout: AttachedStep,
+    /// The rest of its output stream.
+    pub stream: Streaming<StepOutput>,
+}
+
+/// Attaches to every node running part of `job.step`; `Err` is the error text (without the
+/// `sattach: error: ` prefix).
+pub async fn attach(conf: &SlurmConf, job: u32, step: u32) -> Result<Vec<Attached>, String> {
+    let step_name = format!("StepId={job}.{step}");
+    let mut ctld = conf.connect_ctld().await.map_err(|e| e.to_string())?;
+    let jobs = ctld
+        .list_jobs(ListJobsRequest {
+            job_ids: vec![job],
+            include_finished: true,
+            ..Default::default()
+        })
+        .await
+        .map_err(|s| status_text(&s, Asker::Jobs))?
+        .into_inner()
+        .jobs;
+    let Some(info) = jobs.into_iter().find(|j| j.job_id == job) else {
+        return Err(format!("Job {job} not found"));
+    };
+    if JobState::from_stored(info.state) != Some(JobState::Running) {
+        return Err(format!("Job {job} is not running"));
+    }
+    let names = sluice_vocab::hostlist::expand(&info.node_list).unwrap_or_default();
+    let nodes = ctld
+        .list_nodes(ListNodesRequest { names })
+        .await
+        .map_err(|s| status_text(&s, Asker::Jobs))?
+        .into_inner()
+        .nodes;
+    let signer = conf.signer().map_err(|e| e.to_string())?;
+    let mut attached = Vec::new();
+    for node in nodes {
+        let host = if node.addr.is_empty() {
+            &node.name
+        } else {
+            &node.addr
+        };
+        let port = u16::try_from(node.port).unwrap_or(0);
+        let channel = connect_lazy(host, port, signer.clone())
+            .map_err(|e| format!("node {}: {e}", node.name))?;
+        let mut client = NodedClient::new(channel);
+        let req = AttachStepRequest {
+            job_id: job,
+            step_id: step,
+        };
+        let mut stream = match client.attach_step(req).await {
+            Ok(resp) => resp.into_inner(),
+            // The step has no tasks on this node of the job.
+            Err(s) if s.code() == Code::NotFound => continue,
+            Err(s) if s.code() == Code::PermissionDenied => {
+                return Err(format!(
+                    "Unable to attach to {step_name}: Access/permission denied"
+                ));
+            }
+            Err(s) => return Err(format!("node {}: {}", node.name, s.message())),
+        };
+        let layout = match stream.message().await {
+            Ok(Some(StepOutput {
+                attached: Some(layout),
+                ..
+            })) => layout,
+            // The step ended between the two messages.
+            Ok(_) => continue,
+            Err(s) => return Err(format!("node {}: {}", node.name, s.message())),
+        };
+        attached.push(Attached {
+            node: node.name,
+            client,
+            layout,
+            stream,
+        });
+    }
+    if attached.is_empty() {
+        return Err(format!("{step_name} is not running"));
+    }
+    attached.sort_by_key(|a| a.layout.node_index);
+    Ok(attached)
+}
+
+/// `--layout`: the step's tasks per node, as Slurm's sattach prints them.
+pub fn layout_text(parts: &[Attached]) -> String {
+    let Some(first) = parts.first() else {
+        return String::new();
+    };
+    let all = &first.layout;
+    let names = sluice_vocab::hostlist::expand(&all.node_list).unwrap_or_default();
+    let mut text = format!(
+        "Job step layout:\n\t{} tasks, {} nodes ({})\n\n",
+        all.ntasks,
+        names.len(),
+        all.node_list
+    );
+    for part in parts {
+        let l = &part.layout;
+        let tasks: String = (l.first_task..l.first_task + l.tasks_here)
+            .map(|t| format!("{t} "))
+            .collect();
+        text.push_str(&format!(
+            "\tNode {} ({}), {} task(s): {tasks}\n",
+            l.node_index, part.node, l.tasks_here
+        ));
+    }
+    text
+}
