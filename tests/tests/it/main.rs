@@ -28,6 +28,7 @@ mod gang_examples_e2e;
 mod message_timeout;
 mod node_restart_exit_codes;
 mod nonstop_e2e;
+mod nonstop_fed_e2e;
 mod nonstop_guide_e2e;
 mod oversubscribe_e2e;
 mod partition_update_e2e;
