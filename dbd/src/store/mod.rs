@@ -63,8 +63,8 @@ pub use requests::{
     ModifyClusters, ModifyFederations, ModifyUsers, UserFilter,
 };
 pub use types::records::{
-    ClusterCapacity, JobEnded, JobResized, JobRun, JobStarted, JobSubmitted, JobSuspended, NodeEvent,
-    NodeEventInfo, Record, RecordKind, Step,
+    ClusterCapacity, JobEnded, JobResized, JobRun, JobStarted, JobSubmitted, JobSuspended,
+    NodeEvent, NodeEventInfo, Record, RecordKind, Step,
 };
 pub use types::{
     Account, AdminLevel, Apply, Association, Change, Cluster, Federation, JobIdRange, ListEdit,

@@ -9,12 +9,14 @@ use crate::usage_support;
 per_backend!(
     a_dropped_node_counts_until_the_drop,
     sacct_shows_resizing_records,
+    earlier_allocations_go_with_their_run,
 );
 
 mod cases {
-    use sluice_dbd::store::usage::{JobSizesQuery, UsageQuery};
+    use sluice_dbd::store::usage::{JobSizesQuery, PurgePolicy, UsageQuery};
     use sluice_dbd::store::*;
     use sluice_reports::Tres;
+    use sluice_reports::purge::PurgeAfter;
     use sluice_vocab::states::JobState;
 
     use super::common::jobs::{query, with_clusters};
@@ -72,11 +74,23 @@ mod cases {
         feed.send(changes());
         let now = DAY0 + 2 * DAY;
         roll(&store, now);
-        let hour = |h| usage(&store, "c1", Tres::Cpu, (at(h, 0), at(h + 1, 0)), now, "hour");
+        let hour = |h| {
+            usage(
+                &store,
+                "c1",
+                Tres::Cpu,
+                (at(h, 0), at(h + 1, 0)),
+                now,
+                "hour",
+            )
+        };
         assert_eq!(hour(1).alloc, 8 * 2_400 + 4 * 1_200);
         assert_eq!(hour(2).alloc, 4 * 1_200 + 6 * 2_400);
         let day = (DAY0, DAY0 + DAY);
-        assert_eq!(usage(&store, "c1", Tres::Cpu, day, now, "day").alloc, CPU_SECS);
+        assert_eq!(
+            usage(&store, "c1", Tres::Cpu, day, now, "day").alloc,
+            CPU_SECS
+        );
         assert_eq!(
             usage(&store, "c1", Tres::Node, day, now, "day").alloc,
             (2 + 1 + 2) * 2_400
@@ -130,7 +144,14 @@ mod cases {
         };
         let all = vec![
             (resizing, at(1, 0), at(1, 0), at(1, 40), "n1".to_string(), 8),
-            (resizing, at(1, 40), at(1, 40), at(2, 20), "n1".to_string(), 4),
+            (
+                resizing,
+                at(1, 40),
+                at(1, 40),
+                at(2, 20),
+                "n1".to_string(),
+                4,
+            ),
             (
                 JobState::Completed.stored(),
                 at(2, 20),
@@ -167,5 +188,46 @@ mod cases {
             ..Default::default()
         };
         assert_eq!(records(on_n3), all[2..].to_vec());
+    }
+
+    pub fn earlier_allocations_go_with_their_run(db: &TestDb) {
+        let store = with_clusters(db, &["c1"]);
+        history(&store);
+        // Job 2 still runs, resized long ago: its earlier allocation stays with it.
+        let other = Job::new(2, "bob", "chem", at(1, 0), 4, 2);
+        let mut feed = Feed::new(&store, "c1");
+        feed.stream = 8;
+        feed.send(vec![
+            other.submitted(),
+            other.started(at(1, 0)),
+            RecordKind::JobResized(JobResized {
+                job_id: 2,
+                run: 0,
+                at: at(2, 0),
+                node_list: "n2".into(),
+                node_count: 1,
+                cpus: 2,
+                mem_mb: 200,
+            }),
+        ]);
+        let now = DAY0 + 40 * DAY;
+        roll(&store, now);
+        let policy = PurgePolicy {
+            jobs: PurgeAfter::parse("30days").unwrap(),
+            ..Default::default()
+        };
+        let summary = store.roll_up(&utc(), now, &policy).unwrap();
+        assert_eq!((summary.purged.runs, summary.purged.resizes), (1, 2));
+        let left: Vec<(u32, u32)> = query(
+            &store,
+            &JobQuery {
+                duplicates: true,
+                ..Default::default()
+            },
+        )
+        .iter()
+        .map(|r| (r.job_id, r.cpus))
+        .collect();
+        assert_eq!(left, vec![(2, 4), (2, 2)]);
     }
 }

@@ -30,6 +30,7 @@ mod message_timeout;
 mod munge_auth;
 mod node_restart_exit_codes;
 mod nonstop_e2e;
+mod nonstop_fed_e2e;
 mod nonstop_guide_e2e;
 mod oversubscribe_e2e;
 mod partition_update_e2e;

@@ -179,7 +179,8 @@ fn a_no_kill_job_gets_a_spare_for_its_down_node_and_runs_its_next_step_there() {
         NonstopEventKind::Failing
     );
 
-    // The end of the job closes the stream; sacct shows the final allocation.
+    // The end of the job closes the stream; sacct shows the first allocation's RESIZING
+    // record, then the job's record with the final one.
     c.ok("scancel", &[&job.to_string()]);
     loop {
         let ev = next_event(&events, "JOB_ENDED");
@@ -188,13 +189,22 @@ fn a_no_kill_job_gets_a_spare_for_its_down_node_and_runs_its_next_step_there() {
         }
     }
     c.wait_done(job);
-    c.wait_for("sacct to show the final allocation", || {
-        c.ok(
+    c.wait_for("sacct to show both allocations", || {
+        let out = c.ok(
             "sacct",
-            &["-n", "-X", "-j", &job.to_string(), "-o", "NodeList%30"],
-        )
-        .trim()
-            == "clustern[1,3]"
+            &[
+                "-n",
+                "-X",
+                "-j",
+                &job.to_string(),
+                "-o",
+                "State,NodeList%30",
+            ],
+        );
+        let words: Vec<&str> = out.split_whitespace().collect();
+        words.len() == 4
+            && words[..2] == ["RESIZING", "clustern[1-2]"]
+            && words[3] == "clustern[1,3]"
     });
 }
 

@@ -196,11 +196,24 @@ fn a_node_set_down_during_a_step_is_replaced_by_the_spare_for_the_next_step() {
         c.ok("sinfo", &["-h", "-n", "clustern2", "-o", "%T"]).trim(),
         "down"
     );
-    let nodes = c.ok(
+    // Accounting ended the first allocation's record at the replacement (Slurm's RESIZING
+    // record) and the job's record goes on with the new one.
+    let records = c.ok(
         "sacct",
-        &["-n", "-X", "-j", &job.to_string(), "-o", "NodeList%30"],
+        &[
+            "-n",
+            "-P",
+            "-X",
+            "-j",
+            &job.to_string(),
+            "-o",
+            "State,NodeList",
+        ],
     );
-    assert_eq!(nodes.trim(), "clustern[1,3]");
+    let records: Vec<&str> = records.lines().collect();
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert_eq!(records[0], "RESIZING|clustern[1-2]");
+    assert!(records[1].ends_with("|clustern[1,3]"), "{records:?}");
 }
 
 #[test]
@@ -249,7 +262,7 @@ fn without_a_spare_the_node_is_dropped_after_the_delay_and_the_limit_extended() 
     );
     assert_eq!(
         limit.split_whitespace().collect::<Vec<_>>(),
-        ["00:41:00", "clustern1"],
-        "10 minutes, 1 for the delay, 30 for the drop"
+        ["00:11:00", "clustern[1-2]", "00:41:00", "clustern1"],
+        "10 minutes, 1 for the delay before the drop (its RESIZING record), 30 for the drop"
     );
 }

@@ -69,8 +69,24 @@ fn levels_with(debug: u8) -> [Level; 3] {
         let down = NodeUpdate::Down {
             reason: "test".into(),
         };
-        on_node_update(&mut fx.core, &mut fx.out, fx.now, Caller::admin(), "n2", down).unwrap();
-        on_replace_node(&mut fx.core, &mut fx.out, fx.now, Caller::user(1000), id, "n2").unwrap();
+        on_node_update(
+            &mut fx.core,
+            &mut fx.out,
+            fx.now,
+            Caller::admin(),
+            "n2",
+            down,
+        )
+        .unwrap();
+        on_replace_node(
+            &mut fx.core,
+            &mut fx.out,
+            fx.now,
+            Caller::user(1000),
+            id,
+            "n2",
+        )
+        .unwrap();
     });
     let notes = notes.lock().map(|n| n.clone()).unwrap_or_default();
     [

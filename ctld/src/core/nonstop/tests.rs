@@ -174,11 +174,9 @@ fn replace_moves_the_job_to_the_spare_and_tells_accounting() {
     let n2 = fx.core.node("n2").unwrap();
     assert!(n2.jobs.is_empty() && n2.state_name() == "DOWN");
     assert_eq!(fx.core.node("n4").unwrap().state_name(), "ALLOCATED");
-    assert!(
-        fx.out.acct.iter().any(|r| matches!(r,
+    assert!(fx.out.acct.iter().any(|r| matches!(r,
         AcctRecord::JobResized { node_list, node_count: 2, cpus: 4, at, .. }
-            if node_list == "n[1,4]" && *at == fx.now))
-    );
+            if node_list == "n[1,4]" && *at == fx.now)));
     assert_eq!(fx.out.nonstop_events[0].replacement.as_deref(), Some("n4"));
     // The next step runs on the new node list.
     let step = on_step_create(&mut fx.core, &mut fx.out, fx.now, owner(), {

@@ -6,9 +6,8 @@ use sluice_wire::proto::{self, acct_record::Kind};
 use tonic::Status;
 
 use crate::store::{
-    ClusterCapacity, JobEnded, JobQuery, JobResized, JobRun, JobStarted, JobSubmitted, JobSuspended,
-    NodeEvent,
-    Record, RecordKind, Step,
+    ClusterCapacity, JobEnded, JobQuery, JobResized, JobRun, JobStarted, JobSubmitted,
+    JobSuspended, NodeEvent, Record, RecordKind, Step,
 };
 
 /// The records of a batch. A record without a kind or with a seq that cannot be stored

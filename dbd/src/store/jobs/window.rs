@@ -226,19 +226,51 @@ mod tests {
             states: states.iter().map(|s| s.stored()).collect(),
             ..Default::default()
         };
-        assert!(in_window(&r, Level::Record, &q(200, 260, &[JobState::Pending])));
-        assert!(!in_window(&r, Level::Record, &q(310, 320, &[JobState::Pending])));
-        assert!(in_window(&r, Level::Record, &q(310, 320, &[JobState::Running])));
-        assert!(in_window(&r, Level::Record, &q(0, 400, &[JobState::Failed])));
-        assert!(!in_window(&r, Level::Record, &q(0, 399, &[JobState::Failed])));
+        assert!(in_window(
+            &r,
+            Level::Record,
+            &q(200, 260, &[JobState::Pending])
+        ));
+        assert!(!in_window(
+            &r,
+            Level::Record,
+            &q(310, 320, &[JobState::Pending])
+        ));
+        assert!(in_window(
+            &r,
+            Level::Record,
+            &q(310, 320, &[JobState::Running])
+        ));
+        assert!(in_window(
+            &r,
+            Level::Record,
+            &q(0, 400, &[JobState::Failed])
+        ));
+        assert!(!in_window(
+            &r,
+            Level::Record,
+            &q(0, 399, &[JobState::Failed])
+        ));
         assert!(!in_window(&r, Level::Record, &q(401, 0, &[])));
         assert!(!in_window(&r, Level::Record, &q(0, 99, &[])));
         assert!(in_window(&r, Level::Record, &q(0, 0, &[JobState::Failed])));
         // A run that ran may hold RESIZING records; only such a record matches RESIZING.
         assert!(in_window(&r, Level::Run, &q(0, 0, &[JobState::Resizing])));
-        assert!(in_window(&r, Level::Run, &q(350, 360, &[JobState::Resizing])));
-        assert!(!in_window(&r, Level::Record, &q(350, 360, &[JobState::Resizing])));
+        assert!(in_window(
+            &r,
+            Level::Run,
+            &q(350, 360, &[JobState::Resizing])
+        ));
+        assert!(!in_window(
+            &r,
+            Level::Record,
+            &q(350, 360, &[JobState::Resizing])
+        ));
         r.state = i64::from(JobState::Resizing.stored());
-        assert!(in_window(&r, Level::Record, &q(350, 400, &[JobState::Resizing])));
+        assert!(in_window(
+            &r,
+            Level::Record,
+            &q(350, 400, &[JobState::Resizing])
+        ));
     }
 }

@@ -189,7 +189,11 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            vec![(40, 100, Some(8), 5), (100, 250, Some(4), 0), (250, 400, None, 5)]
+            vec![
+                (40, 100, Some(8), 5),
+                (100, 250, Some(4), 0),
+                (250, 400, None, 5)
+            ]
         );
         assert_eq!(segments(40, 0, &[]).len(), 1);
     }

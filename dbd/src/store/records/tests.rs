@@ -9,7 +9,14 @@ use crate::store::types::records::*;
 
 fn batch() -> Batch {
     let defaults = HashMap::from([("alice".to_string(), "physics".to_string())]);
-    Batch::new("c1", Vec::new(), Vec::new(), Vec::new(), Vec::new(), defaults)
+    Batch::new(
+        "c1",
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        defaults,
+    )
 }
 
 fn submitted(job_id: u32, run: u32) -> RecordKind {
@@ -256,7 +263,10 @@ fn a_resize_keeps_the_allocation_before_it_as_an_earlier_record() {
     b.apply(&resized(180, "n3", 1, 4));
     b.apply(&resized(300, "n[3-4]", 2, 8));
     let row = &b.runs[&(7, 0)].row;
-    assert_eq!((row.node_list.as_str(), row.cpus, row.node_count), ("n[3-4]", 8, 2));
+    assert_eq!(
+        (row.node_list.as_str(), row.cpus, row.node_count),
+        ("n[3-4]", 8, 2)
+    );
     let kept: Vec<_> = b
         .resizes
         .iter()

@@ -12,10 +12,10 @@ use diesel::prelude::*;
 use sluice_reports::Calendar;
 
 use super::rows;
-use crate::store::models::job_resizes;
 use super::{PurgeCounts, PurgePolicy};
 use crate::store::conn::AnyConnection;
 use crate::store::error::StoreError;
+use crate::store::models::job_resizes;
 
 /// The later of two optional cut-offs (the one that purges more).
 fn later(a: Option<i64>, b: Option<i64>) -> Option<i64> {
