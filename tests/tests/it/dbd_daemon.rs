@@ -239,6 +239,11 @@ fn fixed_token_client(
             .parse()
             .map_err(|_| tonic::Status::internal("bad token"))?;
         req.metadata_mut().insert("authorization", value);
+        let version = sluice_wire::protocol::PROTOCOL_VERSION.to_string();
+        req.metadata_mut().insert(
+            sluice_wire::protocol::PROTOCOL_METADATA,
+            version.parse().unwrap(),
+        );
         Ok(req)
     })
 }
