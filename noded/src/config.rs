@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_vocab::cluster_conf::{ConfWarning, CtldConf, JobAcctGather, PrologConf};
 use sluice_vocab::auth_conf::AuthConf;
+use sluice_vocab::cluster_conf::{ConfWarning, CtldConf, JobAcctGather, PrologConf};
 use sluice_vocab::conf::ConfFile;
 use sluice_vocab::hostlist::Hostlist;
 

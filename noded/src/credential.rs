@@ -24,9 +24,10 @@ pub fn check(
         })
         .and_then(|cred| key.open(cred, now))
         .and_then(|body| {
-            let nodes = hostlist::expand(&body.node_list).map_err(|e| AuthError::JobCredential {
-                why: format!("its node list {:?}: {e}", body.node_list),
-            })?;
+            let nodes =
+                hostlist::expand(&body.node_list).map_err(|e| AuthError::JobCredential {
+                    why: format!("its node list {:?}: {e}", body.node_list),
+                })?;
             launch.allowed_by(&body, &nodes)
         });
     verdict.map_err(|e| {

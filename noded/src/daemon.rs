@@ -106,11 +106,10 @@ impl Prepared {
         );
         let creds = CredentialKey::derive(&self.key);
         let service = NodeService::new(Arc::clone(&self.node), creds).into_server();
-        let service =
-            Verifier::new(self.key)
-                .serving("sluice-noded")
-                .with_auth(&self.node.config.auth)
-                .guard(service);
+        let service = Verifier::new(self.key)
+            .serving("sluice-noded")
+            .with_auth(&self.node.config.auth)
+            .guard(service);
         let result = tonic::transport::Server::builder()
             .add_service(service)
             .serve_with_incoming_shutdown(

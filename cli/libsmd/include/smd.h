@@ -2,7 +2,8 @@
  * smd.h - libsmd, the client library of Sluice's failure management (Slurm's smd API).
  *
  * Licensed under the Apache License, Version 2.0 (as the rest of Sluice): programs may link
- * libsmd.so or libsmd.a without taking on a copyleft licence.
+ * libsmd.so or libsmd.a without taking on a copyleft licence. Both use libmunge
+ * (AuthType=auth/munge, LGPL) as a shared library: a program linking libsmd.a adds -lmunge.
  *
  * Every call names a job; only its owner and administrators may use it. Functions return
  * SMD_OK (0) or one of the SMD_E* codes; smd_strerror() gives a code's fixed text and

@@ -81,6 +81,7 @@ async fn output_streams_live_and_the_highest_exit_code_wins() {
         step: CreateStepReply {
             step_id: 1,
             allocation: Some(allocation(5, &[p0, p1], 3)),
+            ..Default::default()
         },
         ..Default::default()
     })
@@ -161,6 +162,7 @@ async fn labels_prefix_every_line_with_the_rank() {
         step: CreateStepReply {
             step_id: 0,
             allocation: Some(allocation(8, &[p0], 2)),
+            ..Default::default()
         },
         ..Default::default()
     })
@@ -200,6 +202,7 @@ async fn a_new_allocation_reports_waiting_and_ends_the_job() {
         step: CreateStepReply {
             step_id: 0,
             allocation: Some(allocation(9, &[p0], 1)),
+            ..Default::default()
         },
         ..Default::default()
     })
@@ -283,6 +286,7 @@ async fn ctrl_c_with_disable_status_forwards_sigint_to_the_tasks() {
         step: CreateStepReply {
             step_id: 4,
             allocation: Some(allocation(6, &[p0], 1)),
+            ..Default::default()
         },
         ..Default::default()
     })

@@ -81,9 +81,7 @@ pub async fn serve_runtime(
     let service = ControllerService::new(rt.handle(), Arc::new(conf), admins, started, creds)
         .with_dbd_admins(rt.dbd_admins())
         .with_fed(fed);
-    let verifier = Verifier::new(key)
-        .serving("sluice-ctld")
-        .with_auth(&auth);
+    let verifier = Verifier::new(key).serving("sluice-ctld").with_auth(&auth);
     let federation = super::federation::FederationInfoService::new(rt.handle()).into_server();
     let federation = verifier.guard(federation);
     let (service, admin, nonstop) = service.into_servers();

@@ -16,8 +16,7 @@ use sluice_wire::auth::credential::CREDENTIAL_LIFETIME;
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::{
     Ack, Allocation, CompleteAllocationRequest, CreateStepReply, CreateStepRequest,
-    JobCredentialBody, NodeAddr,
-    StepDoneRequest, SubmitJobReply, SubmitJobRequest,
+    JobCredentialBody, NodeAddr, StepDoneRequest, SubmitJobReply, SubmitJobRequest,
 };
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Status};

@@ -48,11 +48,7 @@ fn write_key(cluster: &TestCluster) -> PathBuf {
 async fn started(
     cluster: &TestCluster,
     ctld: &FakeCtld,
-) -> (
-    Daemon,
-    RegisterNodeRequest,
-    common::CredClient,
-) {
+) -> (Daemon, RegisterNodeRequest, common::CredClient) {
     let port_file = cluster.path("n1.port");
     let daemon = start_binary(cluster, "n1", &port_file);
     let port: u16 = wait_for_file(&port_file).await.trim().parse().unwrap();

@@ -58,7 +58,11 @@ async fn serve(verifier: Option<Verifier>) -> u16 {
     tokio::spawn(async move {
         let mut b = tonic::transport::Server::builder();
         let served = match verifier {
-            Some(v) => b.add_service(v.guard(server)).serve_with_incoming(incoming).await,
+            Some(v) => {
+                b.add_service(v.guard(server))
+                    .serve_with_incoming(incoming)
+                    .await
+            }
             None => b.add_service(server).serve_with_incoming(incoming).await,
         };
         served.unwrap();
@@ -125,7 +129,10 @@ async fn measure(call: Call) -> (Duration, Duration, f64) {
 
 fn report(name: &str, (median, p90, rate): (Duration, Duration, f64), base: Option<Duration>) {
     let added = base.map_or(String::new(), |b| {
-        format!("  added {:+.3} ms", (median.as_secs_f64() - b.as_secs_f64()) * 1e3)
+        format!(
+            "  added {:+.3} ms",
+            (median.as_secs_f64() - b.as_secs_f64()) * 1e3
+        )
     });
     println!(
         "{name:<8} median {:.3} ms  p90 {:.3} ms  {rate:>8.0} calls/s ({CONCURRENT} callers){added}",
@@ -141,10 +148,16 @@ async fn main() {
     let port_bare = serve(None).await;
     let port = serve(Some(verifier())).await;
 
-    let none = measure(call!(ControllerFederationClient::new(plain(port_bare).await))).await;
+    let none = measure(call!(ControllerFederationClient::new(
+        plain(port_bare).await
+    )))
+    .await;
     report("none", none, None);
     let signer = Signer::for_current_user(key.clone());
-    let keyed = measure(call!(ControllerFederationClient::new(signer.wrap(plain(port).await)))).await;
+    let keyed = measure(call!(ControllerFederationClient::new(
+        signer.wrap(plain(port).await)
+    )))
+    .await;
     report("key", keyed, Some(none.0));
 
     let dir = tempfile::tempdir().unwrap();
@@ -158,17 +171,19 @@ async fn main() {
         .unwrap()
         .unwrap();
     assert!(signer.uses_service());
-    let service =
-        measure(call!(ControllerFederationClient::new(signer.wrap(plain(port).await)))).await;
+    let service = measure(call!(ControllerFederationClient::new(
+        signer.wrap(plain(port).await)
+    )))
+    .await;
     report("service", service, Some(none.0));
 
     let munge = Munge::default();
     let probe = Binding::new(sack::PROBE_METHOD, b"");
     match munge.encode(&probe, &new_nonce()) {
         Ok(_) => {
-            let munge_port = serve(Some(verifier().with_auth(
-                &sluice_vocab::auth_conf::AuthConf::Munge { socket: None },
-            )))
+            let munge_port = serve(Some(
+                verifier().with_auth(&sluice_vocab::auth_conf::AuthConf::Munge { socket: None }),
+            ))
             .await;
             let signer = Signer::munge(Munge::default());
             let client = ControllerFederationClient::new(signer.wrap(plain(munge_port).await));
@@ -198,7 +213,8 @@ async fn main() {
     for token in &tokens {
         let mut md = tonic::metadata::MetadataMap::new();
         md.insert("authorization", format!("Bearer {token}").parse().unwrap());
-        v.check(&md, &Binding::new(method, &body), 1_000_030).unwrap();
+        v.check(&md, &Binding::new(method, &body), 1_000_030)
+            .unwrap();
     }
     let check = t.elapsed() / n as u32;
     println!(

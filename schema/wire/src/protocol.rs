@@ -39,10 +39,7 @@ impl From<ProtocolError> for Status {
 
 /// Records [`PROTOCOL_VERSION`] in a request's headers.
 pub fn stamp(headers: &mut http::HeaderMap) {
-    headers.insert(
-        PROTOCOL_METADATA,
-        http::HeaderValue::from(PROTOCOL_VERSION),
-    );
+    headers.insert(PROTOCOL_METADATA, http::HeaderValue::from(PROTOCOL_VERSION));
 }
 
 /// Checks that a request speaks [`PROTOCOL_VERSION`]; `server` names the refusing program in

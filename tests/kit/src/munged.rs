@@ -39,7 +39,9 @@ impl Munged {
             .map_err(|e| e.to_string())?;
         let key = dir.path().join("munge.key");
         let out = run(
-            Command::new(MUNGEKEY).arg("--create").arg(format!("--keyfile={}", key.display())),
+            Command::new(MUNGEKEY)
+                .arg("--create")
+                .arg(format!("--keyfile={}", key.display())),
             None,
         );
         if out.code != 0 {

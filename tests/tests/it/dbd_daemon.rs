@@ -170,7 +170,9 @@ fn only_fresh_requests_signed_with_the_shared_key_are_served() {
         with_token(&channel, once.clone()).await.unwrap();
         let replayed = with_token(&channel, once).await;
         let add = AddClustersRequest::default();
-        let other_call = with_token_call(&channel, ping_token(&key, now), add).await;
+        let other_call = with_token_call(&channel, ping_token(&key, now), add)
+            .await
+            .map(|_| tonic::Response::new(sluice_wire::proto::PingReply::default()));
         for (what, result) in [
             ("unsigned", unsigned),
             ("wrong key", wrong_key),
@@ -237,6 +239,11 @@ fn fixed_token_client(
             .parse()
             .map_err(|_| tonic::Status::internal("bad token"))?;
         req.metadata_mut().insert("authorization", value);
+        let version = sluice_wire::protocol::PROTOCOL_VERSION.to_string();
+        req.metadata_mut().insert(
+            sluice_wire::protocol::PROTOCOL_METADATA,
+            version.parse().unwrap(),
+        );
         Ok(req)
     })
 }

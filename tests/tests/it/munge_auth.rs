@@ -20,7 +20,12 @@ use tonic::Code;
 /// empty message.
 fn user_credential(user: &TestUser, munged: &Munged, method: &str) -> String {
     let binding = Binding::new(method, &frame(&PingRequest {}));
-    let payload = format!("sluice-munge1 {} {} {}", binding.method, binding.digest, new_nonce());
+    let payload = format!(
+        "sluice-munge1 {} {} {}",
+        binding.method,
+        binding.digest,
+        new_nonce()
+    );
     let socket = munged.socket();
     let out = user.run("munge", &["-S", socket.to_str().unwrap(), "-s", &payload]);
     assert_eq!(out.code, 0, "{out:?}");
@@ -28,7 +33,10 @@ fn user_credential(user: &TestUser, munged: &Munged, method: &str) -> String {
 }
 
 #[test]
-#[cfg_attr(not(test_as_root), ignore = "needs root to create a user and run munged")]
+#[cfg_attr(
+    not(test_as_root),
+    ignore = "needs root to create a user and run munged"
+)]
 fn with_auth_munge_users_are_who_munged_says_once_per_credential() {
     let munged = match Munged::start() {
         Ok(m) => m,

@@ -67,16 +67,26 @@ fn every_daemon_refuses_forged_replayed_and_misdirected_tokens() {
         let ch = channel(&a.dbd.0, a.dbd.1).await;
         let ping = "/sluice.v1.Accounting/Ping";
         let token = key_token(&key, 0, ping, &PingRequest {});
-        let dbd = |t: &str| AccountingClient::with_interceptor(ch.clone(), sending("Bearer ", t.into()));
+        let dbd =
+            |t: &str| AccountingClient::with_interceptor(ch.clone(), sending("Bearer ", t.into()));
         dbd(&token).ping(PingRequest {}).await.unwrap();
-        refused("dbd replay", dbd(&token).ping(PingRequest {}).await, "credential already used (replayed)");
+        refused(
+            "dbd replay",
+            dbd(&token).ping(PingRequest {}).await,
+            "credential already used (replayed)",
+        );
         let forged = key_token(&forger, 0, ping, &PingRequest {});
-        refused("dbd forged", dbd(&forged).ping(PingRequest {}).await, "bad signature: signature does not match");
+        refused(
+            "dbd forged",
+            dbd(&forged).ping(PingRequest {}).await,
+            "bad signature: signature does not match",
+        );
 
         // The controller: the issue's example, a token replayed 30 s later for another call,
         // is refused whether the first call was made or not.
         let ch = channel(&a.ctld.0, a.ctld.1).await;
-        let ctld = |t: &str| ControllerClient::with_interceptor(ch.clone(), sending("Bearer ", t.into()));
+        let ctld =
+            |t: &str| ControllerClient::with_interceptor(ch.clone(), sending("Bearer ", t.into()));
         let token = key_token(&key, 0, "/sluice.v1.Controller/Ping", &PingRequest {});
         refused(
             "ctld other method",
@@ -84,8 +94,15 @@ fn every_daemon_refuses_forged_replayed_and_misdirected_tokens() {
             "credential was issued for /sluice.v1.Controller/Ping, not /sluice.v1.Controller/ListJobs",
         );
         ctld(&token).ping(PingRequest {}).await.unwrap();
-        refused("ctld replay", ctld(&token).ping(PingRequest {}).await, "credential already used (replayed)");
-        let list = |jobs: Vec<u32>| ListJobsRequest { job_ids: jobs, ..Default::default() };
+        refused(
+            "ctld replay",
+            ctld(&token).ping(PingRequest {}).await,
+            "credential already used (replayed)",
+        );
+        let list = |jobs: Vec<u32>| ListJobsRequest {
+            job_ids: jobs,
+            ..Default::default()
+        };
         let token = key_token(&key, 0, "/sluice.v1.Controller/ListJobs", &list(vec![1]));
         refused(
             "ctld other body",
@@ -93,15 +110,27 @@ fn every_daemon_refuses_forged_replayed_and_misdirected_tokens() {
             "credential was issued for another request body",
         );
         let forged = key_token(&forger, 0, "/sluice.v1.Controller/Ping", &PingRequest {});
-        refused("ctld forged", ctld(&forged).ping(PingRequest {}).await, "bad signature: signature does not match");
+        refused(
+            "ctld forged",
+            ctld(&forged).ping(PingRequest {}).await,
+            "bad signature: signature does not match",
+        );
 
         // The node daemon.
         let ch = channel(&a.noded.0, a.noded.1).await;
-        let noded = |t: &str| NodeDaemonClient::with_interceptor(ch.clone(), sending("Bearer ", t.into()));
+        let noded =
+            |t: &str| NodeDaemonClient::with_interceptor(ch.clone(), sending("Bearer ", t.into()));
         let token = key_token(&key, 0, "/sluice.v1.NodeDaemon/Ping", &PingRequest {});
         noded(&token).ping(PingRequest {}).await.unwrap();
-        refused("noded replay", noded(&token).ping(PingRequest {}).await, "credential already used (replayed)");
-        let launch = LaunchBatchRequest { job_id: 1, ..Default::default() };
+        refused(
+            "noded replay",
+            noded(&token).ping(PingRequest {}).await,
+            "credential already used (replayed)",
+        );
+        let launch = LaunchBatchRequest {
+            job_id: 1,
+            ..Default::default()
+        };
         refused(
             "noded other method",
             noded(&key_token(&key, 0, "/sluice.v1.NodeDaemon/Ping", &launch))
@@ -110,21 +139,30 @@ fn every_daemon_refuses_forged_replayed_and_misdirected_tokens() {
             "credential was issued for /sluice.v1.NodeDaemon/Ping, not /sluice.v1.NodeDaemon/LaunchBatch",
         );
         let forged = key_token(&forger, 0, "/sluice.v1.NodeDaemon/Ping", &PingRequest {});
-        refused("noded forged", noded(&forged).ping(PingRequest {}).await, "bad signature: signature does not match");
+        refused(
+            "noded forged",
+            noded(&forged).ping(PingRequest {}).await,
+            "bad signature: signature does not match",
+        );
     });
 }
 
 /// Lets users reach the site (its temp dir is 0700) and write in the work directory.
 fn open_site(c: &Cluster) {
     use std::os::unix::fs::PermissionsExt;
-    let open = |p: PathBuf, mode| std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    let open = |p: PathBuf, mode| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
     open(c.dir().parent().unwrap().to_path_buf(), 0o755);
     open(c.work.clone(), 0o1777);
 }
 
 fn job_id(out: &common::CmdOutput) -> u32 {
     assert_eq!(out.code, 0, "{out:?}");
-    out.stdout.trim().parse().unwrap_or_else(|_| panic!("not a job id: {out:?}"))
+    out.stdout
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a job id: {out:?}"))
 }
 
 /// Asserts a launch refused for its job credential, with `why`.
@@ -162,7 +200,8 @@ fn step(job: u32, user: &TestUser, node: &str, script: &str) -> RunStepRequest {
 #[cfg_attr(not(test_as_root), ignore = "needs root to create a user")]
 fn a_node_daemon_runs_nothing_without_the_controllers_credential_for_it() {
     let user = TestUser::create("launch");
-    let c = Cluster::start(1);
+    // Root's job and the user's run side by side.
+    let c = Cluster::start(2);
     open_site(&c);
     let a = addrs(&c);
     let conf = c.conf();
@@ -184,7 +223,8 @@ fn a_node_daemon_runs_nothing_without_the_controllers_credential_for_it() {
 
     common::block_on(async {
         let ch = channel(&a.noded.0, a.noded.1).await;
-        let noded = |t: String| NodeDaemonClient::with_interceptor(ch.clone(), sending("Bearer ", t));
+        let noded =
+            |t: String| NodeDaemonClient::with_interceptor(ch.clone(), sending("Bearer ", t));
         // The issue's example: the user's own token, a made-up job id, then root's job.
         for (job, what) in [(4242, "made-up job"), (roots, "root's job")] {
             let req = step(job, &user, &a.node, &script);
@@ -193,14 +233,21 @@ fn a_node_daemon_runs_nothing_without_the_controllers_credential_for_it() {
         }
         // The credential of the user's own step, for root's job (or as another user).
         let ctld_ch = channel(&a.ctld.0, a.ctld.1).await;
-        let create = CreateStepRequest { job_id: own, ntasks: Some(1), ..Default::default() };
+        let create = CreateStepRequest {
+            job_id: own,
+            ntasks: Some(1),
+            ..Default::default()
+        };
         let token = user_token(&user, &socket, "/sluice.v1.Controller/CreateStep", &create);
         let created = ControllerClient::with_interceptor(ctld_ch, sending("Bearer ", token))
             .create_step(create)
             .await
             .unwrap()
             .into_inner();
-        let cred = created.credential.clone().expect("the controller issues a step credential");
+        let cred = created
+            .credential
+            .clone()
+            .expect("the controller issues a step credential");
         let mut stolen = step(roots, &user, &a.node, &script);
         stolen.step_id = created.step_id;
         stolen.credential = Some(cred.clone());
@@ -220,7 +267,11 @@ fn a_node_daemon_runs_nothing_without_the_controllers_credential_for_it() {
             signature: cred.signature.clone(),
         });
         let token = user_token(&user, &socket, run_step, &forged);
-        denied("a forged credential", noded(token).run_step(forged).await, "signature does not match");
+        denied(
+            "a forged credential",
+            noded(token).run_step(forged).await,
+            "signature does not match",
+        );
         // Even the controller's own uid needs a credential to launch a batch script.
         let launch = LaunchBatchRequest {
             job_id: 4243,
@@ -232,14 +283,25 @@ fn a_node_daemon_runs_nothing_without_the_controllers_credential_for_it() {
             ..Default::default()
         };
         let token = key_token(&key(&c), 0, "/sluice.v1.NodeDaemon/LaunchBatch", &launch);
-        denied("a batch launch", noded(token).launch_batch(launch).await, "none given");
+        denied(
+            "a batch launch",
+            noded(token).launch_batch(launch).await,
+            "none given",
+        );
     });
     assert!(!proof.exists(), "a refused launch ran");
     let logs = c.logs();
     assert!(logs.contains("launch refused"), "{logs}");
 
     // The user's own step, through srun as usual, still runs.
-    let out = as_user("srun", &["--jobid", &own.to_string(), "--overlap", "id", "-u"]);
-    assert_eq!((out.code, out.stdout.as_str()), (0, format!("{}\n", user.uid).as_str()), "{out:?}");
+    let out = as_user(
+        "srun",
+        &["--jobid", &own.to_string(), "--overlap", "id", "-u"],
+    );
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, format!("{}\n", user.uid).as_str()),
+        "{out:?}"
+    );
     c.ok("scancel", &[&roots.to_string(), &own.to_string()]);
 }

@@ -56,7 +56,13 @@ fn token_asked_by(user: &TestUser, socket: &Path, method: &str) -> String {
         print $s "$ARGV[1]\n"; local $/; my $t = <$s>; print $t;"#;
     let out = user.run(
         "perl",
-        &["-MIO::Socket::UNIX", "-e", script, socket.to_str().unwrap(), &line],
+        &[
+            "-MIO::Socket::UNIX",
+            "-e",
+            script,
+            socket.to_str().unwrap(),
+            &line,
+        ],
     );
     assert_eq!(out.code, 0, "{out:?}");
     out.stdout.trim().to_string()
@@ -184,9 +190,7 @@ fn on_a_login_host_sackd_signs_for_users_and_without_it_both_ways_are_named() {
             .spawn()
             .expect("start sluice-sackd"),
     );
-    c.wait_for("sluice-sackd to answer", || {
-        sack::probe(&socket).is_ok()
-    });
+    c.wait_for("sluice-sackd to answer", || sack::probe(&socket).is_ok());
     let mode = std::fs::metadata(&socket).unwrap();
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(mode.permissions().mode() & 0o777, 0o666);

@@ -69,6 +69,8 @@ fn the_c_example_receives_events_linked_shared_and_static() {
     let mut link = vec![libs.join("libsmd.a").display().to_string()];
     link.extend(
         [
+            // AuthType=auth/munge's library, linked shared.
+            "-lmunge",
             "-lpthread",
             "-ldl",
             "-lm",

@@ -145,7 +145,11 @@ pub fn prepare_with(
     if args.munge_socket.is_some() && auth != AuthMode::Munge {
         return Err(UpError::BadOption {
             option: "--munge-socket",
-            value: args.munge_socket.iter().map(|p| p.display().to_string()).collect(),
+            value: args
+                .munge_socket
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
             reason: "only with --auth munge".to_string(),
         });
     }

@@ -42,8 +42,7 @@ impl FakeDbd {
             })),
         };
         let verifier = Verifier::new(super::key());
-        let accounting =
-            verifier.guard(AccountingServer::new(dbd.clone()));
+        let accounting = verifier.guard(AccountingServer::new(dbd.clone()));
         let records = verifier.guard(AccountingRecordsServer::new(dbd.clone()));
         tokio::spawn(
             tonic::transport::Server::builder()

@@ -10,8 +10,8 @@ use sluice_noded::{NodedConfig, NodedError, Prepared};
 use sluice_wire::auth::credential::CredentialKey;
 use sluice_wire::auth::{Key, Signer};
 use sluice_wire::client::NodedClient;
-use sluice_wire::proto::{Ack, JobCredentialBody, LaunchBatchRequest, RunStepRequest, StepOutput};
 use sluice_wire::proto::node_daemon_client::NodeDaemonClient;
+use sluice_wire::proto::{Ack, JobCredentialBody, LaunchBatchRequest, RunStepRequest, StepOutput};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 

@@ -152,12 +152,20 @@ mod tests {
         // The token format's MAC under slurm.key itself is not a credential's signature.
         let slurm_key = Key::from_bytes(vec![1; 64]);
         let body = body().encode_to_vec();
-        let signature = slurm_key.mac("").chain_update(&body).finalize().into_bytes();
+        let signature = slurm_key
+            .mac("")
+            .chain_update(&body)
+            .finalize()
+            .into_bytes();
         let forged = JobCredential {
             body,
             signature: signature.to_vec(),
         };
-        assert!(CredentialKey::derive(&slurm_key).open(&forged, 1_000).is_err());
+        assert!(
+            CredentialKey::derive(&slurm_key)
+                .open(&forged, 1_000)
+                .is_err()
+        );
     }
 
     #[test]
@@ -174,7 +182,10 @@ mod tests {
             ..launch("n1")
         };
         assert_eq!(
-            other_job.allowed_by(&body(), &nodes).unwrap_err().to_string(),
+            other_job
+                .allowed_by(&body(), &nodes)
+                .unwrap_err()
+                .to_string(),
             "Invalid job credential: it is for 7.0, not 8.0"
         );
         let batch = Launch {

@@ -110,9 +110,9 @@ async fn admit(
         verifier.check(&metadata, &binding, unix_now())
     };
     let identity = checked.map_err(|e| {
-            tracing::warn!(server = verifier.server(), %method, "request refused: {e}");
-            Status::unauthenticated(format!("{AUTH_ERROR}: {e}"))
-        })?;
+        tracing::warn!(server = verifier.server(), %method, "request refused: {e}");
+        Status::unauthenticated(format!("{AUTH_ERROR}: {e}"))
+    })?;
     version?;
     parts.headers = metadata.into_headers();
     parts.extensions.insert(identity);

@@ -108,7 +108,10 @@ impl Munge {
 
     /// A credential for the calling process binding one request (blocking: asks munged).
     pub fn encode(&self, binding: &Binding, nonce: &str) -> Result<String, AuthError> {
-        let payload = format!("{PAYLOAD_PREFIX} {} {} {nonce}", binding.method, binding.digest);
+        let payload = format!(
+            "{PAYLOAD_PREFIX} {} {} {nonce}",
+            binding.method, binding.digest
+        );
         let ctx = self.ctx()?;
         let mut cred: *mut c_char = std::ptr::null_mut();
         let len = c_int::try_from(payload.len()).map_err(|_| AuthError::Munge {
@@ -141,7 +144,8 @@ impl Munge {
         // SAFETY: ctx is live, cred is NUL-terminated and outlives the call, the out pointers
         // point at live locals; libmunge may store a malloc'd payload in buf (even on some
         // errors), freed below in every case.
-        let rc = unsafe { munge_decode(cred.as_ptr(), ctx.0, &mut buf, &mut len, &mut uid, &mut gid) };
+        let rc =
+            unsafe { munge_decode(cred.as_ptr(), ctx.0, &mut buf, &mut len, &mut uid, &mut gid) };
         let payload = if buf.is_null() {
             Vec::new()
         } else {
@@ -208,7 +212,12 @@ mod tests {
         let nonce = super::super::token::new_nonce();
         let text = format!("{PAYLOAD_PREFIX} {} {} {nonce}", b.method, b.digest);
         assert_eq!(parse_payload(text.as_bytes()).unwrap(), (b, nonce));
-        for bad in ["", "sluice-munge1", "other /a/b 00 11", "sluice-munge1 /a/b x y"] {
+        for bad in [
+            "",
+            "sluice-munge1",
+            "other /a/b 00 11",
+            "sluice-munge1 /a/b x y",
+        ] {
             assert!(parse_payload(bad.as_bytes()).is_err(), "{bad}");
         }
     }

@@ -41,7 +41,11 @@ pub fn socket_path(conf_dir: &Path) -> PathBuf {
 }
 
 /// Asks the service at `socket` for the token of one request bound by `binding`, with `nonce`.
-pub async fn request_token(socket: &Path, binding: &Binding, nonce: &str) -> std::io::Result<String> {
+pub async fn request_token(
+    socket: &Path,
+    binding: &Binding,
+    nonce: &str,
+) -> std::io::Result<String> {
     let exchange = async {
         let mut stream = tokio::net::UnixStream::connect(socket).await?;
         let line = format!("{} {} {nonce}\n", binding.method, binding.digest);
@@ -82,7 +86,10 @@ const MAX_LINE: u64 = 1024;
 fn parse_answer(answer: &str) -> std::io::Result<String> {
     let answer = answer.trim_end();
     if let Some(why) = answer.strip_prefix("error ") {
-        return Err(std::io::Error::new(ErrorKind::PermissionDenied, why.to_string()));
+        return Err(std::io::Error::new(
+            ErrorKind::PermissionDenied,
+            why.to_string(),
+        ));
     }
     if answer.starts_with(&format!("{TOKEN_PREFIX}.")) && !answer.contains(char::is_whitespace) {
         Ok(answer.to_string())
@@ -188,9 +195,12 @@ async fn answer(stream: tokio::net::UnixStream, key: &Key) -> std::io::Result<()
     let cred = stream.peer_cred()?;
     let mut stream = BufReader::new(stream);
     let mut line = String::new();
-    tokio::time::timeout(CLIENT_TIMEOUT, (&mut stream).take(MAX_LINE).read_line(&mut line))
-        .await
-        .map_err(|_| std::io::Error::from(ErrorKind::TimedOut))??;
+    tokio::time::timeout(
+        CLIENT_TIMEOUT,
+        (&mut stream).take(MAX_LINE).read_line(&mut line),
+    )
+    .await
+    .map_err(|_| std::io::Error::from(ErrorKind::TimedOut))??;
     let reply = match parse_request(&line) {
         Ok((binding, nonce)) => {
             tracing::debug!(

@@ -12,8 +12,8 @@ use http_body_util::{BodyExt, Full};
 use tonic::Status;
 use tonic::body::Body;
 
-use super::token::{Binding, Claims, new_nonce};
 use super::munge::Munge;
+use super::token::{Binding, Claims, new_nonce};
 use super::{
     AUTH_ERROR, AuthError, BEARER_SCHEME, KEY_FILE, Key, MUNGE_SCHEME, request_streams, sack,
     unix_now,
@@ -140,9 +140,9 @@ impl Signer {
             }
             TokenSource::Key { key, uid, gid } => Ok(BEARER_SCHEME.to_string()
                 + &key.sign(&Claims {
-                uid: *uid,
-                gid: *gid,
-                issued: now,
+                    uid: *uid,
+                    gid: *gid,
+                    issued: now,
                     nonce,
                     binding,
                 })),

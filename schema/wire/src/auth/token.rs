@@ -126,7 +126,9 @@ impl Key {
         ) else {
             return Err(bad("malformed token"));
         };
-        let (method, digest) = rest.rsplit_once('.').ok_or_else(|| bad("malformed token"))?;
+        let (method, digest) = rest
+            .rsplit_once('.')
+            .ok_or_else(|| bad("malformed token"))?;
         let binding = Binding {
             method: method.to_string(),
             digest: digest.to_string(),

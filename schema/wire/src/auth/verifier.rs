@@ -90,7 +90,9 @@ impl Verifier {
         if let (Some(munge), Some(cred)) = (&self.munge, header.strip_prefix(MUNGE_SCHEME)) {
             return self.check_munge(munge, cred, binding, now);
         }
-        let token = header.strip_prefix(BEARER_SCHEME).ok_or(AuthError::Unsigned)?;
+        let token = header
+            .strip_prefix(BEARER_SCHEME)
+            .ok_or(AuthError::Unsigned)?;
         let claims = self.key.open(token)?;
         let age = now.saturating_sub(claims.issued);
         if age > MAX_TOKEN_AGE {
@@ -184,7 +186,13 @@ mod tests {
         let token = key().sign(&claims(SUBMIT, b"job", 1_000));
         let binding = Binding::new(SUBMIT, b"job");
         let who = v.check(&metadata(&token), &binding, 1_000).unwrap();
-        assert_eq!(who, Identity { uid: 1000, gid: 100 });
+        assert_eq!(
+            who,
+            Identity {
+                uid: 1000,
+                gid: 100
+            }
+        );
         // The example: the same token 30 s later, for the same or another call.
         assert!(matches!(
             v.check(&metadata(&token), &binding, 1_030),
@@ -222,7 +230,10 @@ mod tests {
         let v = Verifier::new(key());
         let binding = Binding::new(SUBMIT, b"");
         let at = |issued| key().sign(&claims(SUBMIT, b"", issued));
-        assert!(v.check(&metadata(&at(1_000)), &binding, 1_000 + MAX_TOKEN_AGE).is_ok());
+        assert!(
+            v.check(&metadata(&at(1_000)), &binding, 1_000 + MAX_TOKEN_AGE)
+                .is_ok()
+        );
         assert!(matches!(
             v.check(&metadata(&at(1_000)), &binding, 1_001 + MAX_TOKEN_AGE),
             Err(AuthError::Stale { .. })

@@ -51,7 +51,13 @@ pub fn user_token(user: &TestUser, socket: &Path, method: &str, msg: &impl Messa
         print $s "$ARGV[1]\n"; local $/; my $t = <$s>; print $t;"#;
     let out = user.run(
         "perl",
-        &["-MIO::Socket::UNIX", "-e", script, socket.to_str().unwrap(), &line],
+        &[
+            "-MIO::Socket::UNIX",
+            "-e",
+            script,
+            socket.to_str().unwrap(),
+            &line,
+        ],
     );
     assert_eq!(out.code, 0, "{out:?}");
     let token = out.stdout.trim().to_string();
@@ -69,8 +75,10 @@ pub fn sending(
             .parse()
             .map_err(|_| Status::internal("bad credential"))?;
         req.metadata_mut().insert("authorization", value);
-        req.metadata_mut()
-            .insert(PROTOCOL_METADATA, PROTOCOL_VERSION.to_string().parse().unwrap());
+        req.metadata_mut().insert(
+            PROTOCOL_METADATA,
+            PROTOCOL_VERSION.to_string().parse().unwrap(),
+        );
         Ok(req)
     }
 }
