@@ -283,7 +283,10 @@ mod tests {
         assert_eq!(priority("TOP"), Ok(u32::MAX - 1));
         assert_eq!(priority("12"), Ok(12));
         assert_eq!(priority("x"), Err(OptError::Priority("x".into())));
-        assert_eq!(priority("4294967295"), Err(OptError::Priority("4294967295".into())));
+        assert_eq!(
+            priority("4294967295"),
+            Err(OptError::Priority("4294967295".into()))
+        );
     }
 
     #[test]
