@@ -25,6 +25,9 @@ mod tests {
         assert!(!is_fairshare_key("f"));
         assert_eq!(checked("10").unwrap(), "10");
         assert_eq!(checked("Parent").unwrap(), "parent");
-        assert!(matches!(checked("x"), Err(SacctmgrError::InvalidFairshare(_))));
+        assert!(matches!(
+            checked("x"),
+            Err(SacctmgrError::InvalidFairshare(_))
+        ));
     }
 }

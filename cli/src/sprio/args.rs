@@ -82,7 +82,10 @@ pub enum Invocation {
 }
 
 fn list(v: &str) -> impl Iterator<Item = String> + '_ {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from)
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
 }
 
 /// Parses sprio's arguments.
@@ -118,7 +121,9 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
         }
     }
     if let Some(word) = parsed.operands.first() {
-        return Err(format!("sprio: error: Unrecognized option: {word}\n{USAGE}"));
+        return Err(format!(
+            "sprio: error: Unrecognized option: {word}\n{USAGE}"
+        ));
     }
     Ok(Invocation::Run(o))
 }
@@ -172,7 +177,11 @@ mod tests {
             parse(&args("-jx")),
             Err("sprio: error: Invalid job id: x".into())
         );
-        assert!(parse(&args("--bogus")).unwrap_err().starts_with("sprio: unrecognized option"));
+        assert!(
+            parse(&args("--bogus"))
+                .unwrap_err()
+                .starts_with("sprio: unrecognized option")
+        );
         assert!(parse(&args("stray")).is_err());
         assert_eq!(parse(&args("--help")), Ok(Invocation::Help));
     }

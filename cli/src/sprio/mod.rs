@@ -149,10 +149,9 @@ async fn show(
         return 1;
     }
     let w = fetched.weights;
-    let format = opts
-        .format
-        .clone()
-        .unwrap_or_else(|| render::default_format(&w, opts.long, opts.norm, !opts.users.is_empty()));
+    let format = opts.format.clone().unwrap_or_else(|| {
+        render::default_format(&w, opts.long, opts.norm, !opts.users.is_empty())
+    });
     let layout = match render::parse(&format) {
         Ok(l) => l,
         Err(text) => return fail(err, &text),

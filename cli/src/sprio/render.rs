@@ -51,7 +51,10 @@ pub fn default_format(w: &Weights, long: bool, norm: bool, users_given: bool) ->
     let (lead, ages) = if norm {
         (" %10y", [" %10a", " %10f", " %10j", " %10p", " %10q"])
     } else {
-        (" %.10Y %.10S", [" %.10A", " %.10F", " %.10J", " %.10P", " %.10Q"])
+        (
+            " %.10Y %.10S",
+            [" %.10A", " %.10F", " %.10J", " %.10P", " %.10Q"],
+        )
     };
     f.push_str(lead);
     let weights = [w.age, w.fairshare, w.job_size, w.partition, w.qos];
@@ -175,7 +178,11 @@ pub fn lines(
         out.push(line(layout, heads));
     }
     if weights {
-        let vals = layout.fields.iter().map(|f| weight_value(&f.name, w)).collect();
+        let vals = layout
+            .fields
+            .iter()
+            .map(|f| weight_value(&f.name, w))
+            .collect();
         out.push(line(layout, vals));
     }
     for r in rows {

@@ -87,7 +87,10 @@ pub enum Invocation {
 }
 
 fn list(v: &str) -> impl Iterator<Item = String> + '_ {
-    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from)
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
 }
 
 /// Parses sshare's arguments.
@@ -115,13 +118,16 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
         }
     }
     if let Some(word) = parsed.operands.first() {
-        return Err(format!("sshare: error: Unrecognized option: {word}\n{USAGE}"));
+        return Err(format!(
+            "sshare: error: Unrecognized option: {word}\n{USAGE}"
+        ));
     }
     Ok(Invocation::Run(o))
 }
 
 /// `--usage`.
-pub const USAGE: &str = "Usage: sshare [-A account[,account]] [-u user[,user]] [-o format] [-alnmpPUvV]\n";
+pub const USAGE: &str =
+    "Usage: sshare [-A account[,account]] [-u user[,user]] [-o format] [-alnmpPUvV]\n";
 
 /// `--help`.
 pub const HELP: &str = "Usage: sshare [OPTION]

@@ -81,7 +81,11 @@ pub fn parse(names: &[String]) -> Result<Vec<(Field, Column)>, String> {
                 .find(|s| s.0.eq_ignore_ascii_case(name))
                 .or_else(|| {
                     (!lower.is_empty())
-                        .then(|| TABLE.iter().find(|s| s.0.to_ascii_lowercase().starts_with(&lower)))
+                        .then(|| {
+                            TABLE
+                                .iter()
+                                .find(|s| s.0.to_ascii_lowercase().starts_with(&lower))
+                        })
                         .flatten()
                 })
                 .ok_or_else(|| format!("sshare: error: Invalid field requested: \"{name}\""))?;
@@ -119,8 +123,6 @@ pub fn value(l: &Line, field: Field) -> String {
         Field::FairShare if user_line => format!("{:.6}", r.fairshare),
         Field::TresRunMins => format!("cpu={}", l.run_cpu_mins),
         // No partition associations, no Fair Tree level factor, no TRES-minute limits here.
-        Field::FairShare | Field::Partition | Field::LevelFs | Field::GrpTresMins => {
-            String::new()
-        }
+        Field::FairShare | Field::Partition | Field::LevelFs | Field::GrpTresMins => String::new(),
     }
 }

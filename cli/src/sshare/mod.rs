@@ -57,7 +57,11 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         Err(text) => return fail(err, &text),
     };
     let mut names: Vec<String> = if opts.format.is_empty() {
-        let base = if opts.long { fields::LONG } else { fields::DEFAULT };
+        let base = if opts.long {
+            fields::LONG
+        } else {
+            fields::DEFAULT
+        };
         base.iter().map(|s| s.to_string()).collect()
     } else {
         opts.format.clone()

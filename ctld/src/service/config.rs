@@ -214,9 +214,21 @@ fn priority_entries(c: &CtldConf) -> Vec<(&'static str, String)> {
     }
     let dur = |secs: u64| {
         let (d, rest) = (secs / 86_400, secs % 86_400);
-        format!("{d}-{:02}:{:02}:{:02}", rest / 3600, rest % 3600 / 60, rest % 60)
+        format!(
+            "{d}-{:02}:{:02}:{:02}",
+            rest / 3600,
+            rest % 3600 / 60,
+            rest % 60
+        )
     };
-    let hms = |secs: u64| format!("{:02}:{:02}:{:02}", secs / 3600, secs % 3600 / 60, secs % 60);
+    let hms = |secs: u64| {
+        format!(
+            "{:02}:{:02}:{:02}",
+            secs / 3600,
+            secs % 3600 / 60,
+            secs % 60
+        )
+    };
     out.extend([
         ("PriorityCalcPeriod", hms(p.calc_period_secs)),
         ("PriorityDecayHalfLife", dur(p.decay_half_life_secs)),

@@ -247,15 +247,8 @@ fn job_changes(r: &UpdateJobRequest) -> Result<Vec<JobChange>, Status> {
             "partition" => JobChange::Partition(s.value.clone()),
             "name" | "jobname" => JobChange::Name(s.value.clone()),
             "dependency" => JobChange::Dependency(s.value.clone()),
-            "nice" => JobChange::Nice(
-                crate::core::priority::parse_nice(&s.value)
-                    .ok_or_else(|| Status::invalid_argument(format!("Invalid nice value: {}", s.value)))?,
-            ),
-            "priority" => JobChange::Priority(
-                crate::core::priority::parse_priority(&s.value).ok_or_else(|| {
-                    Status::invalid_argument(format!("Invalid priority value: {}", s.value))
-                })?,
-            ),
+            "nice" => JobChange::Nice(nice(&s.value)?),
+            "priority" => JobChange::Priority(priority(&s.value)?),
             _ => {
                 return Err(Status::invalid_argument(format!(
                     "Update of this parameter is not supported: {}",
@@ -266,6 +259,18 @@ fn job_changes(r: &UpdateJobRequest) -> Result<Vec<JobChange>, Status> {
         changes.push(change);
     }
     Ok(changes)
+}
+
+/// `Nice=` of `scontrol update job`.
+fn nice(value: &str) -> Result<i32, Status> {
+    crate::core::priority::parse_nice(value)
+        .ok_or_else(|| Status::invalid_argument(format!("Invalid nice value: {value}")))
+}
+
+/// `Priority=` of `scontrol update job`.
+fn priority(value: &str) -> Result<u32, Status> {
+    crate::core::priority::parse_priority(value)
+        .ok_or_else(|| Status::invalid_argument(format!("Invalid priority value: {value}")))
 }
 
 /// Runs `f` on each job as written; returns the errors.

@@ -435,7 +435,10 @@ pub fn partition_info(
 }
 
 /// The configured partition named `name`.
-fn part_conf<'a>(core: &'a Core, name: &str) -> Option<&'a sluice_vocab::cluster_conf::PartitionConf> {
+fn part_conf<'a>(
+    core: &'a Core,
+    name: &str,
+) -> Option<&'a sluice_vocab::cluster_conf::PartitionConf> {
     core.conf().partitions.iter().find(|c| c.name == name)
 }
 

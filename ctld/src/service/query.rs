@@ -75,7 +75,10 @@ pub async fn list_jobs(
             // Pending jobs in queue order first, then the others by id.
             out.sort_by_key(|j| {
                 let id = FedJobId::from_raw(j.job_id).ok();
-                (id.and_then(|id| rank.get(&id).copied()).unwrap_or(u64::MAX), j.job_id)
+                (
+                    id.and_then(|id| rank.get(&id).copied()).unwrap_or(u64::MAX),
+                    j.job_id,
+                )
             });
             out
         })
@@ -89,7 +92,11 @@ pub async fn list_jobs(
 /// The priority `squeue %Q` and `scontrol show job` show: under `priority/multifactor` (or
 /// when an administrator set one) the job's number; under `priority/basic` its rank from the
 /// end of the queue (pending jobs; others 0), as before priorities were numbers.
-fn shown_priority(core: &crate::core::Core, job: &crate::core::jobs::Job, rank: Option<u64>) -> u64 {
+fn shown_priority(
+    core: &crate::core::Core,
+    job: &crate::core::jobs::Job,
+    rank: Option<u64>,
+) -> u64 {
     use sluice_vocab::cluster_conf::PriorityType;
     if job.req.place.priority.is_some() || core.conf().priority.kind == PriorityType::Multifactor {
         return u64::from(job.req.place.priority.unwrap_or(job.priority));

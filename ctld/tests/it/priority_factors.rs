@@ -63,7 +63,10 @@ fn basic_keeps_submission_order_with_nice_first() {
         nice: 10,
         ..PlaceOpts::default()
     };
-    let c = submit(&mut fx, SubmitRequest::new(1000, "c").minutes(5).place(nice));
+    let c = submit(
+        &mut fx,
+        SubmitRequest::new(1000, "c").minutes(5).place(nice),
+    );
     fx.advance(1000);
     fx.tick();
     assert_eq!(pending(&fx), [a, b, c]);
@@ -103,7 +106,10 @@ fn priority_is_recomputed_every_calc_period_only() {
     assert_eq!(fx.core.job(a).unwrap().priority, first, "within the period");
     fx.advance(3600);
     fx.tick();
-    assert!(fx.core.job(a).unwrap().priority > first, "after it the age counts");
+    assert!(
+        fx.core.job(a).unwrap().priority > first,
+        "after it the age counts"
+    );
 }
 
 #[test]
@@ -129,7 +135,10 @@ fn job_size_favors_large_jobs_unless_favor_small() {
 fn partition_factor_and_tier_order_the_queue() {
     let mut fx = cluster(MULTI);
     let low = submit(&mut fx, SubmitRequest::new(1000, "low").minutes(5));
-    let high = submit(&mut fx, SubmitRequest::new(1000, "h").partition("high").minutes(5));
+    let high = submit(
+        &mut fx,
+        SubmitRequest::new(1000, "h").partition("high").minutes(5),
+    );
     let f = fx.core.priority_factors(fx.core.job(low).unwrap(), fx.now);
     assert!(close(f.partition, 1.0 / 3.0));
     assert_eq!(pending(&fx), [high, low]);
@@ -144,7 +153,10 @@ fn partition_factor_and_tier_order_the_queue() {
     fx.register_all();
     fx.submit_and_schedule(SubmitRequest::new(1, "blocker"));
     let first = submit(&mut fx, SubmitRequest::new(1000, "a").minutes(5));
-    let urgent = submit(&mut fx, SubmitRequest::new(1000, "u").partition("urgent").minutes(5));
+    let urgent = submit(
+        &mut fx,
+        SubmitRequest::new(1000, "u").partition("urgent").minutes(5),
+    );
     assert_eq!(pending(&fx), [urgent, first]);
 }
 
@@ -179,26 +191,67 @@ fn nice_and_admin_priority_change_the_number_and_the_order() {
     let before = fx.core.job(a).unwrap().priority;
     let user = Caller::user(1000);
     let now = fx.now;
-    on_update_job(&mut fx.core, &mut fx.out, now, user, JobRef::Job(a), &[JobChange::Nice(100)], &[])
-        .unwrap();
+    on_update_job(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        user,
+        JobRef::Job(a),
+        &[JobChange::Nice(100)],
+        &[],
+    )
+    .unwrap();
     assert_eq!(fx.core.job(a).unwrap().priority, before - 100);
     assert_eq!(pending(&fx), [b, a]);
     // A user may not raise a priority, nor give a negative nice.
     let raise = [JobChange::Priority(before + 5000)];
-    let e = on_update_job(&mut fx.core, &mut fx.out, now, user, JobRef::Job(a), &raise, &[]);
+    let e = on_update_job(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        user,
+        JobRef::Job(a),
+        &raise,
+        &[],
+    );
     assert!(matches!(e, Err(CtldError::AccessDenied)), "{e:?}");
-    let e = on_update_job(&mut fx.core, &mut fx.out, now, user, JobRef::Job(b), &[JobChange::Nice(-1)], &[]);
+    let e = on_update_job(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        user,
+        JobRef::Job(b),
+        &[JobChange::Nice(-1)],
+        &[],
+    );
     assert!(matches!(e, Err(CtldError::AccessDenied)), "{e:?}");
     // An administrator sets it outright; it stays through recomputation.
     let admin = Caller::admin();
-    on_update_job(&mut fx.core, &mut fx.out, now, admin, JobRef::Job(a), &raise, &[]).unwrap();
+    on_update_job(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        admin,
+        JobRef::Job(a),
+        &raise,
+        &[],
+    )
+    .unwrap();
     fx.advance(86_400);
     fx.tick();
     assert_eq!(fx.core.job(a).unwrap().priority, before + 5000);
     assert_eq!(pending(&fx), [a, b]);
     // Priority=0 holds the job.
-    on_update_job(&mut fx.core, &mut fx.out, fx.now, admin, JobRef::Job(b), &[JobChange::Priority(0)], &[])
-        .unwrap();
+    on_update_job(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        admin,
+        JobRef::Job(b),
+        &[JobChange::Priority(0)],
+        &[],
+    )
+    .unwrap();
     assert!(fx.core.job(b).unwrap().hold.is_some());
 }
 

@@ -77,7 +77,10 @@ mod cases {
         assert_eq!(row(&shares(&store), "acct", "bob"), 3);
         // The same value again changes nothing.
         let again = store.modify_users(&modify, Apply::Commit, T1);
-        assert!(matches!(again, Err(StoreError::NothingToChange)), "{again:?}");
+        assert!(
+            matches!(again, Err(StoreError::NothingToChange)),
+            "{again:?}"
+        );
         // A preview changes nothing either.
         let account = ModifyAccounts {
             names: s(&["acct"]),
@@ -127,7 +130,11 @@ mod cases {
         };
         // Only job 7 by then; its 400 CPU-seconds weigh 4*100/ln2*(1 - 1/2).
         let expect = 4.0 * 100.0 / std::f64::consts::LN_2 * 0.5;
-        assert!((usage(decayed).0 - expect).abs() < 1e-6, "{:?}", usage(decayed));
+        assert!(
+            (usage(decayed).0 - expect).abs() < 1e-6,
+            "{:?}",
+            usage(decayed)
+        );
         // No window: no usage asked, none computed.
         let bob = listed(&store, None)
             .into_iter()

@@ -175,7 +175,11 @@ impl Walk<'_, '_> {
         parent_fs: f64,
         rows: &mut Vec<ShareRow>,
     ) {
-        let kids = self.children.get(account).map(Vec::as_slice).unwrap_or_default();
+        let kids = self
+            .children
+            .get(account)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let sibling_shares: u64 = kids
             .iter()
             .map(|k| match k.shares {
@@ -189,7 +193,11 @@ impl Walk<'_, '_> {
                 .get(&(k.account.as_str(), k.user.as_str()))
                 .copied()
                 .unwrap_or(0.0);
-            let norm_usage = if self.total > 0.0 { raw / self.total } else { 0.0 };
+            let norm_usage = if self.total > 0.0 {
+                raw / self.total
+            } else {
+                0.0
+            };
             let (norm_shares, effective, fairshare) = match k.shares {
                 Shares::Parent => (parent_norm, parent_eff, parent_fs),
                 Shares::Count(n) => {
@@ -215,7 +223,14 @@ impl Walk<'_, '_> {
                 fairshare,
             });
             if k.user.is_empty() {
-                self.descend(&k.account, depth + 1, norm_shares, effective, fairshare, rows);
+                self.descend(
+                    &k.account,
+                    depth + 1,
+                    norm_shares,
+                    effective,
+                    fairshare,
+                    rows,
+                );
             }
         }
     }

@@ -28,7 +28,16 @@ fn submitted(out: &common::CmdOutput) -> u32 {
 
 /// The `-P` line of sshare for `user`, split.
 fn share_of(c: &Cluster, user: &str) -> Vec<String> {
-    let out = c.ok("sshare", &["-a", "-P", "-n", "-o", "Account,User,RawShares,RawUsage,FairShare"]);
+    let out = c.ok(
+        "sshare",
+        &[
+            "-a",
+            "-P",
+            "-n",
+            "-o",
+            "Account,User,RawShares,RawUsage,FairShare",
+        ],
+    );
     out.lines()
         .find(|l| l.split('|').nth(1) == Some(user))
         .map(|l| l.split('|').map(str::to_string).collect())
@@ -53,32 +62,68 @@ fn the_heavier_users_pending_job_sorts_later() {
     c.ok("sacctmgr", &["-i", "add", "account", "lab"]);
     for (user, shares) in [(&heavy, "2"), (&light, "1")] {
         let fairshare = format!("fairshare={shares}");
-        c.ok("sacctmgr", &["-i", "add", "user", &user.name, "account=lab", &fairshare]);
+        c.ok(
+            "sacctmgr",
+            &["-i", "add", "user", &user.name, "account=lab", &fairshare],
+        );
     }
     // The stored shares, through -s (the example) and withassoc.
     let listed = c.ok(
         "sacctmgr",
-        &["-n", "-s", "list", "user", &heavy.name, "format=account%256"],
+        &[
+            "-n",
+            "-s",
+            "list",
+            "user",
+            &heavy.name,
+            "format=account%256",
+        ],
     );
     assert_eq!(listed.trim(), "lab", "{listed:?}");
     let listed = c.ok(
         "sacctmgr",
-        &["-n", "-P", "list", "user", &light.name, "withassoc", "format=user,account,share"],
+        &[
+            "-n",
+            "-P",
+            "list",
+            "user",
+            &light.name,
+            "withassoc",
+            "format=user,account,share",
+        ],
     );
     assert_eq!(listed, format!("{}|lab|1\n", light.name));
     let accounts = c.ok(
         "sacctmgr",
-        &["-n", "-P", "list", "account", "lab", "withassoc", "format=account,user,share"],
+        &[
+            "-n",
+            "-P",
+            "list",
+            "account",
+            "lab",
+            "withassoc",
+            "format=account,user,share",
+        ],
     );
     assert!(accounts.starts_with("lab||1\n"), "{accounts}");
-    assert!(accounts.contains(&format!("lab|{}|2\n", heavy.name)), "{accounts}");
+    assert!(
+        accounts.contains(&format!("lab|{}|2\n", heavy.name)),
+        "{accounts}"
+    );
 
     // The heavy user uses the node for a few seconds.
     let used = submitted(&as_user(
         &c,
         &heavy,
         "sbatch",
-        &["--parsable", "-A", "lab", "--exclusive", "--wrap", "sleep 3"],
+        &[
+            "--parsable",
+            "-A",
+            "lab",
+            "--exclusive",
+            "--wrap",
+            "sleep 3",
+        ],
     ));
     assert_eq!(c.wait_done(used), "COMPLETED");
     c.wait_for("the heavy user's usage in sshare", || {
@@ -93,18 +138,33 @@ fn the_heavier_users_pending_job_sorts_later() {
     assert!(hf < lf, "heavy {h:?} light {l:?}");
 
     // Both wait behind a job holding the node; the heavy user submitted first.
-    let blocker = submitted(&c.cmd("sbatch", &["--parsable", "--exclusive", "--wrap", "sleep 300"]));
+    let blocker = submitted(&c.cmd(
+        "sbatch",
+        &["--parsable", "--exclusive", "--wrap", "sleep 300"],
+    ));
     c.wait_state(blocker, "RUNNING");
-    let sleep = ["--parsable", "-A", "lab", "--exclusive", "--wrap", "sleep 30"];
+    let sleep = [
+        "--parsable",
+        "-A",
+        "lab",
+        "--exclusive",
+        "--wrap",
+        "sleep 30",
+    ];
     let hj = submitted(&as_user(&c, &heavy, "sbatch", &sleep));
     let lj = submitted(&as_user(&c, &light, "sbatch", &sleep));
     let prio = |job: u32| -> u64 {
         let out = c.ok("sprio", &["-h", &format!("--jobs={job}"), "-o", "%Y"]);
         out.trim().parse().unwrap_or(0)
     };
-    c.wait_for("the lighter user's job ahead in sprio", || prio(lj) > prio(hj));
+    c.wait_for("the lighter user's job ahead in sprio", || {
+        prio(lj) > prio(hj)
+    });
     let shown = c.ok("sprio", &["-l"]);
-    assert!(shown.contains(&heavy.name) && shown.contains("FAIRSHARE"), "{shown}");
+    assert!(
+        shown.contains(&heavy.name) && shown.contains("FAIRSHARE"),
+        "{shown}"
+    );
     let queue = c.ok("squeue", &["-h", "-t", "PD", "-o", "%i %Q", "--sort=-p"]);
     let first = queue.lines().next().unwrap_or_default();
     assert!(first.starts_with(&format!("{lj} ")), "{queue}");

@@ -97,7 +97,11 @@ fn age(core: &Core, job: &Job, now: SimTime, conf: &PriorityConf) -> f64 {
         if job.hold.is_some() || deps::blocking_reason(&core.jobs, job, now).is_some() {
             return 0.0;
         }
-        let begin = job.req.place.begin.map_or(job.submit_time, SimTime::from_secs);
+        let begin = job
+            .req
+            .place
+            .begin
+            .map_or(job.submit_time, SimTime::from_secs);
         job.submit_time.max(begin)
     };
     let secs = now.since(from).min(conf.max_age_secs);
@@ -125,7 +129,11 @@ fn job_size(core: &Core, job: &Job, favor_small: bool) -> f64 {
 
 fn partition(core: &Core, job: &Job) -> f64 {
     let parts = &core.conf.partitions;
-    let max = parts.iter().map(|p| p.priority_job_factor).max().unwrap_or(0);
+    let max = parts
+        .iter()
+        .map(|p| p.priority_job_factor)
+        .max()
+        .unwrap_or(0);
     match parts.get(job.partition.get()) {
         Some(p) if max > 0 => f64::from(p.priority_job_factor) / f64::from(max),
         _ => 0.0,

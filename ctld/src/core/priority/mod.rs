@@ -179,4 +179,3 @@ impl Core {
         factors::of(self, job, now)
     }
 }
-

@@ -74,7 +74,10 @@ impl UsageReset {
         let Some(today) = Utc.timestamp_opt(now, 0).single().map(|t| t.date_naive()) else {
             return 0;
         };
-        let midnight = |d: NaiveDate| d.and_hms_opt(0, 0, 0).map_or(0, |t| t.and_utc().timestamp());
+        let midnight = |d: NaiveDate| {
+            d.and_hms_opt(0, 0, 0)
+                .map_or(0, |t| t.and_utc().timestamp())
+        };
         let first_of = |month: u32| NaiveDate::from_ymd_opt(today.year(), month, 1);
         match self {
             UsageReset::None => 0,
@@ -175,10 +178,9 @@ impl PriorityConf {
                     "priority/basic" => PriorityType::Basic,
                     "priority/multifactor" => PriorityType::Multifactor,
                     _ => {
-                        return Err(file.bad_value(
-                            p,
-                            "expected priority/basic or priority/multifactor",
-                        ));
+                        return Err(
+                            file.bad_value(p, "expected priority/basic or priority/multifactor")
+                        );
                     }
                 }
             }
@@ -252,5 +254,4 @@ impl PriorityConf {
         }
         Ok(())
     }
-
 }

@@ -14,7 +14,10 @@ fn defaults_are_slurms() {
     assert!(w.is_empty(), "{w:?}");
     let p = &c.priority;
     assert_eq!(p.kind, PriorityType::Basic);
-    assert_eq!((p.max_age_secs, p.decay_half_life_secs), (7 * 86_400, 7 * 86_400));
+    assert_eq!(
+        (p.max_age_secs, p.decay_half_life_secs),
+        (7 * 86_400, 7 * 86_400)
+    );
     assert_eq!((p.calc_period_secs, p.usage_reset), (300, UsageReset::None));
     assert!(!p.favor_small && !p.accrue_always);
 }
@@ -33,10 +36,19 @@ fn every_key_is_read() {
     let p = &c.priority;
     assert_eq!(p.kind, PriorityType::Multifactor);
     assert_eq!(
-        (p.weight_age, p.weight_fairshare, p.weight_job_size, p.weight_partition, p.weight_qos),
+        (
+            p.weight_age,
+            p.weight_fairshare,
+            p.weight_job_size,
+            p.weight_partition,
+            p.weight_qos
+        ),
         (1000, 10_000, 10, 100, 5)
     );
-    assert_eq!((p.max_age_secs, p.decay_half_life_secs, p.calc_period_secs), (86_400, 0, 30));
+    assert_eq!(
+        (p.max_age_secs, p.decay_half_life_secs, p.calc_period_secs),
+        (86_400, 0, 30)
+    );
     assert!(p.favor_small && p.accrue_always);
     assert_eq!(p.usage_reset, UsageReset::Weekly);
     let part = &c.partitions[0];
@@ -44,7 +56,10 @@ fn every_key_is_read() {
     // Read but not implemented: said so, by key.
     let keys: Vec<&str> = w.iter().map(|w| w.key.as_str()).collect();
     assert_eq!(keys, ["PriorityFlags=MAX_TRES", "PriorityWeightTRES"]);
-    assert!(w.iter().all(|w| w.note == Some("not implemented by Sluice")));
+    assert!(
+        w.iter()
+            .all(|w| w.note == Some("not implemented by Sluice"))
+    );
 }
 
 #[test]
