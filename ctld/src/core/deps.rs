@@ -182,7 +182,7 @@ pub(crate) fn for_task(jobs: &JobTable, deps: &Dependencies, task: u32) -> Optio
         })
         .cloned()
         .collect();
-    (!items.is_empty()).then(|| Dependencies {
+    (!items.is_empty()).then_some(Dependencies {
         any: deps.any,
         items,
     })
