@@ -37,6 +37,7 @@ use sluice_vocab::cpu_bind::CpuBindError;
 use crate::getopt::Ambiguity;
 use crate::jobspec::{self, Submitter, request::workdir};
 use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
+use crate::sbatch::submit::MAX_RETRIES;
 use crate::slurm_conf::{CliError, SlurmConf};
 use args::{ArgsError, Invocation};
 
@@ -317,6 +318,16 @@ fn command_name(command: &[String]) -> String {
         .map_or_else(|| "srun".to_string(), |n| n.to_string_lossy().into_owned())
 }
 
+/// What srun (as sbatch) says when the controller asks it to try again later.
+const BUSY_RETRYING: &str = "Slurm temporarily unable to accept job, sleeping and retrying.";
+
+/// Whether the controller asks to try again later (`EAGAIN`).
+fn is_busy(status: &tonic::Status) -> bool {
+    status
+        .message()
+        .contains("Resource temporarily unavailable")
+}
+
 /// Asks for an allocation and waits for it; prints Slurm's waiting lines. `Err` is the exit
 /// code after the error was printed.
 async fn allocate(
@@ -329,9 +340,30 @@ async fn allocate(
     let unable = |err: &mut dyn Write, text: &str| {
         fail(err, &format!("Unable to allocate resources: {text}"))
     };
-    let mut stream = match ctld.allocate(req).await {
-        Ok(s) => s.into_inner(),
-        Err(status) => return Err(unable(err, &status_text(&status, Asker::Jobs))),
+    let mut retries = 0;
+    let mut stream = loop {
+        match ctld.allocate(req.clone()).await {
+            Ok(s) => break s.into_inner(),
+            // EAGAIN (no job ids leased yet, MaxJobCount): Slurm's srun waits and asks again,
+            // saying so the first time, as sbatch does.
+            Err(status) if is_busy(&status) && retries < MAX_RETRIES => {
+                if retries == 0 {
+                    jobspec::print_error(err, "srun", BUSY_RETRYING);
+                }
+                retries += 1;
+                let pause = tokio::time::sleep(std::time::Duration::from_secs(retries));
+                tokio::pin!(pause);
+                loop {
+                    tokio::select! {
+                        () = &mut pause => break,
+                        Some(sig) = interrupts.recv() => if sig.ends_wait() {
+                            return Err(1);
+                        },
+                    }
+                }
+            }
+            Err(status) => return Err(unable(err, &status_text(&status, Asker::Jobs))),
+        }
     };
     let mut job_id = None;
     let mut waited = false;

@@ -236,6 +236,43 @@ async fn a_new_allocation_reports_waiting_and_ends_the_job() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_controller_is_asked_again() {
+    let failed = AllocationEvent {
+        job_id: 0,
+        event: Some(allocation_event::Event::Failed(
+            "Requested node configuration is not available".into(),
+        )),
+    };
+    let (cport, ctld) = start_ctld(CtldLog {
+        allocate_events: vec![failed],
+        busy_allocations: 1,
+        ..Default::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let conf = write_conf(dir.path(), cport);
+    let (mut out, _o, _ob) = Tap::new();
+    let (mut err, _e, err_buf) = Tap::new();
+    let (_itx, irx) = mpsc::unbounded_channel();
+    let code = run_async(
+        &words("hostname"),
+        &environ(&conf, None),
+        &who(),
+        &mut out,
+        &mut err,
+        irx,
+    )
+    .await;
+    assert_eq!(code, 1);
+    assert_eq!(
+        text(&err_buf),
+        "srun: error: Slurm temporarily unable to accept job, sleeping and retrying.\n\
+         srun: error: Unable to allocate resources: Requested node configuration is not available\n"
+    );
+    assert_eq!(ctld.lock().unwrap().allocate_requests.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_allocation_runs_nothing() {
     let failed = AllocationEvent {
         job_id: 0,

@@ -62,3 +62,60 @@ fn ctrl_c_typed_at_srun_pty_interrupts_task_zero() {
     let (_, err, code) = script.finish();
     assert_eq!(code, 7, "the task's exit code: {err}");
 }
+
+#[test]
+fn srun_pty_passes_a_window_change_on() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::io::Read;
+    let c = Cluster::start(1);
+    // srun's terminal is one the test holds the master of.
+    let pair = nix::pty::openpty(None, None::<&nix::sys::termios::Termios>).unwrap();
+    let slave = || Stdio::from(pair.slave.try_clone().unwrap());
+    let stty = |size: [&str; 4]| {
+        let ok = Command::new("stty").args(size).stdin(slave()).status();
+        assert!(ok.unwrap().success());
+    };
+    stty(["rows", "20", "cols", "70"]);
+    let task = "stty size; echo ready; read x; stty size";
+    let mut srun = c
+        .command("srun", &["--pty", "sh", "-c", task])
+        .stdin(slave())
+        .stdout(slave())
+        .stderr(slave())
+        .spawn()
+        .unwrap();
+    let mut master = std::fs::File::from(pair.master.try_clone().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut reader = std::fs::File::from(pair.master);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0
+                || tx
+                    .send(String::from_utf8_lossy(&buf[..n]).into_owned())
+                    .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let mut seen = String::new();
+    let mut wait_for = |want: &str| {
+        while !seen.contains(want) {
+            match rx.recv_timeout(common::cluster::STATE_TIMEOUT) {
+                Ok(text) => seen.push_str(&text),
+                Err(_) => panic!("no {want:?} in {seen:?}"),
+            }
+        }
+    };
+    wait_for("ready");
+    // The terminal is nobody's controlling one here, so the test tells srun of the change.
+    stty(["rows", "50", "cols", "120"]);
+    kill(Pid::from_raw(srun.id() as i32), Signal::SIGWINCH).unwrap();
+    master.write_all(b"go\r").unwrap();
+    wait_for("50 120");
+    assert!(seen.contains("20 70"), "the size at launch: {seen:?}");
+    let status = srun.wait().unwrap();
+    assert!(status.success(), "{seen:?}");
+}

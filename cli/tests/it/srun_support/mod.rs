@@ -131,6 +131,8 @@ pub async fn start_node(script: Vec<Play>) -> (u16, Arc<Mutex<NodeLog>>) {
 pub struct CtldLog {
     /// Events the Allocate stream sends.
     pub allocate_events: Vec<AllocationEvent>,
+    /// How many Allocate calls are refused first with EAGAIN ("try again later").
+    pub busy_allocations: u32,
     /// The step CreateStep returns.
     pub step: CreateStepReply,
     pub allocate_requests: Vec<SubmitJobRequest>,
@@ -150,6 +152,10 @@ impl Controller for FakeCtld {
     ) -> Result<Response<BoxStream<AllocationEvent>>, Status> {
         let mut s = self.0.lock().unwrap();
         s.allocate_requests.push(r.into_inner());
+        if s.busy_allocations > 0 {
+            s.busy_allocations -= 1;
+            return Err(Status::unavailable("Resource temporarily unavailable"));
+        }
         let events: Vec<Result<AllocationEvent, Status>> =
             s.allocate_events.iter().cloned().map(Ok).collect();
         Ok(Response::new(Box::pin(tokio_stream::iter(events))))
