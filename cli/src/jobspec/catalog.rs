@@ -319,11 +319,14 @@ mod tests {
         }
     }
 
+    /// A table's long names and short letters.
+    type Names = Vec<(&'static str, Option<char>)>;
+
     /// Every command's whole table names each long option and short letter once, so the
     /// catalog never shadows an implemented option.
     #[test]
     fn each_command_names_every_option_once() {
-        let tables: [(&str, Vec<(&str, Option<char>)>); 3] = [
+        let tables: [(&str, Names); 3] = [
             (
                 "sbatch",
                 crate::sbatch::args::table()
