@@ -281,3 +281,21 @@ fn every_backend_migrates_to_the_same_schema() {
     }
     assert_eq!(found, KNOWN, "schema differences between backends");
 }
+
+/// diesel knows a migration by the version before the first `_` of its folder's name: two
+/// folders of one version are one migration to it, and the second is never run (two
+/// branches once each added a `2026-11-26-200000_*` migration, and one table was missing).
+#[test]
+fn every_migration_has_a_version_of_its_own() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    for backend in ["sqlite", "mysql", "postgres"] {
+        let mut seen = BTreeMap::new();
+        for entry in std::fs::read_dir(root.join(backend)).expect("migrations folder") {
+            let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+            let version = name.split('_').next().unwrap_or_default().to_string();
+            if let Some(other) = seen.insert(version.clone(), name.clone()) {
+                panic!("{backend}: {name} and {other} share version {version}");
+            }
+        }
+    }
+}

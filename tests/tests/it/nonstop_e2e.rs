@@ -29,6 +29,14 @@ pub(crate) fn enable_nonstop(c: &Cluster, nonstop: &str) {
     text.push_str("SlurmctldPlugin=slurmctld/nonstop\n");
     std::fs::write(&conf, text).unwrap();
     c.kill9_ctld();
+    // The node daemons start again too, so that each registers with the new controller before
+    // the test goes on: one left to notice the restart at its next heartbeat registers then,
+    // and under ReturnToService that brings back a node the test has set DOWN meanwhile.
+    let mut n = 1;
+    while c.pid(&format!("noded-cluster-clustern{n}")).is_some() {
+        c.kill9_noded(&format!("clustern{n}"));
+        n += 1;
+    }
     c.up();
 }
 
