@@ -291,7 +291,11 @@ fn every_migration_has_a_version_of_its_own() {
     for backend in ["sqlite", "mysql", "postgres"] {
         let mut seen = BTreeMap::new();
         for entry in std::fs::read_dir(root.join(backend)).expect("migrations folder") {
-            let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+            let name = entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned();
             let version = name.split('_').next().unwrap_or_default().to_string();
             if let Some(other) = seen.insert(version.clone(), name.clone()) {
                 panic!("{backend}: {name} and {other} share version {version}");

@@ -10,8 +10,8 @@ pub use sluice_testkit::cmd::{CmdOutput, DAEMON_TIMEOUT, bin, block_on, exit_cod
 pub use sluice_testkit::site::{cluster, federation, procs};
 
 pub mod lines;
-pub mod raw_rpc;
 pub mod python;
+pub mod raw_rpc;
 pub mod users;
 
 use std::os::unix::fs::PermissionsExt;
