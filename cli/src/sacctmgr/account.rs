@@ -372,31 +372,21 @@ pub fn rows_with_assocs(
     assocs: &[proto::Association],
     fields: &[Field],
 ) -> Vec<Vec<String>> {
-    let ordered = super::assoc::hierarchical(assocs);
-    let mut rows = Vec::new();
-    for acct in accounts {
-        let mut any = false;
-        for (a, _) in ordered.iter().filter(|(a, _)| a.account == acct.name) {
-            any = true;
-            rows.push(
-                fields
-                    .iter()
-                    .map(|&f| match f {
-                        Field::Account
-                        | Field::Name
-                        | Field::Description
-                        | Field::Organization
-                        | Field::Coordinators => value(acct, f),
-                        _ => super::assoc::value(a, f, 0),
-                    })
-                    .collect(),
-            );
-        }
-        if !any {
-            rows.push(fields.iter().map(|&f| value(acct, f)).collect());
-        }
-    }
-    rows
+    const OWN: [Field; 5] = [
+        Field::Account,
+        Field::Name,
+        Field::Description,
+        Field::Organization,
+        Field::Coordinators,
+    ];
+    super::assoc::rows_with_assocs(
+        accounts,
+        assocs,
+        fields,
+        &OWN,
+        |acct, a| a.account == acct.name,
+        value,
+    )
 }
 
 /// An account's value for a field (blank for what accounts do not hold).

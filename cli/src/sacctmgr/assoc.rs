@@ -148,6 +148,41 @@ pub fn hierarchical(assocs: &[proto::Association]) -> Vec<(&proto::Association, 
     out
 }
 
+/// The rows of `list user|account withassoc`: as Slurm, one row per association of each owner
+/// (`charged` says whether an association is the owner's; in the association listing's order)
+/// with the owner's `own` fields repeated (`whole` gives an owner's value for a field); an owner
+/// without associations gets one row of its own values, the association fields blank.
+pub fn rows_with_assocs<T>(
+    owners: &[T],
+    assocs: &[proto::Association],
+    fields: &[Field],
+    own: &[Field],
+    charged: impl Fn(&T, &proto::Association) -> bool,
+    whole: impl Fn(&T, Field) -> String,
+) -> Vec<Vec<String>> {
+    let ordered = hierarchical(assocs);
+    let mut rows = Vec::new();
+    for owner in owners {
+        let mut any = false;
+        for (a, _) in ordered.iter().filter(|(a, _)| charged(owner, a)) {
+            any = true;
+            rows.push(
+                fields
+                    .iter()
+                    .map(|&f| match own.contains(&f) {
+                        true => whole(owner, f),
+                        false => value(a, f, 0),
+                    })
+                    .collect(),
+            );
+        }
+        if !any {
+            rows.push(fields.iter().map(|&f| whole(owner, f)).collect());
+        }
+    }
+    rows
+}
+
 /// An association's value for a field: its limits in force (see [`super::limits`]); limits
 /// Sluice does not hold print blank; the share is its `Fairshare=` (Slurm's default 1 unless
 /// set, `parent`).

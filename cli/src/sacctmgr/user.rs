@@ -404,31 +404,14 @@ pub fn rows_with_assocs(
     assocs: &[proto::Association],
     fields: &[Field],
 ) -> Vec<Vec<String>> {
-    let ordered = super::assoc::hierarchical(assocs);
-    let mut rows = Vec::new();
-    for u in users {
-        let mut any = false;
-        for (a, _) in ordered.iter().filter(|(a, _)| a.user == u.name) {
-            any = true;
-            rows.push(
-                fields
-                    .iter()
-                    .map(|&f| match f {
-                        Field::User
-                        | Field::Name
-                        | Field::DefaultAccount
-                        | Field::AdminLevel
-                        | Field::Coordinators => value(u, f),
-                        _ => super::assoc::value(a, f, 0),
-                    })
-                    .collect(),
-            );
-        }
-        if !any {
-            rows.push(fields.iter().map(|&f| value(u, f)).collect());
-        }
-    }
-    rows
+    const OWN: [Field; 5] = [
+        Field::User,
+        Field::Name,
+        Field::DefaultAccount,
+        Field::AdminLevel,
+        Field::Coordinators,
+    ];
+    super::assoc::rows_with_assocs(users, assocs, fields, &OWN, |u, a| a.user == u.name, value)
 }
 
 /// A user's value for a field (blank for what users do not hold).
