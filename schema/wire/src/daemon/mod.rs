@@ -68,10 +68,31 @@ pub fn bind(host: &str, port: u16) -> Result<std::net::TcpListener, ProcessError
         error,
     };
     let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(bind_err)?.collect();
-    let listener = std::net::TcpListener::bind(&addrs[..]).map_err(bind_err)?;
+    // A daemon started again right after its predecessor was killed may find the port still
+    // held while the kernel tears the old process down (its listening socket closes with its
+    // last thread, after the process already looks gone): ask again for a moment before
+    // giving up. Port 0 is never taken.
+    let deadline = std::time::Instant::now() + BIND_PATIENCE;
+    let listener = loop {
+        match std::net::TcpListener::bind(&addrs[..]) {
+            Err(e)
+                if port != 0
+                    && e.kind() == std::io::ErrorKind::AddrInUse
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(BIND_RETRY);
+            }
+            other => break other.map_err(bind_err)?,
+        }
+    };
     listener.set_nonblocking(true).map_err(bind_err)?;
     Ok(listener)
 }
+
+/// How long [`bind`] asks again for a port in use before it reports it taken.
+const BIND_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long [`bind`] waits between two asks.
+const BIND_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// How a daemon process runs, from its command line and configuration.
 #[derive(Debug, Clone)]
