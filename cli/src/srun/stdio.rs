@@ -117,12 +117,17 @@ pub fn open(client: &NodedClient, job_id: u32, step_id: u32) -> Sink {
 }
 
 /// Waits for every node's stream (a node that failed sends none), then copies `chunks` and
-/// the terminal's new sizes (`--pty`) to each; returning drops the streams, which is the
-/// tasks' EOF.
+/// the terminal's new sizes (`--pty`, sized `window` at launch) to each; returning drops the
+/// streams, which is the tasks' EOF.
+///
+/// With `--pty` the size is read again before each chunk goes out: a key typed after the
+/// terminal was resized then reaches the task after the resize, even when srun's SIGWINCH
+/// handling has not run yet.
 pub async fn feed(
     slots: Vec<oneshot::Receiver<Sink>>,
     chunks: Option<mpsc::Receiver<Vec<u8>>>,
     mut windows: mpsc::UnboundedReceiver<WindowSize>,
+    mut window: Option<WindowSize>,
 ) {
     let mut sinks = Vec::new();
     for slot in slots {
@@ -132,22 +137,35 @@ pub async fn feed(
         return;
     };
     loop {
-        let msg = tokio::select! {
+        let mut msgs = Vec::with_capacity(2);
+        tokio::select! {
+            biased;
+            Some(size) = windows.recv() => {
+                if window.as_ref() != Some(&size) {
+                    window = Some(size.clone());
+                    msgs.push(StepStdin { window: Some(size), ..Default::default() });
+                }
+            }
             data = chunks.recv() => match data {
-                Some(data) => StepStdin { data, ..Default::default() },
+                Some(data) => {
+                    let now = window.is_some().then(super::tty::window).flatten();
+                    if let Some(size) = now.filter(|s| window.as_ref() != Some(s)) {
+                        window = Some(size.clone());
+                        msgs.push(StepStdin { window: Some(size), ..Default::default() });
+                    }
+                    msgs.push(StepStdin { data, ..Default::default() });
+                }
                 None => return,
             },
-            Some(size) = windows.recv() => StepStdin {
-                window: Some(size),
-                ..Default::default()
-            },
-        };
+        }
         sinks.retain(|s| !s.is_closed());
         if sinks.is_empty() {
             return;
         }
-        for sink in &sinks {
-            let _ = sink.send(msg.clone()).await;
+        for msg in msgs {
+            for sink in &sinks {
+                let _ = sink.send(msg.clone()).await;
+            }
         }
     }
 }
