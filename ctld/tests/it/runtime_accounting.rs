@@ -9,10 +9,11 @@ use sluice_wire::jobacct::StepUsageWire;
 use runtime_support::fake_dbd::FakeDbd;
 use runtime_support::*;
 use sluice_vocab::JobState;
+use sluice_wire::client::CtldClient;
 use sluice_wire::proto::acct_record::Kind;
-use sluice_wire::proto::allocation_event::Event;
 use sluice_wire::proto::{
-    CreateStepRequest, StepDoneRequest, StepRecord, SubmitJobRequest, UpdateNodeRequest,
+    CreateStepReply, CreateStepRequest, StepDoneRequest, StepRecord, SubmitJobRequest,
+    UpdateNodeRequest,
 };
 
 /// The next batch launch the fake nodes got (cleanups of ended jobs are skipped).
@@ -35,6 +36,29 @@ fn steps(dbd: &FakeDbd) -> Vec<StepRecord> {
             _ => None,
         })
         .collect()
+}
+
+/// A two-task step `hostname` created in allocation `job_id`, and its start record at the dbd.
+async fn hostname_step(
+    user: &mut CtldClient,
+    dbd: &FakeDbd,
+    job_id: u32,
+) -> (CreateStepReply, StepRecord) {
+    let step = user
+        .create_step(CreateStepRequest {
+            job_id,
+            ntasks: Some(2),
+            name: "hostname".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let running = eventually("the step's start record", async || {
+        steps(dbd).into_iter().find(|s| s.job_id == job_id)
+    })
+    .await;
+    (step, running)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,26 +132,8 @@ async fn batch_and_srun_steps_are_shipped_and_the_launch_carries_the_jobs_view()
         .await
         .unwrap()
         .into_inner();
-    let alloc = loop {
-        let ev = srun.message().await.unwrap().unwrap();
-        if let Some(Event::Granted(a)) = ev.event {
-            break a;
-        }
-    };
-    let step = user
-        .create_step(CreateStepRequest {
-            job_id: alloc.job_id,
-            ntasks: Some(2),
-            name: "hostname".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let running = eventually("the step's start record", async || {
-        steps(&dbd).into_iter().find(|s| s.job_id == alloc.job_id)
-    })
-    .await;
+    let alloc = granted(&mut srun).await;
+    let (step, running) = hostname_step(&mut user, &dbd, alloc.job_id).await;
     assert_eq!(
         (running.name.as_str(), running.end, running.ntasks),
         ("hostname", 0, 2)
@@ -217,26 +223,8 @@ async fn a_step_started_before_a_controller_restart_ends_with_its_start() {
             .map(|r| r.into_inner())
     })
     .await;
-    let alloc = loop {
-        let ev = srun.message().await.unwrap().unwrap();
-        if let Some(Event::Granted(a)) = ev.event {
-            break a;
-        }
-    };
-    let step = user
-        .create_step(CreateStepRequest {
-            job_id: alloc.job_id,
-            ntasks: Some(2),
-            name: "hostname".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let running = eventually("the step's start record", async || {
-        steps(&dbd).into_iter().find(|s| s.job_id == alloc.job_id)
-    })
-    .await;
+    let alloc = granted(&mut srun).await;
+    let (step, running) = hostname_step(&mut user, &dbd, alloc.job_id).await;
     assert!(running.start > 0);
     drop(srun);
     ctld.stop().await;

@@ -8,8 +8,8 @@ use sluice_testkit::eventually;
 use sluice_vocab::JobState;
 use sluice_wire::proto::allocation_event::Event;
 use sluice_wire::proto::{
-    AllocationEvent, CancelRequest, CompleteAllocationRequest, CreateStepRequest, JobShare,
-    ListJobsRequest, SignalKind, StepDoneRequest, SubmitJobRequest,
+    CancelRequest, CompleteAllocationRequest, CreateStepRequest, JobShare, ListJobsRequest,
+    SignalKind, StepDoneRequest, SubmitJobRequest,
 };
 
 async fn job_state(c: &mut sluice_wire::client::CtldClient, id: u32) -> (JobState, i32) {
@@ -145,12 +145,7 @@ async fn srun_allocations_stream_queued_then_granted_and_end_with_their_step() {
     assert_eq!(first.event, Some(Event::Queued("Resources".into())));
     let alloc_id = first.job_id;
     exited(&mut admin, "n1", batch, 0).await;
-    let granted = loop {
-        let ev = srun.message().await.unwrap().unwrap();
-        if let Some(Event::Granted(a)) = ev.event {
-            break a;
-        }
-    };
+    let granted = granted(&mut srun).await;
     assert_eq!(
         (granted.job_id, granted.node_list.as_str()),
         (alloc_id, "n1")
@@ -213,12 +208,6 @@ async fn salloc_follows_its_allocation_to_the_end_and_completes_it_with_its_stat
         follow_end: true,
         ..exclusive(name)
     };
-    let granted = async |stream: &mut tonic::Streaming<AllocationEvent>| loop {
-        let ev = stream.message().await.unwrap().unwrap();
-        if let Some(Event::Granted(a)) = ev.event {
-            break a.job_id;
-        }
-    };
 
     // Completed by its owner with the command's status; nobody else may.
     let mut salloc = user
@@ -226,7 +215,7 @@ async fn salloc_follows_its_allocation_to_the_end_and_completes_it_with_its_stat
         .await
         .unwrap()
         .into_inner();
-    let id = granted(&mut salloc).await;
+    let id = granted(&mut salloc).await.job_id;
     let done = |exit_code| CompleteAllocationRequest {
         job_id: id,
         exit_code,
@@ -246,7 +235,7 @@ async fn salloc_follows_its_allocation_to_the_end_and_completes_it_with_its_stat
         .await
         .unwrap()
         .into_inner();
-    let id = granted(&mut salloc).await;
+    let id = granted(&mut salloc).await.job_id;
     admin
         .cancel(CancelRequest {
             job_ids: vec![id],

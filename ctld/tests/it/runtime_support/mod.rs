@@ -11,10 +11,11 @@ use sluice_ctld::store::StateStore;
 use sluice_testkit::fake::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::auth::{Key, Signer, Verifier};
 use sluice_wire::client::{CtldClient, connect};
+use sluice_wire::proto::allocation_event::Event;
 use sluice_wire::proto::controller_client::ControllerClient;
 use sluice_wire::proto::{
-    Ack, JobExitedRequest, LaunchBatchRequest, NodePingReply, PingRequest, RegisterNodeRequest,
-    SignalJobRequest, SubmitJobRequest,
+    Ack, Allocation, AllocationEvent, JobExitedRequest, LaunchBatchRequest, NodePingReply,
+    PingRequest, RegisterNodeRequest, SignalJobRequest, SubmitJobRequest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -269,4 +270,14 @@ pub fn temp() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     (dir, state)
+}
+
+/// The allocation an `Allocate` stream grants, skipping what comes before it (queued reasons).
+pub async fn granted(stream: &mut tonic::Streaming<AllocationEvent>) -> Allocation {
+    loop {
+        let ev = stream.message().await.unwrap().unwrap();
+        if let Some(Event::Granted(a)) = ev.event {
+            return a;
+        }
+    }
 }
