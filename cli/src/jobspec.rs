@@ -64,6 +64,7 @@ pub enum Opt {
     OverSubscribe,
     Partition,
     Priority,
+    Qos,
     Quiet,
     Requeue,
     Signal,
@@ -309,6 +310,8 @@ pub struct JobOpts {
     pub partition: Option<String>,
     /// `--priority` (`TOP` is Slurm's `NO_VAL - 1`).
     pub priority: Option<u32>,
+    /// `--qos` (`-q` in sbatch and salloc).
+    pub qos: Option<String>,
     /// `-Q`.
     pub quiet: bool,
     /// `--requeue` (true) / `--no-requeue` (false).
@@ -374,6 +377,7 @@ impl JobOpts {
             Opt::OverSubscribe => self.share = Some(JobShare::Oversubscribe),
             Opt::Partition => self.partition = Some(v),
             Opt::Priority => self.priority = Some(values::priority(&v)?),
+            Opt::Qos => self.qos = Some(v),
             Opt::Quiet => self.quiet = true,
             Opt::Requeue => self.requeue = Some(true),
             Opt::Signal => self.signal = Some(values::JobSignal::parse(&v)?),

@@ -28,6 +28,10 @@ pub enum CtldError {
         "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
     )]
     AccountingPolicy,
+    /// `ESLURM_INVALID_QOS`: an unknown QOS, one the job's association may not use
+    /// (`AccountingStorageEnforce=qos`), or one the partition's `AllowQos`/`DenyQos` refuses.
+    #[error("Invalid qos specification")]
+    InvalidQos,
     /// `ESLURM_PARTITION_NOT_AVAIL`: the partition is INACTIVE or DRAIN.
     #[error("Required partition not available (inactive or drain)")]
     PartitionNotAvailable { partition: String },

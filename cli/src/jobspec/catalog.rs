@@ -55,12 +55,9 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The short letter in `cmd`: srun's `-q` is `--quit-on-interrupt`, not `--qos`.
-    fn short_in(&self, cmd: u8) -> Option<char> {
-        match (self.long, cmd) {
-            ("qos", SRUN) => None,
-            _ => self.short,
-        }
+    /// The short letter in `cmd`.
+    fn short_in(&self, _cmd: u8) -> Option<char> {
+        self.short
     }
 }
 
@@ -179,7 +176,6 @@ pub const ENTRIES: &[Entry] = &[
     e("ntasks-per-socket", None, R, ALL, MISSING),
     e("overcommit", Some('O'), N, ALL, MISSING),
     e("propagate", None, O, SBATCH | SRUN, MISSING),
-    e("qos", Some('q'), R, ALL, MISSING),
     e("reboot", None, N, ALL, MISSING),
     e("sockets-per-node", None, R, ALL, MISSING),
     e("spread-job", None, N, ALL, MISSING),

@@ -126,6 +126,7 @@ impl JobOpts {
             nice: self.nice,
             open_append: self.open_append,
             wckey: self.wckey.clone().unwrap_or_default(),
+            qos: self.qos.clone().unwrap_or_default(),
             deadline: self.deadline.unwrap_or(0),
             mail_type: self.mail_type.clone().unwrap_or_default(),
             mail_user: self.mail_user.clone().unwrap_or_default(),

@@ -97,6 +97,7 @@ pub const FIELDS: &[Field] = &[
             .map(|p| (p * i64::from(l.job().req_cpus)).to_string())
             .unwrap_or_default()
     }),
+    f("QOS", 10, |l, _| job_only(l, |j| j.qos.clone())),
     f("Reason", 22, |l, _| {
         job_only(l, |j| {
             if j.reason.is_empty() {

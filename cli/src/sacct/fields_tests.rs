@@ -43,6 +43,7 @@ fn job() -> JobRow {
         req_mem_mb: 4000,
         workdir: "/home/alice".into(),
         comment: "note".into(),
+        qos: "high".into(),
         steps: vec![StepRecord {
             job_id: 12,
             step_id: 0,
@@ -103,6 +104,7 @@ fn job_line_values() {
             ("Planned", "00:05:00"),
             ("PlannedCPU", "00:20:00"),
             ("PlannedCPURAW", "1200"),
+            ("QOS", "high"),
             ("Reason", "None"),
             ("ReqCPUS", "4"),
             ("ReqMem", "4000M"),
@@ -152,6 +154,7 @@ fn step_line_values() {
             ("Planned", ""),
             ("PlannedCPU", ""),
             ("PlannedCPURAW", ""),
+            ("QOS", ""),
             ("Reason", ""),
             ("ReqCPUS", "4"),
             ("ReqMem", ""),

@@ -206,8 +206,23 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 
 async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
     let cond = parse_cond(&parts.cond)?;
-    let (set_words, limits) = super::limits::take(&parts.set)?;
+    let (set_words, qos) = super::assoc_qos::take(&parts.set)?;
+    let (set_words, limits) = super::limits::take(&set_words)?;
     let set = parse_set(&set_words)?;
+    if let Some(q) = qos {
+        let other = set.description.is_some() || set.organization.is_some();
+        if other || limits.is_some() || set.parent.is_some() || set.fairshare.is_some() {
+            return Err(SacctmgrError::MixedQos("account"));
+        }
+        if !set.names.is_empty() {
+            return Err(SacctmgrError::UnknownOption(set.names.join(",")));
+        }
+        if cond.names.is_empty() {
+            return Err(SacctmgrError::NoConditions);
+        }
+        let req = q.request(false, Vec::new(), cond.names, set.clusters);
+        return super::assoc_qos::modify(s, req, "Modified account associations...").await;
+    }
     if let Some(edit) = limits {
         let other = set.description.is_some() || set.organization.is_some();
         if other || set.parent.is_some() || !set.names.is_empty() {

@@ -194,6 +194,8 @@ pub fn value(a: &proto::Association, field: Field, depth: usize) -> String {
         Field::ParentName => a.parent_account.clone(),
         Field::Id => a.id.to_string(),
         Field::Share => sluice_vocab::fairshare::Shares::from_raw(a.shares).to_string(),
+        Field::Qos => a.qos.join(","),
+        Field::DefaultQos => a.default_qos.clone(),
         f => a
             .limits
             .as_ref()

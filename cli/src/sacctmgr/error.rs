@@ -111,6 +111,9 @@ pub enum SacctmgrError {
     /// Association limits and user or account settings in one `modify`.
     #[error(" Set association limits and {0} settings in separate commands")]
     MixedLimits(&'static str),
+    /// QOS and other user or account settings in one `modify`.
+    #[error(" Set QOS and other {0} settings in separate commands")]
+    MixedQos(&'static str),
     /// A blank name in an add.
     #[error(" No blank names are allowed when adding.")]
     BlankName,

@@ -9,12 +9,14 @@
 pub mod account;
 pub mod args;
 pub mod assoc;
+pub mod assoc_qos;
 pub mod cluster;
 pub mod coordinator;
 pub mod error;
 pub mod federation;
 pub mod fields;
 pub mod limits;
+pub mod qos;
 pub mod session;
 pub mod shares;
 pub mod user;
@@ -212,6 +214,8 @@ async fn dispatch(s: &mut Session<'_>, verb: Verb, words: &[String]) -> Outcome 
         assoc::run(s, verb, args).await
     } else if is_keyword(e, "Coordinators", 2) {
         coordinator::run(s, verb, args).await
+    } else if is_keyword(e, "QOS", 1) {
+        qos::run(s, verb, args).await
     } else {
         Err(SacctmgrError::NoEntity { verb: verb_name })
     }
@@ -239,7 +243,8 @@ sacctmgr [<OPTION>] [<COMMAND>]
      exit, quit               leave interactive mode
      help, version
 
-  <ENTITY> may be \"account\", \"cluster\", \"coordinator\", \"federation\" or \"user\".
+  <ENTITY> may be \"account\", \"cluster\", \"coordinator\", \"federation\", \"qos\" or
+  \"user\".
 
   <SPECS>:
      cluster     - Names=, Federation=, FedState=, Features[+-]=, WithFed, WOLimits,
@@ -251,4 +256,8 @@ sacctmgr [<OPTION>] [<COMMAND>]
      user        - Names=, Account=, DefaultAccount=, AdminLevel=, Cluster=, WithAssoc,
                    WithCoord, Format=
      association - (list only) Clusters=, Accounts=, Users=, Tree, Format=
+     qos         - Names=, Description=, Priority=, Flags=, MaxWall=, MaxTRES[PerJob]=,
+                   MaxTRESPerUser=, MaxJobsPerUser=, MaxSubmitJobsPerUser=, GrpTRES=,
+                   GrpJobs=, GrpSubmitJobs=, WithDeleted, Format=
+     user/account (modify) also QOS[+-]=, DefaultQOS=
 ";

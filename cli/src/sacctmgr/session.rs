@@ -70,6 +70,10 @@ changes! {
     AddCoordinators(CoordinatorsRequest) => add_coordinators,
     DeleteCoordinators(CoordinatorsRequest) => delete_coordinators,
     ModifyAssocLimits(ModifyAssocLimitsRequest) => modify_assoc_limits,
+    AddQos(AddQosRequest) => add_qos,
+    ModifyQos(ModifyQosRequest) => modify_qos,
+    DeleteQos(DeleteQosRequest) => delete_qos,
+    ModifyAssocQos(ModifyAssocQosRequest) => modify_assoc_qos,
 }
 
 /// The state of one run.
@@ -219,6 +223,10 @@ impl<'io> Session<'io> {
     list_query!(
         /// Lists users.
         list_users(proto::ListUsersRequest) -> proto::User, users
+    );
+    list_query!(
+        /// Lists QOS.
+        list_qos(proto::ListQosRequest) -> proto::Qos, qos
     );
     list_query!(
         /// Lists associations.

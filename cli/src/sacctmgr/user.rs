@@ -235,10 +235,32 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
 
 async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
     let cond = parse(&parts.cond, SacctmgrError::UnknownCondition)?;
-    let (set_words, limits) = super::limits::take(&parts.set)?;
+    let (set_words, qos) = super::assoc_qos::take(&parts.set)?;
+    let (set_words, limits) = super::limits::take(&set_words)?;
     let set = parse(&set_words, SacctmgrError::UnknownOption)?;
     let default_account = set.default_accounts.first().cloned();
     let admin_level = set.admin_levels.first().cloned();
+    if let Some(q) = qos {
+        let by_user_fields = !(cond.default_accounts.is_empty() && cond.admin_levels.is_empty());
+        if limits.is_some()
+            || default_account.is_some()
+            || admin_level.is_some()
+            || set.fairshare.is_some()
+            || by_user_fields
+        {
+            return Err(SacctmgrError::MixedQos("user"));
+        }
+        if !cond.any_cond()
+            && !s.commit_check(
+                "You didn't set any conditions with 'WHERE'.\nAre you sure you want to continue?",
+            )
+        {
+            s.out("Aborted\n");
+            return Ok(Done::Ok);
+        }
+        let req = q.request(true, cond.names, cond.accounts, cond.clusters);
+        return super::assoc_qos::modify(s, req, "Modified user associations...").await;
+    }
     if let Some(edit) = limits {
         let by_user_fields = !(cond.default_accounts.is_empty() && cond.admin_levels.is_empty());
         if default_account.is_some()

@@ -48,6 +48,7 @@ pub fn table() -> Vec<OptSpec<SaOpt>> {
             SaOpt::Job(Opt::NtasksPerNode),
         ),
         own("signal", None, HasArg::Required, SaOpt::Job(Opt::Signal)),
+        own("qos", Some('q'), HasArg::Required, SaOpt::Job(Opt::Qos)),
         own("no-shell", None, HasArg::No, SaOpt::NoShell),
         own("immediate", Some('I'), HasArg::Optional, SaOpt::Immediate),
         own(
@@ -108,7 +109,7 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_NETWORK", SaOpt::Job(Opt::Other("network"))),
     env("SALLOC_POWER", SaOpt::Job(Opt::Other("power"))),
     env("SALLOC_PROFILE", SaOpt::Job(Opt::Other("profile"))),
-    env("SALLOC_QOS", SaOpt::Job(Opt::Other("qos"))),
+    env("SALLOC_QOS", SaOpt::Job(Opt::Qos)),
     env("SALLOC_REQ_SWITCH", SaOpt::Job(Opt::Other("switches"))),
     env("SALLOC_RESERVATION", SaOpt::Job(Opt::Other("reservation"))),
     env("SALLOC_THREAD_SPEC", SaOpt::Job(Opt::Other("thread-spec"))),
@@ -271,6 +272,7 @@ Parallel run options:
       --ntasks-per-node=n     number of tasks to invoke on each node
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
   -p, --partition=partition   partition requested
+  -q, --qos=qos               quality of service
   -Q, --quiet                 quiet mode (suppress informational messages)
   -s, --oversubscribe         oversubscribe resources with other jobs
       --signal=[R:]num[@time] send signal when time limit within time seconds

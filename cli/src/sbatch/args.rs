@@ -35,6 +35,7 @@ pub fn table() -> Vec<OptSpec<SbOpt>> {
         id,
     };
     t.extend([
+        own("qos", Some('q'), HasArg::Required, SbOpt::Job(Opt::Qos)),
         own("wrap", None, HasArg::Required, SbOpt::Wrap),
         own("parsable", None, HasArg::Optional, SbOpt::Parsable),
         own("test-only", None, HasArg::No, SbOpt::TestOnly),
@@ -150,6 +151,11 @@ pub const ENV: &[EnvOpt<Opt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SBATCH_QOS",
+        id: Opt::Qos,
+        flag: false,
+    },
+    EnvOpt {
         var: "SBATCH_TIMELIMIT",
         id: Opt::Time,
         flag: false,
@@ -187,7 +193,6 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
     other("SBATCH_OVERCOMMIT", "overcommit", true),
     other("SBATCH_POWER", "power", false),
     other("SBATCH_PROFILE", "profile", false),
-    other("SBATCH_QOS", "qos", false),
     other("SBATCH_REQ_SWITCH", "switches", false),
     other("SBATCH_RESERVATION", "reservation", false),
     other("SBATCH_SPREAD_JOB", "spread-job", true),
@@ -343,6 +348,7 @@ Parallel run options:
       --parsable              outputs only the jobid and cluster name (if present),
                               separated by semicolon, only on successful submission.
       --priority=value        set the priority of the job to value
+  -q, --qos=qos               quality of service
   -Q, --quiet                 quiet mode (suppress informational messages)
       --requeue               if set, permit the job to be requeued
   -s, --oversubscribe         over subscribe resources with other jobs

@@ -308,8 +308,8 @@ fn options_sluice_lacks_are_refused_by_name_and_ignored_ones_checked() {
         "sbatch: error: --mem-per-cpu is not supported\n"
     );
     assert_eq!(
-        printed_error("", &env(&[("SBATCH_QOS", "normal")]), SCRIPT),
-        "sbatch: error: --qos is not supported\n"
+        printed_error("", &env(&[("SBATCH_CORE_SPEC", "2")]), SCRIPT),
+        "sbatch: error: --core-spec is not supported\n"
     );
     let s = submission(plan_stdin(
         "--network=x --switches=2 --power=level",

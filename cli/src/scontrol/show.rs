@@ -62,10 +62,11 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         {
             // Slurm adds the WCKey when wckeys are tracked; here, when the job has one.
             let mut l = format!(
-                "Priority={} Nice={} Account={} QOS=(null)",
+                "Priority={} Nice={} Account={} QOS={}",
                 j.priority,
                 j.nice,
-                or_null(&j.account)
+                or_null(&j.account),
+                or_null(&j.qos)
             );
             if !j.wckey.is_empty() {
                 l.push_str(&format!(" WCKey={}", j.wckey));

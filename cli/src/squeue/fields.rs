@@ -259,7 +259,7 @@ pub const FIELDS: &[Field] = &[
     f(Some('Q'), "PriorityLong", "PRIORITY", true, |l, _| {
         l.job.priority.to_string()
     }),
-    f(Some('q'), "QOS", "QOS", true, |_, _| "(null)".to_string()),
+    f(Some('q'), "QOS", "QOS", true, |l, _| or_null_qos(&l.job.qos)),
     f(Some('r'), "Reason", "REASON", true, |l, _| l.reason.clone()),
     f(
         Some('R'),
@@ -355,4 +355,12 @@ pub fn by_letter(c: &str) -> Option<&'static Field> {
 /// The field for an `-O` name (case-insensitive; `JobID` is `JobId`).
 pub fn by_name(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name.eq_ignore_ascii_case(name))
+}
+
+/// A job's QOS as squeue shows it: `(null)` for a job without one (saved before QOS existed).
+fn or_null_qos(qos: &str) -> String {
+    match qos {
+        "" => "(null)".to_string(),
+        q => q.to_string(),
+    }
 }

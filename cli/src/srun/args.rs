@@ -106,6 +106,7 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
             SrOpt::QuitOnInterrupt,
         ),
         own("jobid", None, HasArg::Required, SrOpt::JobId),
+        own("qos", None, HasArg::Required, SrOpt::Job(Opt::Qos)),
         own("overlap", None, HasArg::No, SrOpt::Overlap),
         own("nodelist", Some('w'), HasArg::Required, SrOpt::NodeList),
         own("input", Some('i'), HasArg::Required, SrOpt::Input),
@@ -356,6 +357,7 @@ Parallel run options:
   -p, --partition=partition   partition requested
       --priority=value        set the priority of the job to value
   -q, --quit-on-interrupt     quit on single Ctrl-C
+      --qos=qos               quality of service
   -Q, --quiet                 quiet mode (suppress informational messages)
   -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit

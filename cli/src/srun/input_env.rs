@@ -17,6 +17,11 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SLURM_QOS",
+        id: SrOpt::Job(Opt::Qos),
+        flag: false,
+    },
+    EnvOpt {
         var: "SLURM_CONSTRAINT",
         id: SrOpt::Job(Opt::Constraint),
         flag: false,

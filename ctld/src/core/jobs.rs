@@ -48,6 +48,9 @@ pub struct LaunchSpec {
     pub wckey: String,
     /// `--open-mode`: `Some(true)` append to the output files, `Some(false)` truncate them.
     pub open_append: Option<bool>,
+    /// The job's QOS: `--qos` as given until submission resolves it (see [`super::qos`]);
+    /// `""` in jobs saved before QOS existed.
+    pub qos: String,
 }
 
 /// A job's place in its array: `array_job_id_task`.
@@ -114,6 +117,8 @@ pub enum JobReason {
     LaunchFailedRequeuedHeld,
     /// An association limit (`AccountingStorageEnforce=limits`).
     Assoc(super::assoc::AssocReason),
+    /// A QOS limit (`AccountingStorageEnforce=limits`).
+    Qos(super::qos::QosReason),
     /// It could no longer end by its `--deadline` (state DEADLINE).
     DeadLine,
 }
@@ -143,6 +148,7 @@ impl JobReason {
             Self::InvalidAccount => "InvalidAccount",
             Self::LaunchFailedRequeuedHeld => "launch failed requeued held",
             Self::Assoc(r) => r.as_str(),
+            Self::Qos(r) => r.as_str(),
             Self::DeadLine => "DeadLine",
         }
     }

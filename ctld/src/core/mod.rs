@@ -61,6 +61,7 @@ pub mod partitions;
 pub mod power;
 pub mod priority;
 pub mod private;
+pub mod qos;
 pub mod reconfig;
 pub mod registration;
 pub mod request;
@@ -272,6 +273,8 @@ pub struct Core {
     pub(crate) nonstop: Option<nonstop::NonstopState>,
     /// This cluster's associations and limits (from the dbd; `None` until listed once).
     pub(crate) assocs: Option<assoc::AssocTable>,
+    /// The dbd's QOS (`None` until listed once).
+    pub(crate) qos: Option<qos::QosTable>,
     /// What running jobs hold per association, during a scheduling pass.
     pub(crate) assoc_usage: Option<assoc::Usage>,
     /// Job priority: the fair-share table and when priorities were last computed.
@@ -316,6 +319,7 @@ impl Core {
             coordinators: coordinators::Realms::new(),
             assocs: None,
             assoc_usage: None,
+            qos: None,
             nonstop: None,
             prio: priority::PriorityState::default(),
         };

@@ -65,7 +65,7 @@ pub(crate) fn ineligible(core: &Core, job: &Job, now: SimTime) -> Option<JobReas
     if throttled {
         return Some(JobReason::JobArrayTaskLimit);
     }
-    super::assoc::blocking_reason(core, job)
+    super::assoc::blocking_reason(core, job).or_else(|| super::qos::blocking_reason(core, job))
 }
 
 /// Tries to start `id` now on free resources of nodes that pass `allow`; returns whether it

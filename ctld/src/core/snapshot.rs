@@ -411,7 +411,7 @@ fn is_false(b: &bool) -> bool {
 
 /// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
 /// variant is added without being listed here.
-const REASONS: [JobReason; 22] = [
+const REASONS: [JobReason; 23] = [
     JobReason::None,
     JobReason::Priority,
     JobReason::Resources,
@@ -435,6 +435,8 @@ const REASONS: [JobReason; 22] = [
     // One stands for all association reasons; `reason_from_str` parses the others.
     JobReason::Assoc(super::assoc::AssocReason::MaxJobs),
     JobReason::DeadLine,
+    // One stands for all QOS reasons; `reason_from_str` parses the others.
+    JobReason::Qos(super::qos::QosReason::MaxWall),
 ];
 
 /// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
@@ -463,10 +465,13 @@ const fn reason_position(r: JobReason) -> usize {
         JobReason::LaunchFailedRequeuedHeld => 19,
         JobReason::Assoc(_) => 20,
         JobReason::DeadLine => 21,
+        JobReason::Qos(_) => 22,
     }
 }
 
-const _: () = assert!(reason_position(JobReason::DeadLine) == REASONS.len() - 1);
+const _: () = assert!(
+    reason_position(JobReason::Qos(super::qos::QosReason::MaxWall)) == REASONS.len() - 1
+);
 
 /// A saved reason back in the core's form (`None` for an unknown name).
 pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {
@@ -474,6 +479,7 @@ pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {
         .into_iter()
         .find(|r| r.as_str() == s)
         .or_else(|| super::assoc::AssocReason::parse(s).map(JobReason::Assoc))
+        .or_else(|| super::qos::QosReason::parse(s).map(JobReason::Qos))
 }
 
 /// A node's base state, as saved.

@@ -6,7 +6,9 @@
 //! pends with reason `PartitionTimeLimit`, `PartitionNodeLimit` or `PartitionConfig`. A job
 //! whose account `AllowAccounts`/`DenyAccounts` refuses is handled the same way
 //! (`Invalid account or account/partition combination specified`, or reason `InvalidAccount`).
-//! `AccountingStorageEnforce` adds the association checks of [`super::assoc`].
+//! `AccountingStorageEnforce` adds the association checks of [`super::assoc`] and the QOS
+//! checks of [`super::qos`] (partition `AllowQos`/`DenyQos` refuse a non-administrator's job
+//! at submission, whatever `EnforcePartLimits`).
 
 use super::arrays::{ArrayMeta, parse_array};
 use super::features::Constraint;
@@ -39,9 +41,10 @@ pub(crate) fn submit_as(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
-    req: SubmitRequest,
+    mut req: SubmitRequest,
     preset: Option<FedJobId>,
 ) -> Result<SubmitReply, CtldError> {
+    req.launch.qos = super::qos::resolve(core, &req.launch, &req.launch.qos);
     let part_idx = partitions::resolve(&core.parts, req.partition.as_deref())?;
     let part = &core.parts[part_idx.get()];
     if part.access.root_only && !req.root_or_slurm_user {
@@ -202,6 +205,15 @@ pub(crate) fn submit_as(
         req.time_limit.is_some(),
         count,
         &core.parts[part_idx.get()].name,
+    )?;
+    super::qos::check_submit(
+        core,
+        &req.launch,
+        &mut job_req,
+        req.time_limit.is_some(),
+        count,
+        &core.parts[part_idx.get()].access,
+        req.admin,
     )?;
     if core.jobs.map.len() + count > core.cfg.max_job_count as usize {
         return Err(CtldError::MaxJobCount {

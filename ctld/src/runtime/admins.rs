@@ -112,8 +112,8 @@ pub async fn fetch(dbd: &mut DbdClient) -> Result<UserView, tonic::Status> {
     Ok(view)
 }
 
-/// Keeps `admins`, the core's account coordinators and its associations (see
-/// [`super::assocs`]) up to date from `dbd`: a fetch now, then
+/// Keeps `admins`, the core's account coordinators, its associations (see
+/// [`super::assocs`]) and its QOS ([`super::qos`]) up to date from `dbd`: a fetch now, then
 /// one every `every` (call from within a tokio runtime). Aborting the handle stops it.
 pub fn spawn_refresh(
     mut dbd: DbdClient,
@@ -140,6 +140,20 @@ pub fn spawn_refresh(
                 }
                 Err(e) => tracing::debug!(
                     "cannot list the dbd's associations (keeping the last list): {}",
+                    e.message()
+                ),
+            }
+            match super::qos::fetch(&mut dbd).await {
+                Ok(table) => {
+                    let posted = core
+                        .query(move |cx| crate::core::qos::set(cx.core, table))
+                        .await;
+                    if posted.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => tracing::debug!(
+                    "cannot list the dbd's QOS (keeping the last list): {}",
                     e.message()
                 ),
             }

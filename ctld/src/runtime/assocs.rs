@@ -50,5 +50,7 @@ pub async fn fetch(dbd: &mut DbdClient, cluster: &str) -> Result<AssocTable, ton
         user: a.user,
         parent_account: a.parent_account,
         limits: limits(a.limits),
+        qos: a.qos,
+        default_qos: a.default_qos,
     })))
 }

@@ -31,6 +31,7 @@ pub mod federation;
 pub mod leases;
 pub mod persist;
 pub mod programs;
+pub mod qos;
 pub mod reconfigure;
 pub mod subscribers;
 pub mod waiters;

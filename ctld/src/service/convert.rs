@@ -98,6 +98,7 @@ pub fn submit_request(
             cpus_per_task_given: r.cpus_per_task.is_some(),
             wckey: r.wckey.clone(),
             open_append: r.open_append,
+            qos: r.qos.clone(),
         },
     })
 }
@@ -275,6 +276,7 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
         min_cpus_node: job.req.min_node_cpus(),
         ntasks_per_node: job.req.place.ntasks_per_node.unwrap_or(0),
         factors: priority_factors(core, job, now),
+        qos: job.launch.qos.clone(),
         ..fed_fields(core, job)
     }
 }

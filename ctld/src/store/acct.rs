@@ -50,6 +50,7 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             constraint: constraint.clone().unwrap_or_default(),
             run: *run,
             comment: launch.comment.clone(),
+            qos: launch.qos.clone(),
         }),
         AcctRecord::JobStarted {
             job,

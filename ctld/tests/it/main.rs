@@ -45,6 +45,7 @@ mod power_restart;
 mod power_resume;
 mod power_suspend;
 mod priority_factors;
+mod qos;
 mod reconfigure;
 mod reconfigure_runtime;
 mod runtime_accounting;

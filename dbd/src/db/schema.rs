@@ -40,6 +40,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// The QOS list and default QOS of associations that set them (NULL: inherited).
+    /// `qos_ids` is a comma-joined list of `qos.id`.
+    assoc_qos (assoc_id) {
+        assoc_id -> BigInt,
+        qos_ids -> Nullable<Text>,
+        default_qos_id -> Nullable<BigInt>,
+        mod_time -> BigInt,
+    }
+}
+
+diesel::table! {
     /// Clusters; `federation` (`''` when none) is the only record of federation membership.
     clusters (name) {
         name -> Text,
@@ -167,6 +178,15 @@ diesel::table! {
     job_id_cursors (cluster) {
         cluster -> Text,
         next_id -> BigInt,
+    }
+}
+
+diesel::table! {
+    /// The QOS of each job (sacct `QOS`), apart from `job_runs` (at diesel's 32 columns).
+    job_qos (cluster, job_id) {
+        cluster -> Text,
+        job_id -> BigInt,
+        qos -> Text,
     }
 }
 
@@ -373,6 +393,28 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    /// Quality of service: priority, flags and limits (NULL or an empty TRES list: none);
+    /// `deleted` marks a removed QOS, which an add brings back.
+    qos (id) {
+        id -> BigInt,
+        name -> Text,
+        description -> Text,
+        priority -> BigInt,
+        flags -> Text,
+        max_wall_minutes -> Nullable<BigInt>,
+        max_tres_per_job -> Text,
+        max_tres_per_user -> Text,
+        max_jobs_per_user -> Nullable<BigInt>,
+        max_submit_jobs_per_user -> Nullable<BigInt>,
+        grp_tres -> Text,
+        grp_jobs -> Nullable<BigInt>,
+        grp_submit_jobs -> Nullable<BigInt>,
+        deleted -> Bool,
+        mod_time -> BigInt,
+    }
+}
+
 diesel::joinable!(associations -> accounts (account));
 diesel::joinable!(associations -> clusters (cluster));
 diesel::joinable!(job_id_cursors -> clusters (cluster));
@@ -382,17 +424,20 @@ diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     assoc_limits,
     assoc_fairshare,
+    assoc_qos,
     associations,
     clusters,
     coordinators,
     federations,
     job_id_cursors,
     job_resizes,
+    job_qos,
     job_runs,
     job_spans,
     job_steps,
     job_suspends,
     node_events,
+    qos,
     record_cursors,
     usage_assoc,
     usage_assocs,

@@ -289,6 +289,8 @@ pub(super) fn association(a: crate::store::Association) -> proto::Association {
         user: a.user,
         parent_account: a.parent_account,
         limits: Some(super::limits::encode(&a.limits)),
+        qos: a.qos,
+        default_qos: a.default_qos,
         ..Default::default()
     }
 }

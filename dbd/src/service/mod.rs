@@ -11,6 +11,7 @@ mod coord;
 mod federation;
 mod limits;
 pub mod private;
+mod qos;
 mod records;
 mod reports;
 #[cfg(test)]
@@ -475,6 +476,57 @@ impl Accounting for AccountingService {
             limits::modify,
             Some(limits::realm),
             Store::modify_assoc_limits,
+        )
+        .await
+    }
+
+    async fn add_qos(
+        &self,
+        req: Request<proto::AddQosRequest>,
+    ) -> Result<Response<proto::ChangeReply>, Status> {
+        self.change(req, "add qos", qos::add, Store::add_qos).await
+    }
+
+    async fn modify_qos(
+        &self,
+        req: Request<proto::ModifyQosRequest>,
+    ) -> Result<Response<proto::ChangeReply>, Status> {
+        self.change(req, "modify qos", qos::modify, Store::modify_qos)
+            .await
+    }
+
+    async fn delete_qos(
+        &self,
+        req: Request<proto::DeleteQosRequest>,
+    ) -> Result<Response<proto::ChangeReply>, Status> {
+        self.change(req, "delete qos", qos::delete, Store::delete_qos)
+            .await
+    }
+
+    async fn list_qos(
+        &self,
+        req: Request<proto::ListQosRequest>,
+    ) -> Result<Response<proto::ListQosReply>, Status> {
+        let q = req.get_ref().clone();
+        self.list(
+            auth::identity(&req),
+            move |s| s.list_qos(&q.names, q.with_deleted),
+            |rows| proto::ListQosReply {
+                qos: rows.into_iter().map(qos::encode).collect(),
+            },
+        )
+        .await
+    }
+
+    async fn modify_assoc_qos(
+        &self,
+        req: Request<proto::ModifyAssocQosRequest>,
+    ) -> Result<Response<proto::ChangeReply>, Status> {
+        self.change(
+            req,
+            "modify association qos",
+            qos::modify_assoc,
+            Store::modify_assoc_qos,
         )
         .await
     }

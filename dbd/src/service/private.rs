@@ -256,6 +256,8 @@ mod tests {
             user: user.into(),
             parent_account: String::new(),
             limits: Default::default(),
+            qos: Vec::new(),
+            default_qos: String::new(),
         };
         let mut rows = vec![
             assoc("chem", "bob"),

@@ -10,6 +10,7 @@ pub enum ObjectKind {
     Federation,
     Account,
     User,
+    Qos,
 }
 
 impl fmt::Display for ObjectKind {
@@ -19,6 +20,7 @@ impl fmt::Display for ObjectKind {
             Self::Federation => "federation",
             Self::Account => "account",
             Self::User => "user",
+            Self::Qos => "qos",
         })
     }
 }
@@ -145,6 +147,15 @@ pub enum StoreError {
     /// Another dbd kept moving the lease cursor; the caller may retry.
     #[error("Job id lease of cluster {cluster} is contended, try again")]
     LeaseContention { cluster: String },
+    /// A named QOS does not exist (or was deleted).
+    #[error("Unknown QOS name: {name}")]
+    UnknownQos { name: String },
+    /// A default QOS outside the association's QOS list.
+    #[error("You are not allowed to have a default QOS that is not in the list of QOS")]
+    DefaultQosNotInList,
+    /// Deleting what unfinished jobs still use.
+    #[error("Job(s) active, cancel job(s) before remove")]
+    ActiveJobs,
     /// The caller may not make this request.
     #[error("Access/permission denied")]
     AccessDenied,
@@ -172,7 +183,8 @@ impl From<StoreError> for tonic::Status {
             | E::UnknownAccount { .. }
             | E::UnknownUser { .. }
             | E::CoordUnknownAccount { .. }
-            | E::CoordUnknownUser { .. } => tonic::Status::not_found(msg),
+            | E::CoordUnknownUser { .. }
+            | E::UnknownQos { .. } => tonic::Status::not_found(msg),
             E::AlreadyExists { .. } => tonic::Status::already_exists(msg),
             E::InvalidName { .. }
             | E::NoNames { .. }
@@ -194,7 +206,9 @@ impl From<StoreError> for tonic::Status {
             | E::AccountHasChildren { .. }
             | E::RootAccount
             | E::NoAssociation { .. }
-            | E::DefaultAccountInUse { .. } => tonic::Status::failed_precondition(msg),
+            | E::DefaultAccountInUse { .. }
+            | E::DefaultQosNotInList
+            | E::ActiveJobs => tonic::Status::failed_precondition(msg),
             E::TooManyClusters { .. } | E::JobIdsExhausted { .. } => {
                 tonic::Status::resource_exhausted(msg)
             }

@@ -39,6 +39,7 @@ mod jobs;
 mod leases;
 mod limits;
 pub mod models;
+mod qos;
 mod records;
 mod requests;
 mod types;
@@ -57,6 +58,7 @@ pub use error::{ObjectKind, StoreError};
 pub use jobs::{JobCursor, JobPage, JobQuery};
 pub use leases::{MAX_JOB_ID, MAX_LEASE_COUNT};
 pub use limits::ModifyAssocLimits;
+pub use qos::{AddQos, DeleteQos, ModifyAssocQos, ModifyQos, QosEntry};
 pub use requests::{
     AccountFilter, AddAccounts, AddClusters, AddFederations, AddUsers, AssociationFilter,
     ClusterFilter, Coordinators, DeleteClusters, DeleteUsers, FederationFilter, ModifyAccounts,
@@ -354,8 +356,54 @@ impl Store {
         self.read(|c| {
             let rows =
                 models::associations::live(c, &filter.clusters, &filter.accounts, &filter.users)?;
-            limits::with_limits(c, rows)
+            let mut assocs = limits::with_limits(c, rows.clone())?;
+            qos::with_qos(c, &rows, &mut assocs)?;
+            Ok(assocs)
         })
+    }
+
+    /// `sacctmgr add qos`: the names added (existing ones are skipped).
+    pub fn add_qos(&self, req: &AddQos, apply: Apply, now: i64) -> Result<Change, StoreError> {
+        self.changed(apply, |c| qos::add(c, req, now))
+    }
+
+    /// `sacctmgr modify qos`.
+    pub fn modify_qos(
+        &self,
+        req: &ModifyQos,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| qos::modify(c, req, now))
+    }
+
+    /// `sacctmgr delete qos`.
+    pub fn delete_qos(
+        &self,
+        req: &DeleteQos,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| qos::delete(c, &req.names, now))
+    }
+
+    /// `sacctmgr show qos`.
+    pub fn list_qos(
+        &self,
+        names: &[String],
+        with_deleted: bool,
+    ) -> Result<Vec<QosEntry>, StoreError> {
+        self.read(|c| qos::list(c, names, with_deleted))
+    }
+
+    /// `sacctmgr modify user|account ... set QOS=... DefaultQOS=...`.
+    pub fn modify_assoc_qos(
+        &self,
+        req: &ModifyAssocQos,
+        apply: Apply,
+        now: i64,
+    ) -> Result<Change, StoreError> {
+        self.changed(apply, |c| qos::modify_assoc(c, req, now))
     }
 
     /// `sacctmgr modify user|account ... set MaxJobs=...` (association limits).

@@ -27,6 +27,7 @@ mod store_jobs_federation;
 mod store_jobs_query;
 mod store_jobs_sacct;
 mod store_leases;
+mod store_qos;
 mod store_step_usage;
 mod store_usage;
 mod store_usage_late;

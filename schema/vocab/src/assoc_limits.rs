@@ -256,8 +256,10 @@ impl AssocLimitsEdit {
 pub struct AcctEnforce {
     /// `associations`: a job needs an association (user, account, cluster).
     pub associations: bool,
-    /// `limits`: association limits are enforced (implies `associations`).
+    /// `limits`: association and QOS limits are enforced (implies `associations`).
     pub limits: bool,
+    /// `qos`: a job's QOS must be one its association may use (implies `associations`).
+    pub qos: bool,
 }
 
 impl AcctEnforce {
@@ -274,10 +276,14 @@ impl AcctEnforce {
                     e.associations = true;
                     e.limits = true;
                 }
-                "all" | "qos" | "safe" | "wckeys" | "wckey" | "nojobs" | "nosteps" => {
+                "qos" => {
+                    e.associations = true;
+                    e.qos = true;
+                }
+                "all" | "safe" | "wckeys" | "wckey" | "nojobs" | "nosteps" => {
                     return Err(format!(
                         "AccountingStorageEnforce value {word} is not supported \
-                         (Sluice enforces associations and limits)"
+                         (Sluice enforces associations, limits and qos)"
                     ));
                 }
                 _ => return Err(format!("unknown AccountingStorageEnforce value {word}")),
@@ -288,12 +294,19 @@ impl AcctEnforce {
 }
 
 impl fmt::Display for AcctEnforce {
-    /// As `scontrol show config` prints it: `associations,limits` or `none`.
+    /// As `scontrol show config` prints it: `associations,limits,qos` (those set) or `none`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.associations, self.limits) {
-            (_, true) => f.write_str("associations,limits"),
-            (true, false) => f.write_str("associations"),
-            (false, false) => f.write_str("none"),
+        let words: Vec<&str> = [
+            (self.associations, "associations"),
+            (self.limits, "limits"),
+            (self.qos, "qos"),
+        ]
+        .into_iter()
+        .filter_map(|(on, w)| on.then_some(w))
+        .collect();
+        match words.is_empty() {
+            true => f.write_str("none"),
+            false => f.write_str(&words.join(",")),
         }
     }
 }

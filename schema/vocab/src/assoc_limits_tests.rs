@@ -79,6 +79,9 @@ fn enforce_values() {
     let e = AcctEnforce::parse("limits").unwrap();
     assert!(e.associations && e.limits);
     assert_eq!(e.to_string(), "associations,limits");
-    assert!(AcctEnforce::parse("qos").unwrap_err().contains("qos"));
+    let e = AcctEnforce::parse("qos").unwrap();
+    assert!(e.associations && e.qos && !e.limits);
+    assert_eq!(AcctEnforce::parse("limits,qos").unwrap().to_string(), "associations,limits,qos");
+    assert!(AcctEnforce::parse("safe").unwrap_err().contains("safe"));
     assert!(AcctEnforce::parse("bogus").unwrap_err().contains("bogus"));
 }

@@ -20,6 +20,7 @@ pub mod mail_type;
 pub mod node_states;
 pub mod nonstop_conf;
 pub mod private_data;
+pub mod qos;
 pub mod states;
 
 pub use ids::{ClusterId, FedJobId, LocalJobId, NodeIdx};

@@ -38,6 +38,7 @@ mod partition_update_e2e;
 mod power_e2e;
 mod power_srun_e2e;
 mod priority_e2e;
+mod qos_e2e;
 mod private_access;
 mod private_state;
 mod prolog_e2e;

@@ -33,6 +33,10 @@ pub struct AssocRecord {
     pub parent_account: String,
     /// The limits in force on it.
     pub limits: AssocLimits,
+    /// The QOS it may use, in force.
+    pub qos: Vec<String>,
+    /// Its default QOS in force (`""`: none).
+    pub default_qos: String,
 }
 
 /// An association's place in the tree: `(account, user)`, user `""` for an account's own.

@@ -1,18 +1,21 @@
-//! The QOS factor's seam. Sluice has no QOS yet: every job's QOS priority is 0, so the factor
-//! is 0 whatever `PriorityWeightQOS` says. When QOS arrive, this is the one place that reads
-//! the job's QOS priority and the largest QOS priority to normalize by.
+//! The QOS factor: the job's QOS priority over the largest QOS priority of the cluster, as
+//! Slurm's multifactor plugin normalizes it (0 when no QOS has a priority, or before the
+//! dbd's QOS are known).
 
 use super::super::Core;
 use super::super::jobs::Job;
 
-/// The job's QOS priority (0 until Sluice has QOS).
-pub fn qos_priority(_core: &Core, _job: &Job) -> u32 {
-    0
+/// The job's QOS priority (0 for a QOS the controller does not know).
+pub fn qos_priority(core: &Core, job: &Job) -> u32 {
+    core.qos
+        .as_ref()
+        .and_then(|t| t.get(&job.launch.qos))
+        .map_or(0, |q| q.priority)
 }
 
-/// The largest QOS priority of the cluster (0 until Sluice has QOS).
-pub fn max_qos_priority(_core: &Core) -> u32 {
-    0
+/// The largest QOS priority of the cluster.
+pub fn max_qos_priority(core: &Core) -> u32 {
+    core.qos.as_ref().map_or(0, |t| t.max_priority())
 }
 
 /// The QOS factor: the job's QOS priority over the largest, 0 when no QOS has a priority.

@@ -114,6 +114,7 @@ fn submitted(j: proto::JobSubmittedRecord) -> JobSubmitted {
         constraint: j.constraint,
         run: j.run,
         comment: j.comment,
+        qos: j.qos,
     }
 }
 
@@ -215,5 +216,6 @@ pub fn job_row(r: JobRun) -> proto::JobRow {
         steps: r.steps.into_iter().map(step_to).collect(),
         mem_mb: r.mem_mb,
         requester_uid: r.requester_uid,
+        qos: r.qos,
     }
 }

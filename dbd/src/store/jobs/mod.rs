@@ -111,6 +111,16 @@ fn page(
     if !query.no_steps {
         attach_steps(conn, &mut runs)?;
     }
+    let keys: Vec<(String, i64)> = runs
+        .iter()
+        .map(|r| (r.cluster.clone(), i64::from(r.job_id)))
+        .collect();
+    let qos = super::qos::of_jobs(conn, &keys)?;
+    for r in &mut runs {
+        if let Some(q) = qos.get(&(r.cluster.clone(), i64::from(r.job_id))) {
+            r.qos.clone_from(q);
+        }
+    }
     Ok(JobPage { runs, next })
 }
 

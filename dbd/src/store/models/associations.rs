@@ -29,6 +29,8 @@ impl From<AssociationRow> for Association {
             user: r.user_name,
             parent_account: r.parent_account,
             limits: Default::default(),
+            qos: Vec::new(),
+            default_qos: String::new(),
         }
     }
 }

@@ -122,6 +122,7 @@ impl From<JobRunRow> for JobRun {
             reason: r.reason,
             comment: r.job_comment,
             requester_uid: u32::try_from(r.requester_uid).ok(),
+            qos: String::new(),
             steps: Vec::new(),
         }
     }

@@ -16,6 +16,7 @@ pub mod job_spans;
 pub mod jobs;
 pub mod keyed;
 pub mod node_events;
+pub mod qos;
 pub mod record_cursors;
 pub mod steps;
 pub mod users;

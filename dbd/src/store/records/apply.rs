@@ -54,6 +54,8 @@ fn stored_state(state: JobState) -> i64 {
 #[derive(Debug)]
 pub(super) struct Batch {
     cluster: String,
+    /// The QOS of the jobs submitted in this batch (`job_qos`), by job id.
+    pub qos: Vec<(i64, String)>,
     /// Runs by (job_id, run).
     pub runs: BTreeMap<(i64, i32), Tracked<JobRunRow>>,
     /// Steps by key: every stored step of the jobs named by step records, and the new ones.
@@ -81,6 +83,7 @@ impl Batch {
     ) -> Self {
         Self {
             cluster: cluster.to_string(),
+            qos: Vec::new(),
             runs: runs
                 .into_iter()
                 .map(|r| ((r.job_id, r.run), Tracked::stored(r)))
@@ -173,6 +176,9 @@ impl Batch {
         row.req_mem_mb = i64_of(r.req_mem_mb);
         row.workdir.clone_from(&r.workdir);
         row.job_comment.clone_from(&r.comment);
+        if !r.qos.is_empty() {
+            self.qos.push((i64::from(r.job_id), r.qos.clone()));
+        }
     }
 
     fn started(&mut self, r: &JobStarted) {

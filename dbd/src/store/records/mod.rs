@@ -190,5 +190,8 @@ fn save(conn: &mut AnyConnection, cluster: &str, batch: Batch) -> Result<(), Sto
     }
     node_events::insert_many(conn, &new_events)?;
     job_resizes::insert_many(conn, &batch.resizes)?;
+    for (job_id, qos) in &batch.qos {
+        super::qos::record_job(conn, cluster, *job_id, qos)?;
+    }
     Ok(())
 }

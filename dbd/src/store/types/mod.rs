@@ -185,6 +185,10 @@ pub struct Association {
     pub parent_account: String,
     /// The limits in force (`Max*` inherited down the account tree, `Grp*` as set here).
     pub limits: sluice_vocab::assoc_limits::AssocLimits,
+    /// The QOS it may use, in force (inherited down the tree), sorted by name.
+    pub qos: Vec<String>,
+    /// Its default QOS in force; `""` for none.
+    pub default_qos: String,
 }
 
 /// A block `[first, first + count)` of local job ids.

@@ -61,6 +61,8 @@ pub struct JobSubmitted {
     /// 0 for the first run, one more at each requeue.
     pub run: u32,
     pub comment: String,
+    /// The job's QOS (`""`: none recorded).
+    pub qos: String,
 }
 
 /// A run got its nodes and started.
@@ -210,6 +212,8 @@ pub struct JobRun {
     pub comment: String,
     /// Who cancelled the run, when known.
     pub requester_uid: Option<u32>,
+    /// The job's QOS (`""`: none recorded).
+    pub qos: String,
     /// Batch step first, then extern, then numbered steps in order.
     pub steps: Vec<Step>,
 }

@@ -42,9 +42,9 @@ pub struct PartAccess {
     pub allow_accounts: Option<Vec<String>>,
     /// `DenyAccounts` (default none).
     pub deny_accounts: Vec<String>,
-    /// `AllowQos`; `None` for `ALL` (default). Read and shown; Sluice has no QOS yet.
+    /// `AllowQos`; `None` for `ALL` (default). When set, `DenyQos` is not used.
     pub allow_qos: Option<Vec<String>>,
-    /// `DenyQos` (default none). Read and shown; Sluice has no QOS yet.
+    /// `DenyQos` (default none).
     pub deny_qos: Vec<String>,
     /// `RootOnly=YES`: only root and the SlurmUser may submit (default `NO`).
     pub root_only: bool,
@@ -60,6 +60,15 @@ impl PartAccess {
             (Some(_), None) => false,
             (None, Some(a)) => !self.deny_accounts.iter().any(|x| x == a),
             (None, None) => true,
+        }
+    }
+
+    /// Whether a job of QOS `qos` may use the partition (`AllowQos` lists it, or `DenyQos`
+    /// does not).
+    pub fn allows_qos(&self, qos: &str) -> bool {
+        match &self.allow_qos {
+            Some(allowed) => allowed.iter().any(|x| x.eq_ignore_ascii_case(qos)),
+            None => !self.deny_qos.iter().any(|x| x.eq_ignore_ascii_case(qos)),
         }
     }
 }

@@ -1,0 +1,311 @@
+//! QOS on the pure core in simulated time: which QOS a job gets (`--qos`, the association's
+//! default, `normal`), the refusals (an unknown QOS, one the association may not use under
+//! `AccountingStorageEnforce=qos`, partition `AllowQos`/`DenyQos` for non-administrators,
+//! submit counts), the limits that keep jobs pending with Slurm's `QOS*` reasons until they
+//! free, and the QOS priority in the multifactor QOS factor.
+
+use sluice_ctld::conf::TimeLimit;
+use sluice_ctld::core::assoc::{self, AssocRecord, AssocTable};
+use sluice_ctld::core::qos::{self, QosReason, QosTable};
+use sluice_ctld::core::{JobReason, SubmitRequest};
+use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
+use sluice_vocab::JobState;
+use sluice_vocab::assoc_limits::{AssocLimits, Tres};
+use sluice_vocab::qos::{Qos, QosFlags, QosLimits};
+
+const INVALID_QOS: &str = "Invalid qos specification";
+const POLICY: &str =
+    "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)";
+
+/// Four 4-CPU nodes in `p` (default) and `only_high` (`AllowQos=high`), with
+/// `AccountingStorageEnforce=<enforce>` and `extra` lines.
+fn fixture(enforce: &str, extra: &[&str]) -> CoreFixture {
+    let mut b = ClusterBuilder::new()
+        .conf("SlurmdTimeout=0")
+        .conf(&format!("AccountingStorageEnforce={enforce}"))
+        .nodes("n[1-4]", "CPUs=4 RealMemory=4000")
+        .partition("p", "Nodes=n[1-4] Default=YES")
+        .partition("only_high", "Nodes=n[1-4] AllowQos=high")
+        .partition("no_low", "Nodes=n[1-4] DenyQos=low");
+    for line in extra {
+        b = b.conf(line);
+    }
+    let mut fx = b.build();
+    fx.register_all();
+    fx
+}
+
+fn rec(account: &str, user: &str, parent: &str, qos: &[&str], default: &str) -> AssocRecord {
+    AssocRecord {
+        account: account.into(),
+        user: user.into(),
+        parent_account: parent.into(),
+        limits: AssocLimits::default(),
+        qos: qos.iter().map(|q| q.to_string()).collect(),
+        default_qos: default.into(),
+    }
+}
+
+/// root > phys > {alice (normal, high; default high), bob (normal)}.
+fn tree(fx: &mut CoreFixture) {
+    let table = AssocTable::new([
+        rec("root", "", "", &["normal"], ""),
+        rec("phys", "", "root", &["normal"], ""),
+        rec("phys", "alice", "", &["high", "normal"], "high"),
+        rec("phys", "bob", "", &["normal"], ""),
+    ]);
+    assoc::set(&mut fx.core, table);
+}
+
+fn named(name: &str, priority: u32, limits: QosLimits) -> Qos {
+    Qos {
+        name: name.into(),
+        description: name.into(),
+        priority,
+        flags: QosFlags::default(),
+        limits,
+    }
+}
+
+fn set_qos(fx: &mut CoreFixture, list: Vec<Qos>) {
+    qos::set(&mut fx.core, QosTable::new(list));
+}
+
+fn plain(fx: &mut CoreFixture) {
+    set_qos(
+        fx,
+        vec![
+            named("normal", 0, QosLimits::default()),
+            named("high", 10, QosLimits::default()),
+            named("low", 0, QosLimits::default()),
+        ],
+    );
+}
+
+/// A one-task job of `user` charged to `phys`, asking for QOS `qos` (`""`: none).
+fn job(user: &str, qos: &str) -> SubmitRequest {
+    let uid = 1000 + user.len() as u32;
+    let mut r = SubmitRequest::new(uid, "j");
+    r.launch.user = user.into();
+    r.launch.account = "phys".into();
+    r.launch.qos = qos.into();
+    r
+}
+
+fn qos_of(fx: &CoreFixture, id: sluice_vocab::FedJobId) -> String {
+    fx.core.job(id).unwrap().launch.qos.clone()
+}
+
+#[test]
+fn a_job_gets_its_qos_the_association_default_or_normal() {
+    let mut fx = fixture("associations", &[]);
+    tree(&mut fx);
+    plain(&mut fx);
+    let asked = fx.submit(job("bob", "LOW")).unwrap();
+    let by_default = fx.submit(job("alice", "")).unwrap();
+    let normal = fx.submit(job("bob", "")).unwrap();
+    assert_eq!(qos_of(&fx, asked), "low");
+    assert_eq!(qos_of(&fx, by_default), "high");
+    assert_eq!(qos_of(&fx, normal), "normal");
+    let e = fx.submit(job("bob", "bogus")).unwrap_err().to_string();
+    assert_eq!(e, INVALID_QOS, "an unknown QOS");
+}
+
+#[test]
+fn enforce_qos_refuses_a_qos_the_association_may_not_use() {
+    let mut fx = fixture("qos", &[]);
+    tree(&mut fx);
+    plain(&mut fx);
+    assert!(fx.submit(job("alice", "high")).is_ok());
+    let e = fx.submit(job("bob", "high")).unwrap_err().to_string();
+    assert_eq!(e, INVALID_QOS);
+    // Without `qos` in AccountingStorageEnforce the list is not checked.
+    let mut open = fixture("associations", &[]);
+    tree(&mut open);
+    plain(&mut open);
+    assert!(open.submit(job("bob", "high")).is_ok());
+}
+
+#[test]
+fn allow_qos_and_deny_qos_refuse_non_administrators() {
+    let mut fx = fixture("associations", &[]);
+    tree(&mut fx);
+    plain(&mut fx);
+    let mut to = |user: &str, qos: &str, part: &str, admin: bool| {
+        let mut r = job(user, qos);
+        r.partition = Some(part.into());
+        r.admin = admin;
+        fx.submit(r).map(|_| ()).map_err(|e| e.to_string())
+    };
+    assert_eq!(to("alice", "", "only_high", false), Ok(()));
+    assert_eq!(
+        to("bob", "", "only_high", false),
+        Err(INVALID_QOS.to_string())
+    );
+    assert_eq!(
+        to("bob", "low", "no_low", false),
+        Err(INVALID_QOS.to_string())
+    );
+    assert_eq!(to("bob", "normal", "no_low", false), Ok(()));
+    assert_eq!(to("bob", "low", "no_low", true), Ok(()), "an administrator");
+}
+
+#[test]
+fn max_jobs_per_user_pends_until_the_first_ends() {
+    let mut fx = fixture("limits", &[]);
+    tree(&mut fx);
+    let limits = QosLimits {
+        max_jobs_per_user: Some(1),
+        ..QosLimits::default()
+    };
+    set_qos(&mut fx, vec![named("normal", 0, limits)]);
+    let first = fx.submit_and_schedule(job("bob", ""));
+    let second = fx.submit_and_schedule(job("bob", ""));
+    let other = fx.submit_and_schedule(job("alice", "normal"));
+    assert_eq!(fx.state(first), JobState::Running);
+    assert_eq!(fx.state(second), JobState::Pending);
+    assert_eq!(fx.reason(second), JobReason::Qos(QosReason::MaxJobsPerUser));
+    assert_eq!(fx.reason(second).to_string(), "QOSMaxJobsPerUserLimit");
+    assert_eq!(fx.state(other), JobState::Running, "another user");
+    fx.exit(first, 0).unwrap();
+    fx.advance(1);
+    fx.schedule();
+    assert_eq!(fx.state(second), JobState::Running);
+}
+
+#[test]
+fn group_and_per_user_resources_pend_with_their_reasons() {
+    let cases = [
+        (
+            QosLimits {
+                grp_tres: Tres {
+                    cpu: Some(6),
+                    ..Tres::default()
+                },
+                ..QosLimits::default()
+            },
+            "QOSGrpCpuLimit",
+        ),
+        (
+            QosLimits {
+                max_tres_per_user: Tres {
+                    cpu: Some(6),
+                    ..Tres::default()
+                },
+                ..QosLimits::default()
+            },
+            "QOSMaxCpuPerUserLimit",
+        ),
+        (
+            QosLimits {
+                grp_jobs: Some(1),
+                ..QosLimits::default()
+            },
+            "QOSGrpJobsLimit",
+        ),
+        (
+            QosLimits {
+                grp_tres: Tres {
+                    node: Some(1),
+                    ..Tres::default()
+                },
+                ..QosLimits::default()
+            },
+            "QOSGrpNodeLimit",
+        ),
+    ];
+    for (limits, reason) in cases {
+        let mut fx = fixture("limits", &[]);
+        tree(&mut fx);
+        set_qos(&mut fx, vec![named("normal", 0, limits)]);
+        let a = fx.submit_and_schedule(job("bob", "").ntasks(4));
+        let b = fx.submit_and_schedule(job("bob", "").ntasks(4));
+        assert_eq!(fx.state(a), JobState::Running, "{reason}");
+        assert_eq!(fx.state(b), JobState::Pending, "{reason}");
+        assert_eq!(fx.reason(b).to_string(), reason);
+        fx.exit(a, 0).unwrap();
+        fx.advance(1);
+        fx.schedule();
+        assert_eq!(fx.state(b), JobState::Running, "{reason} freed");
+    }
+}
+
+#[test]
+fn per_job_limits_pend_or_refuse_with_deny_on_limit() {
+    let mut fx = fixture("limits", &[]);
+    tree(&mut fx);
+    let limits = QosLimits {
+        max_wall_minutes: Some(30),
+        max_tres_per_job: Tres {
+            cpu: Some(2),
+            ..Tres::default()
+        },
+        ..QosLimits::default()
+    };
+    set_qos(&mut fx, vec![named("normal", 0, limits.clone())]);
+    let long = fx.submit_and_schedule(job("bob", "").minutes(60));
+    assert_eq!(fx.reason(long), JobReason::Qos(QosReason::MaxWall));
+    assert_eq!(fx.reason(long).to_string(), "QOSMaxWallDurationPerJobLimit");
+    let wide = fx.submit_and_schedule(job("bob", "").ntasks(4));
+    assert_eq!(fx.reason(wide).to_string(), "QOSMaxCpuPerJobLimit");
+    // Without -t the job gets the QOS's MaxWall and runs.
+    let untimed = fx.submit_and_schedule(job("bob", ""));
+    assert_eq!(fx.state(untimed), JobState::Running);
+    assert_eq!(
+        fx.core.job(untimed).unwrap().req.time_limit,
+        TimeLimit::Minutes(30)
+    );
+    let mut deny = named("normal", 0, limits);
+    deny.flags.deny_on_limit = true;
+    set_qos(&mut fx, vec![deny]);
+    let e = fx.submit(job("bob", "").minutes(60)).unwrap_err().to_string();
+    assert_eq!(e, POLICY);
+    let e = fx.submit(job("bob", "").ntasks(4)).unwrap_err().to_string();
+    assert_eq!(e, POLICY);
+}
+
+#[test]
+fn submit_counts_refuse_with_the_policy_error() {
+    let mut fx = fixture("limits", &[]);
+    tree(&mut fx);
+    let limits = QosLimits {
+        max_submit_jobs_per_user: Some(2),
+        grp_submit_jobs: Some(3),
+        ..QosLimits::default()
+    };
+    set_qos(&mut fx, vec![named("normal", 0, limits)]);
+    fx.submit(job("bob", "")).unwrap();
+    fx.submit(job("bob", "")).unwrap();
+    let e = fx.submit(job("bob", "")).unwrap_err().to_string();
+    assert_eq!(e, POLICY, "MaxSubmitJobsPerUser");
+    fx.submit(job("alice", "normal")).unwrap();
+    let e = fx.submit(job("alice", "normal")).unwrap_err().to_string();
+    assert_eq!(e, POLICY, "GrpSubmitJobs");
+}
+
+#[test]
+fn the_qos_priority_feeds_the_qos_factor() {
+    let mut fx = fixture(
+        "associations",
+        &[
+            "PriorityType=priority/multifactor",
+            "PriorityWeightQOS=1000",
+        ],
+    );
+    tree(&mut fx);
+    plain(&mut fx);
+    // Fill the cluster so both stay queued.
+    let blocker = fx.submit_and_schedule(job("bob", "").nodes(4).ntasks(16));
+    assert_eq!(fx.state(blocker), JobState::Running);
+    let normal = fx.submit(job("bob", "normal")).unwrap();
+    let high = fx.submit(job("alice", "high")).unwrap();
+    fx.advance(1);
+    fx.tick();
+    let (n, h) = (
+        fx.core.job(normal).unwrap().priority,
+        fx.core.job(high).unwrap().priority,
+    );
+    assert!(h >= n + 999, "high {h} normal {n}");
+    let pending: Vec<_> = fx.core.pending().collect();
+    assert_eq!(pending, [high, normal]);
+}

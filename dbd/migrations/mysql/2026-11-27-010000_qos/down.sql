@@ -1,0 +1,3 @@
+DROP TABLE job_qos;
+DROP TABLE assoc_qos;
+DROP TABLE qos;

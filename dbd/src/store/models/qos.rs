@@ -1,0 +1,197 @@
+//! The `qos` table (one row per QOS, soft-deleted) and `assoc_qos` (the QOS list and default
+//! QOS an association sets itself).
+
+use std::collections::HashMap;
+
+use diesel::prelude::*;
+use sluice_vocab::assoc_limits::Tres;
+use sluice_vocab::qos::{Qos, QosFlags, QosLimits};
+
+use crate::db::schema::{assoc_qos, qos};
+use crate::store::conn::AnyConnection;
+
+/// One row of `qos`.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = qos)]
+#[diesel(treat_none_as_null = true)]
+#[diesel(treat_none_as_default_value = false)]
+pub struct QosRow {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub priority: i64,
+    pub flags: String,
+    pub max_wall_minutes: Option<i64>,
+    pub max_tres_per_job: String,
+    pub max_tres_per_user: String,
+    pub max_jobs_per_user: Option<i64>,
+    pub max_submit_jobs_per_user: Option<i64>,
+    pub grp_tres: String,
+    pub grp_jobs: Option<i64>,
+    pub grp_submit_jobs: Option<i64>,
+    pub deleted: bool,
+    pub mod_time: i64,
+}
+
+fn count(v: Option<i64>) -> Option<u32> {
+    v.and_then(|v| u32::try_from(v).ok())
+}
+
+/// A stored TRES list; an unreadable one (never written by us) limits nothing.
+fn tres(s: &str) -> Tres {
+    if s.is_empty() {
+        return Tres::default();
+    }
+    Tres::from_stored(s).unwrap_or_default()
+}
+
+impl QosRow {
+    /// The row storing `q` under `id`.
+    pub fn new(id: i64, q: &Qos, now: i64) -> Self {
+        let l = &q.limits;
+        Self {
+            id,
+            name: q.name.clone(),
+            description: q.description.clone(),
+            priority: i64::from(q.priority),
+            flags: q.flags.to_string(),
+            max_wall_minutes: l.max_wall_minutes.map(i64::from),
+            max_tres_per_job: l.max_tres_per_job.to_stored(),
+            max_tres_per_user: l.max_tres_per_user.to_stored(),
+            max_jobs_per_user: l.max_jobs_per_user.map(i64::from),
+            max_submit_jobs_per_user: l.max_submit_jobs_per_user.map(i64::from),
+            grp_tres: l.grp_tres.to_stored(),
+            grp_jobs: l.grp_jobs.map(i64::from),
+            grp_submit_jobs: l.grp_submit_jobs.map(i64::from),
+            deleted: false,
+            mod_time: now,
+        }
+    }
+
+    /// The QOS this row holds.
+    pub fn qos(&self) -> Qos {
+        Qos {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            priority: u32::try_from(self.priority).unwrap_or(0),
+            flags: QosFlags::parse(&self.flags).unwrap_or_default(),
+            limits: QosLimits {
+                max_wall_minutes: count(self.max_wall_minutes),
+                max_tres_per_job: tres(&self.max_tres_per_job),
+                max_tres_per_user: tres(&self.max_tres_per_user),
+                max_jobs_per_user: count(self.max_jobs_per_user),
+                max_submit_jobs_per_user: count(self.max_submit_jobs_per_user),
+                grp_tres: tres(&self.grp_tres),
+                grp_jobs: count(self.grp_jobs),
+                grp_submit_jobs: count(self.grp_submit_jobs),
+            },
+        }
+    }
+}
+
+/// Every QOS row, deleted ones too, by id.
+pub fn all(conn: &mut AnyConnection) -> QueryResult<Vec<QosRow>> {
+    qos::table
+        .order(qos::id)
+        .select(QosRow::as_select())
+        .load(conn)
+}
+
+/// The row named `name`, deleted or not.
+pub fn by_name(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<QosRow>> {
+    qos::table
+        .filter(qos::name.eq(name))
+        .select(QosRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// The next free id (the largest plus one).
+pub fn next_id(conn: &mut AnyConnection) -> QueryResult<i64> {
+    let max: Option<i64> = qos::table.select(diesel::dsl::max(qos::id)).first(conn)?;
+    Ok(max.unwrap_or(0) + 1)
+}
+
+/// Inserts a new row.
+pub fn insert(conn: &mut AnyConnection, row: &QosRow) -> QueryResult<()> {
+    diesel::insert_into(qos::table).values(row).execute(conn)?;
+    Ok(())
+}
+
+/// Replaces the row with `row`'s id.
+pub fn update(conn: &mut AnyConnection, row: &QosRow) -> QueryResult<()> {
+    diesel::update(qos::table.find(row.id))
+        .set(row)
+        .execute(conn)?;
+    Ok(())
+}
+
+/// One row of `assoc_qos`: what an association sets itself (NULL: inherited).
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = assoc_qos)]
+#[diesel(treat_none_as_default_value = false)]
+pub struct AssocQosRow {
+    pub assoc_id: i64,
+    pub qos_ids: Option<String>,
+    pub default_qos_id: Option<i64>,
+    pub mod_time: i64,
+}
+
+/// What an association sets itself: its QOS list and its default QOS (`None`: inherited).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnQos {
+    /// The QOS ids it may use.
+    pub list: Option<Vec<i64>>,
+    /// Its default QOS id.
+    pub default: Option<i64>,
+}
+
+impl AssocQosRow {
+    fn own(&self) -> OwnQos {
+        OwnQos {
+            list: self.qos_ids.as_deref().map(|s| {
+                s.split(',')
+                    .filter_map(|id| id.trim().parse::<i64>().ok())
+                    .collect()
+            }),
+            default: self.default_qos_id,
+        }
+    }
+}
+
+/// Every association's own QOS settings, by association id.
+pub fn all_assoc(conn: &mut AnyConnection) -> QueryResult<HashMap<i64, OwnQos>> {
+    Ok(assoc_qos::table
+        .select(AssocQosRow::as_select())
+        .load(conn)?
+        .into_iter()
+        .map(|r| (r.assoc_id, r.own()))
+        .collect())
+}
+
+/// Stores `own` as association `assoc_id`'s settings; setting nothing removes its row.
+pub fn put_assoc(
+    conn: &mut AnyConnection,
+    assoc_id: i64,
+    own: &OwnQos,
+    now: i64,
+) -> QueryResult<()> {
+    diesel::delete(assoc_qos::table.find(assoc_id)).execute(conn)?;
+    if *own != OwnQos::default() {
+        let row = AssocQosRow {
+            assoc_id,
+            qos_ids: own.list.as_ref().map(|l| {
+                l.iter()
+                    .map(|id| id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }),
+            default_qos_id: own.default,
+            mod_time: now,
+        };
+        diesel::insert_into(assoc_qos::table)
+            .values(row)
+            .execute(conn)?;
+    }
+    Ok(())
+}

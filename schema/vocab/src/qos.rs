@@ -1,0 +1,203 @@
+//! Quality of service (`sacctmgr add|modify|show qos`): a QOS's priority, flags and limits,
+//! shared by the accounting daemon (which stores them), `sacctmgr` (which parses and shows
+//! them) and the controller (which applies them to jobs).
+//!
+//! TRES lists use [`crate::assoc_limits::Tres`]. The default QOS is `normal`, id 1, as a fresh
+//! Slurm database has it.
+
+use std::fmt;
+
+use crate::assoc_limits::{Tres, TresEdit};
+
+/// The QOS every database starts with, and the one a job gets without another default.
+pub const DEFAULT_QOS: &str = "normal";
+
+/// Its description, as Slurm writes it.
+pub const DEFAULT_QOS_DESCRIPTION: &str = "Normal QOS default";
+
+/// QOS flags Sluice applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct QosFlags {
+    /// `DenyOnLimit`: a job over a per-job or per-user limit of the QOS is refused at
+    /// submission instead of pending.
+    pub deny_on_limit: bool,
+}
+
+impl QosFlags {
+    /// Parses sacctmgr's `Flags=` list (`DenyOnLimit`, `-1` or empty for none); the error
+    /// names a flag Sluice does not apply.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let mut f = Self::default();
+        for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word.to_ascii_lowercase().as_str() {
+                "-1" | "none" => f = Self::default(),
+                "denyonlimit" => f.deny_on_limit = true,
+                _ => return Err(format!("Unknown QOS flag {word}")),
+            }
+        }
+        Ok(f)
+    }
+}
+
+impl fmt::Display for QosFlags {
+    /// As sacctmgr shows them (`DenyOnLimit`, blank for none).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.deny_on_limit {
+            f.write_str("DenyOnLimit")?;
+        }
+        Ok(())
+    }
+}
+
+/// A QOS's limits (`None` or an empty TRES list: not limited).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct QosLimits {
+    /// `MaxWall` (`MaxWallDurationPerJob`), in minutes.
+    pub max_wall_minutes: Option<u32>,
+    /// `MaxTRESPerJob`.
+    pub max_tres_per_job: Tres,
+    /// `MaxTRESPerUser`: resources held by one user's running jobs of this QOS.
+    pub max_tres_per_user: Tres,
+    /// `MaxJobsPerUser`: one user's running jobs of this QOS.
+    pub max_jobs_per_user: Option<u32>,
+    /// `MaxSubmitJobsPerUser`: one user's pending and running jobs of this QOS.
+    pub max_submit_jobs_per_user: Option<u32>,
+    /// `GrpTRES`: resources held by all running jobs of this QOS.
+    pub grp_tres: Tres,
+    /// `GrpJobs`: running jobs of this QOS.
+    pub grp_jobs: Option<u32>,
+    /// `GrpSubmitJobs`: pending and running jobs of this QOS.
+    pub grp_submit_jobs: Option<u32>,
+}
+
+/// One QOS.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Qos {
+    /// Its name (lower case, as Slurm stores it).
+    pub name: String,
+    /// `Description`.
+    pub description: String,
+    /// `Priority`: feeds the multifactor QOS factor.
+    pub priority: u32,
+    /// `Flags`.
+    pub flags: QosFlags,
+    /// Its limits.
+    pub limits: QosLimits,
+}
+
+/// A change to a QOS: `None` leaves a value alone, `Some(None)` clears a limit (`-1`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QosEdit {
+    /// `Description`.
+    pub description: Option<String>,
+    /// `Priority` (`-1` sets 0).
+    pub priority: Option<u32>,
+    /// `Flags`.
+    pub flags: Option<QosFlags>,
+    /// `MaxWall`.
+    pub max_wall_minutes: Option<Option<u32>>,
+    /// `MaxTRESPerJob`.
+    pub max_tres_per_job: TresEdit,
+    /// `MaxTRESPerUser`.
+    pub max_tres_per_user: TresEdit,
+    /// `MaxJobsPerUser`.
+    pub max_jobs_per_user: Option<Option<u32>>,
+    /// `MaxSubmitJobsPerUser`.
+    pub max_submit_jobs_per_user: Option<Option<u32>>,
+    /// `GrpTRES`.
+    pub grp_tres: TresEdit,
+    /// `GrpJobs`.
+    pub grp_jobs: Option<Option<u32>>,
+    /// `GrpSubmitJobs`.
+    pub grp_submit_jobs: Option<Option<u32>>,
+}
+
+impl QosEdit {
+    /// Whether the edit changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// `qos` with this edit applied.
+    pub fn applied(&self, qos: &Qos) -> Qos {
+        let mut out = qos.clone();
+        if let Some(d) = &self.description {
+            out.description.clone_from(d);
+        }
+        if let Some(p) = self.priority {
+            out.priority = p;
+        }
+        if let Some(f) = self.flags {
+            out.flags = f;
+        }
+        let set = |slot: &mut Option<u32>, v: Option<Option<u32>>| {
+            if let Some(v) = v {
+                *slot = v;
+            }
+        };
+        let l = &mut out.limits;
+        set(&mut l.max_wall_minutes, self.max_wall_minutes);
+        set(&mut l.max_jobs_per_user, self.max_jobs_per_user);
+        set(&mut l.max_submit_jobs_per_user, self.max_submit_jobs_per_user);
+        set(&mut l.grp_jobs, self.grp_jobs);
+        set(&mut l.grp_submit_jobs, self.grp_submit_jobs);
+        l.max_tres_per_job.apply(&self.max_tres_per_job);
+        l.max_tres_per_user.apply(&self.max_tres_per_user);
+        l.grp_tres.apply(&self.grp_tres);
+        out
+    }
+}
+
+/// Whether `name` can be a QOS name: not empty, no separators Slurm's lists use.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assoc_limits::TresKind;
+
+    #[test]
+    fn flags_parse_and_show() {
+        assert!(QosFlags::parse("DenyOnLimit").unwrap().deny_on_limit);
+        assert!(!QosFlags::parse("-1").unwrap().deny_on_limit);
+        assert_eq!(QosFlags::parse("denyonlimit").unwrap().to_string(), "DenyOnLimit");
+        assert!(QosFlags::parse("NoReserve").unwrap_err().contains("NoReserve"));
+    }
+
+    #[test]
+    fn an_edit_sets_and_clears() {
+        let q = Qos {
+            name: "high".into(),
+            priority: 5,
+            limits: QosLimits {
+                max_jobs_per_user: Some(2),
+                ..QosLimits::default()
+            },
+            ..Qos::default()
+        };
+        let e = QosEdit {
+            priority: Some(10),
+            max_jobs_per_user: Some(None),
+            grp_tres: vec![(TresKind::Cpu, Some(8))],
+            ..QosEdit::default()
+        };
+        let out = e.applied(&q);
+        assert_eq!(out.priority, 10);
+        assert_eq!(out.limits.max_jobs_per_user, None);
+        assert_eq!(out.limits.grp_tres.cpu, Some(8));
+        assert!(QosEdit::default().is_empty());
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(valid_name("high-prio_1"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a,b"));
+        assert!(!valid_name("a b"));
+    }
+}

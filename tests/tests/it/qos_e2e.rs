@@ -1,0 +1,139 @@
+//! QOS on a real cluster, as real Linux users: root adds a QOS with `sacctmgr add qos`, gives
+//! one user access with `modify user ... set QOS+=`; `show qos` and `show assoc` show them.
+//! Under `AccountingStorageEnforce=associations,limits,qos` a job without `--qos` gets
+//! `normal`, an unknown QOS and one the user may not use are refused with "Invalid qos
+//! specification", `MaxJobsPerUser` keeps the second job pending with
+//! `QOSMaxJobsPerUserLimit` until the first ends, a partition with `AllowQos=high` refuses
+//! other QOS, and sacct shows each job's QOS.
+
+use crate::common;
+
+use common::cluster::Cluster;
+use common::users::TestUser;
+
+fn as_user(c: &Cluster, user: &TestUser, program: &str, args: &[&str]) -> common::CmdOutput {
+    let mut cmd = c.command(program, args);
+    common::run(user.apply(&mut cmd), None)
+}
+
+/// Lets the users reach the site and write in its work directory, as on a shared host.
+fn open_site(c: &Cluster) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = c.dir();
+    std::fs::set_permissions(dir.parent().unwrap(), PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&c.work, PermissionsExt::from_mode(0o1777)).unwrap();
+}
+
+const INVALID_QOS: &str =
+    "sbatch: error: Batch job submission failed: Invalid qos specification\n";
+
+#[test]
+#[cfg_attr(not(test_as_root), ignore = "needs root to create users")]
+fn qos_are_chosen_refused_limited_and_shown() {
+    let (member, other) = (TestUser::create("qa"), TestUser::create("qb"));
+    let c = Cluster::start_with(
+        1,
+        &[
+            "AccountingStorageEnforce=associations,limits,qos",
+            "PartitionName=hi Nodes=ALL MaxTime=INFINITE State=UP AllowQos=high",
+        ],
+    );
+    open_site(&c);
+    c.ok("sacctmgr", &["-i", "add", "account", "phys"]);
+    for u in [&member, &other] {
+        c.ok("sacctmgr", &["-i", "add", "user", &u.name, "account=phys"]);
+    }
+    let added = c.ok(
+        "sacctmgr",
+        &["-i", "add", "qos", "high", "Priority=10", "MaxJobsPerUser=1"],
+    );
+    assert_eq!(
+        added,
+        " Adding QOS(s)\n  high\n Settings\n  Description    = high\n  Priority       = 10\n  \
+         MaxJobsPU      = 1\n"
+    );
+    let shown = c.ok(
+        "sacctmgr",
+        &["-P", "-n", "show", "qos", "format=name,priority,maxjobspu"],
+    );
+    assert_eq!(shown, "normal|0|\nhigh|10|1\n");
+    let header = c.ok("sacctmgr", &["show", "qos", "format=name,priority,maxjobspu"]);
+    assert_eq!(
+        header.lines().next(),
+        Some("      Name   Priority MaxJobsPU ")
+    );
+    let cluster = &c.names[0];
+    let modified = c.ok(
+        "sacctmgr",
+        &["-i", "modify", "user", &member.name, "set", "QOS+=high"],
+    );
+    assert_eq!(
+        modified,
+        format!(
+            " Modified user associations...\n  C = {cluster:<10} A = phys       U = {:<9}\n",
+            member.name
+        )
+    );
+    let bad = c.cmd(
+        "sacctmgr",
+        &["-i", "modify", "user", &member.name, "set", "DefaultQOS=nope"],
+    );
+    assert_eq!(bad.code, 1, "{bad:?}");
+    assert_eq!(bad.stderr, " Error with request: Unknown QOS name: nope\n");
+    let assocs = c.ok(
+        "sacctmgr",
+        &[
+            "-P",
+            "-n",
+            "show",
+            "assoc",
+            "account=phys",
+            "format=account,user,qos,defaultqos",
+        ],
+    );
+    assert_eq!(
+        assocs,
+        format!(
+            "phys||normal|\nphys|{}|high,normal|\nphys|{}|normal|\n",
+            member.name, other.name
+        )
+    );
+
+    // The controller fetches the dbd's associations and QOS when it starts (and every 30 s).
+    c.kill9_ctld();
+    c.up();
+    c.wait_for("the controller's association list", || {
+        as_user(&c, &member, "sbatch", &["--test-only", "--wrap", "true"]).code == 0
+    });
+    let sleep = ["--parsable", "--wrap", "sleep 300"];
+    let plain = as_user(&c, &member, "sbatch", &sleep);
+    assert_eq!(plain.code, 0, "{plain:?}");
+    let plain = plain.stdout.trim().to_string();
+    assert_eq!(c.ok("squeue", &["-h", "-o", "%q", "-j", &plain]), "normal\n");
+    let unknown = as_user(&c, &member, "sbatch", &[&["--qos=bogus"], &sleep[..]].concat());
+    assert_eq!(unknown.stderr, INVALID_QOS, "{unknown:?}");
+    let not_theirs = as_user(&c, &other, "sbatch", &[&["-q", "high"], &sleep[..]].concat());
+    assert_eq!(not_theirs.stderr, INVALID_QOS, "{not_theirs:?}");
+    let wrong_part = as_user(&c, &member, "sbatch", &[&["-p", "hi"], &sleep[..]].concat());
+    assert_eq!(wrong_part.stderr, INVALID_QOS, "AllowQos=high: {wrong_part:?}");
+
+    let mut high = |extra: &[&str]| {
+        let out = as_user(&c, &member, "sbatch", &[extra, &["--qos=high"], &sleep[..]].concat());
+        assert_eq!(out.code, 0, "{out:?}");
+        out.stdout.trim().to_string()
+    };
+    let first = high(&["-p", "hi"]);
+    let second = high(&[]);
+    c.wait_state(&first, "RUNNING");
+    c.wait_for("QOSMaxJobsPerUserLimit reason", || {
+        c.ok("squeue", &["-h", "-o", "%r", "-j", &second]).trim() == "QOSMaxJobsPerUserLimit"
+    });
+    let shown = c.ok("scontrol", &["show", "job", &second]);
+    assert!(shown.contains(" QOS=high"), "{shown}");
+    c.ok("scancel", &[&first]);
+    c.wait_state(&second, "RUNNING");
+    c.wait_for("the QOS in the history", || {
+        c.ok("sacct", &["-n", "-P", "-X", "-o", "jobid,qos", "-j", &first]) == format!("{first}|high\n")
+    });
+    c.ok("scancel", &[&second, &plain]);
+}
