@@ -8,6 +8,7 @@
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
@@ -85,7 +86,9 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     for task in tasks {
         let rank = task.rank;
         let mut env = task.env;
-        let printed = job_scripts::run_task_prolog(node, &mut env, &dir, run_as).await;
+        let printed =
+            job_scripts::run_step_task_prolog(node, own_program(&req.task_prolog), &mut env, &dir, run_as)
+                .await;
         let spawned = match printed {
             Ok(lines) => {
                 for line in lines {
@@ -104,7 +107,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                     run_as,
                     &dir,
                     &env,
-                    (&req.argv, &task.io),
+                    (task_argv(&req, rank), &task.io),
                 );
                 match on_terminal(&mut cmd, &task.io, &req) {
                     Ok(master) => {
@@ -163,7 +166,8 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             let step_no = i32::try_from(step).unwrap_or(i32::MAX);
             node.live.add(job, step_no, req.uid, &req.node_list, t);
         }
-        let epilog = node.config.prolog.task_epilog.is_some().then(|| {
+        let own_epilog = own_program(&req.task_epilog).map(Path::to_path_buf);
+        let epilog = (node.config.prolog.task_epilog.is_some() || own_epilog.is_some()).then(|| {
             let dir = dir.clone();
             (Arc::clone(node), env, dir)
         });
@@ -185,7 +189,8 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             };
             files.clear();
             if let Some((node, env, dir)) = epilog {
-                job_scripts::run_task_epilog(&node, job, &env, &dir, run_as).await;
+                let own = own_epilog.as_deref();
+                job_scripts::run_step_task_epilog(&node, own, job, &env, (&dir, run_as)).await;
             }
             (rank, status, usage)
         });
@@ -208,6 +213,19 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         tx,
     ));
     Ok(ReceiverStream::new(rx))
+}
+
+/// Task `rank`'s command line: its own under `srun --multi-prog`, else the step's.
+fn task_argv(req: &RunStepRequest, rank: u32) -> &[String] {
+    req.task_argv
+        .iter()
+        .find(|t| t.task == rank && !t.argv.is_empty())
+        .map_or(req.argv.as_slice(), |t| t.argv.as_slice())
+}
+
+/// srun's `--task-prolog` or `--task-epilog` (`""`: none).
+fn own_program(path: &str) -> Option<&Path> {
+    (!path.is_empty()).then(|| Path::new(path))
 }
 
 /// Puts `cmd` on a new pseudo-terminal when `io` asks for one (`srun --pty`); returns the
@@ -297,7 +315,16 @@ async fn supervise(
             done = waits.join_next() => match done {
                 None => break,
                 Some(Ok((rank, status, usage))) => {
-                    exits.push(task_exit(rank, status));
+                    let exit = task_exit(rank, status);
+                    // srun learns of each end as it happens (for -K and -W); attached readers
+                    // only of the step's end.
+                    let ended = StepOutput {
+                        task: rank,
+                        ended: vec![exit],
+                        ..Default::default()
+                    };
+                    let _ = tx.send(Ok(ended)).await;
+                    exits.push(exit);
                     usages.extend(usage);
                 }
                 Some(Err(e)) => tracing::error!(job, step, "task waiter failed: {e}"),
