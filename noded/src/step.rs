@@ -111,7 +111,9 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                 );
                 match on_terminal(&mut cmd, &task.io, &req) {
                     Ok(master) => {
-                        stdin.tty = master;
+                        if master.is_some() {
+                            stdin.tty = master;
+                        }
                         affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
                     }
                     Err(e) => Err(e),
@@ -146,12 +148,10 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             tx: tx.clone(),
         };
         if task.io.stdin == TaskStdin::Terminal {
-            // The terminal's master: read as the task's output, written with srun's input.
-            match terminal_ends(stdin.tty.as_ref()) {
-                Ok((reader, writer)) => {
-                    readers.spawn(forward(reader, rank, false, to.clone()));
-                    stdin.pipes.push((rank, Box::new(writer)));
-                }
+            // The terminal's master, written with srun's input (its supervisor copies what the
+            // task writes to its stdout, read below).
+            match terminal_writer(stdin.tty.as_ref()) {
+                Ok(writer) => stdin.pipes.push((rank, Box::new(writer))),
                 Err(e) => tracing::error!(job, step, "cannot use the task's terminal: {e}"),
             }
         }
@@ -228,9 +228,9 @@ fn own_program(path: &str) -> Option<&Path> {
     (!path.is_empty()).then(|| Path::new(path))
 }
 
-/// Puts `cmd` on a new pseudo-terminal when `io` asks for one (`srun --pty`); returns the
-/// terminal's master. The slave's copies close with `cmd`, so the master reads EOF once the
-/// task and whatever it left running are gone.
+/// Hands `cmd` (the task's supervisor) a new pseudo-terminal when `io` asks for one (`srun
+/// --pty`); returns the terminal's master, which this daemon keeps to write srun's input to
+/// and to resize (the supervisor holds its own copy, so the terminal outlives this daemon).
 fn on_terminal(
     cmd: &mut tokio::process::Command,
     io: &TaskIo,
@@ -241,15 +241,16 @@ fn on_terminal(
     }
     let size = req.window.unwrap_or_default();
     let tty = pty::open(size.rows, size.cols)?;
-    pty::run_on(cmd, &tty.slave)?;
+    pty::supervised_on(cmd, &tty)?;
     Ok(Some(tty.master))
 }
 
-/// A reader and a writer of a terminal's master.
-fn terminal_ends(master: Option<&OwnedFd>) -> std::io::Result<(tokio::fs::File, tokio::fs::File)> {
+/// A writer of a terminal's master.
+fn terminal_writer(master: Option<&OwnedFd>) -> std::io::Result<tokio::fs::File> {
     let master = master.ok_or_else(|| std::io::Error::other("no terminal was opened"))?;
-    let end = |fd: OwnedFd| tokio::fs::File::from_std(std::fs::File::from(fd));
-    Ok((end(master.try_clone()?), end(master.try_clone()?)))
+    Ok(tokio::fs::File::from_std(std::fs::File::from(
+        master.try_clone()?,
+    )))
 }
 
 /// One task ready to start.

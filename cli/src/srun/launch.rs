@@ -161,6 +161,9 @@ pub async fn run(
         req.node_index = u32::try_from(place.node).unwrap_or(u32::MAX);
         req.first_task = place.first;
         req.tasks_here = place.count;
+        // --multi-prog: each node gets its own tasks' command lines.
+        let mine = place.first..place.first + place.count;
+        req.task_argv.retain(|t| mine.contains(&t.task));
         let tx = tx.clone();
         let index = place.node;
         let stream_client = client.clone();

@@ -131,11 +131,14 @@ impl MultiProg {
             let mut offset = 0;
             for &(lo, hi) in ranges {
                 for task in lo..=hi {
-                    let slot = owner.get_mut(task as usize).ok_or(MultiProgError::Beyond {
-                        file: file(),
-                        task,
-                        ntasks,
-                    })?;
+                    let slot =
+                        owner
+                            .get_mut(task as usize)
+                            .ok_or_else(|| MultiProgError::Beyond {
+                                file: file(),
+                                task,
+                                ntasks,
+                            })?;
                     if slot.is_some() {
                         return Err(MultiProgError::Twice { file: file(), task });
                     }
