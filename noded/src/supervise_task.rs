@@ -71,6 +71,8 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", plan.argv[0].to_string_lossy()))?;
+    // Its copies of the task's streams (the terminal's slave, with --pty) close now.
+    drop(cmd);
     let pgid = nix::unistd::getpgrp();
     let uid = plan
         .run_as
