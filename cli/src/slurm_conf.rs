@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sluice_vocab::auth_conf::AuthConf;
+use sluice_vocab::cluster_conf::SrunConf;
 use sluice_vocab::conf::{ConfError, ConfFile};
 use sluice_wire::auth::{self, AuthError, NoCredential, Signer};
 use sluice_wire::client::{
@@ -64,6 +65,9 @@ pub struct SlurmConf {
     pub ctld_port: u16,
     /// `MessageTimeout` (default 10 s): how long each request a command makes may wait.
     pub message_timeout: Duration,
+    /// The keys only srun reads (`KillOnBadExit`, `WaitTime`, `SrunProlog`, `SrunEpilog`,
+    /// `KillWait`).
+    pub srun: SrunConf,
 }
 
 impl SlurmConf {
@@ -137,6 +141,7 @@ impl SlurmConf {
             ctld_host,
             ctld_port,
             message_timeout: Duration::from_secs(message_timeout),
+            srun: SrunConf::from_file(file)?,
         })
     }
 

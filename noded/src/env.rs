@@ -130,8 +130,15 @@ pub fn step_env(req: &RunStepRequest, node: NodeFacts<'_>, rank: u32, local: u32
     }
     set(&mut env, "SLURM_STEP_NODELIST", &req.node_list);
     set(&mut env, "SLURM_STEP_NUM_NODES", req.node_count);
-    for name in ["SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS"] {
-        set(&mut env, name, req.ntasks);
+    set(&mut env, "SLURM_STEP_NUM_TASKS", req.ntasks);
+    for name in ["SLURM_NTASKS", "SLURM_NPROCS"] {
+        // srun -E: the values srun was given (its allocation's) stay.
+        if req.preserve_env {
+            env.entry(name.to_string())
+                .or_insert_with(|| req.ntasks.to_string());
+        } else {
+            set(&mut env, name, req.ntasks);
+        }
     }
     set(&mut env, "SLURM_PROCID", rank);
     set(&mut env, "SLURM_LOCALID", local);

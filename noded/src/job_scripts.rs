@@ -96,6 +96,55 @@ pub async fn run_task_prolog(
     Ok(prolog::apply_task_output(env, &out))
 }
 
+/// A step task's programs before it: `TaskProlog`, then srun's `--task-prolog` (`own`), each
+/// seeing what the one before exported; their `print` lines, or `Err` when one failed (the
+/// task does not start).
+pub async fn run_step_task_prolog(
+    node: &Node,
+    own: Option<&Path>,
+    env: &mut Env,
+    dir: &Path,
+    run_as: Option<RunAs>,
+) -> Result<Vec<String>, String> {
+    let mut printed = run_task_prolog(node, env, dir, run_as).await?;
+    if let Some(program) = own {
+        let mut with_context = env.clone();
+        with_context.insert(
+            "SLURM_SCRIPT_CONTEXT".into(),
+            Context::TaskProlog.name().into(),
+        );
+        let timeout = node.config.prolog.timeout_secs;
+        let out = prolog::run(&dir.join(program), &with_context, dir, run_as, timeout)
+            .await
+            .map_err(|why| format!("--task-prolog failed: {why}"))?;
+        printed.extend(prolog::apply_task_output(env, &out));
+    }
+    Ok(printed)
+}
+
+/// A step task's programs after it: srun's `--task-epilog` (`own`), then `TaskEpilog`;
+/// failures are logged.
+pub async fn run_step_task_epilog(
+    node: &Node,
+    own: Option<&Path>,
+    job: u32,
+    env: &Env,
+    (dir, run_as): (&Path, Option<RunAs>),
+) {
+    if let Some(program) = own {
+        let mut env = env.clone();
+        env.insert(
+            "SLURM_SCRIPT_CONTEXT".into(),
+            Context::TaskEpilog.name().into(),
+        );
+        let timeout = node.config.prolog.timeout_secs;
+        if let Err(why) = prolog::run(&dir.join(program), &env, dir, run_as, timeout).await {
+            tracing::warn!(job, "--task-epilog failed: {why}");
+        }
+    }
+    run_task_epilog(node, job, env, dir, run_as).await;
+}
+
 /// Runs `TaskEpilog` (as the job's user, with the task's environment); a failure is logged.
 pub async fn run_task_epilog(node: &Node, job: u32, env: &Env, dir: &Path, run_as: Option<RunAs>) {
     let Some(program) = &node.config.prolog.task_epilog else {

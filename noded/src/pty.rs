@@ -1,7 +1,9 @@
-//! Task 0's pseudo-terminal for `srun --pty`: opened by the node daemon at srun's window size,
-//! its slave becomes the task's stdin, stdout, stderr and controlling terminal (the task leads
-//! a session of its own, so the terminal's Ctrl-C reaches it as SIGINT), and its master is read
-//! as the task's output and written with srun's input; srun's window changes resize it.
+//! Task 0's pseudo-terminal for `srun --pty`: opened by the node daemon at srun's window size
+//! and handed to the task's supervisor, which leads a session of its own with the slave as its
+//! controlling terminal and gives the slave to the task as its stdin, stdout and stderr (the
+//! terminal's Ctrl-C reaches the task as SIGINT); the supervisor copies the master to its
+//! stdout (the task's output the daemon reads), the daemon writes srun's input to the master
+//! and applies srun's window changes to it.
 //!
 //! Making the terminal the controlling one and resizing it need `ioctl`s that nix has no safe
 //! wrapper for: this module holds the daemon's only unsafe code, one block per call.
@@ -51,20 +53,24 @@ pub fn resize(master: &OwnedFd, rows: u32, cols: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Makes `cmd`'s process run on `slave`: its three standard streams, and its controlling
-/// terminal, in a new session (whose process group is the one the daemon signals: its id is
-/// the task's pid, as for the other tasks). `cmd` must not be put in a process group of its
-/// own beforehand, which would keep it from leading a session.
-pub fn run_on(cmd: &mut Command, slave: &OwnedFd) -> std::io::Result<()> {
-    cmd.stdin(Stdio::from(slave.try_clone()?))
-        .stdout(Stdio::from(slave.try_clone()?))
-        .stderr(Stdio::from(slave.try_clone()?));
+/// Hands `tty` to `cmd`, the task's supervisor (`sluice-stepd --task --pty`, see
+/// [`crate::supervise_task`]): its stdin is the master (which it copies to its stdout, the
+/// task's output), its stderr the slave, which it gives the task as its three streams. It
+/// leads a new session with the slave as controlling terminal, so the task it starts in its
+/// process group is the terminal's foreground group (a typed Ctrl-C is its SIGINT), and the
+/// terminal lives as long as the supervisor, not this daemon: the task survives a restart of
+/// the daemon as the other step tasks do. `cmd` must not be put in a process group of its own
+/// beforehand, which would keep it from leading a session.
+pub fn supervised_on(cmd: &mut Command, tty: &Pty) -> std::io::Result<()> {
+    cmd.stdin(Stdio::from(tty.master.try_clone()?))
+        .stderr(Stdio::from(tty.slave.try_clone()?));
     // SAFETY: the closure runs in the forked child before exec; it only makes the system calls
-    // setsid and ioctl (both async-signal-safe) and allocates nothing.
+    // setsid and ioctl (both async-signal-safe) and allocates nothing. Its stderr (fd 2) is
+    // the slave by then.
     unsafe {
         cmd.pre_exec(|| {
             nix::unistd::setsid()?;
-            if nix::libc::ioctl(0, nix::libc::TIOCSCTTY, 0) < 0 {
+            if nix::libc::ioctl(2, nix::libc::TIOCSCTTY, 0) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())

@@ -69,18 +69,11 @@ pub fn working_dir(workdir: &str) -> PathBuf {
 }
 
 fn base(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
-    let mut cmd = base_in_session(run_as, dir, env);
-    cmd.process_group(0);
-    cmd
-}
-
-/// [`base`] without the process group: for a task that leads a session of its own (which
-/// makes its group too), see [`crate::pty`].
-fn base_in_session(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
     let mut cmd = Command::new(SHELL);
     cmd.env_clear()
         .envs(env)
         .current_dir(dir)
+        .process_group(0)
         .kill_on_drop(false);
     if let Some(who) = run_as {
         cmd.uid(who.uid).gid(who.gid);
@@ -146,6 +139,7 @@ pub fn batch_command(
     argv.extend(io.args.iter().map(OsString::from));
     let plan = Plan {
         task: false,
+        pty: false,
         status: stepd.status.to_path_buf(),
         record: stepd.record.to_path_buf(),
         restart: stepd.restart,
@@ -175,7 +169,7 @@ pub enum TaskStdin {
     /// A file (opened by the task, as the job's user).
     File(String),
     /// A pseudo-terminal, also its stdout, stderr and controlling terminal (`srun --pty`):
-    /// the caller sets the streams up ([`crate::pty::run_on`]).
+    /// the caller hands it to the task's supervisor ([`crate::pty::supervised_on`]).
     Terminal,
 }
 
@@ -255,9 +249,10 @@ const CANNOT_OPEN_FN: &str = "cannot_open() { if [ -e \"$2\" ] || { [ \"$1\" != 
 
 /// A step task's command: its supervisor (see [`crate::supervise_task`]) runs `argv`
 /// (searched in the job's `PATH`) as the job's user with its streams as `io` says; what is
-/// not redirected is piped (through the supervisor). A task on a terminal (`srun --pty`) runs
-/// without a supervisor: the terminal's master side lives in this daemon, so the task cannot
-/// outlive it anyway, and the terminal must be the task's own controlling terminal.
+/// not redirected is piped (through the supervisor). A task on a terminal (`srun --pty`) is
+/// supervised too: the caller hands the supervisor the terminal (see
+/// [`crate::pty::supervised_on`]), which then leads a session of its own, so the command is
+/// not put in a process group here.
 pub fn step_command(
     stepd: Supervisor<'_>,
     run_as: Option<RunAs>,
@@ -265,16 +260,7 @@ pub fn step_command(
     env: &Env,
     (argv, io): (&[String], &TaskIo),
 ) -> Command {
-    if io.stdin == TaskStdin::Terminal {
-        let mut cmd = base_in_session(run_as, dir, env);
-        let (script, args) = step_script(io);
-        cmd.arg("-c")
-            .arg(script)
-            .arg(WRAPPER_NAME)
-            .args(args)
-            .args(argv);
-        return cmd;
-    }
+    let on_terminal = io.stdin == TaskStdin::Terminal;
     let (script, args) = step_script(io);
     let mut task: Vec<OsString> = [SHELL, "-c", &script, WRAPPER_NAME]
         .into_iter()
@@ -284,6 +270,7 @@ pub fn step_command(
     // Under its supervisor (see `supervise_task`), which switches to the job's user for it.
     let plan = Plan {
         task: true,
+        pty: on_terminal,
         status: stepd.status.to_path_buf(),
         record: stepd.record.to_path_buf(),
         restart: stepd.restart,
@@ -294,9 +281,11 @@ pub fn step_command(
     cmd.env_clear()
         .envs(env)
         .current_dir(dir)
-        .process_group(0)
         .kill_on_drop(false)
         .args(plan.args());
+    if !on_terminal {
+        cmd.process_group(0);
+    }
     cmd.stdin(match io.stdin {
         TaskStdin::Piped => Stdio::piped(),
         TaskStdin::Null | TaskStdin::File(_) | TaskStdin::Terminal => Stdio::null(),

@@ -8,6 +8,7 @@
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
@@ -85,7 +86,9 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     for task in tasks {
         let rank = task.rank;
         let mut env = task.env;
-        let printed = job_scripts::run_task_prolog(node, &mut env, &dir, run_as).await;
+        let printed =
+            job_scripts::run_step_task_prolog(node, own_program(&req.task_prolog), &mut env, &dir, run_as)
+                .await;
         let spawned = match printed {
             Ok(lines) => {
                 for line in lines {
@@ -104,11 +107,13 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                     run_as,
                     &dir,
                     &env,
-                    (&req.argv, &task.io),
+                    (task_argv(&req, rank), &task.io),
                 );
                 match on_terminal(&mut cmd, &task.io, &req) {
                     Ok(master) => {
-                        stdin.tty = master;
+                        if master.is_some() {
+                            stdin.tty = master;
+                        }
                         affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
                     }
                     Err(e) => Err(e),
@@ -143,12 +148,10 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             tx: tx.clone(),
         };
         if task.io.stdin == TaskStdin::Terminal {
-            // The terminal's master: read as the task's output, written with srun's input.
-            match terminal_ends(stdin.tty.as_ref()) {
-                Ok((reader, writer)) => {
-                    readers.spawn(forward(reader, rank, false, to.clone()));
-                    stdin.pipes.push((rank, Box::new(writer)));
-                }
+            // The terminal's master, written with srun's input (its supervisor copies what the
+            // task writes to its stdout, read below).
+            match terminal_writer(stdin.tty.as_ref()) {
+                Ok(writer) => stdin.pipes.push((rank, Box::new(writer))),
                 Err(e) => tracing::error!(job, step, "cannot use the task's terminal: {e}"),
             }
         }
@@ -163,7 +166,8 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             let step_no = i32::try_from(step).unwrap_or(i32::MAX);
             node.live.add(job, step_no, req.uid, &req.node_list, t);
         }
-        let epilog = node.config.prolog.task_epilog.is_some().then(|| {
+        let own_epilog = own_program(&req.task_epilog).map(Path::to_path_buf);
+        let epilog = (node.config.prolog.task_epilog.is_some() || own_epilog.is_some()).then(|| {
             let dir = dir.clone();
             (Arc::clone(node), env, dir)
         });
@@ -185,7 +189,8 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             };
             files.clear();
             if let Some((node, env, dir)) = epilog {
-                job_scripts::run_task_epilog(&node, job, &env, &dir, run_as).await;
+                let own = own_epilog.as_deref();
+                job_scripts::run_step_task_epilog(&node, own, job, &env, (&dir, run_as)).await;
             }
             (rank, status, usage)
         });
@@ -210,9 +215,22 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     Ok(ReceiverStream::new(rx))
 }
 
-/// Puts `cmd` on a new pseudo-terminal when `io` asks for one (`srun --pty`); returns the
-/// terminal's master. The slave's copies close with `cmd`, so the master reads EOF once the
-/// task and whatever it left running are gone.
+/// Task `rank`'s command line: its own under `srun --multi-prog`, else the step's.
+fn task_argv(req: &RunStepRequest, rank: u32) -> &[String] {
+    req.task_argv
+        .iter()
+        .find(|t| t.task == rank && !t.argv.is_empty())
+        .map_or(req.argv.as_slice(), |t| t.argv.as_slice())
+}
+
+/// srun's `--task-prolog` or `--task-epilog` (`""`: none).
+fn own_program(path: &str) -> Option<&Path> {
+    (!path.is_empty()).then(|| Path::new(path))
+}
+
+/// Hands `cmd` (the task's supervisor) a new pseudo-terminal when `io` asks for one (`srun
+/// --pty`); returns the terminal's master, which this daemon keeps to write srun's input to
+/// and to resize (the supervisor holds its own copy, so the terminal outlives this daemon).
 fn on_terminal(
     cmd: &mut tokio::process::Command,
     io: &TaskIo,
@@ -223,15 +241,16 @@ fn on_terminal(
     }
     let size = req.window.unwrap_or_default();
     let tty = pty::open(size.rows, size.cols)?;
-    pty::run_on(cmd, &tty.slave)?;
+    pty::supervised_on(cmd, &tty)?;
     Ok(Some(tty.master))
 }
 
-/// A reader and a writer of a terminal's master.
-fn terminal_ends(master: Option<&OwnedFd>) -> std::io::Result<(tokio::fs::File, tokio::fs::File)> {
+/// A writer of a terminal's master.
+fn terminal_writer(master: Option<&OwnedFd>) -> std::io::Result<tokio::fs::File> {
     let master = master.ok_or_else(|| std::io::Error::other("no terminal was opened"))?;
-    let end = |fd: OwnedFd| tokio::fs::File::from_std(std::fs::File::from(fd));
-    Ok((end(master.try_clone()?), end(master.try_clone()?)))
+    Ok(tokio::fs::File::from_std(std::fs::File::from(
+        master.try_clone()?,
+    )))
 }
 
 /// One task ready to start.
@@ -297,7 +316,16 @@ async fn supervise(
             done = waits.join_next() => match done {
                 None => break,
                 Some(Ok((rank, status, usage))) => {
-                    exits.push(task_exit(rank, status));
+                    let exit = task_exit(rank, status);
+                    // srun learns of each end as it happens (for -K and -W); attached readers
+                    // only of the step's end.
+                    let ended = StepOutput {
+                        task: rank,
+                        ended: vec![exit],
+                        ..Default::default()
+                    };
+                    let _ = tx.send(Ok(ended)).await;
+                    exits.push(exit);
                     usages.extend(usage);
                 }
                 Some(Err(e)) => tracing::error!(job, step, "task waiter failed: {e}"),

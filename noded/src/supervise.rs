@@ -32,6 +32,9 @@ use crate::spawn::{RunAs, exit_parts};
 pub const PROGRAM: &str = "sluice-stepd";
 /// The flag that makes it supervise an srun step task.
 const TASK_FLAG: &str = "--task";
+/// After [`TASK_FLAG`]: the task runs on the pseudo-terminal the supervisor was given (see
+/// [`crate::supervise_task`]).
+const PTY_FLAG: &str = "--pty";
 
 /// How a script ended: exit code, or the signal that killed it (code 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,12 +67,15 @@ impl Ended {
 }
 
 /// What the supervisor is asked to run: its command line is
-/// `sluice-stepd [--task] <status file> <launch record> <launch count> <uid|-> <gid|-> <program>
+/// `sluice-stepd [--task [--pty]] <status file> <launch record> <launch count> <uid|-> <gid|-> <program>
 /// [args...]` (`--task`: an srun step task, see [`crate::supervise_task`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// A step task (its output copied through), not a batch script.
     pub task: bool,
+    /// A step task on a pseudo-terminal (`srun --pty`): its stdin is the terminal's master,
+    /// its stderr the slave (its controlling terminal).
+    pub pty: bool,
     /// Where the status goes.
     pub status: PathBuf,
     /// The launch record to write once the script runs.
@@ -87,6 +93,9 @@ impl Plan {
     pub fn args(&self) -> Vec<OsString> {
         let id = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
         let mut args: Vec<OsString> = self.task.then(|| TASK_FLAG.into()).into_iter().collect();
+        if self.task && self.pty {
+            args.push(PTY_FLAG.into());
+        }
         args.extend([
             self.status.clone().into_os_string(),
             self.record.clone().into_os_string(),
@@ -103,11 +112,12 @@ impl Plan {
         let mut args = args.into_iter().peekable();
         let usage = || {
             format!(
-                "usage: {PROGRAM} [--task] <status file> <launch record> <launch count> <uid|-> \
+                "usage: {PROGRAM} [--task [--pty]] <status file> <launch record> <launch count> <uid|-> \
                  <gid|-> <program> [args...]"
             )
         };
         let task = args.next_if(|a| a == TASK_FLAG).is_some();
+        let pty = task && args.next_if(|a| a == PTY_FLAG).is_some();
         let status = PathBuf::from(args.next().ok_or_else(usage)?);
         let record = PathBuf::from(args.next().ok_or_else(usage)?);
         let restart = args.next().ok_or_else(usage)?;
@@ -138,6 +148,7 @@ impl Plan {
         }
         Ok(Self {
             task,
+            pty,
             status,
             record,
             restart,
@@ -224,6 +235,7 @@ mod tests {
     fn a_plan_goes_through_its_command_line_unchanged() {
         let plan = Plan {
             task: false,
+            pty: false,
             status: "/s/7.status".into(),
             record: "/s/7".into(),
             restart: 2,
@@ -242,7 +254,10 @@ mod tests {
         assert_eq!(Plan::parse(own.args()), Ok(own.clone()));
         let task = Plan { task: true, ..own };
         assert_eq!(task.args()[0], "--task");
-        assert_eq!(Plan::parse(task.args()), Ok(task));
+        assert_eq!(Plan::parse(task.args()), Ok(task.clone()));
+        let pty = Plan { pty: true, ..task };
+        assert_eq!(pty.args()[..2], os(&["--task", "--pty"]));
+        assert_eq!(Plan::parse(pty.args()), Ok(pty));
     }
 
     #[test]

@@ -14,8 +14,17 @@
 //!   ended its status (`<exit code> <signal>`) goes to the status file, synced, before the
 //!   supervisor exits: a daemon that restarted meanwhile reads it there (see
 //!   [`crate::step_adopt`]); the daemon that started it reads it once the supervisor exited.
+//!
+//! On a pseudo-terminal (`--pty`, `srun --pty`, see [`crate::pty::supervised_on`]) the
+//! supervisor leads a session with the terminal's slave as its stderr and controlling terminal,
+//! and the master as its stdin: the task gets the slave as its three streams (and the
+//! supervisor's process group, the terminal's foreground one), and the supervisor copies the
+//! master to its stdout. Once the task ended the supervisor lets go of the slave, so the
+//! master's end is seen as soon as nothing else of the task holds it. The terminal is the
+//! supervisor's, so it outlives a restart of the daemon as the task does.
 
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -41,16 +50,29 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
         .map_err(|e| format!("cannot start: {e}"))?;
     let _caught = runtime.block_on(async { catch_signals() })?;
     let mut cmd = Command::new(&plan.argv[0]);
-    cmd.args(&plan.argv[1..])
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(&plan.argv[1..]);
+    if plan.pty {
+        let slave = || {
+            std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .map(Stdio::from)
+                .map_err(|e| format!("cannot use the terminal: {e}"))
+        };
+        cmd.stdin(slave()?).stdout(slave()?).stderr(slave()?);
+    } else {
+        cmd.stdin(Stdio::inherit())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+    }
     if let Some(who) = plan.run_as {
         cmd.uid(who.uid).gid(who.gid);
     }
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", plan.argv[0].to_string_lossy()))?;
+    // Its copies of the task's streams (the terminal's slave, with --pty) close now.
+    drop(cmd);
     let pgid = nix::unistd::getpgrp();
     let uid = plan
         .run_as
@@ -78,10 +100,22 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
             let _ = done.send(());
         });
     }
+    if plan.pty {
+        // The terminal's master (stdin) to the daemon: the task's output.
+        relays += 1;
+        let done = done_tx.clone();
+        std::thread::spawn(move || {
+            relay(std::io::stdin(), std::io::stdout());
+            let _ = done.send(());
+        });
+    }
     drop(done_tx);
     let status = child
         .wait()
         .map_err(|e| format!("cannot wait for the task: {e}"))?;
+    if plan.pty {
+        release_terminal();
+    }
     for _ in 0..relays {
         if done_rx.recv_timeout(DRAIN_FOR).is_err() {
             break;
@@ -92,6 +126,14 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
     sluice_wire::daemon::write_file_atomically(&plan.status, &format!("{}\n", ended.text()))
         .map_err(|e| e.to_string())?;
     Ok(ended)
+}
+
+/// Lets go of the terminal's slave (the supervisor's stderr): the master then ends once the
+/// task's own copies are gone. Failing that, the output is copied until the drain limit.
+fn release_terminal() {
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = nix::unistd::dup2_stderr(&null);
+    }
 }
 
 /// Handlers for the signals a step's process group gets that would end the supervisor.

@@ -187,31 +187,28 @@ pub const ENTRIES: &[Entry] = &[
     e("use-min-nodes", None, N, ALL, MISSING),
     e("wait-all-nodes", None, R, SBATCH | SALLOC, MISSING),
     // srun's own.
-    e("accel-bind", None, R, SRUN, MISSING),
+    e(
+        "accel-bind",
+        None,
+        R,
+        SRUN,
+        Kind::IgnoredAsSlurm("binds tasks to GPUs, MICs or NICs: no node here has GRES to bind"),
+    ),
     e("bcast", None, O, SRUN, MISSING),
     e("bcast-exclude", None, R, SRUN, MISSING),
     e("compress", None, O, SRUN, MISSING),
-    e("epilog", None, R, SRUN, MISSING),
-    e("exact", None, N, SRUN, MISSING),
     e("het-group", None, R, SRUN, MISSING),
-    e("immediate", Some('I'), O, SRUN, MISSING),
-    e("kill-on-bad-exit", Some('K'), O, SRUN, MISSING),
-    e("launch-cmd", None, N, SRUN, MISSING),
-    e("launcher-opts", None, R, SRUN, MISSING),
-    e("multi-prog", None, N, SRUN, MISSING),
+    e(
+        "launcher-opts",
+        None,
+        R,
+        SRUN,
+        Kind::IgnoredAsSlurm("read only by launch plugins other than launch/slurm, the one here"),
+    ),
     e("no-allocate", Some('Z'), N, SRUN, MISSING),
-    e("preserve-env", Some('E'), N, SRUN, MISSING),
-    e("prolog", None, R, SRUN, MISSING),
-    e("relative", Some('r'), R, SRUN, MISSING),
     e("resv-ports", None, O, SRUN, MISSING),
     e("send-libs", None, O, SRUN, MISSING),
     e("slurmd-debug", None, R, SRUN, MISSING),
-    e("task-epilog", None, R, SRUN, MISSING),
-    e("task-prolog", None, R, SRUN, MISSING),
-    e("test-only", None, N, SRUN, MISSING),
-    e("threads", Some('T'), R, SRUN, MISSING),
-    e("wait", Some('W'), R, SRUN, MISSING),
-    e("whole", None, N, SRUN, MISSING),
 ];
 
 /// The catalog's options of `cmd` as option-table entries (ids [`Opt::Other`]).
@@ -251,6 +248,8 @@ fn check_ignored(long: &'static str, value: &str) -> Result<(), OptError> {
                 .contains(&p.to_ascii_lowercase().as_str())
         }),
         "delay-boot" => crate::jobspec::values::time_limit(value).is_ok(),
+        // g (GPUs), n (NICs), v (verbose), as Slurm's srun reads them.
+        "accel-bind" => !value.is_empty() && value.chars().all(|c| "gnv".contains(c)),
         _ => true,
     };
     if ok {

@@ -8,6 +8,7 @@ use crate::jobspec::{COMMON, JobOpts, Opt, OptError, catalog, env_options, map_t
 use sluice_vocab::cpu_bind::CpuBind;
 
 pub use super::input_env::ENV;
+use super::step_opts::{self, StepOpt, StepOptError, StepOpts};
 
 /// An srun option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub enum SrOpt {
     CpuBind,
     Mpi,
     Pty,
+    /// One of the step options ([`step_opts`]).
+    Step(StepOpt),
     Help,
     Usage,
     Version,
@@ -135,6 +138,56 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
             HasArg::Required,
             SrOpt::Job(Opt::NtasksPerNode),
         ),
+        own("exact", None, HasArg::No, SrOpt::Step(StepOpt::Exact)),
+        own("whole", None, HasArg::No, SrOpt::Step(StepOpt::Whole)),
+        own("multi-prog", None, HasArg::No, SrOpt::Step(StepOpt::MultiProg)),
+        own(
+            "kill-on-bad-exit",
+            Some('K'),
+            HasArg::Optional,
+            SrOpt::Step(StepOpt::KillOnBadExit),
+        ),
+        own(
+            "immediate",
+            Some('I'),
+            HasArg::Optional,
+            SrOpt::Step(StepOpt::Immediate),
+        ),
+        own(
+            "relative",
+            Some('r'),
+            HasArg::Required,
+            SrOpt::Step(StepOpt::Relative),
+        ),
+        own(
+            "preserve-env",
+            Some('E'),
+            HasArg::No,
+            SrOpt::Step(StepOpt::PreserveEnv),
+        ),
+        own("prolog", None, HasArg::Required, SrOpt::Step(StepOpt::Prolog)),
+        own("epilog", None, HasArg::Required, SrOpt::Step(StepOpt::Epilog)),
+        own(
+            "task-prolog",
+            None,
+            HasArg::Required,
+            SrOpt::Step(StepOpt::TaskProlog),
+        ),
+        own(
+            "task-epilog",
+            None,
+            HasArg::Required,
+            SrOpt::Step(StepOpt::TaskEpilog),
+        ),
+        own("test-only", None, HasArg::No, SrOpt::Step(StepOpt::TestOnly)),
+        own("wait", Some('W'), HasArg::Required, SrOpt::Step(StepOpt::Wait)),
+        own(
+            "threads",
+            Some('T'),
+            HasArg::Required,
+            SrOpt::Step(StepOpt::Threads),
+        ),
+        own("launch-cmd", None, HasArg::No, SrOpt::Step(StepOpt::LaunchCmd)),
         own("help", Some('h'), HasArg::No, SrOpt::Help),
         own("usage", None, HasArg::No, SrOpt::Usage),
         own("version", Some('V'), HasArg::No, SrOpt::Version),
@@ -171,6 +224,8 @@ pub struct SrunOpts {
     pub cpu_bind: Option<CpuBind>,
     /// `--pty`: task 0 runs on a pseudo-terminal, srun's terminal in raw mode.
     pub pty: bool,
+    /// How the step is created, launched and ended.
+    pub step: StepOpts,
     /// The command and its arguments.
     pub command: Vec<String>,
 }
@@ -196,6 +251,8 @@ pub enum ArgsError {
     Getopt(#[from] GetoptError),
     #[error("{0}")]
     Opt(#[from] OptError),
+    #[error("{0}")]
+    Step(#[from] StepOptError),
     #[error("No command given to execute.")]
     NoCommand,
     /// `--mpi=` names a plugin this cluster lacks (only `none` is here: tasks are started
@@ -205,7 +262,7 @@ pub enum ArgsError {
 }
 
 impl SrunOpts {
-    fn apply(&mut self, opt: SrOpt, value: Option<String>) -> Result<(), OptError> {
+    fn apply(&mut self, opt: SrOpt, value: Option<String>) -> Result<(), ArgsError> {
         match opt {
             SrOpt::Job(o) => self.job.apply(o, value)?,
             SrOpt::Label => self.label = true,
@@ -224,7 +281,11 @@ impl SrunOpts {
             SrOpt::Error => self.error = Some(IoTarget::parse(&value.unwrap_or_default())),
             SrOpt::Unbuffered => self.unbuffered = true,
             SrOpt::Pty => self.pty = true,
-            SrOpt::CpuBind => self.cpu_bind = Some(CpuBind::parse(&value.unwrap_or_default())?),
+            SrOpt::Step(o) => self.step.apply(o, value)?,
+            SrOpt::CpuBind => {
+                let bind = CpuBind::parse(&value.unwrap_or_default()).map_err(OptError::from)?;
+                self.cpu_bind = Some(bind);
+            }
             // Checked in `parse` (a refusal of its own, not an option value error).
             SrOpt::Mpi => {}
             SrOpt::Help | SrOpt::Usage | SrOpt::Version => {}
@@ -257,7 +318,10 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
     if let Some((_, id)) = environ.iter().find(|(k, _)| k == "SLURM_JOB_ID") {
         opts.job_id = id.trim().parse().ok();
     }
-    for (opt, value) in env_options(ENV, environ) {
+    for (opt, value) in env_options(ENV, environ)
+        .into_iter()
+        .chain(env_options(step_opts::ENV, environ))
+    {
         check_mpi(opt, value.as_deref())?;
         opts.apply(opt, value)?;
     }
@@ -335,17 +399,27 @@ Parallel run options:
       --exclusive             allocate nodes in exclusive mode
   -x, --exclude=hosts...      exclude a specific list of hosts
   -e, --error=err             location of stderr redirection
+  -E, --preserve-env          env vars for node and task counts override
+                              command-line flags
+      --epilog=program        run \"program\" after launching job step
+      --exact                 use only the resources requested for the step
+                              (the default)
       --export=env_vars|NONE  environment passed to the tasks
   -H, --hold                  submit job in held state
   -i, --input=in              location of stdin redirection
+  -I, --immediate[=secs]      exit if resources not available in \"secs\"
   -J, --job-name=jobname      name of job
       --jobid=id              run under already allocated job
       --kill-on-invalid-dep=<yes|no> kill job if it has an invalid dependency
   -k, --no-kill[=off]         do not kill job on node failure
+  -K, --kill-on-bad-exit      kill the job if any task terminates with a
+                              non-zero exit code
   -l, --label                 prepend task number to lines of stdout/err
       --mem=MB                minimum amount of real memory
       --mincpus=n             minimum number of logical processors per node
       --mpi=type              type of MPI being used (only none here)
+      --multi-prog            if set the program name specified is the
+                              configuration specification for multiple programs
       --nice[=value]          decrease scheduling priority by value
       --priority=value        set the priority of the job to value
   -n, --ntasks=ntasks         number of tasks to run
@@ -355,17 +429,26 @@ Parallel run options:
       --open-mode={append|truncate} append to or truncate output files
       --overlap               Allow other steps to overlap this step
   -p, --partition=partition   partition requested
+      --prolog=program        run \"program\" before launching job step
       --priority=value        set the priority of the job to value
   -q, --quit-on-interrupt     quit on single Ctrl-C
       --qos=qos               quality of service
   -Q, --quiet                 quiet mode (suppress informational messages)
+  -r, --relative=n            run job step relative to node n of allocation
   -s, --oversubscribe         over subscribe resources with other jobs
   -t, --time=minutes          time limit
+  -T, --threads=threads       set srun launch fanout
+      --task-epilog=program   run \"program\" after launching task
+      --task-prolog=program   run \"program\" before launching task
+      --test-only             print expected start of the job and do not run it
   -u, --unbuffered            do not line-buffer stdout/err
       --pty                   run task zero in pseudo terminal
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
       --wckey=wckey           wckey to run job under
   -w, --nodelist=hosts...     request a specific list of hosts
+  -W, --wait=sec              seconds to wait after first task exits
+                              before killing job
+      --whole                 use every CPU of the job on the step's nodes
   -X, --disable-status        Disable Ctrl-C status feature
 
 Help options:
@@ -519,6 +602,81 @@ mod tests {
         assert_eq!(o.job.ntasks, Some(2));
         let o = run("true", &[("SLURM_NTASKS_PER_NODE", "2")]).unwrap();
         assert_eq!(o.job.ntasks_per_node, Some(2));
+    }
+
+    #[test]
+    fn step_options_and_their_environment() {
+        let o = run(
+            "--whole -K -W 5 -I -r 1 -E --prolog /p --epilog none -T 4 --multi-prog conf",
+            &[],
+        )
+        .unwrap();
+        assert!(o.step.whole && o.step.multi_prog && o.step.preserve_env);
+        assert_eq!(o.step.kill_on_bad_exit, Some(true));
+        assert_eq!((o.step.wait, o.step.relative, o.step.threads), (Some(5), Some(1), Some(4)));
+        assert_eq!(o.step.immediate, Some(crate::salloc::args::Immediate::Now));
+        assert_eq!(
+            (o.step.prolog.as_deref(), o.step.epilog.as_deref()),
+            (Some("/p"), Some("none"))
+        );
+        assert_eq!(o.command, ["conf"]);
+        assert!(!run("--whole --exact true", &[]).unwrap().step.whole);
+        let o = run("-K0 --immediate=3 --task-prolog tp --task-epilog te true", &[]).unwrap();
+        assert_eq!(o.step.kill_on_bad_exit, Some(false));
+        assert_eq!(o.step.immediate, Some(crate::salloc::args::Immediate::Within(3)));
+        assert_eq!(
+            (o.step.task_prolog.as_deref(), o.step.task_epilog.as_deref()),
+            (Some("tp"), Some("te"))
+        );
+        let env = [
+            ("SLURM_KILL_BAD_EXIT", "1"),
+            ("SLURM_WAIT", "9"),
+            ("SLURM_THREADS", "2"),
+            ("SLURM_EXACT", "1"),
+            ("SLURM_PROLOG", "/sp"),
+            ("SLURM_TASK_EPILOG", "/te"),
+        ];
+        let o = run("--whole true", &env).unwrap();
+        assert!(o.step.whole, "the command line beats SLURM_EXACT");
+        assert_eq!(o.step.kill_on_bad_exit, Some(true));
+        assert_eq!((o.step.wait, o.step.threads), (Some(9), Some(2)));
+        assert_eq!(o.step.prolog.as_deref(), Some("/sp"));
+        assert_eq!(o.step.task_epilog.as_deref(), Some("/te"));
+        assert_eq!(
+            run("-W soon true", &[]).unwrap_err().to_string(),
+            "Invalid numeric value \"soon\" for --wait."
+        );
+        assert_eq!(
+            run("--threads=100 true", &[]).unwrap_err().to_string(),
+            "Thread value 100 exceeds defined limit 60"
+        );
+        assert!(run("--test-only true", &[]).unwrap().step.test_only);
+        assert!(run("--launch-cmd true", &[]).unwrap().step.launch_cmd);
+    }
+
+    /// Every option of Slurm 22.05's srun is in the table: implemented, or in the catalog.
+    #[test]
+    fn every_slurm_srun_option_is_known() {
+        let longs: Vec<&str> = table().iter().map(|s| s.long).collect();
+        for long in [
+            "accel-bind", "bcast", "bcast-exclude", "compress", "cpu-bind", "disable-status",
+            "epilog", "exact", "het-group", "immediate", "input", "jobid", "kill-on-bad-exit",
+            "label", "launch-cmd", "launcher-opts", "mpi", "multi-prog", "no-allocate",
+            "open-mode", "overlap", "preserve-env", "prolog", "pty", "quit-on-interrupt",
+            "relative", "resv-ports", "send-libs", "slurmd-debug", "task-epilog", "task-prolog",
+            "test-only", "threads", "unbuffered", "wait", "whole",
+        ] {
+            assert!(longs.contains(&long), "--{long} is missing from srun's table");
+        }
+        assert_eq!(
+            run("--accel-bind=g true", &[]).map(|o| o.command),
+            Ok(vec!["true".to_string()])
+        );
+        assert_eq!(
+            run("--accel-bind=x true", &[]).unwrap_err().to_string(),
+            "Invalid --accel-bind specification: x"
+        );
+        assert!(run("--launcher-opts=-v true", &[]).is_ok());
     }
 
     #[test]

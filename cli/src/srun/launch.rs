@@ -45,6 +45,40 @@ pub struct Step {
     pub stdin: Option<mpsc::Receiver<Vec<u8>>>,
     /// `-X` and `--quit-on-interrupt`.
     pub interrupts: Interrupts,
+    /// When srun ends the step itself (`-K`, `-W`).
+    pub ending: Ending,
+    /// `-T`: launch requests in flight at once.
+    pub threads: u32,
+}
+
+/// When srun ends the step before its tasks all ended by themselves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ending {
+    /// `-K` (or `KillOnBadExit=1`): once a task exits non-zero or is killed.
+    pub kill_on_bad_exit: bool,
+    /// `-W` (or `WaitTime`): this many seconds after the first task ended.
+    pub wait: Option<u32>,
+    /// `KillWait`: seconds between srun's SIGTERM and its SIGKILL.
+    pub kill_wait: u32,
+}
+
+/// Where srun is in ending the step itself.
+#[derive(Debug, Default)]
+struct Terminating {
+    /// When the first task ended plus `-W` (set once).
+    wait_until: Option<tokio::time::Instant>,
+    /// When SIGKILL follows the SIGTERM srun sent (until it is sent).
+    kill_at: Option<tokio::time::Instant>,
+    /// srun has ended the step.
+    ended: bool,
+}
+
+/// Sleeps until `at`, for ever when there is none.
+async fn until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What the node streams report.
@@ -100,7 +134,11 @@ pub async fn run(
         shown,
         stdin,
         interrupts: mut policy,
+        ending,
+        threads,
     } = step;
+    let launches = std::sync::Arc::new(tokio::sync::Semaphore::new(threads.max(1) as usize));
+    let mut ends = Terminating::default();
     let step_name = format!("StepId={}.{}", template.job_id, template.step_id);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut clients: Vec<Option<NodedClient>> = Vec::new();
@@ -123,6 +161,9 @@ pub async fn run(
         req.node_index = u32::try_from(place.node).unwrap_or(u32::MAX);
         req.first_task = place.first;
         req.tasks_here = place.count;
+        // --multi-prog: each node gets its own tasks' command lines.
+        let mine = place.first..place.first + place.count;
+        req.task_argv.retain(|t| mine.contains(&t.task));
         let tx = tx.clone();
         let index = place.node;
         let stream_client = client.clone();
@@ -131,8 +172,9 @@ pub async fn run(
             stdin_slots.push(waiting);
             slot
         });
+        let launches = std::sync::Arc::clone(&launches);
         handles.push(tokio::spawn(async move {
-            stream_node(index, stream_client, req, &tx, slot).await;
+            stream_node(index, stream_client, req, &tx, slot, &launches).await;
             let _ = tx.send(Event::Closed { node: index });
         }));
         clients.push(client);
@@ -167,13 +209,28 @@ pub async fn run(
                         (u @ None, here) => *u = here.map(|h| *h),
                         (Some(_), None) => {}
                     }
+                    let exits: Vec<TaskExit> = exits
+                        .into_iter()
+                        .filter(|e| !exited.iter().any(|x| x.task == e.task))
+                        .collect();
                     for e in &exits {
                         outcome.add(e);
                     }
                     for line in exit_messages(&nodes[node].name, &exits, cancelled) {
                         jobspec::print_error(output_err(&mut output), "srun", &line);
                     }
+                    let bad = exits.iter().any(|e| e.exit_code != 0 || e.signal != 0);
                     exited.extend(exits);
+                    if !ends.ended && !cancelled {
+                        if ending.kill_on_bad_exit && bad {
+                            terminate(&mut output, &step_name, ending, &mut ends);
+                            signal_all(&clients, &template, sig::TERM).await;
+                        } else if let (None, Some(secs)) = (ends.wait_until, ending.wait) {
+                            ends.wait_until = Some(
+                                tokio::time::Instant::now() + Duration::from_secs(u64::from(secs)),
+                            );
+                        }
+                    }
                 }
                 Some(Event::Failed { node, text }) => {
                     outcome.exit_code = outcome.exit_code.max(1);
@@ -214,6 +271,17 @@ pub async fn run(
                 }
                 None => break,
             },
+            () = until(ends.wait_until), if !ends.ended && open > 0 => {
+                let e = output_err(&mut output);
+                let _ = writeln!(e, "srun: First task exited {}s ago", ending.wait.unwrap_or(0));
+                print_status(e, &step_name, &layout, &exited);
+                terminate(&mut output, &step_name, ending, &mut ends);
+                signal_all(&clients, &template, sig::TERM).await;
+            }
+            () = until(ends.kill_at), if ends.kill_at.is_some() => {
+                ends.kill_at = None;
+                signal_all(&clients, &template, sig::KILL).await;
+            }
             Some(got) = interrupts.recv() => {
                 let action = match got {
                     Interrupt::Int => policy.on_interrupt(Instant::now()),
@@ -276,6 +344,21 @@ pub async fn run(
     (outcome, usage)
 }
 
+/// srun ends the step itself (`-K`, `-W`): Slurm's lines, then SIGTERM (sent by the caller)
+/// and SIGKILL once `KillWait` has passed.
+fn terminate(output: &mut TaskOutput<'_>, step_name: &str, ending: Ending, ends: &mut Terminating) {
+    let e = output_err(output);
+    let _ = writeln!(e, "srun: launch/slurm: _step_signal: Terminating {step_name}");
+    let _ = writeln!(
+        e,
+        "srun: Job step aborted: Waiting up to {} seconds for job step to finish.",
+        ending.kill_wait + 2
+    );
+    ends.ended = true;
+    ends.kill_at =
+        Some(tokio::time::Instant::now() + Duration::from_secs(u64::from(ending.kill_wait)));
+}
+
 /// The signals srun catches besides SIGINT and SIGTERM (see [`other_signal`]).
 pub const CAUGHT: &[i32] = &[
     sig::HUP,
@@ -325,6 +408,7 @@ async fn stream_node(
     req: RunStepRequest,
     tx: &mpsc::UnboundedSender<Event>,
     stdin_slot: Option<oneshot::Sender<stdio::Sink>>,
+    launches: &tokio::sync::Semaphore,
 ) {
     let Some(mut client) = client else {
         let _ = tx.send(Event::Failed {
@@ -334,7 +418,11 @@ async fn stream_node(
         return;
     };
     let (job, step) = (req.job_id, req.step_id);
-    let mut stream = match client.run_step(req).await {
+    // `-T`: at most that many launch requests wait for their node's answer at once.
+    let permit = launches.acquire().await.ok();
+    let launched = client.run_step(req).await;
+    drop(permit);
+    let mut stream = match launched {
         Ok(resp) => {
             if let Some(slot) = stdin_slot {
                 let _ = slot.send(stdio::open(&client, job, step));
@@ -460,6 +548,14 @@ fn forward(node: usize, msg: StepOutput, tx: &mpsc::UnboundedSender<Event>) {
             task: msg.task,
             stderr: msg.stderr,
             data: msg.data,
+        });
+    }
+    // A task's end told as it happened (the final message repeats it: srun keeps the first).
+    if !msg.ended.is_empty() {
+        let _ = tx.send(Event::Exits {
+            node,
+            exits: msg.ended,
+            usage: None,
         });
     }
     if !msg.exits.is_empty() {

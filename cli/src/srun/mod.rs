@@ -18,9 +18,13 @@ pub mod input_env;
 pub mod interrupt;
 pub mod launch;
 pub mod layout;
+pub mod multi_prog;
 pub mod output;
 pub mod stdio;
+pub mod scripts;
 pub mod step;
+pub mod step_opts;
+pub mod test_only;
 pub mod tty;
 
 use sluice_wire::jobacct::StepUsageWire;
@@ -28,8 +32,10 @@ use std::io::Write;
 
 use sluice_wire::client::CtldClient;
 use sluice_wire::proto::{
-    CancelRequest, EnvVar, RunStepRequest, StepDoneRequest, allocation_event,
+    CancelRequest, EnvVar, RunStepRequest, StepDoneRequest, TaskArgv, allocation_event,
 };
+use std::path::Path;
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 use sluice_vocab::cpu_bind::CpuBindError;
@@ -39,6 +45,7 @@ use crate::jobspec::{self, Submitter, request::workdir};
 use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::sbatch::submit::MAX_RETRIES;
 use crate::slurm_conf::{CliError, SlurmConf};
+use crate::salloc::args::Immediate;
 use args::{ArgsError, Invocation};
 
 pub use crate::interrupts::Interrupt;
@@ -124,6 +131,25 @@ pub async fn run_with(
         }
         Err(e) => return fail(err, &e.to_string()),
     };
+    if opts.step.launch_cmd {
+        // Only launch plugins other than launch/slurm print a launch command.
+        return fail(err, "--launch-cmd option is invalid with launch/slurm");
+    }
+    let mut opts = opts;
+    let multi_prog = match opts.step.multi_prog.then(|| multi_prog::MultiProg::read(Path::new(&opts.command[0]))) {
+        None => None,
+        Some(Ok(m)) => {
+            if opts.job.ntasks.is_none() && opts.job.ntasks_per_node.is_none() {
+                opts.job.ntasks = m.ntasks();
+            }
+            Some(m)
+        }
+        Some(Err(e)) => return fail(err, &e.to_string()),
+    };
+    if opts.step.relative.is_some() && opts.job_id.is_none() && !opts.step.test_only {
+        let _ = writeln!(err, "srun: fatal: --relative option invalid for job allocation request");
+        return 1;
+    }
     let conf = match SlurmConf::read(&jobspec::conf_path(environ)) {
         Ok(c) => c,
         Err(e) => return fail(err, &e.to_string()),
@@ -167,20 +193,40 @@ pub async fn run_with(
         .job_name
         .clone()
         .unwrap_or_else(|| command_name(&opts.command));
+    if opts.step.test_only {
+        let mut req = opts.job.to_request(&name, String::new(), who, environ);
+        req.nodelist = opts.nodelist.join(",");
+        return test_only::run(&mut ctld, req, err).await;
+    }
+    let patience = opts.step.immediate.map(|i| match i {
+        Immediate::Now => Duration::ZERO,
+        Immediate::Within(secs) => Duration::from_secs(u64::from(secs)),
+    });
     let (job_id, allocated_here) = match opts.job_id {
         Some(id) => (id, false),
         None => {
             let mut req = opts.job.to_request(&name, String::new(), who, environ);
             // Outside an allocation, -w asks the job for those nodes (its step then runs there).
             req.nodelist = opts.nodelist.join(",");
-            match allocate(&mut ctld, req, opts.job.quiet, err, &mut interrupts).await {
+            let asked = Asked {
+                quiet: opts.job.quiet,
+                immediate: opts.step.immediate,
+            };
+            match allocate(&mut ctld, req, asked, err, &mut interrupts).await {
                 Ok(id) => (id, true),
                 Err(code) => return code,
             }
         }
     };
     let step_req = step::request(&opts, job_id, &name, !allocated_here);
-    let created = step::create(&mut ctld, step_req, opts.job.quiet, err, &mut interrupts).await;
+    let created = step::create(
+        &mut ctld,
+        step_req,
+        (opts.job.quiet, patience),
+        err,
+        &mut interrupts,
+    )
+    .await;
     let step = match created {
         Ok(s) => s,
         Err(failure) => {
@@ -232,6 +278,29 @@ pub async fn run_with(
     };
     stdio::fill(&mut template, &opts, ntasks);
     (template.array_job_id, template.array_task_id) = array_ids(environ, job_id);
+    template.preserve_env = opts.step.preserve_env;
+    template.task_prolog = opts.step.task_prolog.clone().unwrap_or_default();
+    template.task_epilog = opts.step.task_epilog.clone().unwrap_or_default();
+    if let Some(m) = &multi_prog {
+        match m.argvs(ntasks) {
+            Ok(argvs) => {
+                template.task_argv = (0..ntasks)
+                    .zip(argvs)
+                    .map(|(task, argv)| TaskArgv { task, argv })
+                    .collect();
+            }
+            Err(e) => {
+                fail(err, &e.to_string());
+                end_step(&mut ctld, (job_id, step.step_id), allocated_here, 1).await;
+                return 1;
+            }
+        }
+    }
+    let scripts = scripts::Scripts::new(&opts, &conf, environ, (job_id, step.step_id), &alloc.node_list);
+    if let Err(code) = scripts.prolog(out, err).await {
+        end_step(&mut ctld, (job_id, step.step_id), allocated_here, code).await;
+        return code;
+    }
     let stdin = stdin
         .filter(|_| template.stdin_from_srun)
         .map(stdio::read_chunks);
@@ -253,6 +322,12 @@ pub async fn run_with(
         ),
         stdin,
         interrupts: interrupt::Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
+        ending: launch::Ending {
+            kill_on_bad_exit: opts.step.kill_on_bad_exit(conf.srun.kill_on_bad_exit),
+            wait: opts.step.wait_after_first(conf.srun.wait_time),
+            kill_wait: conf.srun.kill_wait,
+        },
+        threads: opts.step.threads.unwrap_or(step_opts::MAX_THREADS),
     };
     let (outcome, usage) = launch::run(launch, &signer, out, err, &mut interrupts).await;
     let _ = ctld
@@ -265,7 +340,23 @@ pub async fn run_with(
             usage: usage.map(|u| u.to_proto()),
         })
         .await;
+    scripts.epilog(out, err).await;
     outcome.exit_status()
+}
+
+/// Reports a step that never ran its tasks (a failed srun prolog, a bad `--multi-prog` file)
+/// as ended with `exit_code`, ending the job when srun made it.
+async fn end_step(ctld: &mut CtldClient, (job_id, step_id): (u32, u32), end_job: bool, exit_code: i32) {
+    let _ = ctld
+        .step_done(StepDoneRequest {
+            job_id,
+            step_id,
+            exit_code,
+            signal: 0,
+            end_job,
+            usage: None,
+        })
+        .await;
 }
 
 /// The array job id and index of job `job_id` when srun runs inside that array element (its
@@ -318,6 +409,26 @@ fn command_name(command: &[String]) -> String {
         .map_or_else(|| "srun".to_string(), |n| n.to_string_lossy().into_owned())
 }
 
+/// How long `-I` without a value lets the allocation wait (Slurm's srun gives it a second).
+const IMMEDIATE: Duration = Duration::from_secs(1);
+
+/// How srun waits for its allocation.
+#[derive(Debug, Clone, Copy)]
+struct Asked {
+    /// `-Q`.
+    quiet: bool,
+    /// `-I`.
+    immediate: Option<Immediate>,
+}
+
+/// Sleeps until `at`, for ever when there is none.
+async fn until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// What srun (as sbatch) says when the controller asks it to try again later.
 const BUSY_RETRYING: &str = "Slurm temporarily unable to accept job, sleeping and retrying.";
 
@@ -333,10 +444,20 @@ fn is_busy(status: &tonic::Status) -> bool {
 async fn allocate(
     ctld: &mut CtldClient,
     req: sluice_wire::proto::SubmitJobRequest,
-    quiet: bool,
+    asked: Asked,
     err: &mut dyn Write,
     interrupts: &mut mpsc::UnboundedReceiver<Interrupt>,
 ) -> Result<u32, i32> {
+    // `-I` alone: granted at once (within a second, as Slurm's srun waits) or not at all, and
+    // quietly; `-I<secs>`: within that many seconds.
+    let quiet = asked.quiet || asked.immediate == Some(Immediate::Now);
+    let deadline = asked.immediate.map(|i| {
+        tokio::time::Instant::now()
+            + match i {
+                Immediate::Now => IMMEDIATE,
+                Immediate::Within(secs) => Duration::from_secs(u64::from(secs)),
+            }
+    });
     let unable = |err: &mut dyn Write, text: &str| {
         fail(err, &format!("Unable to allocate resources: {text}"))
     };
@@ -392,6 +513,18 @@ async fn allocate(
                 Ok(None) => return Err(unable(err, CONNECT_FAILURE)),
                 Err(status) => return Err(unable(err, &status_text(&status, Asker::Jobs))),
             },
+            () = until(deadline) => {
+                let why = match asked.immediate {
+                    Some(Immediate::Now) => "Requested nodes are busy",
+                    _ => "Connection timed out",
+                };
+                unable(err, why);
+                if let Some(id) = job_id {
+                    let _ = ctld.cancel(CancelRequest { job_ids: vec![id], ..Default::default() }).await;
+                    let _ = writeln!(err, "srun: Job allocation {id} has been revoked.");
+                }
+                return Err(1);
+            }
             Some(sig) = interrupts.recv() => {
                 if !sig.ends_wait() {
                     continue;

@@ -46,6 +46,8 @@ pub fn request(opts: &SrunOpts, job_id: u32, name: &str, in_allocation: bool) ->
         overlap: opts.overlap || share_steps,
         nodelist: opts.nodelist.clone(),
         ntasks_per_node: opts.job.ntasks_per_node,
+        whole: opts.step.whole,
+        relative: opts.step.relative,
     }
 }
 
@@ -56,17 +58,18 @@ pub fn backoff(attempt: u32) -> Duration {
         .min(MAX_WAIT)
 }
 
-/// Creates the step, waiting while its CPUs are busy; prints Slurm's waiting lines unless
-/// `quiet`.
+/// Creates the step, waiting while its CPUs are busy (with `-I`, no longer than `patience`:
+/// zero refuses it at the first busy answer); prints Slurm's waiting lines unless `quiet`.
 pub async fn create(
     ctld: &mut CtldClient,
     req: CreateStepRequest,
-    quiet: bool,
+    (quiet, patience): (bool, Option<Duration>),
     err: &mut dyn Write,
     interrupts: &mut mpsc::UnboundedReceiver<Interrupt>,
 ) -> Result<CreateStepReply, StepFailure> {
     let job_id = req.job_id;
     let mut attempt = 0;
+    let give_up = patience.map(|p| tokio::time::Instant::now() + p);
     loop {
         let status = match ctld.create_step(req.clone()).await {
             Ok(reply) => {
@@ -83,7 +86,8 @@ pub async fn create(
             Err(status) => status,
         };
         let text = status_text(&status, Asker::Jobs);
-        if status.code() != Code::ResourceExhausted || text != NODES_BUSY {
+        let impatient = give_up.is_some_and(|at| tokio::time::Instant::now() >= at);
+        if status.code() != Code::ResourceExhausted || text != NODES_BUSY || impatient {
             return Err(StepFailure::Refused(text));
         }
         if attempt == 0 && !quiet {
@@ -92,7 +96,11 @@ pub async fn create(
                 "srun: Job {job_id} step creation temporarily disabled, retrying ({text})"
             );
         }
-        let pause = tokio::time::sleep(backoff(attempt));
+        let wait = backoff(attempt);
+        let pause = match give_up {
+            Some(at) => tokio::time::sleep_until(at.min(tokio::time::Instant::now() + wait)),
+            None => tokio::time::sleep(wait),
+        };
         tokio::pin!(pause);
         loop {
             tokio::select! {
@@ -140,6 +148,10 @@ mod tests {
         assert_eq!(r.nodelist, vec!["n1"]);
         assert!(!r.overlap);
         assert!(request(&opts("--overlap true"), 7, "true", true).overlap);
+        let r = request(&opts("--whole -r 1 true"), 7, "true", true);
+        assert!(r.whole);
+        assert_eq!(r.relative, Some(1));
+        assert!(!request(&opts("--whole --exact true"), 7, "true", true).whole);
     }
 
     #[test]

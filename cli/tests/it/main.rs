@@ -23,4 +23,5 @@ mod smd_fake;
 mod squeue_fake;
 mod sreport_dbd;
 mod sreport_fake;
+mod srun_ending;
 mod srun_stream;

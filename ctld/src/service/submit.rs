@@ -122,6 +122,8 @@ pub async fn create_step(
                 nodelist: r.nodelist.clone(),
                 ntasks_per_node: r.ntasks_per_node,
                 overlap: r.overlap,
+                whole: r.whole,
+                relative: r.relative,
                 name: r.name.clone(),
                 launch: LaunchSpec::default(),
             };

@@ -183,6 +183,61 @@ fn nodes_and_nodelist_choose_where_the_step_runs() {
 }
 
 #[test]
+fn a_whole_step_holds_every_cpu_of_its_nodes() {
+    let mut fx = builder().build();
+    fx.register_all();
+    let job = running(&mut fx, SubmitRequest::new(1, "j").nodes(2).ntasks(8));
+    let whole = StepRequest {
+        whole: true,
+        ..tasks(job, 1)
+    };
+    let w = step(&mut fx, whole.clone()).unwrap();
+    assert_eq!((names(&fx, &w), w.cpus.clone(), w.tasks.clone()), ("n1".to_string(), vec![4], vec![1]));
+    // The exact (default) step gets the CPUs the whole one left: all of n2.
+    let e = step(&mut fx, tasks(job, 1)).unwrap();
+    assert_eq!((names(&fx, &e), e.cpus.clone()), ("n2".to_string(), vec![1]));
+    // n1 is held whole, n2 partly: a second whole step waits for a node to be free.
+    assert!(matches!(step(&mut fx, whole.clone()), Err(CtldError::NodesBusy)));
+    done(&mut fx, job, e.step);
+    let w2 = step(&mut fx, whole).unwrap();
+    assert_eq!((names(&fx, &w2), w2.cpus.clone()), ("n2".to_string(), vec![4]));
+}
+
+#[test]
+fn relative_steps_start_at_the_given_node() {
+    let mut fx = builder().build();
+    fx.register_all();
+    let job = running(&mut fx, SubmitRequest::new(1, "j").nodes(3).ntasks(3));
+    let second = StepRequest {
+        relative: Some(1),
+        overlap: true,
+        ..tasks(job, 1)
+    };
+    assert_eq!(names(&fx, &step(&mut fx, second).unwrap()), "n2");
+    let two = StepRequest {
+        relative: Some(1),
+        min_nodes: Some(2),
+        overlap: true,
+        ..tasks(job, 2)
+    };
+    assert_eq!(names(&fx, &step(&mut fx, two).unwrap()), "n[2-3]");
+    let beyond = StepRequest {
+        relative: Some(3),
+        ..tasks(job, 1)
+    };
+    assert_eq!(
+        step(&mut fx, beyond).unwrap_err().to_string(),
+        "Requested node configuration is not available"
+    );
+    let too_many = StepRequest {
+        relative: Some(2),
+        min_nodes: Some(2),
+        ..tasks(job, 2)
+    };
+    assert!(step(&mut fx, too_many).is_err());
+}
+
+#[test]
 fn a_node_outside_the_allocation_is_not_available() {
     let mut fx = builder().build();
     fx.register_all();

@@ -77,7 +77,17 @@ async fn output_streams_before_the_tasks_end_and_exits_come_last() {
         .await;
     assert_eq!(ping.unwrap().into_inner().running_jobs, vec![9]);
     std::fs::write(work.join("go"), "").unwrap();
-    let last = next(&mut stream).await;
+    // Each task's end is told as it happens (srun -K and -W act on it), then all of them last.
+    let mut ended = Vec::new();
+    let last = loop {
+        let msg = next(&mut stream).await;
+        if !msg.exits.is_empty() {
+            break msg;
+        }
+        ended.extend(msg.ended.iter().map(|e| (e.task, e.exit_code, e.signal)));
+    };
+    ended.sort_unstable();
+    assert_eq!(ended, vec![(2, 2, 0), (3, 3, 0)]);
     let exits: Vec<(u32, i32, i32)> = last
         .exits
         .iter()

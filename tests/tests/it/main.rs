@@ -57,6 +57,7 @@ mod srun_bind_e2e;
 mod srun_io_e2e;
 mod srun_pty_e2e;
 mod srun_signals_e2e;
+mod srun_step_opts_e2e;
 mod state_lock;
 mod step_restart_e2e;
 mod storage_faults;

@@ -119,3 +119,32 @@ fn srun_pty_passes_a_window_change_on() {
     let status = srun.wait().unwrap();
     assert!(status.success(), "{seen:?}");
 }
+
+#[test]
+fn an_srun_pty_task_outlives_a_restart_of_its_node_daemon() {
+    let c = Cluster::start(1);
+    // The task is supervised as the other step tasks are: the terminal is its supervisor's,
+    // so it stays the task's terminal while the node daemon is killed and started again.
+    let task = "touch started; while [ ! -e go ]; do sleep 0.1; done; \
+                test -t 0 && test -t 1 && echo still-terminal > after.out; exit 5";
+    let inner = format!("srun --pty sh -c '{task}'; echo srun=$? > srun.rc");
+    let mut script = Lines::spawn(on_terminal(&c, &inner).stdin(Stdio::piped()));
+    let keys = script.child.stdin.take();
+    c.wait_for("the pty task to run", || c.work.join("started").exists());
+    let launches = c.dir().join("cluster/spool/clustern1/launches");
+    let records: Vec<String> = std::fs::read_dir(&launches)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    assert!(
+        records.iter().any(|r| r.starts_with("step.") && r.ends_with(".0.0")),
+        "the pty task has a supervisor's launch record: {records:?}"
+    );
+    c.kill9_noded("clustern1");
+    c.up();
+    std::fs::write(c.work.join("go"), "").unwrap();
+    let (out, err, _) = script.finish();
+    drop(keys);
+    assert_eq!(c.read("srun.rc"), "srun=5\n", "{out:?} {err}");
+    assert_eq!(c.read("after.out"), "still-terminal\n");
+}

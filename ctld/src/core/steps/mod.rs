@@ -2,7 +2,10 @@
 //! 20.11: each step takes CPUs of the job's allocation that no other step holds, unless it
 //! overlaps (`--overlap`, sharing with every step). A step whose CPUs are taken is refused
 //! busy (srun waits and asks again); one larger than the whole allocation is refused at
-//! once. A step's CPUs come back when it is done or when the job leaves its nodes. The batch
+//! once. `--whole` (Slurm's step on whole nodes) holds every CPU the job has on each node
+//! the step uses, so it only takes nodes no other step holds CPUs of; without it a step holds
+//! exactly the CPUs its tasks need (Slurm's `--exact`). `-r/--relative n` leaves out the job's
+//! first n nodes. A step's CPUs come back when it is done or when the job leaves its nodes. The batch
 //! step (the script itself) holds nothing: Slurm's batch step overlaps.
 
 use super::jobs::LaunchSpec;
@@ -39,6 +42,10 @@ pub struct StepRequest {
     pub ntasks_per_node: Option<u32>,
     /// `--overlap`: share CPUs with every other step (it holds none of its own).
     pub overlap: bool,
+    /// `--whole`: hold every CPU of the job on the step's nodes.
+    pub whole: bool,
+    /// `-r/--relative`: the index (in the job's node order) of the step's first node.
+    pub relative: Option<u32>,
     /// The step's name, for its accounting records.
     pub name: String,
     /// What the step runs.
@@ -57,6 +64,8 @@ impl StepRequest {
             nodelist: Vec::new(),
             ntasks_per_node: None,
             overlap: false,
+            whole: false,
+            relative: None,
             name: String::new(),
             launch: LaunchSpec::default(),
         }
@@ -145,9 +154,28 @@ pub fn on_step_create(
             free[k] = 0;
         }
     }
-    let tasks = match ask.fit(&free) {
+    let first = match req.relative {
+        Some(r) if r as usize >= alloc_nodes.len() => {
+            return Err(CtldError::NodeConfigUnavailable);
+        }
+        Some(r) => r as usize,
+        None => 0,
+    };
+    // Leaves out the nodes before -r's and, now (`busy`), those --whole cannot have whole.
+    let usable = |mut cpus: Vec<u32>, now: bool| {
+        for (k, c) in cpus.iter_mut().enumerate() {
+            let partly_held = now && req.whole && !req.overlap && held[k] > 0;
+            if k < first || partly_held {
+                *c = 0;
+            }
+        }
+        cpus
+    };
+    let tasks = match ask.fit(&usable(free, true)) {
         Some(t) => t,
-        None if ask.fit(&alloc_cpus).is_some() => return Err(CtldError::NodesBusy),
+        None if ask.fit(&usable(alloc_cpus.clone(), false)).is_some() => {
+            return Err(CtldError::NodesBusy);
+        }
         None => return Err(CtldError::TooManyProcessors),
     };
     let job = core
@@ -168,7 +196,11 @@ pub fn on_step_create(
         if n > 0 {
             grant.nodes.push(alloc_nodes[k]);
             grant.tasks.push(n);
-            grant.cpus.push(n * ask.cpus_per_task);
+            grant.cpus.push(if req.whole {
+                alloc_cpus[k]
+            } else {
+                n * ask.cpus_per_task
+            });
         }
     }
     core.steps.entry(req.job).or_default().insert(

@@ -17,6 +17,7 @@ pub mod priority;
 pub mod prolog;
 pub mod sched;
 pub mod select;
+pub mod srun;
 pub mod timefmt;
 
 pub use jobacct::JobAcctGather;
@@ -27,6 +28,7 @@ pub use priority::{PriorityConf, PriorityType, UsageReset};
 pub use prolog::{PrologConf, PrologFlags};
 pub use sched::{BackfillEvery, SchedParams};
 pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};
+pub use srun::SrunConf;
 pub use timefmt::{TimeFmtError, TimeLimit, parse_time_limit};
 
 use crate::auth_conf::AuthConf;
@@ -217,6 +219,8 @@ impl CtldConf {
                             && !conf.prolog.apply(file, pair, &mut warnings)?
                             && !conf.priority.apply(file, pair, &mut warnings)?
                             && !conf.mail.apply(file, pair)?
+                            // srun's keys: checked here, read by srun alone.
+                            && !SrunConf::default().apply(file, pair)?
                         {
                             warnings.push(warning(file, pair));
                         }
