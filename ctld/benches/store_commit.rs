@@ -3,9 +3,12 @@
 //! whole lifecycles (submit, start, end: three saves and three records per job); and, for
 //! comparison, one commit per submission. Run with
 //! `cargo bench -p sluice-ctld --bench store_commit`; prints jobs/s, records/s and commits/s.
+//! First it times the encoding of one submitted job's records (its snapshot and launch spec)
+//! in the store's format and in the JSON it replaced.
 
+use sluice_ctld::core::snapshot::JobSnap;
 use sluice_ctld::core::{LaunchSpec, SubmitRequest};
-use sluice_ctld::store::StateStore;
+use sluice_ctld::store::{StateStore, codec};
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
 use std::time::Instant;
 
@@ -71,7 +74,49 @@ fn run(label: &str, lifecycle: bool, jobs: u32, group: u32) {
     );
 }
 
+/// Encodes every job's snapshot and launch spec `rounds` times with `encode`; prints the time
+/// per job and the bytes.
+fn encode_cost(label: &str, snaps: &[JobSnap], rounds: u32, encode: impl Fn(&JobSnap) -> usize) {
+    let t = Instant::now();
+    let mut bytes = 0;
+    for _ in 0..rounds {
+        bytes = snaps.iter().map(&encode).sum::<usize>();
+    }
+    let per_job = t.elapsed().as_secs_f64() / f64::from(rounds) / snaps.len() as f64;
+    println!(
+        "encode {label}: {:.2} us per job (snapshot + launch spec), {} bytes per job",
+        per_job * 1e6,
+        bytes / snaps.len()
+    );
+}
+
+fn encodings() {
+    let mut fx = fixture();
+    let ids: Vec<_> = (0..1000)
+        .map(|i| fx.submit(request(i)).expect("submit"))
+        .collect();
+    let snaps: Vec<JobSnap> = ids
+        .iter()
+        .filter_map(|&id| fx.core.job(id).map(|j| JobSnap::of(&fx.core, j)))
+        .collect();
+    let json = |s: &JobSnap| {
+        let a = serde_json::to_vec(s).expect("json");
+        let b = serde_json::to_vec(s.launch.as_ref()).expect("json");
+        a.len() + b.len()
+    };
+    let packed = |s: &JobSnap| {
+        let a = codec::encode(s).expect("encode");
+        let b = codec::encode(s.launch.as_ref()).expect("encode");
+        a.len() + b.len()
+    };
+    for _ in 0..2 {
+        encode_cost("json   ", &snaps, 20, json);
+        encode_cost("msgpack", &snaps, 20, packed);
+    }
+}
+
 fn main() {
+    encodings();
     run("submissions", false, 20_000, 100);
     run("lifecycles ", true, 20_000, 100);
     run("submissions", false, 5_000, 1);

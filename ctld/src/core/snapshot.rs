@@ -4,8 +4,8 @@
 //! indexes, counters) is not saved but rebuilt by [`super::restore`].
 //!
 //! The store writes [`SNAPSHOT_FORMAT`] next to each saved record, so a later change of these
-//! structs can migrate older records. Additive changes need no migration: new fields take
-//! `#[serde(default)]`.
+//! structs (or of their encoding, see `crate::store::codec`) can migrate older records.
+//! Additive changes need no migration: new fields take `#[serde(default)]`.
 
 use super::deps::{Dep, DepKind, DepStatus, Dependencies};
 use super::ids::IdLease;
@@ -22,8 +22,9 @@ use serde::{Deserialize, Serialize};
 use sluice_vocab::{ClusterId, FedJobId};
 use std::sync::Arc;
 
-/// The version of the saved job and node records.
-pub const SNAPSHOT_FORMAT: u32 = 1;
+/// The version of the saved job and node records: 1 was JSON, 2 is MessagePack with named
+/// fields (the store's `codec` reads both).
+pub const SNAPSHOT_FORMAT: u32 = 2;
 
 /// Everything the store holds for the core, as loaded at start.
 #[derive(Debug, Clone, Default)]

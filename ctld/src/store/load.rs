@@ -1,10 +1,10 @@
 //! Reading the store back: the cursors at open, and the [`Snapshot`] the core is restored from.
-//! Saved records are decoded by their `format`, which is where a later format migrates the
-//! records of an older one.
+//! Saved records are decoded by their `format` ([`codec::decode`]), which is where a later
+//! format migrates the records of an older one.
 
-use super::{StateStore, StoreError};
+use super::{StateStore, StoreError, codec};
 use crate::core::LaunchSpec;
-use crate::core::snapshot::{JobSnap, NodeSnap, SNAPSHOT_FORMAT, Snapshot};
+use crate::core::snapshot::Snapshot;
 use rusqlite::OptionalExtension;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,16 +48,16 @@ impl StateStore {
     /// id source and the cluster name.
     pub fn load(&self) -> Result<Snapshot, StoreError> {
         let mut launches: HashMap<u32, Arc<LaunchSpec>> = HashMap::new();
-        for (owner, body) in self.rows::<u32>("SELECT owner, body FROM launch")? {
-            let spec: LaunchSpec = serde_json::from_slice(&body)
-                .map_err(|e| self.corrupt("launch spec", &owner.to_string(), &e.to_string()))?;
+        for (owner, format, body) in self.rows3::<u32>("SELECT owner, format, body FROM launch")? {
+            let spec: LaunchSpec = codec::decode(format, &body)
+                .map_err(|why| self.corrupt("launch spec", &owner.to_string(), &why))?;
             launches.insert(owner, Arc::new(spec));
         }
         let mut jobs = Vec::new();
         for (id, format, body) in
             self.rows3::<u32>("SELECT id, format, body FROM jobs ORDER BY id")?
         {
-            let mut job = decode_job(format, &body)
+            let mut job: crate::core::snapshot::JobSnap = codec::decode(format, &body)
                 .map_err(|why| self.corrupt("job", &id.to_string(), &why))?;
             job.launch = launches
                 .get(&job.launch_owner())
@@ -67,8 +67,8 @@ impl StateStore {
         }
         let mut nodes = Vec::new();
         for (name, format, body) in self.rows3::<String>("SELECT name, format, body FROM nodes")? {
-            let node =
-                decode_node(format, &body).map_err(|why| self.corrupt("node", &name, &why))?;
+            let node: crate::core::snapshot::NodeSnap =
+                codec::decode(format, &body).map_err(|why| self.corrupt("node", &name, &why))?;
             nodes.push(node);
         }
         Ok(Snapshot {
@@ -116,16 +116,6 @@ impl StateStore {
             .map_err(|e| self.sql(e))
     }
 
-    fn rows<K: rusqlite::types::FromSql>(
-        &self,
-        sql: &str,
-    ) -> Result<Vec<(K, Vec<u8>)>, StoreError> {
-        let mut stmt = self.conn.prepare(sql).map_err(|e| self.sql(e))?;
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .and_then(|rows| rows.collect())
-            .map_err(|e| self.sql(e))
-    }
-
     fn rows3<K: rusqlite::types::FromSql>(
         &self,
         sql: &str,
@@ -143,22 +133,6 @@ impl StateStore {
             key: key.to_string(),
             reason: reason.to_string(),
         }
-    }
-}
-
-/// A saved job of `format`, in the current form.
-fn decode_job(format: u32, body: &[u8]) -> Result<JobSnap, String> {
-    match format {
-        SNAPSHOT_FORMAT => serde_json::from_slice(body).map_err(|e| e.to_string()),
-        other => Err(format!("unknown record format {other}")),
-    }
-}
-
-/// A saved node of `format`, in the current form.
-fn decode_node(format: u32, body: &[u8]) -> Result<NodeSnap, String> {
-    match format {
-        SNAPSHOT_FORMAT => serde_json::from_slice(body).map_err(|e| e.to_string()),
-        other => Err(format!("unknown record format {other}")),
     }
 }
 

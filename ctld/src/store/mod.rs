@@ -9,6 +9,7 @@
 //! [`crate::shipper`] reads the outbox through its own connection.
 
 pub mod acct;
+pub mod codec;
 mod fed;
 mod load;
 pub mod schema;
@@ -19,6 +20,8 @@ pub use writable::check_writable;
 pub use crate::core::snapshot::Snapshot;
 
 use crate::core::snapshot::{JobSnap, NodeSnap, SNAPSHOT_FORMAT, part_state_name};
+
+const _: () = assert!(SNAPSHOT_FORMAT == codec::CURRENT);
 use crate::core::{AcctRecord, Core, SaveHint};
 use prost::Message;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -244,13 +247,13 @@ impl StateStore {
                 }
                 SaveHint::Node(i) if nodes_seen.insert(i) => {
                     if let Some(node) = core.nodes().get(i.get() as usize) {
-                        let body = json(&NodeSnap::of(node))?;
+                        let body = codec::encode(&NodeSnap::of(node))?;
                         tx.prepare_cached(
                             "INSERT OR REPLACE INTO nodes (name, format, body) VALUES (?1, ?2, ?3)",
                         )?
                         .execute(params![
                             node.name,
-                            SNAPSHOT_FORMAT,
+                            codec::CURRENT,
                             body
                         ])?;
                     }
@@ -308,14 +311,25 @@ fn put_job(
 ) -> rusqlite::Result<()> {
     let owner = snap.launch_owner();
     if !launches.contains(&owner) && !pending.launches_added.contains(&owner) {
-        tx.prepare_cached("INSERT OR REPLACE INTO launch (owner, body) VALUES (?1, ?2)")?
-            .execute(params![owner, json(snap.launch.as_ref())?])?;
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO launch (owner, format, body) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![
+            owner,
+            codec::CURRENT,
+            codec::encode(snap.launch.as_ref())?
+        ])?;
         pending.launches_added.push(owner);
     }
     tx.prepare_cached(
         "INSERT OR REPLACE INTO jobs (id, format, launch_owner, body) VALUES (?1, ?2, ?3, ?4)",
     )?
-    .execute(params![snap.id, SNAPSHOT_FORMAT, owner, json(snap)?])?;
+    .execute(params![
+        snap.id,
+        codec::CURRENT,
+        owner,
+        codec::encode(snap)?
+    ])?;
     Ok(())
 }
 

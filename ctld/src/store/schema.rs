@@ -5,11 +5,12 @@
 //!                                            -- 'stream_id' (the outbox stream, see below),
 //!                                            -- 'partitions' (JSON [name, state] pairs)
 //! jobs(id INTEGER PRIMARY KEY,               -- the job id
-//!      format INTEGER,                       -- JobSnap format (SNAPSHOT_FORMAT)
+//!      format INTEGER,                       -- record format (see `codec`)
 //!      launch_owner INTEGER,                 -- launch(owner) it uses
-//!      body BLOB)                            -- JobSnap as JSON
-//! launch(owner INTEGER PRIMARY KEY, body BLOB)   -- LaunchSpec as JSON, one per job or array
-//! nodes(name TEXT PRIMARY KEY, format INTEGER, body BLOB)   -- NodeSnap as JSON
+//!      body BLOB)                            -- JobSnap in that format
+//! launch(owner INTEGER PRIMARY KEY,          -- LaunchSpec, one per job or array
+//!        body BLOB, format INTEGER)          -- (format since version 3; 1 = JSON before)
+//! nodes(name TEXT PRIMARY KEY, format INTEGER, body BLOB)   -- NodeSnap
 //! acct_outbox(seq INTEGER PRIMARY KEY, record BLOB)  -- proto AcctRecord (seq set), prost-encoded
 //! ```
 //!
@@ -29,7 +30,7 @@ use rusqlite::{Connection, params};
 use sluice_vocab::cluster_conf::StateSync;
 
 /// The schema version this controller writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// How long a writer waits for another connection's write lock (the shipper's deletes).
 pub const BUSY_TIMEOUT_MS: u64 = 5_000;
@@ -104,7 +105,12 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<Migration> {
             [],
         )?;
     }
-    // Later versions: `if version < 3 { ... }`, each step moving the data forward.
+    if version < 3 {
+        // Launch specs say their encoding, as jobs and nodes always did: those saved so far
+        // are JSON (`codec::JSON`) and stay so (a spec is written once per owner).
+        tx.execute_batch("ALTER TABLE launch ADD COLUMN format INTEGER NOT NULL DEFAULT 1;")?;
+    }
+    // Later versions: `if version < 4 { ... }`, each step moving the data forward.
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;
     Ok(Migration::Current)

@@ -62,5 +62,6 @@ mod stale_reports;
 mod steps;
 mod store_crash;
 mod store_dependencies;
+mod store_formats;
 mod store_roundtrip;
 mod store_shipper;
