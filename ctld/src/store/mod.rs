@@ -9,6 +9,7 @@
 //! [`crate::shipper`] reads the outbox through its own connection.
 
 pub mod acct;
+mod dbd_cache;
 mod fed;
 mod load;
 pub mod schema;
@@ -87,6 +88,8 @@ pub struct StateStore {
     launches: HashSet<u32>,
     /// The federation view and event cursor last saved.
     saved_fed: fed::SavedFed,
+    /// The generation of the dbd's lists last saved (see [`dbd_cache`]).
+    saved_dbd_generation: u64,
 }
 
 impl StateStore {
@@ -143,6 +146,7 @@ impl StateStore {
             saved_cluster: None,
             launches: HashSet::new(),
             saved_fed: fed::SavedFed::default(),
+            saved_dbd_generation: 0,
         }
     }
 
@@ -196,6 +200,9 @@ impl StateStore {
         }
         if let Some(saved) = pending.fed {
             self.saved_fed = saved;
+        }
+        if let Some(generation) = pending.dbd_generation {
+            self.saved_dbd_generation = generation;
         }
         self.launches.extend(pending.launches_added);
         for owner in pending.launches_removed {
@@ -278,6 +285,7 @@ impl StateStore {
             pending.cluster = Some(cluster.clone());
         }
         pending.fed = fed::write(&tx, core, &self.saved_fed)?;
+        pending.dbd_generation = dbd_cache::write(&tx, core, self.saved_dbd_generation)?;
         tx.commit()
     }
 
@@ -298,6 +306,7 @@ struct Pending {
     launches_added: Vec<u32>,
     launches_removed: Vec<u32>,
     fed: Option<fed::SavedFed>,
+    dbd_generation: Option<u64>,
 }
 
 fn put_job(
