@@ -146,9 +146,13 @@ impl Prepared {
         let federation = FederationService::new(Arc::clone(&self.store), self.admin_uids.clone());
         let settler = federation.spawn_settler(SETTLE_PERIOD);
         let stopper = federation.clone();
+        let service = AccountingService::new(Arc::clone(&self.store), self.admin_uids.clone())
+            .with_private_data(self.private);
+        let watchers = service.change_signal();
         let shutdown = async move {
             shutdown.await;
             stopper.stop_streams();
+            watchers.stop_streams();
         };
         let federation = verifier.guard(federation.into_server());
         // sreport's usage reports, and the task rolling usage up as hours close (days and months
@@ -164,10 +168,7 @@ impl Prepared {
             usage::task::ROLLUP_INTERVAL,
             unix_now,
         ));
-        let service = AccountingService::new(self.store, self.admin_uids)
-            .with_private_data(self.private)
-            .into_server();
-        let service = verifier.guard(service);
+        let service = verifier.guard(service.into_server());
         let served = tonic::transport::Server::builder()
             .add_service(service)
             .add_service(records)

@@ -121,7 +121,8 @@ pub fn assoc_line(account: &str, cluster: &str) -> String {
 }
 
 async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
-    let set = parse_set(words)?;
+    let (words, limits) = super::limits::take(words)?;
+    let set = parse_set(&words)?;
     if set.names.is_empty() {
         return Err(SacctmgrError::NeedName("account"));
     }
@@ -191,6 +192,9 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
     if let Some(f) = &set.fairshare {
         s.out(&format!("  Fairshare     = {f}\n"));
     }
+    if let Some(edit) = &limits {
+        s.out(&super::limits::settings_lines(edit));
+    }
     let mut change = Change::AddAccounts(AddAccountsRequest {
         names: set.names,
         description: set.description,
@@ -199,6 +203,7 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
         clusters,
         commit: false,
         fairshare: set.fairshare,
+        limits,
     });
     s.preview(&mut change, "Problem adding accounts").await?;
     s.confirm(&mut change, "Problem adding accounts").await
@@ -238,6 +243,7 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
             clusters: set.clusters,
             set: Some(edit),
             commit: false,
+            fairshare: set.fairshare,
         };
         return super::limits::modify(s, req, "Modified account associations...").await;
     }

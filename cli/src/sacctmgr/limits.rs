@@ -1,6 +1,7 @@
 //! Association limits in `modify user|account ... set`: `MaxJobs`, `MaxSubmitJobs`, `MaxWall`,
 //! `MaxTRES[PerJob]`, `MaxCPUs`, `MaxNodes`, `GrpJobs`, `GrpSubmitJobs`, `GrpTRES`, `GrpCPUs`,
-//! `GrpMemory`, `GrpNodes` (`-1` clears one), and how `show association` prints them.
+//! `GrpMemory`, `GrpNodes`, `GrpTRESMins`, `GrpCPUMins` (`-1` clears one), and how
+//! `show association` prints them.
 
 use sluice_vocab::assoc_limits::{Tres, parse_edit};
 use sluice_vocab::cluster_conf::{TimeLimit, parse_time_limit};
@@ -22,6 +23,18 @@ fn count(key: &str, value: &str) -> Result<i64, SacctmgrError> {
         .ok()
         .filter(|n| *n < u32::MAX)
         .map(i64::from)
+        .ok_or_else(|| SacctmgrError::InvalidLimit(format!("{key}={value}")))
+}
+
+/// A TRES-minutes count: `-1` clears, otherwise a whole number (wider than a job count).
+fn minutes(key: &str, value: &str) -> Result<i64, SacctmgrError> {
+    let v = value.trim();
+    if v == "-1" {
+        return Ok(-1);
+    }
+    v.parse::<u64>()
+        .ok()
+        .and_then(|n| i64::try_from(n).ok())
         .ok_or_else(|| SacctmgrError::InvalidLimit(format!("{key}={value}")))
 }
 
@@ -76,6 +89,10 @@ pub fn take(words: &[Word]) -> Result<(Vec<Word>, Option<AssocLimitsEdit>), Sacc
             e.grp_jobs = Some(count(k, value)?);
         } else if is_keyword(k, "GrpSubmitJobs", 4) {
             e.grp_submit_jobs = Some(count(k, value)?);
+        } else if is_keyword(k, "GrpTRESMins", 8) {
+            e.grp_tres_mins = Some(tres_list(k, value)?);
+        } else if is_keyword(k, "GrpCPUMins", 7) {
+            push_tres(&mut e.grp_tres_mins, format!("cpu={}", minutes(k, value)?));
         } else if is_keyword(k, "GrpTRES", 7) {
             e.grp_tres = Some(tres_list(k, value)?);
         } else if is_keyword(k, "GrpCPUs", 4) {
@@ -95,6 +112,46 @@ pub fn take(words: &[Word]) -> Result<(Vec<Word>, Option<AssocLimitsEdit>), Sacc
     }
     let edit = (e != AssocLimitsEdit::default()).then_some(e);
     Ok((rest, edit))
+}
+
+/// The settings lines `add user|account` prints for the limits it gives the new
+/// associations, in Slurm's order (`  MaxJobs       = 2`); `-1` (nothing to clear on a new
+/// association) prints nothing.
+pub fn settings_lines(e: &AssocLimitsEdit) -> String {
+    let mut out = String::new();
+    let mut line = |name: &str, value: String| out.push_str(&format!("  {name:<14}= {value}\n"));
+    let n = |v: Option<i64>| v.filter(|v| *v >= 0).map(|v| v.to_string());
+    let t = |v: &Option<String>| {
+        let edit = parse_edit(v.as_deref()?).ok()?;
+        let mut tres = Tres::default();
+        tres.apply(&edit);
+        (!tres.is_empty()).then(|| tres.to_string())
+    };
+    if let Some(v) = n(e.grp_jobs) {
+        line("GrpJobs", v);
+    }
+    if let Some(v) = n(e.grp_submit_jobs) {
+        line("GrpSubmitJobs", v);
+    }
+    if let Some(v) = t(&e.grp_tres) {
+        line("GrpTRES", v);
+    }
+    if let Some(v) = t(&e.grp_tres_mins) {
+        line("GrpTRESMins", v);
+    }
+    if let Some(v) = n(e.max_jobs) {
+        line("MaxJobs", v);
+    }
+    if let Some(v) = n(e.max_submit_jobs) {
+        line("MaxSubmitJobs", v);
+    }
+    if let Some(v) = t(&e.max_tres_per_job) {
+        line("MaxTRESPerJob", v);
+    }
+    if let Some(m) = e.max_wall_minutes.and_then(|m| u32::try_from(m).ok()) {
+        line("MaxWall", TimeLimit::Minutes(m).to_string());
+    }
+    out
 }
 
 /// Sends the limit change and prints Slurm's report: the associations changed.
@@ -154,6 +211,7 @@ pub fn value(l: &proto::AssocLimits, field: Field) -> Option<String> {
         Field::GrpJobs => n(l.grp_jobs),
         Field::GrpSubmit => n(l.grp_submit_jobs),
         Field::GrpTres => shown(&l.grp_tres),
+        Field::GrpTresMins => shown(&l.grp_tres_mins),
         Field::GrpNodes => one(&l.grp_tres, |t| t.node),
         Field::GrpMemory => one(&l.grp_tres, |t| t.mem_mb),
         _ => return None,
@@ -177,6 +235,7 @@ mod tests {
             "GrpCPUs=8",
             "GrpMem=2G",
             "MaxNodes=2",
+            "GrpCPUMins=600",
             "DefaultAccount=x",
         ]))
         .unwrap();
@@ -187,8 +246,30 @@ mod tests {
         assert_eq!(e.max_wall_minutes, Some(1440));
         assert_eq!(e.grp_tres.as_deref(), Some("cpu=8,mem=2G"));
         assert_eq!(e.max_tres_per_job.as_deref(), Some("node=2"));
+        assert_eq!(e.grp_tres_mins.as_deref(), Some("cpu=600"));
+        let (_, edit) = take(&words(&["GrpTRESMins=cpu=100,node=-1", "GrpTRES=cpu=2"])).unwrap();
+        let e = edit.unwrap();
+        assert_eq!(e.grp_tres_mins.as_deref(), Some("cpu=100,node=-1"));
+        assert_eq!(e.grp_tres.as_deref(), Some("cpu=2"));
         let (_, none) = take(&words(&["Description=x"])).unwrap();
         assert!(none.is_none());
+    }
+
+    #[test]
+    fn add_prints_the_limits_it_sets_in_slurms_order() {
+        let (_, edit) = take(&words(&[
+            "MaxWall=90",
+            "MaxJobs=2",
+            "GrpTRES=cpu=4,mem=1G",
+            "GrpCPUMins=600",
+            "GrpJobs=-1",
+        ]))
+        .unwrap();
+        assert_eq!(
+            settings_lines(&edit.unwrap()),
+            "  GrpTRES       = cpu=4,mem=1024M\n  GrpTRESMins   = cpu=600\n  \
+             MaxJobs       = 2\n  MaxWall       = 01:30:00\n"
+        );
     }
 
     #[test]
@@ -213,6 +294,7 @@ mod tests {
             max_wall_minutes: Some(90),
             max_tres_per_job: "cpu=4,node=1".into(),
             grp_tres: "cpu=8,mem=2048".into(),
+            grp_tres_mins: "cpu=600".into(),
             ..Default::default()
         };
         let v = |f| value(&l, f).unwrap();
@@ -222,6 +304,7 @@ mod tests {
         assert_eq!(v(Field::MaxNodes), "1");
         assert_eq!(v(Field::GrpTres), "cpu=8,mem=2048M");
         assert_eq!(v(Field::GrpMemory), "2048");
+        assert_eq!(v(Field::GrpTresMins), "cpu=600");
         assert_eq!(v(Field::GrpJobs), "");
         assert!(value(&l, Field::Account).is_none());
     }

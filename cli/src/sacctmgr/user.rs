@@ -128,7 +128,8 @@ pub fn assoc_line(user: &str, account: &str, cluster: &str) -> String {
 }
 
 async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
-    let mut u = parse(words, SacctmgrError::UnknownOption)?;
+    let (words, limits) = super::limits::take(words)?;
+    let mut u = parse(&words, SacctmgrError::UnknownOption)?;
     if u.names.is_empty() {
         return Err(SacctmgrError::NeedName("user"));
     }
@@ -216,8 +217,15 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
     }
     if !assoc_lines.is_empty() {
         s.out(&format!(" Associations =\n{assoc_lines}"));
+        let mut settings = String::new();
         if let Some(f) = &u.fairshare {
-            s.out(&format!(" Non Default Settings\n  Fairshare     = {f}\n"));
+            settings.push_str(&format!("  Fairshare     = {f}\n"));
+        }
+        if let Some(edit) = &limits {
+            settings.push_str(&super::limits::settings_lines(edit));
+        }
+        if !settings.is_empty() {
+            s.out(&format!(" Non Default Settings\n{settings}"));
         }
     }
     let mut change = Change::AddUsers(AddUsersRequest {
@@ -228,6 +236,7 @@ async fn add(s: &mut Session<'_>, words: &[Word]) -> Outcome {
         clusters,
         commit: false,
         fairshare: u.fairshare,
+        limits,
     });
     s.preview(&mut change, "Problem adding users").await?;
     s.confirm(&mut change, "Problem adding users").await
@@ -263,11 +272,8 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
     }
     if let Some(edit) = limits {
         let by_user_fields = !(cond.default_accounts.is_empty() && cond.admin_levels.is_empty());
-        if default_account.is_some()
-            || admin_level.is_some()
-            || set.fairshare.is_some()
-            || by_user_fields
-        {
+        // Fair share is an association setting too: it goes in the same change.
+        if default_account.is_some() || admin_level.is_some() || by_user_fields {
             return Err(SacctmgrError::MixedLimits("user"));
         }
         if !cond.any_cond()
@@ -285,6 +291,7 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
             clusters: cond.clusters,
             set: Some(edit),
             commit: false,
+            fairshare: set.fairshare,
         };
         return super::limits::modify(s, req, "Modified user associations...").await;
     }

@@ -13,7 +13,7 @@
 
 use super::jobs::Job;
 use super::outbox::Outbox;
-use super::sched::{ineligible, try_start};
+use super::sched::{Start, ineligible, try_start};
 use super::select::{for_each_common, job_maps, node_fits, pick};
 use super::{Core, SimTime};
 use fixedbitset::FixedBitSet;
@@ -60,8 +60,14 @@ pub(crate) fn run(
                 .iter()
                 .all(|r| end <= r.start || !r.nodes.contains(i))
         };
-        if try_start(core, out, now, id, fits_plan) {
-            started += 1;
+        match try_start(core, out, now, id, fits_plan) {
+            Start::Started => started += 1,
+            Start::NoRoom => {}
+            Start::Limited(r) => {
+                if let Some(job) = core.jobs.map.get_mut(&id) {
+                    job.reason = r;
+                }
+            }
         }
     }
     started

@@ -74,7 +74,7 @@ pub fn schedule_fresh(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> P
         stats: PassStats::default(),
     };
     order.sort_unstable();
-    sched::open_assoc_usage(core);
+    sched::open_assoc_usage(core, now);
     for (_, id) in order {
         pass.consider(core, out, now, id);
     }

@@ -277,6 +277,11 @@ pub struct Core {
     pub(crate) qos: Option<qos::QosTable>,
     /// What running jobs hold per association, during a scheduling pass.
     pub(crate) assoc_usage: Option<assoc::Usage>,
+    /// TRES-seconds each user association has used (decayed; from the dbd with the fair-share
+    /// table), for `GrpTRESMins`.
+    pub(crate) assoc_used: std::collections::HashMap<assoc::AssocKey, assoc::TresSecs>,
+    /// The dbd's users as last fetched, and the generation of what is kept for a restart.
+    pub(crate) dbd_kept: assoc::cache::Kept,
     /// Job priority: the fair-share table and when priorities were last computed.
     pub(crate) prio: priority::PriorityState,
 }
@@ -320,6 +325,8 @@ impl Core {
             assocs: None,
             assoc_usage: None,
             qos: None,
+            assoc_used: std::collections::HashMap::new(),
+            dbd_kept: assoc::cache::Kept::default(),
             nonstop: None,
             prio: priority::PriorityState::default(),
         };

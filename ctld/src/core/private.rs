@@ -2,6 +2,8 @@
 //! operator may see. With `jobs` only their own jobs are listed, and to account coordinators
 //! also the jobs charged to the accounts they coordinate; with `nodes` or
 //! `partitions` those lists are refused as a whole, as Slurm's controller refuses them.
+//! `cloud` works the other way: powered-down cloud nodes are listed only with it, to
+//! everyone (Slurm hides them otherwise, even from root).
 
 use super::{Caller, Core, Job};
 use crate::error::CtldError;
@@ -13,6 +15,13 @@ pub fn sees_job(core: &Core, caller: Caller, job: &Job) -> bool {
         || job.uid == caller.uid
         || !core.conf.private_data.has(Private::Jobs)
         || super::coordinators::coordinates(&core.coordinators, caller, job)
+}
+
+/// Whether `node` is listed (sinfo, scontrol show node): not a powered-down cloud node
+/// unless `PrivateData` has `cloud`.
+pub fn lists_node(core: &Core, node: &super::Node) -> bool {
+    !(node.power.cloud && node.power.status == super::PowerStatus::Off)
+        || core.conf.private_data.has(Private::Cloud)
 }
 
 /// Refuses `caller` the list of `kind` (`Nodes`, `Partitions`) when it is private.

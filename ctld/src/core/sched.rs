@@ -65,20 +65,31 @@ pub(crate) fn ineligible(core: &Core, job: &Job, now: SimTime) -> Option<JobReas
     if throttled {
         return Some(JobReason::JobArrayTaskLimit);
     }
-    super::assoc::blocking_reason(core, job).or_else(|| super::qos::blocking_reason(core, job))
+    super::assoc::blocking_reason(core, job, now).or_else(|| super::qos::blocking_reason(core, job))
 }
 
-/// Tries to start `id` now on free resources of nodes that pass `allow`; returns whether it
-/// started. With gang scheduling, a job started on busy resources is suspended at once.
+/// What [`try_start`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// The job started.
+    Started,
+    /// No room for it now.
+    NoRoom,
+    /// There was room, but what it would hold there breaks its association's limits.
+    Limited(JobReason),
+}
+
+/// Tries to start `id` now on free resources of nodes that pass `allow`. With gang
+/// scheduling, a job started on busy resources is suspended at once.
 pub(crate) fn try_start(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
     id: FedJobId,
     allow: impl FnMut(usize) -> bool,
-) -> bool {
+) -> Start {
     let Some(job) = core.jobs.map.get(&id) else {
-        return false;
+        return Start::NoRoom;
     };
     let part = &core.parts[job.partition.get()];
     let mut maps = job_maps(part, job);
@@ -87,29 +98,29 @@ pub(crate) fn try_start(
     if let Some(state) = &core.nonstop {
         maps.push(&state.ordinary);
     }
-    match alloc::pick::pick(core, job, &maps, allow) {
-        // A federated job starts only once the dbd's start lock is committed: its allocation
-        // is reserved meanwhile (see `federation::start`).
-        Some(alloc) if federation::start::needs_lock(core, id) => {
-            federation::start::reserve(core, out, now, id, alloc);
-            count_started(core, id);
-            true
-        }
-        Some(alloc) => {
-            completion::start_job(core, out, now, id, alloc);
-            gang::job_started(core, out, now, id);
-            count_started(core, id);
-            true
-        }
-        None => false,
+    let Some(alloc) = alloc::pick::pick(core, job, &maps, allow) else {
+        return Start::NoRoom;
+    };
+    if let Some(r) = super::assoc::allocation_reason(core, job, &alloc, now) {
+        return Start::Limited(r);
     }
+    // A federated job starts only once the dbd's start lock is committed: its allocation
+    // is reserved meanwhile (see `federation::start`).
+    if federation::start::needs_lock(core, id) {
+        federation::start::reserve(core, out, now, id, alloc);
+    } else {
+        completion::start_job(core, out, now, id, alloc);
+        gang::job_started(core, out, now, id);
+    }
+    count_started(core, id, now);
+    Start::Started
 }
 
 /// Adds a job just started to the pass's association usage, so the next job of the pass
 /// sees it.
-fn count_started(core: &mut Core, id: FedJobId) {
+fn count_started(core: &mut Core, id: FedJobId, now: SimTime) {
     if let Some(mut usage) = core.assoc_usage.take() {
-        usage.add_job(core, id);
+        usage.add_job(core, id, now);
         core.assoc_usage = Some(usage);
     }
 }
@@ -190,14 +201,17 @@ impl Pass {
                 }
                 JobReason::Priority
             }
-            None if try_start(core, out, now, id, |_| true) => {
-                self.stats.started += 1;
-                return;
-            }
-            None => {
-                self.blocked[part.get()] = Some(id);
-                JobReason::Resources
-            }
+            None => match try_start(core, out, now, id, |_| true) {
+                Start::Started => {
+                    self.stats.started += 1;
+                    return;
+                }
+                Start::NoRoom => {
+                    self.blocked[part.get()] = Some(id);
+                    JobReason::Resources
+                }
+                Start::Limited(r) => r,
+            },
         };
         if let Some(job) = core.jobs.map.get_mut(&id) {
             job.reason = reason;
@@ -232,7 +246,7 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
     core.fresh.clear();
     let whole = depth >= core.jobs.queue.len();
     let order: Vec<FedJobId> = core.jobs.queue.iter().map(|k| k.id).take(depth).collect();
-    open_assoc_usage(core);
+    open_assoc_usage(core, now);
     for id in order {
         pass.consider(core, out, now, id);
     }
@@ -247,8 +261,8 @@ pub fn schedule(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassSta
 
 /// Association usage once per pass (only when limits are enforced), kept up to date as jobs
 /// start; the pass drops it when done: between passes jobs end and it would be stale.
-pub(crate) fn open_assoc_usage(core: &mut Core) {
+pub(crate) fn open_assoc_usage(core: &mut Core, now: SimTime) {
     if core.conf.acct_enforce.limits {
-        core.assoc_usage = Some(super::assoc::Usage::of(core));
+        core.assoc_usage = Some(super::assoc::Usage::of(core, now));
     }
 }

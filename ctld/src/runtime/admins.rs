@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 use super::CoreHandle;
+use crate::core::assoc::{self, cache::DbdUser};
 
 /// How often the dbd's users are fetched again.
 pub const REFRESH: Duration = Duration::from_secs(30);
@@ -70,56 +71,73 @@ impl DbdAdmins {
     }
 }
 
-/// The dbd's users as a [`UserView`] (names this host does not know are left out: nobody can
-/// send a request as them).
-pub async fn fetch(dbd: &mut DbdClient) -> Result<UserView, tonic::Status> {
+/// The dbd's live users, as it lists them.
+pub async fn fetch_users(dbd: &mut DbdClient) -> Result<Vec<DbdUser>, tonic::Status> {
     let mut req = tonic::Request::new(ListUsersRequest::default());
     req.set_timeout(RPC_TIMEOUT);
-    let users: Vec<(String, String, String, Vec<String>)> = dbd
+    Ok(dbd
         .list_users(req)
         .await?
         .into_inner()
         .users
         .into_iter()
         .filter(|u| !u.deleted)
-        .map(|u| (u.name, u.admin_level, u.default_account, u.coord_accounts))
-        .collect();
-    // The system's user database may be slow (NSS): off the runtime's workers.
-    let view = tokio::task::spawn_blocking(move || {
-        let mut view = UserView::default();
-        for (name, level, account, coordinates) in users {
-            let Some(u) = nix::unistd::User::from_name(&name).ok().flatten() else {
-                continue;
-            };
-            let uid = u.uid.as_raw();
-            match level.as_str() {
-                ADMINISTRATOR => _ = view.admins.insert(uid),
-                OPERATOR => _ = view.operators.insert(uid),
-                _ => {}
-            }
-            if !account.is_empty() {
-                view.default_accounts.insert(uid, account);
-            }
-            if !coordinates.is_empty() {
-                view.coordinators
-                    .insert(uid, coordinates.into_iter().collect());
-            }
+        .map(|u| DbdUser {
+            name: u.name,
+            admin_level: u.admin_level,
+            default_account: u.default_account,
+            coord_accounts: u.coord_accounts,
+        })
+        .collect())
+}
+
+/// `users` as a [`UserView`] (names this host does not know are left out: nobody can send a
+/// request as them). Looks each name up in the system's user database, which may be slow
+/// (NSS): call it off the runtime's workers.
+pub fn view_of(users: &[DbdUser]) -> UserView {
+    let mut view = UserView::default();
+    for user in users {
+        let Some(u) = nix::unistd::User::from_name(&user.name).ok().flatten() else {
+            continue;
+        };
+        let uid = u.uid.as_raw();
+        match user.admin_level.as_str() {
+            ADMINISTRATOR => _ = view.admins.insert(uid),
+            OPERATOR => _ = view.operators.insert(uid),
+            _ => {}
         }
-        view
-    })
-    .await
-    .unwrap_or_default();
+        if !user.default_account.is_empty() {
+            view.default_accounts
+                .insert(uid, user.default_account.clone());
+        }
+        if !user.coord_accounts.is_empty() {
+            view.coordinators
+                .insert(uid, user.coord_accounts.iter().cloned().collect());
+        }
+    }
+    view
+}
+
+/// The dbd's users as a [`UserView`], with the list it was made from.
+pub async fn fetch(dbd: &mut DbdClient) -> Result<(UserView, Vec<DbdUser>), tonic::Status> {
+    let users = fetch_users(dbd).await?;
+    let view = tokio::task::spawn_blocking(move || (view_of(&users), users))
+        .await
+        .map_err(|e| tonic::Status::internal(e.to_string()))?;
     Ok(view)
 }
 
 /// Keeps `admins`, the core's account coordinators, its associations (see
 /// [`super::assocs`]) and its QOS ([`super::qos`]) up to date from `dbd`: a fetch now, then
-/// one every `every` (call from within a tokio runtime). Aborting the handle stops it.
+/// one every `every` and one whenever `changed` is notified (the dbd announced a change, see
+/// [`super::assoc_watch`]) (call from within a tokio runtime). What the core keeps is saved
+/// with its state, for a restart while the dbd is away. Aborting the handle stops it.
 pub fn spawn_refresh(
     mut dbd: DbdClient,
     admins: DbdAdmins,
     core: CoreHandle,
     every: Duration,
+    changed: Arc<tokio::sync::Notify>,
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(every);
@@ -128,20 +146,17 @@ pub fn spawn_refresh(
             return;
         };
         loop {
-            ticks.tick().await;
-            match super::assocs::fetch(&mut dbd, &cluster).await {
-                Ok(table) => {
-                    let posted = core
-                        .query(move |cx| crate::core::assoc::set(cx.core, table))
-                        .await;
-                    if posted.is_err() {
-                        return;
-                    }
-                }
-                Err(e) => tracing::debug!(
+            tokio::select! {
+                _ = ticks.tick() => {}
+                () = changed.notified() => {}
+            }
+            let assocs = super::assocs::fetch(&mut dbd, &cluster).await;
+            let users = fetch(&mut dbd).await;
+            if let Err(e) = &assocs {
+                tracing::debug!(
                     "cannot list the dbd's associations (keeping the last list): {}",
                     e.message()
-                ),
+                );
             }
             match super::qos::fetch(&mut dbd).await {
                 Ok(table) => {
@@ -157,22 +172,42 @@ pub fn spawn_refresh(
                     e.message()
                 ),
             }
-            match fetch(&mut dbd).await {
-                Ok(view) => {
+            let users = match users {
+                Ok((view, users)) => {
                     tracing::debug!(count = view.admins.len(), "administrators from the dbd");
-                    let realms = view.coordinators.clone();
-                    admins.replace_view(view);
-                    let posted = core
-                        .query(move |cx| crate::core::coordinators::set(cx.core, realms))
-                        .await;
-                    if posted.is_err() {
-                        return;
-                    }
+                    admins.replace_view(view.clone());
+                    Some((view.coordinators, users))
                 }
-                Err(e) => tracing::debug!(
-                    "cannot list the dbd's users (keeping the last list): {}",
-                    e.message()
-                ),
+                Err(e) => {
+                    tracing::debug!(
+                        "cannot list the dbd's users (keeping the last list): {}",
+                        e.message()
+                    );
+                    None
+                }
+            };
+            if assocs.is_err() && users.is_none() {
+                continue;
+            }
+            // A changed list may let pending jobs start (or hold them): a whole pass follows,
+            // and the commit after it saves the lists.
+            let posted = core
+                .call(move |cx| {
+                    let before = assoc::cache::generation(cx.core);
+                    if let Ok(table) = assocs {
+                        assoc::set(cx.core, table);
+                    }
+                    if let Some((realms, users)) = users {
+                        crate::core::coordinators::set(cx.core, realms);
+                        assoc::set_users(cx.core, users);
+                    }
+                    if assoc::cache::generation(cx.core) != before {
+                        cx.out.touch();
+                    }
+                })
+                .await;
+            if matches!(posted, Err(super::CallError::Gone)) {
+                return;
             }
         }
     })

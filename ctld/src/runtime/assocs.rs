@@ -34,6 +34,7 @@ fn limits(l: Option<proto::AssocLimits>) -> AssocLimits {
         grp_jobs: l.grp_jobs,
         grp_submit_jobs: l.grp_submit_jobs,
         grp_tres: tres(&l.grp_tres),
+        grp_tres_mins: tres(&l.grp_tres_mins),
     }
 }
 

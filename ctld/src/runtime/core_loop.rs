@@ -154,6 +154,10 @@ fn rebuild(
     if accounting && let Some((view, cursor)) = sink.fed_state() {
         core.restore_fed(view, cursor);
     }
+    // The dbd's associations and users as last fetched: enforced until the dbd answers.
+    if accounting && let Some(cache) = sink.dbd_cache() {
+        crate::core::assoc::cache::restore(&mut core, cache);
+    }
     Ok((core, notes))
 }
 
@@ -168,7 +172,7 @@ pub fn start_with(
     let accounting = conf.accounting_storage_host.is_some();
     check_cluster(conf, &snap)?;
     let now = wall_now();
-    let (core, notes) = rebuild(conf, snap, sink.as_ref(), accounting, now)?;
+    let (mut core, notes) = rebuild(conf, snap, sink.as_ref(), accounting, now)?;
     // What the configuration no longer allows leaves the store now, with the accounting end of
     // each dropped job's run, before anything else happens.
     for note in &notes {
@@ -225,9 +229,21 @@ pub fn start_with(
         (None, None)
     };
     let admins = DbdAdmins::default();
-    let admins_refresh = dbd
+    // Until the dbd answers, its users as saved (administrators, default accounts,
+    // coordinators).
+    if accounting {
+        let view = admins::view_of(crate::core::assoc::cache::users(&core));
+        crate::core::coordinators::set(&mut core, view.coordinators.clone());
+        admins.replace_view(view);
+    }
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let admins_refresh = dbd.clone().map(|dbd| {
+        let every = admins::REFRESH;
+        admins::spawn_refresh(dbd, admins.clone(), handle.clone(), every, changed.clone())
+    });
+    let assoc_watch = dbd
         .clone()
-        .map(|dbd| admins::spawn_refresh(dbd, admins.clone(), handle.clone(), admins::REFRESH));
+        .map(|dbd| super::assoc_watch::spawn(dbd, conf.cluster_name.clone(), changed.clone()));
     let fairshare_refresh = dbd
         .clone()
         .map(|dbd| super::fairshare::spawn_refresh(dbd, handle.clone()));
@@ -273,6 +289,7 @@ pub fn start_with(
         addrs,
         admins,
         admins_refresh,
+        assoc_watch,
         fairshare_refresh,
         fed_port,
         fed_client: None,

@@ -4,9 +4,12 @@
 //! `sluice_dbd::store::fairshare`), computes each association's classic fair-share factor
 //! (`sluice_vocab::fairshare`) and hands the table to the core, which recomputes the queue.
 //! It runs at start and every `PriorityCalcPeriod`; while the dbd is away the last table stays.
+//! The same listing gives each association's decayed TRES usage, which the core keeps for
+//! `GrpTRESMins` (as Slurm, that limit is only enforced under `priority/multifactor`).
 //! Under `priority/basic` it asks nothing.
 
 use super::CoreHandle;
+use crate::core::assoc::{self, AssocKey, TresSecs};
 use crate::core::priority;
 use sluice_vocab::cluster_conf::PriorityType;
 use sluice_vocab::fairshare::{self, AssocInput, Shares};
@@ -21,13 +24,16 @@ const RPC_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the task looks whether `priority/multifactor` is on (after a reconfigure).
 const IDLE_CHECK: Duration = Duration::from_secs(30);
 
-/// The factor of each (account, user) association of `cluster`, from the dbd.
+/// The fair-share factors of the user associations, and the TRES-seconds each has used.
+pub type Fetched = (HashMap<AssocKey, f64>, HashMap<AssocKey, TresSecs>);
+
+/// The factor and usage of each (account, user) association of `cluster`, from the dbd.
 pub async fn fetch(
     dbd: &mut DbdClient,
     cluster: &str,
     half_life: i64,
     since: i64,
-) -> Result<HashMap<(String, String), f64>, tonic::Status> {
+) -> Result<Fetched, tonic::Status> {
     let mut req = tonic::Request::new(ListAssociationsRequest {
         clusters: vec![cluster.to_string()],
         with_usage: true,
@@ -37,6 +43,25 @@ pub async fn fetch(
     });
     req.set_timeout(RPC_TIMEOUT);
     let assocs = dbd.list_associations(req).await?.into_inner().associations;
+    let secs = |v: f64| {
+        if v.is_finite() && v > 0.0 {
+            v as u64
+        } else {
+            0
+        }
+    };
+    let used = assocs
+        .iter()
+        .filter(|a| !a.user.is_empty())
+        .map(|a| {
+            let t = TresSecs {
+                cpu: secs(a.raw_usage),
+                mem: secs(a.raw_mem_usage),
+                node: secs(a.raw_node_usage),
+            };
+            ((a.account.clone(), a.user.clone()), t)
+        })
+        .collect();
     let inputs: Vec<AssocInput> = assocs
         .into_iter()
         .map(|a| AssocInput {
@@ -47,11 +72,12 @@ pub async fn fetch(
             raw_usage: a.raw_usage,
         })
         .collect();
-    Ok(fairshare::compute(&inputs)
+    let factors = fairshare::compute(&inputs)
         .into_iter()
         .filter(|r| !r.user.is_empty())
         .map(|r| ((r.account, r.user), r.fairshare))
-        .collect())
+        .collect();
+    Ok((factors, used))
 }
 
 /// Keeps the core's fair-share table up to date from `dbd` (call from within a tokio
@@ -77,9 +103,12 @@ pub fn spawn_refresh(mut dbd: DbdClient, core: CoreHandle) -> JoinHandle<()> {
             let half_life = i64::try_from(prio.decay_half_life_secs).unwrap_or(i64::MAX);
             let since = prio.usage_reset.since(now, started);
             match fetch(&mut dbd, &cluster, half_life, since).await {
-                Ok(table) => {
+                Ok((table, used)) => {
                     let posted = core
-                        .query(move |cx| priority::on_fairshare(cx.core, cx.now, table))
+                        .query(move |cx| {
+                            assoc::set_used(cx.core, used);
+                            priority::on_fairshare(cx.core, cx.now, table);
+                        })
                         .await;
                     if posted.is_err() {
                         return;

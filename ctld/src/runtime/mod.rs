@@ -21,6 +21,7 @@
 //! - [`federation`]: the port a federation client connects to (the runtime does not know it).
 
 pub mod admins;
+pub mod assoc_watch;
 pub mod assocs;
 pub mod batch;
 mod core_loop;
@@ -275,6 +276,8 @@ pub struct Runtime {
     pub addrs: NodeAddrs,
     admins: admins::DbdAdmins,
     admins_refresh: Option<tokio::task::JoinHandle<()>>,
+    /// Wakes the refresh when the dbd announces a change of associations or users.
+    assoc_watch: Option<tokio::task::JoinHandle<()>>,
     /// Keeps the fair-share table up to date from the dbd (with one).
     fairshare_refresh: Option<tokio::task::JoinHandle<()>>,
     /// The port for a federation client, with a dbd, until one is connected.
@@ -311,6 +314,9 @@ impl Runtime {
         if let Some(t) = self.admins_refresh.take() {
             t.abort();
         }
+        if let Some(t) = self.assoc_watch.take() {
+            t.abort();
+        }
         if let Some(t) = self.fairshare_refresh.take() {
             t.abort();
         }
@@ -329,6 +335,9 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         if let Some(t) = self.admins_refresh.take() {
+            t.abort();
+        }
+        if let Some(t) = self.assoc_watch.take() {
             t.abort();
         }
         if let Some(t) = self.fairshare_refresh.take() {

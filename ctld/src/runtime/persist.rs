@@ -2,6 +2,7 @@
 //! failing store behind it; the daemon uses the controller store
 //! ([`crate::store::StateStore`]) under `StateSaveLocation`.
 
+use crate::core::assoc::cache::DbdCache;
 use crate::core::federation::FedView;
 use crate::core::snapshot::Snapshot;
 use crate::core::{AcctRecord, Core, SaveHint};
@@ -27,6 +28,12 @@ pub trait StateSink: Send {
     fn fed_state(&self) -> Option<(FedView, u64)> {
         None
     }
+
+    /// The saved associations and users of the dbd (`None`: nothing saved, or a store that
+    /// keeps none).
+    fn dbd_cache(&self) -> Option<DbdCache> {
+        None
+    }
 }
 
 impl StateSink for StateStore {
@@ -48,6 +55,16 @@ impl StateSink for StateStore {
             Ok(state) => state,
             Err(e) => {
                 tracing::error!("saved federation state unreadable, starting without: {e}");
+                None
+            }
+        }
+    }
+
+    fn dbd_cache(&self) -> Option<DbdCache> {
+        match self.load_dbd_cache_committed() {
+            Ok(cache) => cache,
+            Err(e) => {
+                tracing::error!("saved associations unreadable, waiting for the dbd's: {e}");
                 None
             }
         }

@@ -120,6 +120,7 @@ pub async fn list_nodes(
                     .nodes()
                     .iter()
                     .filter(|n| names.is_empty() || names.contains(&n.name))
+                    .filter(|n| private::lists_node(cx.core, n))
                     .map(|n| {
                         let addr = cx.node_addr(&n.name).unwrap_or((n.addr.clone(), n.port));
                         node_info(cx.core, n, addr)

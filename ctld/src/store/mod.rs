@@ -10,6 +10,7 @@
 
 pub mod acct;
 pub mod codec;
+mod dbd_cache;
 mod fed;
 mod load;
 pub mod schema;
@@ -90,6 +91,8 @@ pub struct StateStore {
     launches: HashSet<u32>,
     /// The federation view and event cursor last saved.
     saved_fed: fed::SavedFed,
+    /// The generation of the dbd's lists last saved (see [`dbd_cache`]).
+    saved_dbd_generation: u64,
 }
 
 impl StateStore {
@@ -146,6 +149,7 @@ impl StateStore {
             saved_cluster: None,
             launches: HashSet::new(),
             saved_fed: fed::SavedFed::default(),
+            saved_dbd_generation: 0,
         }
     }
 
@@ -199,6 +203,9 @@ impl StateStore {
         }
         if let Some(saved) = pending.fed {
             self.saved_fed = saved;
+        }
+        if let Some(generation) = pending.dbd_generation {
+            self.saved_dbd_generation = generation;
         }
         self.launches.extend(pending.launches_added);
         for owner in pending.launches_removed {
@@ -281,6 +288,7 @@ impl StateStore {
             pending.cluster = Some(cluster.clone());
         }
         pending.fed = fed::write(&tx, core, &self.saved_fed)?;
+        pending.dbd_generation = dbd_cache::write(&tx, core, self.saved_dbd_generation)?;
         tx.commit()
     }
 
@@ -301,6 +309,7 @@ struct Pending {
     launches_added: Vec<u32>,
     launches_removed: Vec<u32>,
     fed: Option<fed::SavedFed>,
+    dbd_generation: Option<u64>,
 }
 
 fn put_job(

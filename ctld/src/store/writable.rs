@@ -51,6 +51,17 @@ impl StateStore {
         }
     }
 
+    /// The saved associations and users ([`StateStore::load_dbd_cache`]), read as
+    /// [`StateStore::load_committed`] reads.
+    pub fn load_dbd_cache_committed(
+        &self,
+    ) -> Result<Option<crate::core::assoc::cache::DbdCache>, StoreError> {
+        match self.read_only_twin()? {
+            None => self.load_dbd_cache(),
+            Some(reader) => reader.load_dbd_cache(),
+        }
+    }
+
     /// `None` when the files are writable; else a store over a new read-only connection.
     fn read_only_twin(&self) -> Result<Option<StateStore>, StoreError> {
         if self.check_writable().is_ok() {

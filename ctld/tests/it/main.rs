@@ -10,6 +10,7 @@ mod runtime_support;
 mod store_util;
 
 mod assoc_limits;
+mod assoc_tres_mins;
 mod batch_steps;
 mod cancel_policy;
 mod cancel_requester;

@@ -228,3 +228,62 @@ fn the_id_source_is_saved_with_the_jobs_using_it() {
     let ranges = snap.job_ids.clone().unwrap();
     assert_eq!(ranges.first().map(|r| r.0), Some(4), "{ranges:?}");
 }
+
+#[test]
+fn the_dbds_associations_and_users_are_saved_once_changed_and_loaded_back() {
+    use sluice_ctld::core::assoc::{self, AssocRecord, AssocTable, cache};
+    use sluice_vocab::assoc_limits::{AssocLimits, Tres};
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = StateStore::open(dir.path()).unwrap();
+    let mut fx = cluster();
+    commit(&mut store, &mut fx);
+    assert_eq!(store.load_dbd_cache().unwrap(), None, "nothing listed yet");
+    let limits = AssocLimits {
+        max_jobs: Some(2),
+        grp_tres_mins: Tres {
+            cpu: Some(600),
+            ..Tres::default()
+        },
+        ..AssocLimits::default()
+    };
+    let records = vec![
+        AssocRecord {
+            account: "phys".into(),
+            user: "alice".into(),
+            parent_account: String::new(),
+            limits,
+        },
+        AssocRecord {
+            account: "phys".into(),
+            user: String::new(),
+            parent_account: "root".into(),
+            limits: AssocLimits::default(),
+        },
+    ];
+    let users = vec![cache::DbdUser {
+        name: "alice".into(),
+        admin_level: "None".into(),
+        default_account: "phys".into(),
+        coord_accounts: vec!["phys".into()],
+    }];
+    assoc::set(&mut fx.core, AssocTable::new(records.clone()));
+    assoc::set_users(&mut fx.core, users.clone());
+    // The lists are saved with the next commit, whatever else it holds.
+    commit(&mut store, &mut fx);
+    let saved = store.load_dbd_cache().unwrap().expect("saved");
+    assert_eq!(saved.users, users);
+    let mut want = records;
+    want.sort_by(|a, b| (&a.account, &a.user).cmp(&(&b.account, &b.user)));
+    assert_eq!(saved.assocs, want);
+    // A restarted core takes them back and enforces them before the dbd answers.
+    let mut again = cluster();
+    cache::restore(&mut again.core, saved.clone());
+    assert_eq!(cache::snapshot(&again.core), Some(saved));
+    assert_eq!(cache::users(&again.core), users.as_slice());
+    assert_eq!(
+        assoc::table(&again.core)
+            .and_then(|t| t.get("phys", "alice"))
+            .map(|r| r.limits.max_jobs),
+        Some(Some(2))
+    );
+}

@@ -147,6 +147,7 @@ diesel::table! {
         grp_submit_jobs -> Nullable<BigInt>,
         grp_tres -> Text,
         mod_time -> BigInt,
+        grp_tres_mins -> Text,
     }
 }
 

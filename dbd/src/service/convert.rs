@@ -23,7 +23,9 @@ fn admin_level(s: &str) -> Result<AdminLevel, Status> {
     })
 }
 
-fn fairshare(s: Option<String>) -> Result<Option<sluice_vocab::fairshare::Shares>, Status> {
+pub(super) fn fairshare(
+    s: Option<String>,
+) -> Result<Option<sluice_vocab::fairshare::Shares>, Status> {
     s.map(|v| {
         sluice_vocab::fairshare::Shares::parse(&v)
             .ok_or_else(|| StoreError::InvalidFairshare { value: v }.into())
@@ -123,6 +125,7 @@ pub(super) fn add_accounts(m: proto::AddAccountsRequest) -> Decoded<AddAccounts>
         parent: m.parent,
         clusters: m.clusters,
         fairshare: fairshare(m.fairshare)?,
+        limits: super::limits::edit(m.limits.unwrap_or_default())?,
     };
     Ok((req, Apply::from_commit(m.commit)))
 }
@@ -161,6 +164,7 @@ pub(super) fn add_users(m: proto::AddUsersRequest) -> Decoded<AddUsers> {
         admin_level: m.admin_level.as_deref().map(admin_level).transpose()?,
         clusters: m.clusters,
         fairshare: fairshare(m.fairshare)?,
+        limits: super::limits::edit(m.limits.unwrap_or_default())?,
     };
     Ok((req, Apply::from_commit(m.commit)))
 }
@@ -300,6 +304,8 @@ pub(super) fn association_share(s: crate::store::fairshare::AssocShare) -> proto
     proto::Association {
         shares: s.shares,
         raw_usage: s.raw_usage,
+        raw_mem_usage: s.mem_usage,
+        raw_node_usage: s.node_usage,
         run_cpu_mins: s.run_cpu_mins,
         ..association(s.assoc)
     }

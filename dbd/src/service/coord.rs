@@ -108,6 +108,9 @@ impl AccountingService {
             .await?;
         let store = Arc::clone(&self.store);
         let change = blocking(move || store.delete_coordinators(&domain, apply, now())).await?;
+        if change.committed {
+            self.changes.bump();
+        }
         tracing::info!(uid, committed = change.committed, revoked = ?change.revoked, "delete coordinators");
         Ok(Response::new(convert::coord_change_reply(change)))
     }

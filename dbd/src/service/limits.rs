@@ -30,8 +30,22 @@ fn tres(name: &str, v: Option<&str>) -> Result<TresEdit, Status> {
 
 /// The store's form of a `ModifyAssocLimits` request.
 pub(super) fn modify(m: proto::ModifyAssocLimitsRequest) -> Decoded<ModifyAssocLimits> {
-    let s = m.set.unwrap_or_default();
-    let set = AssocLimitsEdit {
+    let set = edit(m.set.unwrap_or_default())?;
+    let fairshare = super::convert::fairshare(m.fairshare)?;
+    let req = ModifyAssocLimits {
+        user_associations: m.user_associations,
+        users: m.users,
+        accounts: m.accounts,
+        clusters: m.clusters,
+        set,
+        fairshare,
+    };
+    Ok((req, Apply::from_commit(m.commit)))
+}
+
+/// The store's form of a limits edit (`modify ... set`, `add user|account ...`).
+pub(super) fn edit(s: proto::AssocLimitsEdit) -> Result<AssocLimitsEdit, Status> {
+    Ok(AssocLimitsEdit {
         max_jobs: count("MaxJobs", s.max_jobs)?,
         max_submit_jobs: count("MaxSubmitJobs", s.max_submit_jobs)?,
         max_wall_minutes: count("MaxWall", s.max_wall_minutes)?,
@@ -39,15 +53,8 @@ pub(super) fn modify(m: proto::ModifyAssocLimitsRequest) -> Decoded<ModifyAssocL
         grp_jobs: count("GrpJobs", s.grp_jobs)?,
         grp_submit_jobs: count("GrpSubmitJobs", s.grp_submit_jobs)?,
         grp_tres: tres("GrpTRES", s.grp_tres.as_deref())?,
-    };
-    let req = ModifyAssocLimits {
-        user_associations: m.user_associations,
-        users: m.users,
-        accounts: m.accounts,
-        clusters: m.clusters,
-        set,
-    };
-    Ok((req, Apply::from_commit(m.commit)))
+        grp_tres_mins: tres("GrpTRESMins", s.grp_tres_mins.as_deref())?,
+    })
 }
 
 /// A coordinator may change the limits of users' associations with accounts it coordinates
@@ -66,5 +73,6 @@ pub(super) fn encode(l: &AssocLimits) -> proto::AssocLimits {
         grp_jobs: l.grp_jobs,
         grp_submit_jobs: l.grp_submit_jobs,
         grp_tres: l.grp_tres.to_stored(),
+        grp_tres_mins: l.grp_tres_mins.to_stored(),
     }
 }

@@ -6,6 +6,7 @@
 //! the login name of a user with AdminLevel=Administrator. Lists and Ping are open to every
 //! authenticated caller.
 
+pub mod assoc_watch;
 mod convert;
 mod coord;
 mod federation;
@@ -42,6 +43,7 @@ pub struct AccountingService {
     store: Arc<Store>,
     admin_uids: Vec<u32>,
     private: PrivateData,
+    changes: assoc_watch::ChangeSignal,
 }
 
 /// Runs a store call on the blocking pool.
@@ -71,7 +73,14 @@ impl AccountingService {
             store,
             admin_uids,
             private: PrivateData::default(),
+            changes: assoc_watch::ChangeSignal::default(),
         }
+    }
+
+    /// What tells controllers of committed changes (`WatchAssociations`); the daemon ends
+    /// its streams at shutdown.
+    pub fn change_signal(&self) -> assoc_watch::ChangeSignal {
+        self.changes.clone()
     }
 
     /// Applies slurmdbd.conf's `PrivateData` to what callers may read.
@@ -146,6 +155,7 @@ impl AccountingService {
         let change = blocking(move || run(&store, &domain, apply, now())).await?;
         if change.committed {
             tracing::info!(uid, what, names = ?change.names, "accounting change committed");
+            self.changes.bump();
         } else {
             tracing::debug!(uid, what, names = ?change.names, "accounting change previewed");
         }
@@ -529,6 +539,22 @@ impl Accounting for AccountingService {
             Store::modify_assoc_qos,
         )
         .await
+    }
+
+    type WatchAssociationsStream =
+        tokio_stream::wrappers::ReceiverStream<Result<proto::AssociationsChanged, Status>>;
+
+    async fn watch_associations(
+        &self,
+        req: Request<proto::WatchAssociationsRequest>,
+    ) -> Result<Response<Self::WatchAssociationsStream>, Status> {
+        let uid = self.require_admin(&req).await?;
+        tracing::debug!(
+            uid,
+            cluster = req.get_ref().cluster,
+            "controller watches associations"
+        );
+        Ok(Response::new(self.changes.stream()))
     }
 
     async fn lease_job_ids(

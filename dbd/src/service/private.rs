@@ -4,7 +4,8 @@
 //! associations' usage (sreport); sreport's job sizes count only their own jobs under `jobs`.
 //! As in Slurm, an account coordinator also sees what belongs to the accounts it coordinates
 //! (its realm): their associations and users (`users`), their usage rows (`usage`), and
-//! their jobs when sacct asks for those accounts (`-A`; without it, their own jobs only).
+//! their jobs when sacct asks for those accounts (`-A`), and with a plain sacct (the caller's
+//! own jobs by default) their own jobs and those charged to the accounts they coordinate.
 //! The rules are plain functions over the decoded queries.
 
 use std::collections::BTreeSet;
@@ -109,11 +110,21 @@ impl Privacy {
     }
 
     /// [`Self::jobs`] for sacct, which may name accounts: a coordinator asking only for
-    /// accounts it coordinates sees all their jobs.
-    pub fn sacct_jobs(&self, q: &mut JobQuery) -> bool {
+    /// accounts it coordinates sees all their jobs; its plain sacct (`own_by_default`: the
+    /// uids are sacct's default, the caller) its own jobs and its accounts' jobs.
+    pub fn sacct_jobs(&self, q: &mut JobQuery, own_by_default: bool) -> bool {
         let coordinated =
             !q.accounts.is_empty() && q.accounts.iter().all(|a| self.viewer.realm.contains(a));
-        coordinated || self.jobs(q)
+        if coordinated {
+            return true;
+        }
+        if !self.jobs(q) {
+            return false;
+        }
+        if own_by_default && self.hides(Private::Jobs) && !self.viewer.realm.is_empty() {
+            q.uid_or_accounts = self.viewer.realm.iter().cloned().collect();
+        }
+        true
     }
 
     /// Narrows a user listing to the caller; `false`: no rows at all. A coordinator's listing
@@ -270,14 +281,22 @@ mod tests {
             accounts: vec!["chem".into()],
             ..JobQuery::default()
         };
-        assert!(p.sacct_jobs(&mut theirs));
+        assert!(p.sacct_jobs(&mut theirs, false));
         assert!(theirs.uids.is_empty(), "all of chem's jobs");
         let mut other = JobQuery {
             accounts: vec!["phys".into()],
             ..JobQuery::default()
         };
-        assert!(p.sacct_jobs(&mut other));
+        assert!(p.sacct_jobs(&mut other, false));
         assert_eq!(other.uids, [1001], "only their own jobs elsewhere");
+        assert!(other.uid_or_accounts.is_empty());
+        let mut plain = JobQuery {
+            uids: vec![1001],
+            ..JobQuery::default()
+        };
+        assert!(p.sacct_jobs(&mut plain, true));
+        assert_eq!(plain.uids, [1001]);
+        assert_eq!(plain.uid_or_accounts, ["chem"], "and the jobs of chem");
         let usage = |account: &str, user: &str| AssocUsage {
             cluster: "c".into(),
             account: account.into(),

@@ -363,3 +363,34 @@ async fn a_coordinator_manages_users_sub_accounts_and_coordinators_of_its_realm_
     let coord = users.iter().find(|u| u.name == "nobody").unwrap();
     assert_eq!(coord.coord_accounts, ["a", "sub"]);
 }
+
+#[tokio::test]
+async fn controllers_watching_associations_hear_of_committed_changes_only() {
+    use tokio_stream::StreamExt;
+    let dir = tempfile::tempdir().unwrap();
+    let svc = service(&dir);
+    let req = || proto::WatchAssociationsRequest {
+        cluster: "c1".into(),
+    };
+    let refused = svc.watch_associations(as_uid(STRANGER, req())).await;
+    assert_eq!(
+        refused.err().map(|s| s.code()),
+        Some(Code::PermissionDenied)
+    );
+    let mut stream = svc
+        .watch_associations(as_uid(SLURM_USER, req()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(stream.next().await.unwrap().unwrap().generation, 0);
+    // A preview changes nothing and tells nothing; a commit does.
+    let mut preview = add_cluster("c1");
+    preview.commit = false;
+    svc.add_clusters(as_uid(0, preview)).await.unwrap();
+    svc.add_clusters(as_uid(0, add_cluster("c1")))
+        .await
+        .unwrap();
+    assert_eq!(stream.next().await.unwrap().unwrap().generation, 1);
+    svc.change_signal().stop_streams();
+    assert!(stream.next().await.is_none());
+}

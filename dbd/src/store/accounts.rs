@@ -144,6 +144,8 @@ pub(super) fn add(
         if let Some(shares) = req.fairshare {
             super::fairshare::set(conn, &clusters, std::slice::from_ref(name), "", shares)?;
         }
+        let own = std::slice::from_ref(name);
+        super::limits::set_on(conn, &clusters, own, "", &req.limits, now)?;
         if !added.contains(name) {
             if !new_assoc {
                 return Err(StoreError::AlreadyExists {

@@ -38,8 +38,21 @@ pub struct AssocShare {
     pub shares: i64,
     /// Decayed CPU-seconds of the runs charged to it.
     pub raw_usage: f64,
+    /// Decayed megabyte-seconds of memory of those runs (for `GrpTRESMins=mem=`).
+    pub mem_usage: f64,
+    /// Decayed node-seconds of those runs (for `GrpTRESMins=node=`).
+    pub node_usage: f64,
     /// CPU-minutes its running jobs have left within their time limits.
     pub run_cpu_mins: u64,
+}
+
+/// What the runs charged to one association used, decayed, in TRES-seconds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Used {
+    cpu: f64,
+    mem: f64,
+    node: f64,
+    run_cpu_mins: u64,
 }
 
 /// Sets `shares` on the live associations of `user` (`""`: the accounts' own) with
@@ -53,24 +66,32 @@ pub(crate) fn set(
     shares: Shares,
 ) -> Result<bool, StoreError> {
     let rows = assoc_rows::live(conn, clusters, accounts, &[user.to_string()])?;
-    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-    let current = shares_of(conn, &ids)?;
     let mut changed = false;
-    for id in ids {
-        let want = shares.to_raw();
-        if current.get(&id).copied().unwrap_or(DEFAULT_SHARES) == want {
-            continue;
-        }
-        diesel::delete(assoc_fairshare::table.find(id)).execute(conn)?;
-        diesel::insert_into(assoc_fairshare::table)
-            .values((
-                assoc_fairshare::assoc_id.eq(id),
-                assoc_fairshare::shares.eq(want),
-            ))
-            .execute(conn)?;
-        changed = true;
+    for row in rows {
+        changed |= set_one(conn, row.id, shares)?;
     }
     Ok(changed)
+}
+
+/// Sets `shares` on association `id`; returns whether they changed.
+pub(crate) fn set_one(
+    conn: &mut AnyConnection,
+    id: i64,
+    shares: Shares,
+) -> Result<bool, StoreError> {
+    let want = shares.to_raw();
+    let current = shares_of(conn, &[id])?;
+    if current.get(&id).copied().unwrap_or(DEFAULT_SHARES) == want {
+        return Ok(false);
+    }
+    diesel::delete(assoc_fairshare::table.find(id)).execute(conn)?;
+    diesel::insert_into(assoc_fairshare::table)
+        .values((
+            assoc_fairshare::assoc_id.eq(id),
+            assoc_fairshare::shares.eq(want),
+        ))
+        .execute(conn)?;
+    Ok(true)
 }
 
 /// The shares set on the associations `ids` (those without a row are absent).
@@ -111,12 +132,14 @@ pub(crate) fn list(
         .into_iter()
         .map(|a| {
             let key = (a.cluster.clone(), a.account.clone(), a.user.clone());
-            let (raw_usage, run_cpu_mins) = usage.get(&key).copied().unwrap_or((0.0, 0));
+            let used = usage.get(&key).copied().unwrap_or_default();
             let id = i64::try_from(a.id).unwrap_or(0);
             AssocShare {
                 shares: shares.get(&id).copied().unwrap_or(DEFAULT_SHARES),
-                raw_usage,
-                run_cpu_mins,
+                raw_usage: used.cpu,
+                mem_usage: used.mem,
+                node_usage: used.node,
+                run_cpu_mins: used.run_cpu_mins,
                 assoc: a,
             }
         })
@@ -129,7 +152,7 @@ fn usage_of(
     conn: &mut AnyConnection,
     cluster: &str,
     w: UsageWindow,
-    out: &mut HashMap<(String, String, String), (f64, u64)>,
+    out: &mut HashMap<(String, String, String), Used>,
 ) -> Result<(), StoreError> {
     // With decay, runs that ended 64 half-lives ago weigh less than 2^-64: skip them.
     let horizon = if w.half_life > 0 {
@@ -138,7 +161,8 @@ fn usage_of(
         0
     };
     let cutoff = horizon.max(w.since);
-    let runs: Vec<(String, String, i64, i64, i64, i64)> = job_runs::table
+    type Run = (String, String, i64, i64, i64, i64, i64, i64);
+    let runs: Vec<Run> = job_runs::table
         .filter(job_runs::cluster.eq(cluster))
         .filter(job_runs::time_start.gt(0))
         .filter(job_runs::time_end.eq(0).or(job_runs::time_end.gt(cutoff)))
@@ -149,24 +173,27 @@ fn usage_of(
             job_runs::time_start,
             job_runs::time_end,
             job_runs::time_limit_min,
+            job_runs::mem_mb,
+            job_runs::node_count,
         ))
         .load(conn)?;
-    for (account, user, cpus, start, end, limit_min) in runs {
+    for (account, user, cpus, start, end, limit_min, mem_mb, nodes) in runs {
         let running = end == 0;
         let end = if running { w.now } else { end };
         let cpus = cpus.max(0);
-        let used = decayed_usage(cpus as f64, start, end, w.now, w.half_life, w.since);
+        // The decay is linear in the weight: one integral of time serves every resource.
+        let secs = decayed_usage(1.0, start, end, w.now, w.half_life, w.since);
         let left_mins = if running && limit_min > 0 {
             let left_secs = (start + limit_min * 60 - w.now).max(0);
             u64::try_from(left_secs / 60 * cpus).unwrap_or(0)
         } else {
             0
         };
-        let e = out
-            .entry((cluster.to_string(), account, user))
-            .or_insert((0.0, 0));
-        e.0 += used;
-        e.1 += left_mins;
+        let e = out.entry((cluster.to_string(), account, user)).or_default();
+        e.cpu += secs * cpus as f64;
+        e.mem += secs * mem_mb.max(0) as f64;
+        e.node += secs * nodes.max(0) as f64;
+        e.run_cpu_mins += left_mins;
     }
     Ok(())
 }

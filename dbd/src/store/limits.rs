@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use sluice_vocab::assoc_limits::{AssocLimits, AssocLimitsEdit};
+use sluice_vocab::fairshare::Shares;
 
 use super::conn::AnyConnection;
 use super::error::StoreError;
@@ -27,6 +28,8 @@ pub struct ModifyAssocLimits {
     /// Default: every cluster.
     pub clusters: Vec<String>,
     pub set: AssocLimitsEdit,
+    /// `Fairshare=` set on the same associations in the same change.
+    pub fairshare: Option<Shares>,
 }
 
 /// The name of a changed association in a change reply: cluster, account and user separated
@@ -40,7 +43,7 @@ pub(super) fn modify(
     req: &ModifyAssocLimits,
     now: i64,
 ) -> Result<Vec<String>, StoreError> {
-    if req.set.is_empty() {
+    if req.set.is_empty() && req.fairshare.is_none() {
         return Err(StoreError::NothingToChange);
     }
     for name in &req.clusters {
@@ -69,14 +72,43 @@ pub(super) fn modify(
     for row in targets {
         let own = limit_rows::get(conn, row.id)?;
         let new = req.set.applied(&own);
-        if new != own {
+        let mut differs = new != own;
+        if differs {
             limit_rows::put(conn, row.id, &new, now)?;
+        }
+        if let Some(shares) = req.fairshare {
+            differs |= super::fairshare::set_one(conn, row.id, shares)?;
+        }
+        if differs {
             changed.push(assoc_name(&row));
         }
     }
     // Nothing matched or nothing differs: an empty list, which sacctmgr reports as
     // "Nothing modified".
     Ok(changed)
+}
+
+/// Applies `edit` to the live associations of `user` (`""`: the accounts' own) with
+/// `accounts` on `clusters`: the limits given with `sacctmgr add user|account`.
+pub(super) fn set_on(
+    conn: &mut AnyConnection,
+    clusters: &[String],
+    accounts: &[String],
+    user: &str,
+    edit: &AssocLimitsEdit,
+    now: i64,
+) -> Result<(), StoreError> {
+    if edit.is_empty() {
+        return Ok(());
+    }
+    for row in assoc_rows::live(conn, clusters, accounts, &[user.to_string()])? {
+        let own = limit_rows::get(conn, row.id)?;
+        let new = edit.applied(&own);
+        if new != own {
+            limit_rows::put(conn, row.id, &new, now)?;
+        }
+    }
+    Ok(())
 }
 
 /// `rows` with the limits in force on each (see the module doc).

@@ -76,6 +76,8 @@ pub struct AddAccounts {
     pub clusters: Vec<String>,
     /// `Fairshare=` of the new associations.
     pub fairshare: Option<sluice_vocab::fairshare::Shares>,
+    /// Limits of the new associations (`MaxJobs=`, `GrpTRES=` ...).
+    pub limits: sluice_vocab::assoc_limits::AssocLimitsEdit,
 }
 
 /// `sacctmgr modify account`.
@@ -113,6 +115,8 @@ pub struct AddUsers {
     pub clusters: Vec<String>,
     /// `Fairshare=` of the new associations.
     pub fairshare: Option<sluice_vocab::fairshare::Shares>,
+    /// Limits of the new associations (`MaxJobs=`, `GrpTRES=` ...).
+    pub limits: sluice_vocab::assoc_limits::AssocLimitsEdit,
 }
 
 /// `sacctmgr modify user`.

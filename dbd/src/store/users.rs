@@ -100,6 +100,7 @@ pub(super) fn add(
         if let Some(shares) = req.fairshare {
             super::fairshare::set(conn, &clusters, &accounts, name, shares)?;
         }
+        super::limits::set_on(conn, &clusters, &accounts, name, &req.limits, now)?;
         // An existing user only gains associations it does not have yet.
         if is_live && created == 0 {
             return Err(StoreError::AlreadyExists {

@@ -8,11 +8,15 @@ per_backend!(
     limits_are_set_cleared_and_listed,
     max_limits_are_inherited_and_group_limits_are_not,
     a_preview_changes_nothing_and_unknown_names_are_refused,
+    tres_minutes_are_stored_per_association_and_not_inherited,
+    add_gives_the_new_associations_their_limits,
+    fairshare_and_limits_change_in_one_modify,
 );
 
 mod cases {
     use sluice_dbd::store::*;
     use sluice_vocab::assoc_limits::{AssocLimitsEdit, Tres, TresKind};
+    use sluice_vocab::fairshare::Shares;
 
     use super::common::{T1, TestDb, s};
 
@@ -206,5 +210,128 @@ mod cases {
             store.modify_assoc_limits(&no_account, Apply::Commit, T1),
             Err(StoreError::UnknownAccount { .. })
         ));
+    }
+
+    pub fn tres_minutes_are_stored_per_association_and_not_inherited(db: &TestDb) {
+        let store = setup(db);
+        let names = set_account(
+            &store,
+            "top",
+            AssocLimitsEdit {
+                grp_tres_mins: vec![(TresKind::Cpu, Some(6000)), (TresKind::Node, Some(100))],
+                ..Default::default()
+            },
+        );
+        assert_eq!(names, s(&["c1\ttop\t"]));
+        let top = assoc(&store, "top", "").limits;
+        assert_eq!(top.grp_tres_mins.to_string(), "cpu=6000,node=100");
+        assert!(assoc(&store, "mid", "").limits.grp_tres_mins.is_empty());
+        assert!(assoc(&store, "top", "u2").limits.grp_tres_mins.is_empty());
+        // -1 clears one resource; other limits set beside it stay.
+        set_account(
+            &store,
+            "top",
+            AssocLimitsEdit {
+                grp_tres_mins: vec![(TresKind::Node, None)],
+                max_jobs: Some(Some(2)),
+                ..Default::default()
+            },
+        );
+        let top = assoc(&store, "top", "").limits;
+        assert_eq!(top.grp_tres_mins.to_string(), "cpu=6000");
+        assert_eq!(top.max_jobs, Some(2));
+    }
+
+    pub fn add_gives_the_new_associations_their_limits(db: &TestDb) {
+        let store = setup(db);
+        let limits = AssocLimitsEdit {
+            max_jobs: Some(Some(2)),
+            grp_tres: vec![(TresKind::Cpu, Some(4))],
+            grp_tres_mins: vec![(TresKind::Cpu, Some(600))],
+            ..Default::default()
+        };
+        let acct = AddAccounts {
+            names: s(&["new"]),
+            parent: Some("top".into()),
+            limits: limits.clone(),
+            ..Default::default()
+        };
+        store.add_accounts(&acct, Apply::Commit, T1).unwrap();
+        let new = assoc(&store, "new", "").limits;
+        assert_eq!(new.max_jobs, Some(2));
+        assert_eq!(new.grp_tres.to_string(), "cpu=4");
+        assert_eq!(new.grp_tres_mins.to_string(), "cpu=600");
+        let user = AddUsers {
+            names: s(&["u3"]),
+            accounts: s(&["mid"]),
+            limits: AssocLimitsEdit {
+                max_submit_jobs: Some(Some(7)),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        store.add_users(&user, Apply::Commit, T1).unwrap();
+        assert_eq!(assoc(&store, "mid", "u3").limits.max_submit_jobs, Some(7));
+        assert_eq!(
+            assoc(&store, "mid", "u1").limits.max_submit_jobs,
+            None,
+            "the other users of mid keep theirs"
+        );
+        // A preview creates nothing and sets nothing.
+        let preview = AddUsers {
+            names: s(&["u4"]),
+            ..user
+        };
+        store.add_users(&preview, Apply::DryRun, T1).unwrap();
+        let filter = AssociationFilter {
+            users: s(&["u4"]),
+            ..Default::default()
+        };
+        assert!(store.list_associations(&filter).unwrap().is_empty());
+    }
+
+    pub fn fairshare_and_limits_change_in_one_modify(db: &TestDb) {
+        let store = setup(db);
+        let req = ModifyAssocLimits {
+            user_associations: true,
+            users: s(&["u1"]),
+            set: AssocLimitsEdit {
+                max_jobs: Some(Some(2)),
+                ..Default::default()
+            },
+            fairshare: Some(Shares::parse("10").unwrap()),
+            ..Default::default()
+        };
+        let names = store
+            .modify_assoc_limits(&req, Apply::Commit, T1)
+            .unwrap()
+            .names;
+        assert_eq!(names, s(&["c1\tmid\tu1"]));
+        assert_eq!(assoc(&store, "mid", "u1").limits.max_jobs, Some(2));
+        let filter = AssociationFilter {
+            users: s(&["u1"]),
+            ..Default::default()
+        };
+        let shares = store.list_association_shares(&filter, None).unwrap();
+        assert_eq!(shares[0].shares, 10);
+        // Fair share alone through the same request: only what differs is reported.
+        let again = ModifyAssocLimits {
+            set: AssocLimitsEdit::default(),
+            ..req.clone()
+        };
+        let names = store
+            .modify_assoc_limits(&again, Apply::Commit, T1)
+            .unwrap()
+            .names;
+        assert!(names.is_empty(), "nothing differs");
+        // A failing part refuses the whole change: nothing was set.
+        let bad = ModifyAssocLimits {
+            users: s(&["u1", "nobody"]),
+            fairshare: Some(Shares::parse("20").unwrap()),
+            ..req
+        };
+        assert!(store.modify_assoc_limits(&bad, Apply::Commit, T1).is_err());
+        let shares = store.list_association_shares(&filter, None).unwrap();
+        assert_eq!(shares[0].shares, 10);
     }
 }

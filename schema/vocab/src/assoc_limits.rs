@@ -39,7 +39,10 @@ impl TresKind {
 }
 
 /// Per-resource limits; a resource without a value is not limited.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(default)]
 pub struct Tres {
     /// CPUs.
     pub cpu: Option<u64>,
@@ -170,7 +173,8 @@ fn tres_count(kind: TresKind, value: &str) -> Option<u64> {
 }
 
 /// The limits of one association, as stored (`None`: not set here).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct AssocLimits {
     /// `MaxJobs`: running jobs of this association.
     pub max_jobs: Option<u32>,
@@ -186,6 +190,10 @@ pub struct AssocLimits {
     pub grp_submit_jobs: Option<u32>,
     /// `GrpTRES`: resources held by running jobs of this association and everything below it.
     pub grp_tres: Tres,
+    /// `GrpTRESMins` (`GrpCPUMins`): TRES-minutes used by past and running jobs of this
+    /// association and everything below it (decayed as fair-share usage is), memory in
+    /// megabyte-minutes.
+    pub grp_tres_mins: Tres,
 }
 
 impl AssocLimits {
@@ -223,6 +231,8 @@ pub struct AssocLimitsEdit {
     pub grp_submit_jobs: Option<Option<u32>>,
     /// `GrpTRES`, `GrpCPUs`, `GrpNodes`, `GrpMem`.
     pub grp_tres: TresEdit,
+    /// `GrpTRESMins`, `GrpCPUMins`.
+    pub grp_tres_mins: TresEdit,
 }
 
 impl AssocLimitsEdit {
@@ -246,6 +256,7 @@ impl AssocLimitsEdit {
         set(&mut out.grp_submit_jobs, self.grp_submit_jobs);
         out.max_tres_per_job.apply(&self.max_tres_per_job);
         out.grp_tres.apply(&self.grp_tres);
+        out.grp_tres_mins.apply(&self.grp_tres_mins);
         out
     }
 }
@@ -260,11 +271,14 @@ pub struct AcctEnforce {
     pub limits: bool,
     /// `qos`: a job's QOS must be one its association may use (implies `associations`).
     pub qos: bool,
+    /// `safe`: a job under a `GrpTRESMins` limit starts only when its whole time limit fits
+    /// in what is left of it (implies `limits`).
+    pub safe: bool,
 }
 
 impl AcctEnforce {
-    /// Parses Slurm's comma-separated list (`associations,limits`, `none`). Values Sluice does
-    /// not enforce (`qos`, `safe`, `wckeys`, `nojobs`, `nosteps`) are refused by name rather
+    /// Parses Slurm's comma-separated list (`associations,limits,safe`, `none`). Values Sluice
+    /// does not enforce (`qos`, `wckeys`, `nojobs`, `nosteps`) are refused by name rather
     /// than accepted and ignored.
     pub fn parse(s: &str) -> Result<Self, String> {
         let mut e = Self::default();
@@ -280,10 +294,15 @@ impl AcctEnforce {
                     e.associations = true;
                     e.qos = true;
                 }
-                "all" | "safe" | "wckeys" | "wckey" | "nojobs" | "nosteps" => {
+                "safe" => {
+                    e.associations = true;
+                    e.limits = true;
+                    e.safe = true;
+                }
+                "all" | "wckeys" | "wckey" | "nojobs" | "nosteps" => {
                     return Err(format!(
                         "AccountingStorageEnforce value {word} is not supported \
-                         (Sluice enforces associations, limits and qos)"
+                         (Sluice enforces associations, limits, qos and safe)"
                     ));
                 }
                 _ => return Err(format!("unknown AccountingStorageEnforce value {word}")),
@@ -294,12 +313,14 @@ impl AcctEnforce {
 }
 
 impl fmt::Display for AcctEnforce {
-    /// As `scontrol show config` prints it: `associations,limits,qos` (those set) or `none`.
+    /// As `scontrol show config` prints it: `associations,limits,qos,safe` (those set) or
+    /// `none`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let words: Vec<&str> = [
             (self.associations, "associations"),
             (self.limits, "limits"),
             (self.qos, "qos"),
+            (self.safe, "safe"),
         ]
         .into_iter()
         .filter_map(|(on, w)| on.then_some(w))

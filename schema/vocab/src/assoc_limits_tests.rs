@@ -82,6 +82,37 @@ fn enforce_values() {
     let e = AcctEnforce::parse("qos").unwrap();
     assert!(e.associations && e.qos && !e.limits);
     assert_eq!(AcctEnforce::parse("limits,qos").unwrap().to_string(), "associations,limits,qos");
-    assert!(AcctEnforce::parse("safe").unwrap_err().contains("safe"));
+    assert!(AcctEnforce::parse("wckeys").unwrap_err().contains("wckeys"));
     assert!(AcctEnforce::parse("bogus").unwrap_err().contains("bogus"));
+}
+
+#[test]
+fn safe_implies_limits_and_associations() {
+    let e = AcctEnforce::parse("safe").unwrap();
+    assert!(e.associations && e.limits && e.safe);
+    assert_eq!(e.to_string(), "associations,limits,safe");
+    let e = AcctEnforce::parse("associations,limits").unwrap();
+    assert!(!e.safe);
+}
+
+#[test]
+fn tres_minutes_are_group_limits_edited_like_tres() {
+    let edit = AssocLimitsEdit {
+        grp_tres_mins: parse_edit("cpu=600,mem=1G").unwrap(),
+        ..AssocLimitsEdit::default()
+    };
+    let after = edit.applied(&AssocLimits::default());
+    assert_eq!(after.grp_tres_mins.cpu, Some(600));
+    assert_eq!(after.grp_tres_mins.mem_mb, Some(1024));
+    // Group limits stay where they are set.
+    assert_eq!(
+        AssocLimits::default().inherit(&after).grp_tres_mins,
+        Tres::default()
+    );
+    let cleared = AssocLimitsEdit {
+        grp_tres_mins: parse_edit("cpu=-1").unwrap(),
+        ..AssocLimitsEdit::default()
+    }
+    .applied(&after);
+    assert_eq!(cleared.grp_tres_mins.cpu, None);
 }

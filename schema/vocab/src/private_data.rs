@@ -9,6 +9,9 @@ use std::fmt;
 pub enum Private {
     /// `accounts`: account definitions (the dbd).
     Accounts,
+    /// `cloud`: the opposite of the others, as in Slurm: powered-down cloud nodes are listed
+    /// (sinfo, scontrol show node) only with it, for everyone including administrators.
+    Cloud,
     /// `events`: node events (the dbd).
     Events,
     /// `jobs`: other users' jobs (controller and dbd).
@@ -25,8 +28,9 @@ pub enum Private {
     Users,
 }
 
-const ALL: [(Private, &str); 8] = [
+const ALL: [(Private, &str); 9] = [
     (Private::Accounts, "accounts"),
+    (Private::Cloud, "cloud"),
     (Private::Events, "events"),
     (Private::Jobs, "jobs"),
     (Private::Nodes, "nodes"),
@@ -51,7 +55,10 @@ impl PrivateData {
                 "all" => ALL.iter().for_each(|(k, _)| set.insert(*k)),
                 "none" => {}
                 // Slurm's plural and singular spellings both work.
-                _ => match ALL.iter().find(|(_, n)| w == *n || w == n[..n.len() - 1]) {
+                _ => match ALL
+                    .iter()
+                    .find(|(_, n)| w == *n || n.strip_suffix('s') == Some(w.as_str()))
+                {
                     Some((k, _)) => set.insert(*k),
                     None => return Err(format!("unknown PrivateData value {word}")),
                 },
@@ -101,8 +108,10 @@ mod tests {
         let all = PrivateData::parse("all").unwrap();
         assert_eq!(
             all.to_string(),
-            "accounts,events,jobs,nodes,partitions,reservations,usage,users"
+            "accounts,cloud,events,jobs,nodes,partitions,reservations,usage,users"
         );
+        assert!(PrivateData::parse("cloud").unwrap().has(Private::Cloud));
+        assert!(PrivateData::parse("clou").is_err());
         let err = PrivateData::parse("jobs,secrets").unwrap_err();
         assert!(err.contains("secrets"), "{err}");
     }

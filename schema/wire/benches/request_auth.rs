@@ -8,11 +8,12 @@
 //! - service: a token per request from the local credential service over its unix socket
 //!   (users who cannot read the key), checked the same way;
 //! - munge: a MUNGE credential per request from munged, decoded by munged (when munged answers
-//!   at libmunge's default socket, else skipped).
+//!   at the socket `MUNGE_SOCKET` names, else at libmunge's default; skipped when none does).
 //!
 //! For each: the median and 90th percentile of sequential calls, and calls per second with 64
 //! concurrent callers; then what signing and checking cost on their own for a 4 KiB body.
-//! Run with `cargo bench -p sluice-wire --bench request_auth`.
+//! Run with `cargo bench -p sluice-wire --bench request_auth` (with a private munged:
+//! `MUNGE_SOCKET=/path/munge.socket cargo bench ...`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -177,15 +178,16 @@ async fn main() {
     .await;
     report("service", service, Some(none.0));
 
-    let munge = Munge::default();
+    let socket = std::env::var_os("MUNGE_SOCKET").map(std::path::PathBuf::from);
+    let munge = Munge {
+        socket: socket.clone(),
+    };
     let probe = Binding::new(sack::PROBE_METHOD, b"");
     match munge.encode(&probe, &new_nonce()) {
         Ok(_) => {
-            let munge_port = serve(Some(
-                verifier().with_auth(&sluice_vocab::auth_conf::AuthConf::Munge { socket: None }),
-            ))
-            .await;
-            let signer = Signer::munge(Munge::default());
+            let conf = sluice_vocab::auth_conf::AuthConf::Munge { socket };
+            let munge_port = serve(Some(verifier().with_auth(&conf))).await;
+            let signer = Signer::munge(munge);
             let client = ControllerFederationClient::new(signer.wrap(plain(munge_port).await));
             report("munge", measure(call!(client)).await, Some(none.0));
         }

@@ -75,6 +75,8 @@ impl CloudSpec {
             format!("SuspendProgram={}", suspend_program(&self.dir).display()),
             format!("ResumeTimeout={RESUME_TIMEOUT}"),
             format!("SuspendTimeout={SUSPEND_TIMEOUT}"),
+            // Powered-down cloud nodes are listed (idle~) only with `cloud` in PrivateData.
+            "PrivateData=cloud".to_string(),
         ]);
         lines
     }

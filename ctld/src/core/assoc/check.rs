@@ -6,10 +6,12 @@ use std::collections::HashMap;
 
 use sluice_vocab::assoc_limits::{AssocLimits, Tres};
 
+use super::usage::{Held, alloc_tres};
 use super::{AssocKey, AssocTable, Usage};
 use crate::conf::TimeLimit;
-use crate::core::Core;
+use crate::core::alloc::JobAlloc;
 use crate::core::jobs::{Job, JobReason, JobRequest, LaunchSpec};
+use crate::core::{Core, SimTime};
 use crate::error::CtldError;
 
 /// Why an association's limits keep a job pending (Slurm's reason names).
@@ -33,11 +35,17 @@ pub enum AssocReason {
     MaxNodePerJob,
     /// `MaxTRESPerJob=mem=` (lowered after submission).
     MaxMemPerJob,
+    /// `GrpTRESMins=cpu=` (`GrpCPUMins`): used up, or with `safe` the job would not fit.
+    GrpCpuMins,
+    /// `GrpTRESMins=mem=`.
+    GrpMemMins,
+    /// `GrpTRESMins=node=`.
+    GrpNodeMins,
 }
 
 impl AssocReason {
     /// Every reason, for parsing saved ones.
-    pub const ALL: [AssocReason; 9] = [
+    pub const ALL: [AssocReason; 12] = [
         Self::MaxJobs,
         Self::GrpJobs,
         Self::GrpCpu,
@@ -47,6 +55,9 @@ impl AssocReason {
         Self::MaxCpuPerJob,
         Self::MaxNodePerJob,
         Self::MaxMemPerJob,
+        Self::GrpCpuMins,
+        Self::GrpMemMins,
+        Self::GrpNodeMins,
     ];
 
     /// Slurm's spelling (`squeue -o %r`).
@@ -61,6 +72,9 @@ impl AssocReason {
             Self::MaxCpuPerJob => "AssocMaxCpuPerJobLimit",
             Self::MaxNodePerJob => "AssocMaxNodePerJobLimit",
             Self::MaxMemPerJob => "AssocMaxMemPerJob",
+            Self::GrpCpuMins => "AssocGrpCPUMinutesLimit",
+            Self::GrpMemMins => "AssocGrpMemMinutes",
+            Self::GrpNodeMins => "AssocGrpNodeMinutes",
         }
     }
 
@@ -192,8 +206,9 @@ fn submitted_under(core: &Core, table: &AssocTable, chain: &[AssocKey]) -> Vec<u
     counts
 }
 
-/// Why `job`'s association keeps it pending now, if it does.
-pub(crate) fn blocking_reason(core: &Core, job: &Job) -> Option<JobReason> {
+/// Why `job`'s association keeps it pending now, if it does: the checks before nodes are
+/// picked, with what the job asks.
+pub(crate) fn blocking_reason(core: &Core, job: &Job, now: SimTime) -> Option<JobReason> {
     let enforce = core.conf.acct_enforce;
     if !enforce.associations {
         return None;
@@ -220,43 +235,146 @@ pub(crate) fn blocking_reason(core: &Core, job: &Job) -> Option<JobReason> {
         Some(_) => return reason(AssocReason::MaxNodePerJob),
         None => {}
     }
-    let fresh;
-    let usage = match core.assoc_usage.as_ref() {
-        Some(u) => u,
-        None => {
-            fresh = Usage::of(core);
-            &fresh
-        }
-    };
-    let chain = table.chain(account, user);
-    if l.max_jobs
-        .is_some_and(|m| usage.get(&chain[0]).jobs >= u64::from(m))
-    {
-        return reason(AssocReason::MaxJobs);
-    }
-    for key in &chain {
-        let Some(level) = table.get(&key.0, &key.1) else {
-            continue;
-        };
-        let held = usage.get(key);
-        let grp = &level.limits.grp_tres;
-        let over = |l: Option<u64>, used: u64, asked: u64| l.is_some_and(|l| used + asked > l);
-        if over(grp.cpu, held.cpus, ask.cpus) {
-            return reason(AssocReason::GrpCpu);
-        }
-        if over(grp.mem_mb, held.mem_mb, ask.mem_mb) {
-            return reason(AssocReason::GrpMem);
-        }
-        if over(grp.node, held.nodes, ask.nodes) {
-            return reason(AssocReason::GrpNode);
-        }
-        if level
-            .limits
-            .grp_jobs
-            .is_some_and(|m| held.jobs >= u64::from(m))
+    with_usage(core, now, |usage| {
+        let chain = table.chain(account, user);
+        if l.max_jobs
+            .is_some_and(|m| usage.get(&chain[0]).jobs >= u64::from(m))
         {
-            return reason(AssocReason::GrpJobs);
+            return reason(AssocReason::MaxJobs);
         }
+        for key in &chain {
+            let Some(level) = table.get(&key.0, &key.1) else {
+                continue;
+            };
+            let held = usage.get(key);
+            if let Some(r) = over_grp_tres(&level.limits.grp_tres, &held, ask) {
+                return reason(r);
+            }
+            if level
+                .limits
+                .grp_jobs
+                .is_some_and(|m| held.jobs >= u64::from(m))
+            {
+                return reason(AssocReason::GrpJobs);
+            }
+            if let Some(r) = mins_used_up(level, &held) {
+                return reason(r);
+            }
+        }
+        None
+    })
+}
+
+/// Why `job`'s association keeps it from starting on `alloc`, if it does: the checks after
+/// nodes are picked, with what the job would hold (whole nodes count all their CPUs), and
+/// with `safe` whether its whole time limit fits in what is left of `GrpTRESMins`.
+pub(crate) fn allocation_reason(
+    core: &Core,
+    job: &Job,
+    alloc: &JobAlloc,
+    now: SimTime,
+) -> Option<JobReason> {
+    let enforce = core.conf.acct_enforce;
+    if !enforce.limits {
+        return None;
     }
-    None
+    let table = core.assocs.as_ref()?;
+    let (cpus, mem_mb, nodes) = alloc_tres(job, alloc);
+    let ask = Ask {
+        cpus,
+        mem_mb,
+        nodes,
+    };
+    let job_secs = job.req.time_limit.as_secs();
+    with_usage(core, now, |usage| {
+        for key in table.chain(&job.launch.account, &job.launch.user) {
+            let Some(level) = table.get(&key.0, &key.1) else {
+                continue;
+            };
+            let held = usage.get(&key);
+            if let Some(r) = over_grp_tres(&level.limits.grp_tres, &held, ask) {
+                return Some(JobReason::Assoc(r));
+            }
+            if !enforce.safe {
+                continue;
+            }
+            if let Some(r) = would_overrun(level, &held, ask, job_secs) {
+                return Some(JobReason::Assoc(r));
+            }
+        }
+        None
+    })
+}
+
+/// Runs `f` with the pass's usage, or with one worked out now outside a pass.
+fn with_usage<T>(core: &Core, now: SimTime, f: impl FnOnce(&Usage) -> T) -> T {
+    match core.assoc_usage.as_ref() {
+        Some(u) => f(u),
+        None => f(&Usage::of(core, now)),
+    }
+}
+
+/// The `GrpTRES` resource `ask` on top of `held` goes over.
+fn over_grp_tres(grp: &Tres, held: &Held, ask: Ask) -> Option<AssocReason> {
+    let over = |l: Option<u64>, used: u64, asked: u64| l.is_some_and(|l| used + asked > l);
+    if over(grp.cpu, held.cpus, ask.cpus) {
+        Some(AssocReason::GrpCpu)
+    } else if over(grp.mem_mb, held.mem_mb, ask.mem_mb) {
+        Some(AssocReason::GrpMem)
+    } else if over(grp.node, held.nodes, ask.nodes) {
+        Some(AssocReason::GrpNode)
+    } else {
+        None
+    }
+}
+
+/// The limits of `GrpTRESMins` at `level`, with each resource's reason; none at the root,
+/// where Slurm does not enforce it.
+fn mins_limits(level: &super::AssocRecord) -> [(Option<u64>, AssocReason); 3] {
+    let root = level.user.is_empty() && level.parent_account.is_empty();
+    let m = &level.limits.grp_tres_mins;
+    let pick = |v: Option<u64>| if root { None } else { v };
+    [
+        (pick(m.cpu), AssocReason::GrpCpuMins),
+        (pick(m.mem_mb), AssocReason::GrpMemMins),
+        (pick(m.node), AssocReason::GrpNodeMins),
+    ]
+}
+
+/// The `GrpTRESMins` resource whose usage under `level` has reached its limit.
+fn mins_used_up(level: &super::AssocRecord, held: &Held) -> Option<AssocReason> {
+    let used = [held.used.cpu, held.used.mem, held.used.node];
+    mins_limits(level)
+        .into_iter()
+        .zip(used)
+        .find(|((limit, _), used)| limit.is_some_and(|l| used / 60 >= l))
+        .map(|((_, r), _)| r)
+}
+
+/// With `safe`: the `GrpTRESMins` resource that could not cover a job holding `ask` for its
+/// whole time limit (`None`: unlimited, which never fits) on top of the usage and what the
+/// running jobs have left.
+fn would_overrun(
+    level: &super::AssocRecord,
+    held: &Held,
+    ask: Ask,
+    job_secs: Option<u64>,
+) -> Option<AssocReason> {
+    let committed = [
+        (held.used.cpu, held.run_left.cpu, ask.cpus),
+        (held.used.mem, held.run_left.mem, ask.mem_mb),
+        (held.used.node, held.run_left.node, ask.nodes),
+    ];
+    mins_limits(level)
+        .into_iter()
+        .zip(committed)
+        .find(|((limit, _), (used, left, amount))| {
+            let Some(limit) = limit else { return false };
+            let Some(secs) = job_secs else { return true };
+            let need = used
+                .saturating_add(*left)
+                .saturating_add(amount.saturating_mul(secs));
+            need > limit.saturating_mul(60)
+        })
+        .map(|((_, r), _)| r)
 }

@@ -6,15 +6,26 @@
 //! accounting/QOS policy" refusal), running counts and group resources when the job would
 //! start (Slurm's `Assoc*` pending reasons).
 //!
+//! `GrpTRESMins` compares the TRES-minutes used under an association (the dbd's decayed
+//! usage, handed over with the fair-share table, so only under `priority/multifactor` as in
+//! Slurm) with its limit: a job pends once they reach it; running jobs are left to finish.
+//! With `safe` a job starts only when its whole time limit times what it is allocated fits
+//! in what is left after the usage and what running jobs still have to run. Group limits on
+//! resources are checked twice, as Slurm does: with what the job asks before nodes are
+//! picked, and with what it would really hold (whole nodes, `--exclusive`) after.
+//!
 //! `Max*` limits arrive as in force (inherited down the account tree by the dbd); `Grp*`
 //! limits are checked at every level from the user's association up to the root.
 
+pub mod cache;
 mod check;
 mod usage;
 
+pub use cache::{set, set_users};
 pub use check::AssocReason;
-pub(crate) use check::{blocking_reason, check_submit};
+pub(crate) use check::{allocation_reason, blocking_reason, check_submit};
 pub(crate) use usage::Usage;
+pub use usage::{TresSecs, set_used};
 
 use std::collections::HashMap;
 
@@ -23,7 +34,7 @@ use sluice_vocab::assoc_limits::AssocLimits;
 use super::Core;
 
 /// One association of this cluster, as the dbd lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct AssocRecord {
     /// Its account.
     pub account: String,
@@ -40,7 +51,7 @@ pub struct AssocRecord {
 }
 
 /// An association's place in the tree: `(account, user)`, user `""` for an account's own.
-pub(crate) type AssocKey = (String, String);
+pub type AssocKey = (String, String);
 
 /// This cluster's associations, by `(account, user)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,6 +68,11 @@ impl AssocTable {
                 .map(|r| ((r.account.clone(), r.user.clone()), r))
                 .collect(),
         }
+    }
+
+    /// Every association.
+    pub fn records(&self) -> impl Iterator<Item = &AssocRecord> {
+        self.map.values()
     }
 
     /// The association of `user` with `account`.
@@ -83,11 +99,6 @@ impl AssocTable {
         }
         out
     }
-}
-
-/// Replaces the associations the core knows (the runtime's refresh).
-pub fn set(core: &mut Core, table: AssocTable) {
-    core.assocs = Some(table);
 }
 
 /// The associations the core knows: `None` until the dbd listed them once.

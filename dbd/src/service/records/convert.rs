@@ -158,7 +158,13 @@ fn step_to(s: Step) -> proto::StepRecord {
 }
 
 /// sacct's query; a `nodelist` that is not a hostlist expression is refused.
-pub fn job_query(q: proto::JobQuery) -> Result<JobQuery, Status> {
+/// The store's query for sacct's `q`, and whether its uids are sacct's default (the caller).
+pub fn job_query(q: proto::JobQuery) -> Result<(JobQuery, bool), Status> {
+    let own_by_default = q.own_by_default;
+    Ok((query_of(q)?, own_by_default))
+}
+
+fn query_of(q: proto::JobQuery) -> Result<JobQuery, Status> {
     let nodes = if q.nodelist.is_empty() {
         Vec::new()
     } else {
@@ -169,6 +175,7 @@ pub fn job_query(q: proto::JobQuery) -> Result<JobQuery, Status> {
         clusters: q.clusters,
         job_ids: q.job_ids,
         uids: q.uids,
+        uid_or_accounts: Vec::new(),
         accounts: q.accounts,
         states: q.states,
         names: q.names,

@@ -118,10 +118,10 @@ impl AccountingRecords for RecordsService {
         req: Request<proto::JobQuery>,
     ) -> Result<Response<Self::ListJobsStream>, Status> {
         let privacy = self.accounting.privacy(&req).await?;
-        let mut query = convert::job_query(req.into_inner())?;
+        let (mut query, own_by_default) = convert::job_query(req.into_inner())?;
         let (tx, rx) = mpsc::channel(AHEAD);
         // Nothing the caller may see: the stream ends at once, as an empty sacct.
-        if privacy.sacct_jobs(&mut query) {
+        if privacy.sacct_jobs(&mut query, own_by_default) {
             tokio::spawn(stream_pages(self.store(), query, tx));
         }
         Ok(Response::new(ReceiverStream::new(rx)))

@@ -188,11 +188,14 @@ fn load(
         // Still-going runs are few: read them through `job_runs_end`. `uid + 0` is not an
         // indexed column, so no planner picks `job_runs_uid` (the user's whole history).
         q = q.filter(t::time_end.eq(0));
-        if !uids.is_empty() {
+        if !uids.is_empty() && query.uid_or_accounts.is_empty() {
             q = q.filter((t::uid + 0i64).eq_any(uids));
         }
     } else {
-        if !uids.is_empty() {
+        if !uids.is_empty() && !query.uid_or_accounts.is_empty() {
+            let theirs = t::account.eq_any(query.uid_or_accounts.clone());
+            q = q.filter(t::uid.eq_any(uids).or(theirs));
+        } else if !uids.is_empty() {
             q = q.filter(t::uid.eq_any(uids));
         }
         if !query.accounts.is_empty() {

@@ -11,6 +11,9 @@ pub struct JobQuery {
     /// Job ids, matched against the job id and the array job id.
     pub job_ids: Vec<u32>,
     pub uids: Vec<u32>,
+    /// Runs charged to these accounts match `uids` whoever submitted them (a coordinator's
+    /// default sacct: its own jobs and its accounts').
+    pub uid_or_accounts: Vec<String>,
     pub accounts: Vec<String>,
     /// Stored `JobState` values.
     pub states: Vec<u32>,

@@ -170,7 +170,9 @@ fn in_window(r: &JobRunRow, query: &JobQuery, level: Level) -> bool {
 /// matched by the reads themselves.
 pub(super) fn matches_filters(r: &JobRunRow, query: &JobQuery) -> bool {
     let has = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
-    let uid_ok = query.uids.is_empty() || query.uids.iter().any(|&u| i64::from(u) == r.uid);
+    let uid_ok = query.uids.is_empty()
+        || query.uids.iter().any(|&u| i64::from(u) == r.uid)
+        || query.uid_or_accounts.contains(&r.account);
     let dup_ok = query.duplicates || (r.latest && r.state != i64::from(JobState::Revoked.stored()));
     uid_ok
         && dup_ok

@@ -23,6 +23,7 @@ pub struct LimitsRow {
     pub grp_submit_jobs: Option<i64>,
     pub grp_tres: String,
     pub mod_time: i64,
+    pub grp_tres_mins: String,
 }
 
 fn count(v: Option<i64>) -> Option<u32> {
@@ -50,6 +51,7 @@ impl LimitsRow {
             grp_submit_jobs: limits.grp_submit_jobs.map(i64::from),
             grp_tres: limits.grp_tres.to_stored(),
             mod_time: now,
+            grp_tres_mins: limits.grp_tres_mins.to_stored(),
         }
     }
 
@@ -63,6 +65,7 @@ impl LimitsRow {
             grp_jobs: count(self.grp_jobs),
             grp_submit_jobs: count(self.grp_submit_jobs),
             grp_tres: tres(&self.grp_tres),
+            grp_tres_mins: tres(&self.grp_tres_mins),
         }
     }
 }

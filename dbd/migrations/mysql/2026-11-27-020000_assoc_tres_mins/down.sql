@@ -1,0 +1,1 @@
+ALTER TABLE assoc_limits DROP COLUMN grp_tres_mins;
