@@ -47,6 +47,7 @@ mod power_suspend;
 mod priority_factors;
 mod reconfigure;
 mod reconfigure_runtime;
+mod resource_options;
 mod runtime_accounting;
 mod runtime_control;
 mod runtime_gone_callers;
