@@ -38,19 +38,24 @@ pub enum Opt {
     Clusters,
     Comment,
     Constraint,
+    Contiguous,
+    CoresPerSocket,
     CpusPerTask,
     Deadline,
     Dependency,
     Error,
     Exclusive,
     Exclude,
+    ExtraNodeInfo,
     Export,
+    Gid,
     Hold,
     JobName,
     KillOnInvalidDep,
     MailType,
     MailUser,
     Mem,
+    MemPerCpu,
     MinCpus,
     Nice,
     NoKill,
@@ -58,17 +63,25 @@ pub enum Opt {
     NodeList,
     Nodes,
     Ntasks,
+    NtasksPerCore,
     NtasksPerNode,
+    NtasksPerSocket,
     OpenMode,
     Output,
     OverSubscribe,
     Partition,
     Priority,
     Qos,
+    Propagate,
     Quiet,
     Requeue,
     Signal,
+    SocketsPerNode,
+    ThreadsPerCore,
     Time,
+    TimeMin,
+    Tmp,
+    Uid,
     Verbose,
     Wckey,
     /// An option of [`catalog`], by its long name.
@@ -101,6 +114,13 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("clusters", Some('M'), HasArg::Required, Opt::Clusters),
     spec("comment", None, HasArg::Required, Opt::Comment),
     spec("constraint", Some('C'), HasArg::Required, Opt::Constraint),
+    spec("contiguous", None, HasArg::No, Opt::Contiguous),
+    spec(
+        "cores-per-socket",
+        None,
+        HasArg::Required,
+        Opt::CoresPerSocket,
+    ),
     spec(
         "cpus-per-task",
         Some('c'),
@@ -112,22 +132,57 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("exclude", Some('x'), HasArg::Required, Opt::Exclude),
     spec("exclusive", None, HasArg::Optional, Opt::Exclusive),
     spec("export", None, HasArg::Required, Opt::Export),
+    spec(
+        "extra-node-info",
+        Some('B'),
+        HasArg::Required,
+        Opt::ExtraNodeInfo,
+    ),
+    spec("gid", None, HasArg::Required, Opt::Gid),
     spec("hold", Some('H'), HasArg::No, Opt::Hold),
     spec("job-name", Some('J'), HasArg::Required, Opt::JobName),
     spec("mail-type", None, HasArg::Required, Opt::MailType),
     spec("mail-user", None, HasArg::Required, Opt::MailUser),
     spec("mem", None, HasArg::Required, Opt::Mem),
+    spec("mem-per-cpu", None, HasArg::Required, Opt::MemPerCpu),
     spec("mincpus", None, HasArg::Required, Opt::MinCpus),
     spec("nice", None, HasArg::Optional, Opt::Nice),
     spec("no-kill", Some('k'), HasArg::Optional, Opt::NoKill),
     spec("nodes", Some('N'), HasArg::Required, Opt::Nodes),
     spec("ntasks", Some('n'), HasArg::Required, Opt::Ntasks),
+    spec(
+        "ntasks-per-core",
+        None,
+        HasArg::Required,
+        Opt::NtasksPerCore,
+    ),
+    spec(
+        "ntasks-per-socket",
+        None,
+        HasArg::Required,
+        Opt::NtasksPerSocket,
+    ),
     spec("oversubscribe", Some('s'), HasArg::No, Opt::OverSubscribe),
     spec("partition", Some('p'), HasArg::Required, Opt::Partition),
     spec("priority", None, HasArg::Required, Opt::Priority),
     spec("quiet", Some('Q'), HasArg::No, Opt::Quiet),
+    spec(
+        "sockets-per-node",
+        None,
+        HasArg::Required,
+        Opt::SocketsPerNode,
+    ),
     spec("tasks", None, HasArg::Required, Opt::Ntasks),
+    spec(
+        "threads-per-core",
+        None,
+        HasArg::Required,
+        Opt::ThreadsPerCore,
+    ),
     spec("time", Some('t'), HasArg::Required, Opt::Time),
+    spec("time-min", None, HasArg::Required, Opt::TimeMin),
+    spec("tmp", None, HasArg::Required, Opt::Tmp),
+    spec("uid", None, HasArg::Required, Opt::Uid),
     spec("verbose", Some('v'), HasArg::No, Opt::Verbose),
     spec("wckey", None, HasArg::Required, Opt::Wckey),
 ];
@@ -153,6 +208,7 @@ pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     ),
     spec("open-mode", None, HasArg::Required, Opt::OpenMode),
     spec("output", Some('o'), HasArg::Required, Opt::Output),
+    spec("propagate", None, HasArg::Optional, Opt::Propagate),
     spec("requeue", None, HasArg::No, Opt::Requeue),
     spec("signal", None, HasArg::Required, Opt::Signal),
 ];
@@ -175,9 +231,42 @@ pub enum OptError {
     /// `--mem` is not a size.
     #[error("Invalid --mem specification")]
     Mem,
+    /// `--mem-per-cpu` is not a size.
+    #[error("Invalid --mem-per-cpu specification")]
+    MemPerCpu,
+    /// A socket, core or thread count (`-B`, `--sockets-per-node`, ...) that is not one.
+    #[error("Invalid --{0} specification")]
+    Spec(&'static str),
+    /// `--propagate` names a limit Slurm does not know.
+    #[error("--propagate={0} is not valid.")]
+    Propagate(String),
+    /// `--uid` from a user other than root.
+    #[error("--uid only permitted by root user")]
+    UidNotRoot,
+    /// `--uid` names no user.
+    #[error("Invalid --uid specification")]
+    Uid,
+    /// `--gid` from a user other than root.
+    #[error("--gid only permitted by root user")]
+    GidNotRoot,
+    /// `--gid` names no group.
+    #[error("Invalid --gid specification")]
+    Gid,
+    /// `--tmp` is not a size.
+    #[error("Invalid --tmp specification")]
+    Tmp,
+    /// `--mem` and `--mem-per-cpu` both on the command line (Slurm's fatal error).
+    #[error("--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.")]
+    MemExclusive,
+    /// Both memory variables in the environment (Slurm's fatal error).
+    #[error("SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are mutually exclusive.")]
+    MemEnvExclusive,
     /// `-t` is not a time.
     #[error("Invalid --time specification")]
     Time,
+    /// `--time-min` is not a time.
+    #[error("Invalid --time-min specification")]
+    TimeMin,
     /// `--exclusive=` with a value Slurm does not know.
     #[error("Invalid --exclusive specification")]
     Exclusive,
@@ -241,6 +330,11 @@ impl OptError {
     pub fn is_submit_refusal(&self) -> bool {
         matches!(self, Self::Refused(_))
     }
+
+    /// Whether Slurm's command stops with `fatal:` rather than `error:` for this.
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Self::MemExclusive | Self::MemEnvExclusive)
+    }
 }
 
 /// The shared job options as the user gave them (directives, environment, command line).
@@ -262,6 +356,11 @@ pub struct JobOpts {
     pub comment: Option<String>,
     /// `-C`.
     pub constraint: Option<String>,
+    /// `--contiguous`: the nodes must be consecutive in the node table.
+    pub contiguous: bool,
+    /// `-B`, `--sockets-per-node`, `--cores-per-socket`, `--threads-per-core`,
+    /// `--ntasks-per-core`, `--ntasks-per-socket`.
+    pub topo: values::Topo,
     /// `-c`.
     pub cpus_per_task: Option<u32>,
     /// `--deadline`, as unix seconds.
@@ -276,6 +375,8 @@ pub struct JobOpts {
     pub exclude: Vec<String>,
     /// `--export` as written.
     pub export: Option<String>,
+    /// `--gid` (root only): the group the job runs as.
+    pub gid: Option<u32>,
     /// `-H`.
     pub hold: bool,
     /// `-k/--no-kill` (`--no-kill=off` turns it off again).
@@ -288,8 +389,11 @@ pub struct JobOpts {
     pub mail_type: Option<String>,
     /// `--mail-user`.
     pub mail_user: Option<String>,
-    /// `--mem` in megabytes.
+    /// `--mem` in megabytes (per node).
     pub mem_mb: Option<u64>,
+    /// `--mem-per-cpu` in megabytes (see [`JobOpts::settle_memory`] for how it and `--mem`
+    /// exclude each other).
+    pub mem_per_cpu_mb: Option<u64>,
     /// `--mincpus`.
     pub mincpus: Option<u32>,
     /// `--nice[=N]` (100 without a value).
@@ -312,6 +416,9 @@ pub struct JobOpts {
     pub priority: Option<u32>,
     /// `--qos` (`-q` in sbatch and salloc).
     pub qos: Option<String>,
+    /// `--propagate[=limits]`: the limits the user asked to carry (`None`: every one, as
+    /// `PropagateResourceLimits=ALL`, Slurm's default, carries them without the request).
+    pub propagate: Option<Vec<&'static str>>,
     /// `-Q`.
     pub quiet: bool,
     /// `--requeue` (true) / `--no-requeue` (false).
@@ -320,6 +427,12 @@ pub struct JobOpts {
     pub signal: Option<values::JobSignal>,
     /// `-t` as written (checked; the controller parses it).
     pub time: Option<String>,
+    /// `--time-min` as written (checked; the controller parses it).
+    pub time_min: Option<String>,
+    /// `--tmp` in megabytes: temporary disk (`TmpDisk`) each node must have.
+    pub tmp_mb: Option<u64>,
+    /// `--uid` (root only): the user the job is submitted for and runs as.
+    pub uid: Option<request::RunAs>,
     /// `-v` count.
     pub verbose: u8,
     /// `--wckey`.
@@ -341,6 +454,23 @@ impl JobOpts {
             Opt::ClusterConstraint => self.cluster_constraint = Some(v),
             Opt::Comment => self.comment = Some(v),
             Opt::Constraint => self.constraint = Some(v),
+            Opt::Contiguous => self.contiguous = true,
+            Opt::CoresPerSocket => {
+                self.topo.cores_per_socket = values::layout_count(&v, "cores-per-socket")?;
+            }
+            Opt::ExtraNodeInfo => self.topo.extra_node_info(&v)?,
+            Opt::NtasksPerCore => {
+                self.topo.ntasks_per_core = Some(values::positive(&v, "--ntasks-per-core")?);
+            }
+            Opt::NtasksPerSocket => {
+                self.topo.ntasks_per_socket = Some(values::positive(&v, "--ntasks-per-socket")?);
+            }
+            Opt::SocketsPerNode => {
+                self.topo.sockets_per_node = values::layout_count(&v, "sockets-per-node")?;
+            }
+            Opt::ThreadsPerCore => {
+                self.topo.threads_per_core = values::layout_count(&v, "threads-per-core")?;
+            }
             Opt::CpusPerTask => self.cpus_per_task = Some(values::positive(&v, "--cpus-per-task")?),
             Opt::Deadline => {
                 self.deadline = Some(values::begin(&v).map_err(|_| OptError::Deadline)?);
@@ -350,6 +480,7 @@ impl JobOpts {
             Opt::Exclusive => self.share = Some(values::exclusive(given.as_deref())?),
             Opt::Exclude => self.exclude = values::hostlist(&v).ok_or(OptError::Exclude)?,
             Opt::Export => self.export = Some(v),
+            Opt::Gid => self.gid = Some(request::gid_of(&v)?),
             Opt::Hold => self.hold = true,
             Opt::JobName => self.job_name = Some(v),
             Opt::KillOnInvalidDep => self.kill_invalid_dep = Some(values::yes_no(&v)?),
@@ -360,6 +491,9 @@ impl JobOpts {
             }
             Opt::MailUser => self.mail_user = Some(v),
             Opt::Mem => self.mem_mb = Some(values::mem_mb(&v)?),
+            Opt::MemPerCpu => {
+                self.mem_per_cpu_mb = Some(values::mem_mb(&v).map_err(|_| OptError::MemPerCpu)?);
+            }
             Opt::MinCpus => self.mincpus = Some(values::positive(&v, "--mincpus")?),
             Opt::Nice => self.nice = Some(values::nice(given.as_deref())?),
             Opt::NoKill => {
@@ -378,13 +512,59 @@ impl JobOpts {
             Opt::Partition => self.partition = Some(v),
             Opt::Priority => self.priority = Some(values::priority(&v)?),
             Opt::Qos => self.qos = Some(v),
+            Opt::Propagate => {
+                self.propagate = Some(
+                    sluice_wire::rlimits::parse(given.as_deref())
+                        .ok_or_else(|| OptError::Propagate(v.clone()))?,
+                );
+            }
             Opt::Quiet => self.quiet = true,
             Opt::Requeue => self.requeue = Some(true),
             Opt::Signal => self.signal = Some(values::JobSignal::parse(&v)?),
             Opt::Time => self.time = Some(values::time_limit(&v)?),
+            Opt::TimeMin => {
+                self.time_min = Some(values::time_limit(&v).map_err(|_| OptError::TimeMin)?);
+            }
+            Opt::Tmp => self.tmp_mb = Some(values::mem_mb(&v).map_err(|_| OptError::Tmp)?),
+            Opt::Uid => self.uid = Some(request::RunAs::of(&v)?),
             Opt::Verbose => self.verbose = self.verbose.saturating_add(1),
             Opt::Wckey => self.wckey = Some(v),
             Opt::Other(long) => catalog::apply(long, given.as_deref())?,
+        }
+        Ok(())
+    }
+
+    /// Slurm's rules for `--mem` and `--mem-per-cpu` together, once every source was applied
+    /// (`cli`: the options given on the command line, `env`: those set by input environment
+    /// variables). Both on the command line is fatal; one there drops the other from the
+    /// directives and environment; else both from the environment is fatal; else (directives,
+    /// or one from each) `--mem-per-cpu` is the one the job asks, as Slurm's request carries
+    /// it over a per-node size.
+    pub fn settle_memory(
+        &mut self,
+        cli: impl IntoIterator<Item = Opt>,
+        env: impl IntoIterator<Item = Opt>,
+    ) -> Result<(), OptError> {
+        let kinds = |opts: &mut dyn Iterator<Item = Opt>| {
+            let (mut node, mut cpu) = (false, false);
+            for o in opts {
+                node |= o == Opt::Mem;
+                cpu |= o == Opt::MemPerCpu;
+            }
+            (node, cpu)
+        };
+        match kinds(&mut cli.into_iter()) {
+            (true, true) => return Err(OptError::MemExclusive),
+            (true, false) => self.mem_per_cpu_mb = None,
+            (false, true) => self.mem_mb = None,
+            (false, false) => {
+                if kinds(&mut env.into_iter()) == (true, true) {
+                    return Err(OptError::MemEnvExclusive);
+                }
+                if self.mem_per_cpu_mb.is_some() {
+                    self.mem_mb = None;
+                }
+            }
         }
         Ok(())
     }
@@ -542,6 +722,127 @@ mod tests {
         assert_eq!(o.apply(Opt::Time, Some("soon".into())), Err(OptError::Time));
         assert_eq!(o.apply(Opt::Mem, Some("lots".into())), Err(OptError::Mem));
         assert_eq!(o, JobOpts::default(), "nothing is set by a bad value");
+    }
+
+    #[test]
+    fn memory_per_cpu_tmp_and_contiguous_parse() {
+        let mut o = JobOpts::default();
+        o.apply(Opt::MemPerCpu, Some("2G".into())).unwrap();
+        o.apply(Opt::Tmp, Some("500".into())).unwrap();
+        o.apply(Opt::Contiguous, None).unwrap();
+        assert_eq!(
+            (o.mem_per_cpu_mb, o.tmp_mb, o.contiguous),
+            (Some(2048), Some(500), true)
+        );
+        let mut bad = JobOpts::default();
+        for (opt, text) in [
+            (Opt::MemPerCpu, "Invalid --mem-per-cpu specification"),
+            (Opt::Tmp, "Invalid --tmp specification"),
+        ] {
+            let e = bad.apply(opt, Some("lots".into())).unwrap_err();
+            assert_eq!(e.to_string(), text);
+            assert!(!e.is_fatal());
+        }
+        assert_eq!(bad, JobOpts::default());
+    }
+
+    #[test]
+    fn socket_core_and_thread_options_parse_as_slurm_reads_them() {
+        let mut o = JobOpts::default();
+        o.apply(Opt::ExtraNodeInfo, Some("2:*:1".into())).unwrap();
+        assert_eq!(
+            (
+                o.topo.sockets_per_node,
+                o.topo.cores_per_socket,
+                o.topo.threads_per_core
+            ),
+            (Some(2), None, Some(1))
+        );
+        // A later option overrides one field; a range counts by its minimum.
+        o.apply(Opt::CoresPerSocket, Some("4-8".into())).unwrap();
+        o.apply(Opt::NtasksPerCore, Some("1".into())).unwrap();
+        o.apply(Opt::NtasksPerSocket, Some("3".into())).unwrap();
+        assert_eq!(o.topo.cores_per_socket, Some(4));
+        assert_eq!(
+            o.topo_vars(),
+            [
+                ("SLURM_NTASKS_PER_CORE", 1),
+                ("SLURM_NTASKS_PER_SOCKET", 3),
+                ("SLURM_THREADS_PER_CORE", 1)
+            ]
+        );
+        let mut bad = JobOpts::default();
+        for (opt, v, text) in [
+            (
+                Opt::ExtraNodeInfo,
+                "1:2:3:4",
+                "Invalid --extra-node-info specification",
+            ),
+            (
+                Opt::ExtraNodeInfo,
+                "x",
+                "Invalid --extra-node-info specification",
+            ),
+            (
+                Opt::SocketsPerNode,
+                "0",
+                "Invalid --sockets-per-node specification",
+            ),
+            (
+                Opt::NtasksPerCore,
+                "two",
+                "Invalid numeric value \"two\" for --ntasks-per-core.",
+            ),
+        ] {
+            assert_eq!(
+                bad.apply(opt, Some(v.into())).unwrap_err().to_string(),
+                text
+            );
+        }
+        assert_eq!(bad, JobOpts::default());
+    }
+
+    #[test]
+    fn memory_per_node_and_per_cpu_exclude_each_other_as_in_slurm() {
+        let both = || JobOpts {
+            mem_mb: Some(100),
+            mem_per_cpu_mb: Some(10),
+            ..JobOpts::default()
+        };
+        // Both on the command line: fatal.
+        let e = both()
+            .settle_memory([Opt::Mem, Opt::MemPerCpu], [])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
+        );
+        assert!(e.is_fatal());
+        // One on the command line drops the other (from a directive or the environment).
+        let mut o = both();
+        o.settle_memory([Opt::Mem], [Opt::MemPerCpu]).unwrap();
+        assert_eq!((o.mem_mb, o.mem_per_cpu_mb), (Some(100), None));
+        let mut o = both();
+        o.settle_memory([Opt::MemPerCpu, Opt::Partition], [Opt::Mem])
+            .unwrap();
+        assert_eq!((o.mem_mb, o.mem_per_cpu_mb), (None, Some(10)));
+        // Both from the environment: fatal.
+        let e = both()
+            .settle_memory([Opt::Partition], [Opt::MemPerCpu, Opt::Mem])
+            .unwrap_err();
+        assert_eq!(e, OptError::MemEnvExclusive);
+        assert!(e.is_fatal());
+        // Both from directives: memory per CPU is what the job asks.
+        let mut o = both();
+        o.settle_memory([], []).unwrap();
+        assert_eq!((o.mem_mb, o.mem_per_cpu_mb), (None, Some(10)));
+        // One alone stays.
+        let mut o = JobOpts {
+            mem_mb: Some(5),
+            ..JobOpts::default()
+        };
+        o.settle_memory([], [Opt::Mem]).unwrap();
+        assert_eq!((o.mem_mb, o.mem_per_cpu_mb), (Some(5), None));
     }
 
     #[test]

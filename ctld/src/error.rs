@@ -41,6 +41,14 @@ pub enum CtldError {
     /// `ESLURM_INVALID_TIME_LIMIT`: above the partition's `MaxTime`.
     #[error("Requested time limit is invalid (missing or exceeds some limit)")]
     InvalidTimeLimit,
+    /// `ESLURM_USER_ID_MISSING`: a submission for another user from somebody other than root
+    /// or the SlurmUser.
+    #[error("Invalid user id")]
+    InvalidUserId,
+    /// `ESLURM_INVALID_TIME_MIN_LIMIT`: `--time-min` that does not parse or exceeds the job's
+    /// time limit.
+    #[error("Invalid time-min specification (exceeds job's time or other limits)")]
+    InvalidTimeMin,
     /// `ESLURM_INVALID_NODE_COUNT`: zero, min above max, or above the partition's `MaxNodes`.
     #[error("Node count specification invalid")]
     InvalidNodeCount,

@@ -82,6 +82,9 @@ pub fn batch_env(req: &LaunchBatchRequest, node: NodeFacts<'_>) -> Env {
     if req.mem_mb > 0 {
         set(&mut env, "SLURM_MEM_PER_NODE", req.mem_mb);
     }
+    if req.mem_per_cpu_mb > 0 {
+        set(&mut env, "SLURM_MEM_PER_CPU", req.mem_per_cpu_mb);
+    }
     set(&mut env, "SLURM_CLUSTER_NAME", cluster);
     set(&mut env, "SLURM_SUBMIT_DIR", submit_dir);
     set(&mut env, "SLURM_SUBMIT_HOST", &req.submit_host);

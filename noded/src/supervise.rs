@@ -168,6 +168,7 @@ pub fn supervise(plan: &Plan) -> Result<Ended, String> {
     if let Some(who) = plan.run_as {
         cmd.uid(who.uid).gid(who.gid);
     }
+    propagate_limits(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", plan.argv[0].to_string_lossy()))?;
@@ -197,6 +198,21 @@ pub fn supervise(plan: &Plan) -> Result<Ended, String> {
         .map_err(|e| e.to_string())?;
     say(&format!("status {}", ended.text()));
     Ok(ended)
+}
+
+/// Sets the limits the job carried from its submitting host (`SLURM_RLIMIT_*`, see
+/// [`sluice_wire::rlimits`]) on this supervisor, so `cmd` inherits them, and leaves the
+/// variables out of `cmd`'s environment. A limit the user asked for that cannot be set is
+/// reported (on stderr, which the node daemon logs), as Slurm's step daemon reports it.
+pub(crate) fn propagate_limits(cmd: &mut Command) {
+    let environ = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    for limit in sluice_wire::rlimits::apply(environ) {
+        if let Some(e) = &limit.error {
+            eprintln!("{PROGRAM}: error: {e}");
+        }
+        cmd.env_remove(&limit.var);
+    }
 }
 
 /// One line to the node daemon; it may be gone, which changes nothing.

@@ -68,6 +68,7 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
     if let Some(who) = plan.run_as {
         cmd.uid(who.uid).gid(who.gid);
     }
+    crate::supervise::propagate_limits(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", plan.argv[0].to_string_lossy()))?;

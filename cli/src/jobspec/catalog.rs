@@ -150,40 +150,33 @@ pub const ENTRIES: &[Entry] = &[
         ALL,
         Kind::IgnoredAsSlurm("no node features plugin: nodes are never rebooted for a job"),
     ),
+    e(
+        "mcs-label",
+        None,
+        R,
+        ALL,
+        Kind::IgnoredAsSlurm("MCSPlugin is none: mcs/none accepts any label and keeps none"),
+    ),
     // Not implemented yet (Slurm would honour them).
     e("acctg-freq", None, R, ALL, MISSING),
     e("batch", None, R, SBATCH, MISSING),
     e("bb", None, R, ALL, MISSING),
     e("bbf", None, R, SBATCH | SALLOC, MISSING),
     e("container", None, R, ALL, MISSING),
-    e("contiguous", None, N, ALL, MISSING),
     e("core-spec", Some('S'), R, ALL, MISSING),
-    e("cores-per-socket", None, R, ALL, MISSING),
     e("cpu-freq", None, R, ALL, MISSING),
     e("distribution", Some('m'), R, ALL, MISSING),
     e("export-file", None, R, SBATCH, MISSING),
-    e("extra-node-info", Some('B'), R, ALL, MISSING),
     e("get-user-env", None, O, SBATCH | SALLOC, MISSING),
-    e("gid", None, R, ALL, MISSING),
     e("hint", None, R, ALL, MISSING),
     e("ignore-pbs", None, N, SBATCH, MISSING),
     e("input", Some('i'), R, SBATCH, MISSING),
-    e("mcs-label", None, R, ALL, MISSING),
     e("mem-bind", None, R, ALL, MISSING),
-    e("mem-per-cpu", None, R, ALL, MISSING),
     e("nodefile", Some('F'), R, SBATCH | SALLOC, MISSING),
-    e("ntasks-per-core", None, R, ALL, MISSING),
-    e("ntasks-per-socket", None, R, ALL, MISSING),
     e("overcommit", Some('O'), N, ALL, MISSING),
-    e("propagate", None, O, SBATCH | SRUN, MISSING),
     e("reboot", None, N, ALL, MISSING),
-    e("sockets-per-node", None, R, ALL, MISSING),
     e("spread-job", None, N, ALL, MISSING),
     e("thread-spec", None, R, ALL, MISSING),
-    e("threads-per-core", None, R, ALL, MISSING),
-    e("time-min", None, R, ALL, MISSING),
-    e("tmp", None, R, ALL, MISSING),
-    e("uid", None, R, ALL, MISSING),
     e("use-min-nodes", None, N, ALL, MISSING),
     e("wait-all-nodes", None, R, SBATCH | SALLOC, MISSING),
     // srun's own.
@@ -287,8 +280,8 @@ mod tests {
 
     #[test]
     fn missing_options_are_refused_by_name() {
-        let e = apply("tmp", Some("10G")).unwrap_err();
-        assert_eq!(e.to_string(), "--tmp is not supported");
+        let e = apply("core-spec", Some("1")).unwrap_err();
+        assert_eq!(e.to_string(), "--core-spec is not supported");
         assert!(!e.is_submit_refusal());
     }
 

@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use nix::unistd::{Gid, User, getgid, getgroups, getuid};
+use nix::unistd::{Gid, Group, Uid, User, getgid, getgroups, getuid};
 use sluice_wire::proto::{JobShare, JobSignalSpec, SubmitJobRequest};
 
-use super::JobOpts;
+use super::{JobOpts, OptError};
 
 /// The submitting user and place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +60,98 @@ impl Submitter {
     }
 }
 
+/// The user `--uid` names (root only), whom the job is submitted for and runs as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunAs {
+    /// Their user id.
+    pub uid: u32,
+    /// Their primary group (the job's group unless `--gid` is given).
+    pub gid: u32,
+    /// Their login name.
+    pub name: String,
+}
+
+impl RunAs {
+    /// `--uid=user`: a login name or a user id, as Slurm's `uid_from_string`; only root may.
+    pub fn of(value: &str) -> Result<Self, OptError> {
+        if !getuid().is_root() {
+            return Err(OptError::UidNotRoot);
+        }
+        let value = value.trim();
+        let user = match value.parse::<u32>() {
+            Ok(n) => User::from_uid(Uid::from_raw(n)),
+            Err(_) => User::from_name(value),
+        };
+        let user = user.ok().flatten().ok_or(OptError::Uid)?;
+        Ok(Self {
+            uid: user.uid.as_raw(),
+            gid: user.gid.as_raw(),
+            name: user.name,
+        })
+    }
+}
+
+/// `--gid=group`: a group name or id; only root may.
+pub fn gid_of(value: &str) -> Result<u32, OptError> {
+    if !getuid().is_root() {
+        return Err(OptError::GidNotRoot);
+    }
+    let value = value.trim();
+    let group = match value.parse::<u32>() {
+        Ok(n) => Group::from_gid(Gid::from_raw(n)),
+        Err(_) => Group::from_name(value),
+    };
+    group
+        .ok()
+        .flatten()
+        .map(|g| g.gid.as_raw())
+        .ok_or(OptError::Gid)
+}
+
+impl JobOpts {
+    /// The environment the job gets: the `--export` selection, and the output variables of
+    /// the socket, core and thread options (Slurm's commands set them for the job).
+    fn job_env(&self, environ: &[(String, String)]) -> Vec<sluice_wire::proto::EnvVar> {
+        let mut env = self.export().apply(environ);
+        for (name, value) in self.topo_vars() {
+            env.retain(|e| e.name != name);
+            env.push(sluice_wire::proto::EnvVar {
+                name: name.to_string(),
+                value: value.to_string(),
+            });
+        }
+        env
+    }
+
+    /// The `SLURM_RLIMIT_*` variables carrying this process's resource limits to the job's
+    /// processes (see [`sluice_wire::rlimits`]): those `--propagate` names, flagged as asked,
+    /// else all of them, as Slurm's default `PropagateResourceLimits=ALL`.
+    pub fn rlimit_env(&self) -> Vec<sluice_wire::proto::EnvVar> {
+        let all: Vec<&str> = sluice_wire::rlimits::LIMITS.iter().map(|l| l.0).collect();
+        let (names, asked) = match &self.propagate {
+            Some(names) => (names.as_slice(), true),
+            None => (all.as_slice(), false),
+        };
+        sluice_wire::rlimits::env_of(names, asked)
+            .into_iter()
+            .map(|(name, value)| sluice_wire::proto::EnvVar { name, value })
+            .collect()
+    }
+
+    /// `SLURM_NTASKS_PER_CORE`, `SLURM_NTASKS_PER_SOCKET` and `SLURM_THREADS_PER_CORE`, each
+    /// when its option was given.
+    pub fn topo_vars(&self) -> Vec<(&'static str, u32)> {
+        [
+            ("SLURM_NTASKS_PER_CORE", self.topo.ntasks_per_core),
+            ("SLURM_NTASKS_PER_SOCKET", self.topo.ntasks_per_socket),
+            ("SLURM_THREADS_PER_CORE", self.topo.threads_per_core),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| v.map(|v| (name, v)))
+        .collect()
+    }
+}
+
 /// An absolute working directory: `-D` relative to the submit directory, else the latter.
 pub fn workdir(chdir: Option<&str>, cwd: &str) -> String {
     match chdir {
@@ -87,6 +179,15 @@ impl JobOpts {
             ntasks: self.ntasks,
             cpus_per_task: self.cpus_per_task,
             mem_mb: self.mem_mb,
+            mem_per_cpu_mb: self.mem_per_cpu_mb,
+            tmp_mb: self.tmp_mb,
+            contiguous: self.contiguous,
+            time_min: self.time_min.clone(),
+            sockets_per_node: self.topo.sockets_per_node,
+            cores_per_socket: self.topo.cores_per_socket,
+            threads_per_core: self.topo.threads_per_core,
+            ntasks_per_core: self.topo.ntasks_per_core,
+            ntasks_per_socket: self.topo.ntasks_per_socket,
             time_limit: self.time.clone(),
             constraint: self.constraint.clone(),
             dependency: self.dependency.clone(),
@@ -97,15 +198,23 @@ impl JobOpts {
             share: self.share.unwrap_or(JobShare::Unset).into(),
             script,
             workdir: workdir(self.chdir.as_deref(), &who.cwd),
-            env: self.export().apply(environ),
+            env: self.job_env(environ),
             stdout: self.output.clone(),
             stderr: self.error.clone(),
             account: self.account.clone().unwrap_or_default(),
             comment: self.comment.clone().unwrap_or_default(),
             submit_host: who.host.clone(),
-            gid: who.gid,
+            // --gid, else the --uid user's primary group, else the submitter's.
+            gid: self
+                .gid
+                .or(self.uid.as_ref().map(|u| u.gid))
+                .unwrap_or(who.gid),
             groups: who.groups.clone(),
-            user: who.user.clone(),
+            user: self
+                .uid
+                .as_ref()
+                .map_or_else(|| who.user.clone(), |u| u.name.clone()),
+            uid: self.uid.as_ref().map(|u| u.uid),
             clusters: self
                 .clusters
                 .as_deref()

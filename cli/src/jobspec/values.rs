@@ -114,6 +114,58 @@ pub fn mem_mb(value: &str) -> Result<u64, OptError> {
     mb.ok_or_else(bad)
 }
 
+/// What a job asks of its nodes' sockets, cores and threads (`None`: not asked).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Topo {
+    /// `-B S` / `--sockets-per-node`.
+    pub sockets_per_node: Option<u32>,
+    /// `-B S:C` / `--cores-per-socket`.
+    pub cores_per_socket: Option<u32>,
+    /// `-B S:C:T` / `--threads-per-core`.
+    pub threads_per_core: Option<u32>,
+    /// `--ntasks-per-core`.
+    pub ntasks_per_core: Option<u32>,
+    /// `--ntasks-per-socket`.
+    pub ntasks_per_socket: Option<u32>,
+}
+
+impl Topo {
+    /// `-B/--extra-node-info=S[:C[:T]]`, each a count, a range (its minimum counts) or `*`.
+    pub fn extra_node_info(&mut self, value: &str) -> Result<(), OptError> {
+        const NAME: &str = "extra-node-info";
+        let parts: Vec<&str> = value.split(':').collect();
+        if parts.len() > 3 {
+            return Err(OptError::Spec(NAME));
+        }
+        let mut counts = [None; 3];
+        for (slot, part) in counts.iter_mut().zip(&parts) {
+            *slot = layout_count(part, NAME)?;
+        }
+        self.sockets_per_node = counts[0];
+        if parts.len() > 1 {
+            self.cores_per_socket = counts[1];
+        }
+        if parts.len() > 2 {
+            self.threads_per_core = counts[2];
+        }
+        Ok(())
+    }
+}
+
+/// A socket, core or thread count: `N`, `min-max` (the minimum is what nodes must have) or
+/// `*` (anything: `None`).
+pub fn layout_count(value: &str, option: &'static str) -> Result<Option<u32>, OptError> {
+    let v = value.trim();
+    if v == "*" {
+        return Ok(None);
+    }
+    let min = v.split_once('-').map_or(v, |(lo, _)| lo);
+    match min.parse::<u32>() {
+        Ok(n) if n > 0 && i32::try_from(n).is_ok() => Ok(Some(n)),
+        _ => Err(OptError::Spec(option)),
+    }
+}
+
 /// `-t`: checked here so a bad value never leaves the command; the controller parses it again.
 pub fn time_limit(value: &str) -> Result<String, OptError> {
     parse_time_limit(value).map_err(|_| OptError::Time)?;

@@ -76,6 +76,8 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_EXCLUSIVE", SaOpt::Job(Opt::Exclusive)),
     env("SALLOC_IMMEDIATE", SaOpt::Immediate),
     env("SALLOC_KILL_CMD", SaOpt::KillCommand),
+    env("SALLOC_MEM_PER_CPU", SaOpt::Job(Opt::MemPerCpu)),
+    env("SALLOC_MEM_PER_NODE", SaOpt::Job(Opt::Mem)),
     env("SALLOC_NO_BELL", SaOpt::NoBell),
     env("SALLOC_PARTITION", SaOpt::Job(Opt::Partition)),
     env("SALLOC_SIGNAL", SaOpt::Job(Opt::Signal)),
@@ -104,7 +106,6 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_GRES_FLAGS", SaOpt::Job(Opt::Other("gres-flags"))),
     env("SALLOC_HINT", SaOpt::Job(Opt::Other("hint"))),
     env("SALLOC_MEM_BIND", SaOpt::Job(Opt::Other("mem-bind"))),
-    env("SALLOC_MEM_PER_CPU", SaOpt::Job(Opt::Other("mem-per-cpu"))),
     env("SALLOC_MEM_PER_GPU", SaOpt::Job(Opt::Other("mem-per-gpu"))),
     env("SALLOC_NETWORK", SaOpt::Job(Opt::Other("network"))),
     env("SALLOC_POWER", SaOpt::Job(Opt::Other("power"))),
@@ -113,10 +114,7 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_REQ_SWITCH", SaOpt::Job(Opt::Other("switches"))),
     env("SALLOC_RESERVATION", SaOpt::Job(Opt::Other("reservation"))),
     env("SALLOC_THREAD_SPEC", SaOpt::Job(Opt::Other("thread-spec"))),
-    env(
-        "SALLOC_THREADS_PER_CORE",
-        SaOpt::Job(Opt::Other("threads-per-core")),
-    ),
+    env("SALLOC_THREADS_PER_CORE", SaOpt::Job(Opt::ThreadsPerCore)),
     env(
         "SALLOC_WAIT_ALL_NODES",
         SaOpt::Job(Opt::Other("wait-all-nodes")),
@@ -221,14 +219,30 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
         }
     }
     let mut opts = SallocOpts::default();
-    for (opt, value) in env_options(ENV, environ) {
+    let from_env = env_options(ENV, environ);
+    let env_ids: Vec<Opt> = from_env.iter().filter_map(|(o, _)| job_opt(*o)).collect();
+    for (opt, value) in from_env {
         opts.apply(opt, value)?;
     }
+    let cli_ids: Vec<Opt> = parsed
+        .opts
+        .iter()
+        .filter_map(|(o, _)| job_opt(*o))
+        .collect();
     for (opt, value) in parsed.opts {
         opts.apply(opt, value)?;
     }
+    opts.job.settle_memory(cli_ids, env_ids)?;
     opts.command = parsed.operands;
     Ok(Invocation::Run(Box::new(opts)))
+}
+
+/// The shared job option `o` stands for, if any.
+fn job_opt(o: SaOpt) -> Option<Opt> {
+    match o {
+        SaOpt::Job(j) => Some(j),
+        _ => None,
+    }
 }
 
 /// salloc's usage line.
@@ -252,6 +266,7 @@ Parallel run options:
   -c, --cpus-per-task=ncpus   number of cpus required per task
       --comment=name          arbitrary comment
   -C, --constraint=list       specify a list of constraints
+      --contiguous            demand a contiguous range of nodes
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=path            change working directory
       --exclusive             allocate nodes in exclusive mode
@@ -262,6 +277,9 @@ Parallel run options:
   -k, --no-kill[=off]         do not kill job on node failure
   -K, --kill-command[=signal] signal to send terminating job
       --mem=MB                minimum amount of real memory
+      --mem-per-cpu=MB        maximum amount of real memory per allocated
+                              cpu required by the job.
+                              --mem >= --mem-per-cpu if --mem is specified.
       --mincpus=n             minimum number of logical processors per node
       --nice[=value]          decrease scheduling priority by value
       --priority=value        set the priority of the job to value
@@ -277,9 +295,22 @@ Parallel run options:
   -s, --oversubscribe         oversubscribe resources with other jobs
       --signal=[R:]num[@time] send signal when time limit within time seconds
   -t, --time=minutes          time limit
+      --time-min=minutes      minimum time limit (if distinct)
+      --tmp=MB                minimum amount of temporary disk
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
       --wckey=wckey           wckey to run job under
   -w, --nodelist=hosts...     request a specific list of hosts
+
+Consumable resources related options:
+  -B --extra-node-info=S[:C[:T]]            Expands to:
+       --sockets-per-node=S   number of sockets per node to allocate
+       --cores-per-socket=C   number of cores per socket to allocate
+       --threads-per-core=T   number of threads per core to allocate
+                              each field can be 'min' or wildcard '*'
+                              total cpus requested = (N x S x C x T)
+
+      --ntasks-per-core=n     number of tasks to invoke on each core
+      --ntasks-per-socket=n   number of tasks to invoke on each socket
 
 Help options:
   -h, --help                  show this help message

@@ -62,6 +62,12 @@ pub fn for_command(
     if let Some(mb) = job.mem_mb {
         set.push(("SLURM_MEM_PER_NODE", mb.to_string()));
     }
+    if let Some(mb) = job.mem_per_cpu_mb {
+        set.push(("SLURM_MEM_PER_CPU", mb.to_string()));
+    }
+    for (name, value) in job.topo_vars() {
+        set.push((name, value.to_string()));
+    }
     let mut env: Vec<(String, String)> = environ
         .iter()
         .filter(|(k, _)| !set.iter().any(|(s, _)| s == k))

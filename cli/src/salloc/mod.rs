@@ -77,6 +77,10 @@ pub async fn run_async(
             let _ = writeln!(err, "{}", e.usage_text("salloc", Ambiguity::Listed));
             return BAD_ARGS;
         }
+        Err(ArgsError::Opt(e)) if e.is_fatal() => {
+            let _ = writeln!(err, "salloc: fatal: {e}");
+            return BAD_ARGS;
+        }
         Err(ArgsError::Opt(e)) if e.is_submit_refusal() => {
             return fail(err, &format!("Job submit/allocate failed: {e}"));
         }

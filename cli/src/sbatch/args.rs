@@ -111,6 +111,11 @@ pub const ENV: &[EnvOpt<Opt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SBATCH_MEM_PER_CPU",
+        id: Opt::MemPerCpu,
+        flag: false,
+    },
+    EnvOpt {
         var: "SBATCH_MEM_PER_NODE",
         id: Opt::Mem,
         flag: false,
@@ -156,6 +161,11 @@ pub const ENV: &[EnvOpt<Opt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SBATCH_THREADS_PER_CORE",
+        id: Opt::ThreadsPerCore,
+        flag: false,
+    },
+    EnvOpt {
         var: "SBATCH_TIMELIMIT",
         id: Opt::Time,
         flag: false,
@@ -187,7 +197,6 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
     other("SBATCH_HINT", "hint", false),
     other("SBATCH_IGNORE_PBS", "ignore-pbs", true),
     other("SBATCH_MEM_BIND", "mem-bind", false),
-    other("SBATCH_MEM_PER_CPU", "mem-per-cpu", false),
     other("SBATCH_MEM_PER_GPU", "mem-per-gpu", false),
     other("SBATCH_NETWORK", "network", false),
     other("SBATCH_OVERCOMMIT", "overcommit", true),
@@ -197,7 +206,6 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
     other("SBATCH_RESERVATION", "reservation", false),
     other("SBATCH_SPREAD_JOB", "spread-job", true),
     other("SBATCH_THREAD_SPEC", "thread-spec", false),
-    other("SBATCH_THREADS_PER_CORE", "threads-per-core", false),
     other("SBATCH_USE_MIN_NODES", "use-min-nodes", true),
     other("SBATCH_WAIT_ALL_NODES", "wait-all-nodes", false),
 ];
@@ -315,6 +323,7 @@ Parallel run options:
       --comment=name          arbitrary comment
   -c, --cpus-per-task=ncpus   number of cpus required per task
   -C, --constraint=list       specify a list of constraints
+      --contiguous            demand a contiguous range of nodes
       --cluster-constraint=[!]list specify a list of cluster constraints
       --deadline=time         remove the job if no ending is possible before
                               this deadline (start > (deadline - time[-min]))
@@ -334,9 +343,13 @@ Parallel run options:
       --mail-user=user        who to send email notification for job state
                               changes
       --mem=MB                minimum amount of real memory
+      --mem-per-cpu=MB        maximum amount of real memory per allocated
+                              cpu required by the job.
+                              --mem >= --mem-per-cpu if --mem is specified.
       --mincpus=n             minimum number of logical processors per node
       --nice[=value]          decrease scheduling priority by value
       --priority=value        set the priority of the job to value
+      --propagate[=rlimits]   propagate all [or specific list of] rlimits
   -n, --ntasks=ntasks         number of tasks to run
       --no-requeue            if set, do not permit the job to be requeued
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
@@ -354,11 +367,24 @@ Parallel run options:
   -s, --oversubscribe         over subscribe resources with other jobs
       --signal=[[R][B]:]num[@time] send signal when time limit within time seconds
   -t, --time=minutes          time limit
+      --time-min=minutes      minimum time limit (if distinct)
+      --tmp=MB                minimum amount of temporary disk
       --test-only             validate job and show when it would start
   -W, --wait                  wait for completion of submitted job
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
       --wckey=wckey           wckey to run job under
       --wrap[=command string] wrap command string in a sh script and submit
+
+Consumable resources related options:
+  -B --extra-node-info=S[:C[:T]]            Expands to:
+       --sockets-per-node=S   number of sockets per node to allocate
+       --cores-per-socket=C   number of cores per socket to allocate
+       --threads-per-core=T   number of threads per core to allocate
+                              each field can be 'min' or wildcard '*'
+                              total cpus requested = (N x S x C x T)
+
+      --ntasks-per-core=n     number of tasks to invoke on each core
+      --ntasks-per-socket=n   number of tasks to invoke on each socket
 
 Help options:
   -h, --help                  show this help message

@@ -87,6 +87,9 @@ impl SbatchError {
             Self::UnmatchedQuote { .. } => {
                 let _ = writeln!(err, "sbatch: fatal: {self}");
             }
+            Self::Opt(e) if e.is_fatal() => {
+                let _ = writeln!(err, "sbatch: fatal: {e}");
+            }
             Self::Opt(e) if e.is_submit_refusal() => {
                 jobspec::print_error(err, "sbatch", &format!("Batch job submission failed: {e}"));
             }
@@ -230,11 +233,28 @@ pub fn plan(
         }
         (body, script::default_name(script.as_deref()))
     };
+    let env_ids: Vec<jobspec::Opt> = jobspec::env_options(args::ENV, environ)
+        .into_iter()
+        .map(|(o, _)| o)
+        .collect();
     opts.apply_env(environ)?;
+    let cli_ids: Vec<jobspec::Opt> = cmdline
+        .iter()
+        .filter_map(|(o, _)| match o {
+            SbOpt::Job(j) => Some(*j),
+            _ => None,
+        })
+        .collect();
     for (opt, value) in cmdline {
         opts.apply(opt, value)?;
     }
+    opts.job.settle_memory(cli_ids, env_ids)?;
     let mut request = opts.job.to_request(&name, body, who, environ);
+    let limits = opts.job.rlimit_env();
+    request
+        .env
+        .retain(|e| !e.name.starts_with(sluice_wire::rlimits::PREFIX));
+    request.env.extend(limits);
     request.test_only = opts.test_only;
     request.script_args = script_args;
     Ok(Plan::Submit(Box::new(Submission {

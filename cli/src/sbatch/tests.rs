@@ -304,8 +304,8 @@ fn gres_requests_fail_as_a_submission_slurm_refuses() {
 #[test]
 fn options_sluice_lacks_are_refused_by_name_and_ignored_ones_checked() {
     assert_eq!(
-        printed_error("--mem-per-cpu=1G", &[], SCRIPT),
-        "sbatch: error: --mem-per-cpu is not supported\n"
+        printed_error("--core-spec=1", &[], SCRIPT),
+        "sbatch: error: --core-spec is not supported\n"
     );
     assert_eq!(
         printed_error("", &env(&[("SBATCH_CORE_SPEC", "2")]), SCRIPT),
@@ -341,5 +341,38 @@ fn deadline_kill_on_invalid_dep_priority_and_wait_reach_the_request() {
     assert_eq!(
         printed_error("--priority=-3", &[], SCRIPT),
         "sbatch: error: Priority must be >= 0\n"
+    );
+}
+
+#[test]
+fn memory_per_cpu_tmp_and_contiguous_reach_the_request() {
+    // The directive's --mem gives way to --mem-per-cpu on the command line.
+    let s = submission(plan_stdin(
+        "--mem-per-cpu=300 --tmp=1G --contiguous",
+        &[],
+        SCRIPT,
+    ));
+    let r = &s.request;
+    assert_eq!((r.mem_mb, r.mem_per_cpu_mb), (None, Some(300)));
+    assert_eq!((r.tmp_mb, r.contiguous), (Some(1024), true));
+    // From the environment, against the directive's --mem: memory per CPU, as Slurm asks it.
+    let e = env(&[("SBATCH_MEM_PER_CPU", "2G")]);
+    let r = submission(plan_stdin("", &e, SCRIPT)).request;
+    assert_eq!((r.mem_mb, r.mem_per_cpu_mb), (None, Some(2048)));
+    // --mem on the command line wins over the environment's memory per CPU.
+    let r = submission(plan_stdin("--mem=64", &e, SCRIPT)).request;
+    assert_eq!((r.mem_mb, r.mem_per_cpu_mb), (Some(64), None));
+    assert_eq!(
+        printed_error("--mem=1G --mem-per-cpu=1G", &[], SCRIPT),
+        "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n"
+    );
+    let both = env(&[("SBATCH_MEM_PER_CPU", "1"), ("SBATCH_MEM_PER_NODE", "1")]);
+    assert_eq!(
+        printed_error("", &both, "#!/bin/sh\ntrue\n"),
+        "sbatch: fatal: SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are mutually exclusive.\n"
+    );
+    assert_eq!(
+        printed_error("--tmp=big", &[], SCRIPT),
+        "sbatch: error: Invalid --tmp specification\n"
     );
 }

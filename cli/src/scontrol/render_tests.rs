@@ -65,6 +65,7 @@ NodeList=n1\n   \
 BatchHost=n1\n   \
 NumNodes=1 NumCPUs=2 NumTasks=1 CPUs/Task=2 ReqB:S:C:T=0:0:*:*\n   \
 TRES=cpu=2,mem=100M,node=1,billing=2\n   \
+Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n   \
 MinCPUsNode=2 MinMemoryNode=100M MinTmpDiskNode=0\n   \
 Features=(null) DelayBoot=00:00:00\n   \
 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n   \

@@ -88,9 +88,14 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
             j.signal
         ),
         format!(
-            "RunTime={} TimeLimit={} TimeMin=N/A",
+            "RunTime={} TimeLimit={} TimeMin={}",
             timefmt::clock(used),
-            timefmt::limit_clock(j.time_limit_min)
+            timefmt::limit_clock(j.time_limit_min),
+            if j.time_min_min > 0 {
+                timefmt::limit_clock(j.time_min_min)
+            } else {
+                "N/A".to_string()
+            }
         ),
         format!(
             "SubmitTime={} EligibleTime={}",
@@ -129,17 +134,44 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
     }
     lines.extend([
         format!(
-            "NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:0:*:*",
-            j.node_count, j.cpus, j.ntasks, j.cpus_per_task
+            "NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:{}:{}:{}",
+            j.node_count,
+            j.cpus,
+            j.ntasks,
+            j.cpus_per_task,
+            // Slurm shows 0 sockets and `*` for cores and threads not asked.
+            j.sockets_per_node,
+            or_star(j.cores_per_socket),
+            or_star(j.threads_per_core)
         ),
         format!(
             "TRES=cpu={},mem={}M,node={},billing={}",
-            j.cpus, j.mem_mb, j.node_count, j.cpus
+            j.cpus,
+            // --mem-per-cpu: the job's memory is that on each of its CPUs.
+            if j.mem_per_cpu_mb > 0 {
+                j.mem_per_cpu_mb.saturating_mul(u64::from(j.cpus))
+            } else {
+                j.mem_mb
+            },
+            j.node_count,
+            j.cpus
         ),
         format!(
-            "MinCPUsNode={} MinMemoryNode={}M MinTmpDiskNode=0",
+            "Socks/Node={} NtasksPerN:B:S:C={}:0:{}:{} CoreSpec=*",
+            or_star(j.sockets_per_node),
+            j.ntasks_per_node,
+            or_star(j.ntasks_per_socket),
+            or_star(j.ntasks_per_core)
+        ),
+        format!(
+            "MinCPUsNode={} {} MinTmpDiskNode={}",
             j.min_cpus_node.max(j.cpus_per_task),
-            j.mem_mb
+            if j.mem_per_cpu_mb > 0 {
+                format!("MinMemoryCPU={}", size_mb(j.mem_per_cpu_mb))
+            } else {
+                format!("MinMemoryNode={}M", j.mem_mb)
+            },
+            size_mb(j.tmp_mb)
         ),
         format!("Features={} DelayBoot=00:00:00", or_null(&j.constraint)),
     ]);
@@ -148,13 +180,14 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
     }
     lines.extend([
         format!(
-            "OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)",
+            "OverSubscribe={} Contiguous={} Licenses=(null) Network=(null)",
             // A controller that does not say: the partition decides.
             if j.oversubscribe.is_empty() {
                 "OK"
             } else {
                 &j.oversubscribe
-            }
+            },
+            u8::from(j.contiguous)
         ),
         format!("Command={}", or_null(&j.command)),
         format!("WorkDir={}", j.workdir),
@@ -171,6 +204,30 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         lines.push(format!("StdOut={stdout}"));
     }
     record(lines, one_liner)
+}
+
+/// A count shown as `*` when not asked (0).
+fn or_star(n: u32) -> String {
+    if n == 0 {
+        "*".to_string()
+    } else {
+        n.to_string()
+    }
+}
+
+/// A layout count a controller may leave out (0): 1 then.
+fn or_one(n: u32) -> u32 {
+    n.max(1)
+}
+
+/// A size in MB as Slurm's `scontrol` prints `MinTmpDiskNode=` (`0`, `500M`, `2G`).
+fn size_mb(mb: u64) -> String {
+    match mb {
+        0 => "0".to_string(),
+        mb if mb % (1024 * 1024) == 0 => format!("{}T", mb / (1024 * 1024)),
+        mb if mb % 1024 == 0 => format!("{}G", mb / 1024),
+        mb => format!("{mb}M"),
+    }
 }
 
 /// Slurm's NO_VAL, which `%a` names for a job that is not an array task.
@@ -242,7 +299,11 @@ pub fn node(n: &NodeInfo, one_liner: bool, zone: Zone) -> String {
         String::new()
     };
     let mut lines = vec![
-        format!("NodeName={} CoresPerSocket=1", n.name),
+        format!(
+            "NodeName={} CoresPerSocket={}",
+            n.name,
+            or_one(n.cores_per_socket)
+        ),
         format!(
             "CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A",
             n.alloc_cpus, n.cpus, n.cpus
@@ -262,11 +323,15 @@ pub fn node(n: &NodeInfo, one_liner: bool, zone: Zone) -> String {
         ),
         format!(
             "RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1",
-            n.real_memory_mb, n.alloc_memory_mb, n.cpus
+            n.real_memory_mb,
+            n.alloc_memory_mb,
+            // A controller that does not say: one socket per CPU (Slurm's for CPUs alone).
+            if n.sockets > 0 { n.sockets } else { n.cpus }
         ),
         format!(
-            "State={} ThreadsPerCore=1 TmpDisk={} Weight={} Owner=N/A MCS_label=N/A",
+            "State={} ThreadsPerCore={} TmpDisk={} Weight={} Owner=N/A MCS_label=N/A",
             node_state(n),
+            or_one(n.threads_per_core),
             n.tmp_disk_mb,
             n.weight
         ),

@@ -275,7 +275,17 @@ pub const FIELDS: &[Field] = &[
         node_str(g, |n| n.weight.to_string())
     }),
     f('z', "S:C:T", false, |g, _| {
-        node_str(g, |n| format!("{}:1:1", n.cpus))
+        node_str(g, |n| {
+            // A controller that does not say: one socket per CPU (Slurm's for CPUs alone).
+            match n.sockets {
+                0 => format!("{}:1:1", n.cpus),
+                s => format!(
+                    "{s}:{}:{}",
+                    n.cores_per_socket.max(1),
+                    n.threads_per_core.max(1)
+                ),
+            }
+        })
     }),
 ];
 

@@ -121,6 +121,12 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("cpu_bind", None, HasArg::Required, SrOpt::CpuBind),
         own("mpi", None, HasArg::Required, SrOpt::Mpi),
         own(
+            "propagate",
+            None,
+            HasArg::Optional,
+            SrOpt::Job(Opt::Propagate),
+        ),
+        own(
             "kill-on-invalid-dep",
             None,
             HasArg::Required,
@@ -318,10 +324,12 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
     if let Some((_, id)) = environ.iter().find(|(k, _)| k == "SLURM_JOB_ID") {
         opts.job_id = id.trim().parse().ok();
     }
-    for (opt, value) in env_options(ENV, environ)
+    let from_env: Vec<_> = env_options(ENV, environ)
         .into_iter()
         .chain(env_options(step_opts::ENV, environ))
-    {
+        .collect();
+    let env_ids: Vec<Opt> = from_env.iter().filter_map(|(o, _)| job_opt(*o)).collect();
+    for (opt, value) in from_env {
         check_mpi(opt, value.as_deref())?;
         opts.apply(opt, value)?;
     }
@@ -331,15 +339,29 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
     if given(Opt::NtasksPerNode) && !given(Opt::Ntasks) {
         opts.job.ntasks = None;
     }
+    let cli_ids: Vec<Opt> = parsed
+        .opts
+        .iter()
+        .filter_map(|(o, _)| job_opt(*o))
+        .collect();
     for (opt, value) in parsed.opts {
         check_mpi(opt, value.as_deref())?;
         opts.apply(opt, value)?;
     }
+    opts.job.settle_memory(cli_ids, env_ids)?;
     if parsed.operands.is_empty() {
         return Err(ArgsError::NoCommand);
     }
     opts.command = parsed.operands;
     Ok(Invocation::Run(Box::new(opts)))
+}
+
+/// The shared job option `o` stands for, if any.
+fn job_opt(o: SrOpt) -> Option<Opt> {
+    match o {
+        SrOpt::Job(j) => Some(j),
+        _ => None,
+    }
 }
 
 /// `--mpi=` (and `SLURM_MPI_TYPE`): only `none` exists here.
@@ -392,6 +414,7 @@ Parallel run options:
                               ([{quiet|verbose},]{none|rank|map_cpu:<list>|
                               mask_cpu:<list>|cores|threads|sockets|ldoms})
   -C, --constraint=list       specify a list of constraints
+      --contiguous            demand a contiguous range of nodes
   -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -D, --chdir=path            change remote current working directory
       --deadline=time         remove the job if no ending is possible before
@@ -416,12 +439,16 @@ Parallel run options:
                               non-zero exit code
   -l, --label                 prepend task number to lines of stdout/err
       --mem=MB                minimum amount of real memory
+      --mem-per-cpu=MB        maximum amount of real memory per allocated
+                              cpu required by the job.
+                              --mem >= --mem-per-cpu if --mem is specified.
       --mincpus=n             minimum number of logical processors per node
       --mpi=type              type of MPI being used (only none here)
       --multi-prog            if set the program name specified is the
                               configuration specification for multiple programs
       --nice[=value]          decrease scheduling priority by value
       --priority=value        set the priority of the job to value
+      --propagate[=rlimits]   propagate all [or specific list of] rlimits
   -n, --ntasks=ntasks         number of tasks to run
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
       --ntasks-per-node=n     number of tasks to invoke on each node
@@ -441,6 +468,8 @@ Parallel run options:
       --task-epilog=program   run \"program\" after launching task
       --task-prolog=program   run \"program\" before launching task
       --test-only             print expected start of the job and do not run it
+      --time-min=minutes      minimum time limit (if distinct)
+      --tmp=MB                minimum amount of temporary disk
   -u, --unbuffered            do not line-buffer stdout/err
       --pty                   run task zero in pseudo terminal
   -v, --verbose               verbose mode (multiple -v's increase verbosity)
@@ -450,6 +479,17 @@ Parallel run options:
                               before killing job
       --whole                 use every CPU of the job on the step's nodes
   -X, --disable-status        Disable Ctrl-C status feature
+
+Consumable resources related options:
+  -B --extra-node-info=S[:C[:T]]            Expands to:
+       --sockets-per-node=S   number of sockets per node to allocate
+       --cores-per-socket=C   number of cores per socket to allocate
+       --threads-per-core=T   number of threads per core to allocate
+                              each field can be 'min' or wildcard '*'
+                              total cpus requested = (N x S x C x T)
+
+      --ntasks-per-core=n     number of tasks to invoke on each core
+      --ntasks-per-socket=n   number of tasks to invoke on each socket
 
 Help options:
   -h, --help                  show this help message

@@ -67,6 +67,11 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         flag: true,
     },
     EnvOpt {
+        var: "SLURM_MEM_PER_CPU",
+        id: SrOpt::Job(Opt::MemPerCpu),
+        flag: false,
+    },
+    EnvOpt {
         var: "SLURM_MEM_PER_NODE",
         id: SrOpt::Job(Opt::Mem),
         flag: false,

@@ -126,6 +126,10 @@ pub async fn run_with(
             let _ = writeln!(err, "srun: fatal: {}", CpuBindError::FATAL);
             return 1;
         }
+        Err(ArgsError::Opt(e)) if e.is_fatal() => {
+            let _ = writeln!(err, "srun: fatal: {e}");
+            return 1;
+        }
         Err(ArgsError::Opt(e)) if e.is_submit_refusal() => {
             return fail(err, &format!("Unable to allocate resources: {e}"));
         }
@@ -381,6 +385,8 @@ fn array_ids(environ: &[(String, String)], job_id: u32) -> (u32, Option<u32>) {
 /// The tasks' environment: what `--export` passes, with `SLURM_NTASKS_PER_NODE` when asked.
 fn task_env(opts: &args::SrunOpts, environ: &[(String, String)]) -> Vec<EnvVar> {
     let mut env = opts.job.export().apply(environ);
+    env.retain(|v| !v.name.starts_with(sluice_wire::rlimits::PREFIX));
+    env.extend(opts.job.rlimit_env());
     if let Some(n) = opts.job.ntasks_per_node {
         env.retain(|v| v.name != "SLURM_NTASKS_PER_NODE");
         env.push(EnvVar {

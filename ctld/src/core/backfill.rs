@@ -16,6 +16,7 @@ use super::outbox::Outbox;
 use super::sched::{Start, ineligible, try_start};
 use super::select::{for_each_common, job_maps, node_fits, pick};
 use super::{Core, SimTime};
+use crate::conf::TimeLimit;
 use fixedbitset::FixedBitSet;
 use sluice_vocab::{FedJobId, JobState};
 
@@ -50,27 +51,78 @@ pub(crate) fn run(
         if !job.is_queued() || ineligible(core, job, now).is_some() {
             continue;
         }
-        let end = job
-            .req
-            .time_limit
-            .as_secs()
-            .map_or(SimTime::NEVER, |s| now.plus(s));
-        let fits_plan = |i: usize| {
-            reservations
-                .iter()
-                .all(|r| end <= r.start || !r.nodes.contains(i))
-        };
-        match try_start(core, out, now, id, fits_plan) {
-            Start::Started => started += 1,
-            Start::NoRoom => {}
+        let limit = job.req.time_limit;
+        let time_min = job.req.place.time_min;
+        match try_start(core, out, now, id, fits_plan(&reservations, now, limit)) {
+            Start::Started => {
+                started += 1;
+                continue;
+            }
             Start::Limited(r) => {
-                if let Some(job) = core.jobs.map.get_mut(&id) {
-                    job.reason = r;
-                }
+                set_reason(core, id, r);
+                continue;
+            }
+            Start::NoRoom => {}
+        }
+        let Some(shorter) = time_min.and_then(|m| shortened(&reservations, now, limit, m)) else {
+            continue;
+        };
+        // `--time-min`: the limit as long as the earliest reservation allows, down to the
+        // minimum, as Slurm's backfill lowers it (kept once started, else put back).
+        set_limit(core, id, shorter);
+        match try_start(core, out, now, id, fits_plan(&reservations, now, shorter)) {
+            Start::Started => started += 1,
+            Start::NoRoom => set_limit(core, id, limit),
+            Start::Limited(r) => {
+                set_limit(core, id, limit);
+                set_reason(core, id, r);
             }
         }
     }
     started
+}
+
+/// Keeps a job that had room but is held by its limits pending with the limit's reason.
+fn set_reason(core: &mut Core, id: FedJobId, reason: super::jobs::JobReason) {
+    if let Some(job) = core.jobs.map.get_mut(&id) {
+        job.reason = reason;
+    }
+}
+
+/// Whether a job with time limit `limit` starting at `now` may use node `i` without delaying
+/// any of `reservations`: it ends before the reservation starts or does not need the node.
+fn fits_plan(
+    reservations: &[Reservation],
+    now: SimTime,
+    limit: TimeLimit,
+) -> impl Fn(usize) -> bool + '_ {
+    let end = limit.as_secs().map_or(SimTime::NEVER, |s| now.plus(s));
+    move |i: usize| {
+        reservations
+            .iter()
+            .all(|r| end <= r.start || !r.nodes.contains(i))
+    }
+}
+
+/// The longest limit below `limit`, and at least `min_minutes`, with which a job starting at
+/// `now` ends before the earliest of `reservations` (in whole minutes, Slurm's unit).
+fn shortened(
+    reservations: &[Reservation],
+    now: SimTime,
+    limit: TimeLimit,
+    min_minutes: u32,
+) -> Option<TimeLimit> {
+    let first = reservations.iter().map(|r| r.start).min()?;
+    let room = first.secs().checked_sub(now.secs())? / 60;
+    let minutes = u32::try_from(room).unwrap_or(u32::MAX);
+    let shorter = TimeLimit::Minutes(minutes);
+    (minutes >= min_minutes && minutes > 0 && shorter < limit).then_some(shorter)
+}
+
+fn set_limit(core: &mut Core, id: FedJobId, limit: TimeLimit) {
+    if let Some(job) = core.jobs.map.get_mut(&id) {
+        job.req.time_limit = limit;
+    }
 }
 
 /// When a running job is expected to give its nodes back.
@@ -99,7 +151,7 @@ pub(crate) fn plan(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservati
     let mut add = |free: &mut FixedBitSet, i: usize| {
         if !free.put(i) {
             count += 1;
-            slots += u64::from(job.req.tasks_on(nodes.nodes[i].cpus));
+            slots += u64::from(job.req.tasks_on(nodes.nodes[i].topo));
         }
         count >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.ntasks)
     };

@@ -195,10 +195,9 @@ pub(crate) fn start_job(
             nodes: nodes.clone(),
         });
     }
-    let mem_mb = match job.req.mem_per_node_mb {
-        0 => node_mem,
-        per_node => per_node.saturating_mul(nodes.len() as u64),
-    };
+    let mem_mb = job
+        .req
+        .mem_charged_mb(nodes.len(), u64::from(cpus), node_mem);
     out.accounting(AcctRecord::JobStarted {
         job: id,
         run: job.restarts,

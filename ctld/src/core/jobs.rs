@@ -198,9 +198,46 @@ impl JobRequest {
         self.cpus_per_task.max(self.place.mincpus.unwrap_or(0))
     }
 
-    /// Tasks a node with `cpus` CPUs can take: by `-c`, at most `--ntasks-per-node`.
-    pub fn tasks_on(&self, cpus: u32) -> u32 {
-        let by_cpus = cpus / self.cpus_per_task.max(1);
+    /// What the job asks of each node's memory.
+    pub fn mem_ask(&self) -> super::alloc::MemAsk {
+        use super::alloc::MemAsk;
+        match (self.mem_per_node_mb, self.place.mem_per_cpu_mb) {
+            (0, Some(per_cpu)) if per_cpu > 0 => MemAsk::PerCpu(per_cpu),
+            (0, _) => MemAsk::Default,
+            (per_node, _) => MemAsk::PerNode(per_node),
+        }
+    }
+
+    /// The least memory a node must have to host the job: `--mem`, or `--mem-per-cpu` times
+    /// the CPUs of one node's share (`-c`, `--mincpus`).
+    pub fn min_node_mem_mb(&self) -> u64 {
+        match self.mem_ask() {
+            super::alloc::MemAsk::PerNode(mb) => mb,
+            super::alloc::MemAsk::PerCpu(mb) => mb.saturating_mul(u64::from(self.min_node_cpus())),
+            super::alloc::MemAsk::Default => 0,
+        }
+    }
+
+    /// The memory the job is charged in accounting when it holds `nodes` nodes and `cpus`
+    /// CPUs: `--mem` on each node, `--mem-per-cpu` on each CPU, else `node_mem` (the nodes'
+    /// memory).
+    pub fn mem_charged_mb(&self, nodes: usize, cpus: u64, node_mem: u64) -> u64 {
+        match self.mem_ask() {
+            super::alloc::MemAsk::PerNode(mb) => mb.saturating_mul(nodes as u64),
+            super::alloc::MemAsk::PerCpu(mb) => mb.saturating_mul(cpus),
+            super::alloc::MemAsk::Default => node_mem,
+        }
+    }
+
+    /// Whether a node with `tmp_disk_mb` of `TmpDisk` has the `--tmp` the job asks.
+    pub fn tmp_fits(&self, tmp_disk_mb: u64) -> bool {
+        self.place.tmp_mb.is_none_or(|t| tmp_disk_mb >= t)
+    }
+
+    /// Tasks a node laid out as `t` can take: by `-c`, at most `--ntasks-per-node` (and
+    /// within what the socket, core and thread options allow).
+    pub fn tasks_on(&self, t: super::nodes::Topo) -> u32 {
+        let by_cpus = self.place.topo.tasks_on(t, self.cpus_per_task);
         self.place
             .ntasks_per_node
             .map_or(by_cpus, |n| by_cpus.min(n))

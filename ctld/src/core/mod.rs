@@ -87,7 +87,7 @@ pub use lifecycle::{
     CancelRequest, on_cancel, on_hold, on_release, on_requeue, on_resume, on_suspend,
 };
 pub use node_scripts::NodeScript;
-pub use nodes::{Node, NodeBase};
+pub use nodes::{Node, NodeBase, Topo};
 pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};
 pub use partitions::{PartIdx, Partition, on_partition_state};
 pub use power::{
@@ -98,7 +98,7 @@ pub use reconfig::on_reconfigure;
 pub use registration::{
     NodeRegistration, NodeUpdate, on_node_heartbeat, on_node_registered, on_node_update,
 };
-pub use request::{JobShare, PlaceOpts, SubmitReply, SubmitRequest, WarnSignal};
+pub use request::{JobShare, PlaceOpts, SubmitReply, SubmitRequest, TopoAsk, WarnSignal};
 pub use sched::{PassStats, schedule};
 pub use signal::{JobPart, on_signal_part};
 pub use steps::{StepEnd, StepGrant, StepRequest, StepStart, on_step_create, on_step_done};

@@ -26,6 +26,27 @@ pub enum NodeBase {
     Future,
 }
 
+/// A node's CPUs and how they are laid out, as configured (`Sockets`, `CoresPerSocket`,
+/// `ThreadsPerCore`), for the socket, core and thread options of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Topo {
+    /// CPUs.
+    pub cpus: u32,
+    /// Sockets.
+    pub sockets: u32,
+    /// Cores in each socket.
+    pub cores_per_socket: u32,
+    /// Threads (CPUs) in each core.
+    pub threads_per_core: u32,
+}
+
+impl Topo {
+    /// Cores on the node.
+    pub fn cores(&self) -> u32 {
+        self.sockets.saturating_mul(self.cores_per_socket)
+    }
+}
+
 /// One node: configured resources, what it reported, and its state.
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -37,6 +58,8 @@ pub struct Node {
     pub port: u16,
     /// Configured CPUs (what allocation counts on).
     pub cpus: u32,
+    /// Configured sockets, cores per socket and threads per core.
+    pub topo: Topo,
     /// Configured memory in MB.
     pub real_memory_mb: u64,
     /// Configured temporary disk in MB.
@@ -211,6 +234,12 @@ fn node_from_conf(c: &NodeConf, now: SimTime) -> Node {
         addr: c.addr.clone(),
         port: c.port,
         cpus: c.cpus,
+        topo: Topo {
+            cpus: c.cpus,
+            sockets: c.sockets,
+            cores_per_socket: c.cores_per_socket,
+            threads_per_core: c.threads_per_core,
+        },
         real_memory_mb: c.real_memory_mb,
         tmp_disk_mb: c.tmp_disk_mb,
         weight: c.weight,

@@ -33,8 +33,12 @@ impl fmt::Display for PartIdx {
 pub struct NodeShape {
     /// CPUs of each.
     pub cpus: u32,
+    /// Their layout.
+    pub topo: super::nodes::Topo,
     /// Memory in MB of each.
     pub real_memory_mb: u64,
+    /// `TmpDisk` in MB of each.
+    pub tmp_disk_mb: u64,
     /// Features of each.
     pub features: Vec<String>,
     /// How many nodes have this shape.
@@ -85,9 +89,14 @@ impl Partition {
         let mut fits: Vec<(u32, u32)> = self
             .shapes
             .iter()
-            .filter(|s| s.cpus >= min_cpus && s.real_memory_mb >= r.mem_per_node_mb)
+            .filter(|s| {
+                s.cpus >= min_cpus
+                    && s.real_memory_mb >= r.min_node_mem_mb()
+                    && r.tmp_fits(s.tmp_disk_mb)
+                    && r.place.topo.fits(s.topo)
+            })
             .filter(|s| constraint.is_none_or(|c| c.matches(&s.features)))
-            .map(|s| (r.tasks_on(s.cpus), s.count))
+            .map(|s| (r.tasks_on(s.topo), s.count))
             .collect();
         fits.sort_by_key(|f| std::cmp::Reverse(f.0));
         let (mut nodes, mut slots) = (0u64, 0u64);
@@ -171,12 +180,18 @@ pub(crate) fn shapes(bits: &FixedBitSet, nodes: &NodeTable) -> Vec<NodeShape> {
         let mut feats = n.features.clone();
         feats.sort();
         match shapes.iter_mut().find(|s| {
-            s.cpus == n.cpus && s.real_memory_mb == n.real_memory_mb && s.features == feats
+            s.cpus == n.cpus
+                && s.topo == n.topo
+                && s.real_memory_mb == n.real_memory_mb
+                && s.tmp_disk_mb == n.tmp_disk_mb
+                && s.features == feats
         }) {
             Some(s) => s.count += 1,
             None => shapes.push(NodeShape {
                 cpus: n.cpus,
+                topo: n.topo,
                 real_memory_mb: n.real_memory_mb,
+                tmp_disk_mb: n.tmp_disk_mb,
                 features: feats,
                 count: 1,
             }),

@@ -80,6 +80,79 @@ pub struct PlaceOpts {
     /// `--mail-user` (`None`: the job's owner).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mail_user: Option<String>,
+    /// `--mem-per-cpu` in MB: the job's memory is this times its CPUs on each node (the job's
+    /// per-node `--mem` is 0 then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem_per_cpu_mb: Option<u64>,
+    /// `--tmp` in MB: the temporary disk (`TmpDisk`) each of its nodes must have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tmp_mb: Option<u64>,
+    /// `--time-min` in minutes: backfill may start the job with its time limit lowered as far
+    /// as this, where that lets it start sooner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_min: Option<u32>,
+    /// `-B`, `--sockets-per-node`, `--cores-per-socket`, `--threads-per-core`,
+    /// `--ntasks-per-core`, `--ntasks-per-socket`.
+    #[serde(skip_serializing_if = "TopoAsk::is_unset")]
+    pub topo: TopoAsk,
+    /// `--contiguous`: its nodes are consecutive in the node table.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub contiguous: bool,
+}
+
+/// What a job asks of its nodes' sockets, cores and threads (each `None` when not asked).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TopoAsk {
+    /// `-B S` / `--sockets-per-node`: nodes with at least this many sockets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sockets_per_node: Option<u32>,
+    /// `-B S:C` / `--cores-per-socket`: nodes with at least this many cores per socket.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cores_per_socket: Option<u32>,
+    /// `-B S:C:T` / `--threads-per-core`: nodes with at least this many threads per core, of
+    /// which the job uses at most this many on each core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads_per_core: Option<u32>,
+    /// `--ntasks-per-core`: at most this many tasks per core of a node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ntasks_per_core: Option<u32>,
+    /// `--ntasks-per-socket`: at most this many tasks per socket of a node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ntasks_per_socket: Option<u32>,
+}
+
+impl TopoAsk {
+    /// Whether nothing is asked (the saved form omits it then).
+    pub fn is_unset(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Whether a node laid out as `t` has the sockets, cores and threads asked.
+    pub fn fits(&self, t: super::nodes::Topo) -> bool {
+        let at_least = |asked: Option<u32>, has: u32| asked.is_none_or(|a| has >= a);
+        at_least(self.sockets_per_node, t.sockets)
+            && at_least(self.cores_per_socket, t.cores_per_socket)
+            && at_least(self.threads_per_core, t.threads_per_core)
+    }
+
+    /// How many tasks of `cpt` CPUs a node laid out as `t` takes: its CPUs (only
+    /// `--threads-per-core` of each core's threads), at most `--ntasks-per-core` per core and
+    /// `--ntasks-per-socket` per socket.
+    pub fn tasks_on(&self, t: super::nodes::Topo, cpt: u32) -> u32 {
+        let cpus = match self.threads_per_core {
+            Some(tpc) if tpc < t.threads_per_core => t.cores().saturating_mul(tpc),
+            _ => t.cpus,
+        };
+        let mut tasks = cpus / cpt.max(1);
+        if let Some(n) = self.ntasks_per_core {
+            tasks = tasks.min(n.saturating_mul(t.cores()));
+        }
+        if let Some(n) = self.ntasks_per_socket {
+            tasks = tasks.min(n.saturating_mul(t.sockets));
+        }
+        tasks
+    }
 }
 
 fn is_zero_u16(n: &u16) -> bool {

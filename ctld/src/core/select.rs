@@ -38,17 +38,27 @@ pub(crate) fn for_each_common(maps: &[&FixedBitSet], mut f: impl FnMut(usize) ->
 /// Whether node `i` can host the job at all (CPUs per task, `--mincpus` and memory per node).
 pub(crate) fn node_fits(nodes: &NodeTable, i: usize, job: &Job) -> bool {
     let n = &nodes.nodes[i];
-    n.cpus >= job.req.min_node_cpus() && n.real_memory_mb >= job.req.mem_per_node_mb
+    n.cpus >= job.req.min_node_cpus()
+        && n.real_memory_mb >= job.req.min_node_mem_mb()
+        && job.req.tmp_fits(n.tmp_disk_mb)
+        && job.req.place.topo.fits(n.topo)
+        && job.req.tasks_on(n.topo) > 0
 }
 
 /// Calls `f` with each node set in all of `maps` as [`for_each_common`] does, but the job's
-/// `-w` nodes first, so they are taken before any other.
+/// `-w` nodes first, so they are taken before any other (except with `--contiguous`).
 pub(crate) fn for_each_candidate(
     job: &Job,
     maps: &[&FixedBitSet],
     mut f: impl FnMut(usize) -> bool,
 ) {
-    let Some(required) = job.masks.as_ref().and_then(|m| m.required.as_ref()) else {
+    // A contiguous run is looked for in table order alone.
+    let required = job
+        .masks
+        .as_ref()
+        .and_then(|m| m.required.as_ref())
+        .filter(|_| !job.req.place.contiguous);
+    let Some(required) = required else {
         for_each_common(maps, f);
         return;
     };
@@ -83,24 +93,89 @@ pub(crate) fn pick(
     free: &[&FixedBitSet],
     mut allow: impl FnMut(usize) -> bool,
 ) -> Option<Vec<NodeIdx>> {
-    let mut chosen = Vec::new();
-    let mut slots: u64 = 0;
-    let mut done = false;
+    let mut run = Run::new(job);
     for_each_candidate(job, free, |i| {
         if !node_fits(nodes, i, job) || !allow(i) {
             return true;
         }
-        chosen.push(super::nodes::idx(i));
-        slots += u64::from(job.req.tasks_on(nodes.nodes[i].cpus));
-        if chosen.len() as u64 >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.ntasks)
-        {
-            done = true;
+        run.take(i, job.req.tasks_on(nodes.nodes[i].topo))
+    });
+    let complete = run.done && has_required(job, run.chosen.iter().map(|c| c.0));
+    complete.then(|| run.chosen.iter().map(|c| super::nodes::idx(c.0)).collect())
+}
+
+/// The nodes taken so far for a job (each with the tasks it can take), in table order, until
+/// there are `min_nodes` of them with room for `ntasks` tasks. Once there are `max_nodes`
+/// without room enough, a later node with more room replaces the one with the least. With
+/// `--contiguous` only an unbroken run of consecutive nodes counts: a gap starts the run
+/// again, and a run as long as `max_nodes` without room enough slides on by one node.
+pub(crate) struct Run {
+    /// The nodes taken and the tasks each can take.
+    pub chosen: Vec<(usize, u32)>,
+    /// Whether they are enough.
+    pub done: bool,
+    slots: u64,
+    min_nodes: u64,
+    max_nodes: usize,
+    ntasks: u64,
+    contiguous: bool,
+}
+
+impl Run {
+    /// An empty run for `job`.
+    pub fn new(job: &Job) -> Self {
+        Self::with(
+            job.req.min_nodes,
+            job.req.max_nodes,
+            job.req.ntasks,
+            job.req.place.contiguous,
+        )
+    }
+
+    /// An empty run for `min_nodes..=max_nodes` nodes with room for `ntasks` tasks.
+    fn with(min_nodes: u32, max_nodes: u32, ntasks: u32, contiguous: bool) -> Self {
+        Self {
+            chosen: Vec::new(),
+            done: false,
+            slots: 0,
+            min_nodes: u64::from(min_nodes),
+            max_nodes: max_nodes.max(1) as usize,
+            ntasks: u64::from(ntasks),
+            contiguous,
+        }
+    }
+
+    /// Takes node `i`, which can take `cap` tasks; returns whether to look at more nodes.
+    pub fn take(&mut self, i: usize, cap: u32) -> bool {
+        if self.contiguous && self.chosen.last().is_some_and(|&(last, _)| last + 1 != i) {
+            self.chosen.clear();
+            self.slots = 0;
+        }
+        if !self.contiguous && self.chosen.len() >= self.max_nodes {
+            // As many nodes as allowed without room enough: a node with more room replaces
+            // the one with the least (so `-N1 -n8` finds the 8-CPU node behind a 2-CPU one).
+            let Some((k, &(_, least))) = self.chosen.iter().enumerate().min_by_key(|c| c.1.1)
+            else {
+                return false;
+            };
+            if cap <= least {
+                return true;
+            }
+            self.chosen.remove(k);
+            self.slots -= u64::from(least);
+        }
+        self.chosen.push((i, cap));
+        self.slots += u64::from(cap);
+        if self.chosen.len() as u64 >= self.min_nodes && self.slots >= self.ntasks {
+            self.done = true;
             return false;
         }
-        chosen.len() < job.req.max_nodes as usize
-    });
-    let complete = done && has_required(job, chosen.iter().map(|i| i.get() as usize));
-    complete.then_some(chosen)
+        if self.contiguous && self.chosen.len() >= self.max_nodes {
+            let (_, first) = self.chosen.remove(0);
+            self.slots -= u64::from(first);
+        }
+        true
+    }
 }
 
 /// The maps a job's nodes must be in: its partition's, its constraint's when it has one,
@@ -119,6 +194,38 @@ pub(crate) fn job_maps<'a>(part: &'a Partition, job: &'a Job) -> Vec<&'a FixedBi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn feed(run: &mut Run, nodes: &[(usize, u32)]) -> Vec<usize> {
+        for &(i, cap) in nodes {
+            if !run.take(i, cap) {
+                break;
+            }
+        }
+        run.chosen.iter().map(|c| c.0).collect()
+    }
+
+    #[test]
+    fn a_contiguous_run_restarts_at_a_gap_and_slides_when_full() {
+        // Any nodes: the first two.
+        let mut any = Run::with(2, 2, 2, false);
+        assert_eq!(feed(&mut any, &[(0, 1), (2, 1), (3, 1)]), [0, 2]);
+        assert!(any.done);
+        // Consecutive: 0 then a gap; 2 and 3.
+        let mut run = Run::with(2, 2, 2, true);
+        assert_eq!(feed(&mut run, &[(0, 1), (2, 1), (3, 1)]), [2, 3]);
+        assert!(run.done);
+        // Two nodes at most with room for 3 tasks: 0-1 lack room, so the run slides to 1-2.
+        let mut slide = Run::with(1, 2, 3, true);
+        assert_eq!(feed(&mut slide, &[(0, 1), (1, 1), (2, 2)]), [1, 2]);
+        assert!(slide.done);
+        // Without --contiguous a node with more room replaces the one with the least.
+        let mut swap = Run::with(1, 2, 3, false);
+        assert_eq!(feed(&mut swap, &[(0, 1), (1, 1), (2, 2)]), [1, 2]);
+        assert!(swap.done);
+        let mut short = Run::with(1, 1, 4, false);
+        assert_eq!(feed(&mut short, &[(0, 2), (1, 1), (2, 3)]), [2]);
+        assert!(!short.done);
+    }
 
     #[test]
     fn common_bits_come_in_order_and_stop_early() {

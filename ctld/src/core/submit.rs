@@ -143,6 +143,13 @@ pub(crate) fn submit_as(
     if !time_limit.within(part.max_time) {
         limit(JobReason::PartitionTimeLimit, CtldError::InvalidTimeLimit)?;
     }
+    if req
+        .place
+        .time_min
+        .is_some_and(|m| !TimeLimit::Minutes(m).within(time_limit))
+    {
+        return Err(CtldError::InvalidTimeMin);
+    }
     let (constraint, feature_nodes) = match &req.constraint {
         None => (None, None),
         Some(spec) => {

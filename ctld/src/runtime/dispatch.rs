@@ -293,6 +293,7 @@ fn launch_request(
         ntasks_per_node: record.req.place.ntasks_per_node.unwrap_or(0),
         open_append: launch.open_append == Some(true),
         credential: None,
+        mem_per_cpu_mb: record.req.place.mem_per_cpu_mb.unwrap_or(0),
     };
     Some((first, req))
 }

@@ -139,6 +139,25 @@ fn place_opts(r: &SubmitJobRequest) -> Result<PlaceOpts, CtldError> {
         priority: r.priority,
         mail_type: mail_type(&r.mail_type)?,
         mail_user: Some(r.mail_user.trim().to_string()).filter(|u| !u.is_empty()),
+        // The commands send one of `--mem` and `--mem-per-cpu` (as Slurm's request holds
+        // one): a per-node size, when present, is the one the job asks.
+        mem_per_cpu_mb: r.mem_per_cpu_mb.filter(|_| r.mem_mb.is_none_or(|m| m == 0)),
+        tmp_mb: r.tmp_mb,
+        contiguous: r.contiguous,
+        topo: crate::core::TopoAsk {
+            sockets_per_node: r.sockets_per_node,
+            cores_per_socket: r.cores_per_socket,
+            threads_per_core: r.threads_per_core,
+            ntasks_per_core: r.ntasks_per_core,
+            ntasks_per_socket: r.ntasks_per_socket,
+        },
+        time_min: match time_limit(r.time_min.as_deref()) {
+            Err(_) => return Err(CtldError::InvalidTimeMin),
+            Ok(None | Some(TimeLimit::Minutes(0))) => None,
+            Ok(Some(TimeLimit::Minutes(m))) => Some(m),
+            // An unlimited minimum is no minimum below the limit.
+            Ok(Some(TimeLimit::Unlimited)) => None,
+        },
     })
 }
 
@@ -275,6 +294,15 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
         wckey: job.launch.wckey.clone(),
         min_cpus_node: job.req.min_node_cpus(),
         ntasks_per_node: job.req.place.ntasks_per_node.unwrap_or(0),
+        mem_per_cpu_mb: job.req.place.mem_per_cpu_mb.unwrap_or(0),
+        tmp_mb: job.req.place.tmp_mb.unwrap_or(0),
+        contiguous: job.req.place.contiguous,
+        time_min_min: job.req.place.time_min.map_or(0, i64::from),
+        sockets_per_node: job.req.place.topo.sockets_per_node.unwrap_or(0),
+        cores_per_socket: job.req.place.topo.cores_per_socket.unwrap_or(0),
+        threads_per_core: job.req.place.topo.threads_per_core.unwrap_or(0),
+        ntasks_per_core: job.req.place.topo.ntasks_per_core.unwrap_or(0),
+        ntasks_per_socket: job.req.place.topo.ntasks_per_socket.unwrap_or(0),
         factors: priority_factors(core, job, now),
         qos: job.launch.qos.clone(),
         ..fed_fields(core, job)
@@ -376,6 +404,9 @@ pub fn node_info(core: &Core, node: &Node, addr: (String, u16)) -> NodeInfo {
         power_down_requested: node.power.down_requested,
         slurmd_start_time: secs(node.registered_at),
         slurmd_pid: node.daemon_pid,
+        sockets: node.topo.sockets,
+        cores_per_socket: node.topo.cores_per_socket,
+        threads_per_core: node.topo.threads_per_core,
     }
 }
 

@@ -23,18 +23,31 @@ use tonic::{Request, Status};
 
 /// The core's form of `r` from `caller`: the user's groups as this host knows them, whether
 /// `AllowGroups` applies (not to root and the SlurmUser), and the dbd's default account of the
-/// user when `--account` is not given (as Slurm's controller charges it).
+/// user when `--account` is not given (as Slurm's controller charges it). With `--uid` root or
+/// the SlurmUser submits for another user, who owns and runs the job; the partition's access
+/// is still the submitter's (Slurm: "root may run jobs as a normal user in a RootOnly
+/// partition"); anybody else is refused as Slurm refuses it.
 fn submission(
     svc: &ControllerService,
     r: &SubmitJobRequest,
     caller: crate::core::Caller,
     interactive: bool,
 ) -> Result<crate::core::SubmitRequest, CtldError> {
-    let user = svc.users.get(caller.uid);
-    let mut sreq = submit_request(r, caller, &user, interactive)?;
-    sreq.root_or_slurm_user = svc.admins.contains(&caller.uid);
+    let root_or_slurm_user = svc.admins.contains(&caller.uid);
+    let owner = match r.uid {
+        Some(uid) if uid != caller.uid => {
+            if !root_or_slurm_user {
+                return Err(CtldError::InvalidUserId);
+            }
+            crate::core::Caller { uid, ..caller }
+        }
+        _ => caller,
+    };
+    let user = svc.users.get(owner.uid);
+    let mut sreq = submit_request(r, owner, &user, interactive)?;
+    sreq.root_or_slurm_user = root_or_slurm_user;
     if sreq.launch.account.is_empty()
-        && let Some(account) = svc.dbd_admins.default_account(caller.uid)
+        && let Some(account) = svc.dbd_admins.default_account(owner.uid)
     {
         sreq.launch.account = account;
     }

@@ -49,6 +49,7 @@ mod priority_factors;
 mod qos;
 mod reconfigure;
 mod reconfigure_runtime;
+mod resource_options;
 mod runtime_accounting;
 mod runtime_control;
 mod runtime_gone_callers;

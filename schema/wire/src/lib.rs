@@ -8,6 +8,7 @@
 //! * [`daemon`]: the daemons' shared process start-up (listener, pid and port files, signals,
 //!   logging).
 //! * [`jobacct`]: the wire form of a step's usage.
+//! * [`rlimits`]: resource limits carried from the submitting host to a job's processes.
 
 pub mod auth;
 pub mod client;
@@ -15,3 +16,4 @@ pub mod daemon;
 pub mod jobacct;
 pub mod proto;
 pub mod protocol;
+pub mod rlimits;

@@ -87,8 +87,8 @@ fn gres_options_are_refused_as_slurm_refuses_them_here() {
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "");
     // What Sluice lacks is refused by name, never accepted and dropped; what Slurm ignores
     // here is accepted (its value still checked).
-    let out = c.cmd("sbatch", &["--tmp=10G", "--wrap", "true"]);
-    assert_eq!(out.stderr, "sbatch: error: --tmp is not supported\n");
+    let out = c.cmd("sbatch", &["--core-spec=1", "--wrap", "true"]);
+    assert_eq!(out.stderr, "sbatch: error: --core-spec is not supported\n");
     let out = c.cmd("sbatch", &["--gres-flags=often", "--wrap", "true"]);
     assert!(
         out.stderr

@@ -47,6 +47,7 @@ mod prolog_restart_e2e;
 mod python_tools_e2e;
 mod reconfigure_e2e;
 mod request_auth;
+mod resource_options_e2e;
 mod sacctmgr_accounts_users;
 mod sacctmgr_clusters;
 mod sacctmgr_federations;

@@ -78,19 +78,42 @@ impl Policy {
         }
     }
 
-    /// Memory a job asking `req_mb` per node (0: not asked) takes on a node of `node_mb`
-    /// when given `cpus` CPUs there; 0 when memory is not consumable.
-    pub fn mem_on(&self, req_mb: u64, cpus: u32, node_mb: u64) -> u64 {
+    /// Memory a job asking `ask` takes on a node of `node_mb` when given `cpus` CPUs there;
+    /// 0 when memory is not consumable.
+    pub fn mem_on(&self, ask: MemAsk, cpus: u32, node_mb: u64) -> u64 {
         if !self.memory {
             return 0;
         }
-        match (req_mb, self.def_mem_per_node_mb, self.def_mem_per_cpu_mb) {
-            (r, _, _) if r > 0 => r,
-            (_, Some(n), _) => n,
-            (_, None, Some(c)) => c.saturating_mul(u64::from(cpus)),
-            (_, None, None) => node_mb,
+        match (ask, self.def_mem_per_node_mb, self.def_mem_per_cpu_mb) {
+            (MemAsk::PerNode(r), _, _) => r,
+            (MemAsk::PerCpu(c), _, _) => c.saturating_mul(u64::from(cpus)),
+            (MemAsk::Default, Some(n), _) => n,
+            (MemAsk::Default, None, Some(c)) => c.saturating_mul(u64::from(cpus)),
+            (MemAsk::Default, None, None) => node_mb,
         }
     }
+
+    /// The memory each CPU of a job asking `ask` takes, when it is counted per CPU
+    /// (`--mem-per-cpu`, or `DefMemPerCPU` for a job without a size).
+    pub fn mem_per_cpu(&self, ask: MemAsk) -> Option<u64> {
+        match (ask, self.def_mem_per_node_mb, self.def_mem_per_cpu_mb) {
+            (MemAsk::PerCpu(c), _, _) => Some(c),
+            (MemAsk::Default, None, Some(c)) => Some(c),
+            _ => None,
+        }
+        .filter(|c| *c > 0)
+    }
+}
+
+/// What a job asks of each node's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemAsk {
+    /// Nothing: `DefMemPerNode`, `DefMemPerCPU` or the whole node, as configured.
+    Default,
+    /// `--mem`: this many MB on each node.
+    PerNode(u64),
+    /// `--mem-per-cpu`: this many MB per allocated CPU.
+    PerCpu(u64),
 }
 
 /// How a job may share what it is given.

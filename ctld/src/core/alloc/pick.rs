@@ -11,11 +11,11 @@
 //! with room for `ntasks` tasks; tasks are then dealt to the chosen nodes one at a time in
 //! turn (each node gets at least one task's CPUs), so `-N5 -n10` gets 2 tasks per node.
 
-use super::{JobAlloc, Policy, Share, Unit};
+use super::{JobAlloc, MemAsk, Policy, Share, Unit};
 use crate::core::Core;
 use crate::core::jobs::Job;
 use crate::core::nodes::{Node, idx};
-use crate::core::select::{for_each_candidate, has_required, node_fits, pick as pick_whole};
+use crate::core::select::{Run, for_each_candidate, has_required, node_fits, pick as pick_whole};
 use fixedbitset::FixedBitSet;
 
 /// Places `job` on nodes set in every map of `maps` (its partition's, its constraint's and
@@ -28,7 +28,7 @@ pub(crate) fn pick(
 ) -> Option<JobAlloc> {
     let policy = core.policy;
     let share = Share::of(&core.parts[job.partition.get()], job.req.share);
-    let req_mem = job.req.mem_per_node_mb;
+    let req_mem = job.req.mem_ask();
     let whole = match share {
         Share::Exclusive => true,
         Share::Alone => policy.unit == Unit::Node,
@@ -70,11 +70,9 @@ fn pick_at(
     shares: bool,
 ) -> Option<JobAlloc> {
     let policy = core.policy;
-    let req_mem = job.req.mem_per_node_mb;
+    let req_mem = job.req.mem_ask();
     let cpt = job.req.cpus_per_task.max(1);
-    let mut chosen: Vec<(usize, u32)> = Vec::new();
-    let mut slots: u64 = 0;
-    let mut done = false;
+    let mut run = Run::new(job);
     for_each_candidate(job, maps, |i| {
         if !node_fits(&core.nodes, i, job) || !allow(i) {
             return true;
@@ -84,20 +82,14 @@ fn pick_at(
             return true;
         }
         let cap = capacity(&policy, node, max, cpt, req_mem);
-        let cap = job.req.place.ntasks_per_node.map_or(cap, |n| cap.min(n));
+        let cap = cap.min(job.req.tasks_on(node.topo));
         if cap == 0 {
             return true;
         }
-        chosen.push((i, cap));
-        slots += u64::from(cap);
-        if chosen.len() as u64 >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.ntasks)
-        {
-            done = true;
-            return false;
-        }
-        chosen.len() < job.req.max_nodes as usize
+        run.take(i, cap)
     });
-    if !done || !has_required(job, chosen.iter().map(|c| c.0)) {
+    let chosen = run.chosen;
+    if !run.done || !has_required(job, chosen.iter().map(|c| c.0)) {
         return None;
     }
     let tasks = deal(&chosen, job.req.ntasks);
@@ -125,14 +117,14 @@ fn pick_at(
 }
 
 /// Whether a job asking `req_mem` per node fits the free memory of `node` with `cpus` CPUs.
-fn mem_fits(policy: &Policy, node: &Node, req_mem: u64, cpus: u32) -> bool {
+fn mem_fits(policy: &Policy, node: &Node, req_mem: MemAsk, cpus: u32) -> bool {
     let free = node.real_memory_mb.saturating_sub(node.alloc_mem_mb);
     policy.mem_on(req_mem, cpus, node.real_memory_mb) <= free
 }
 
 /// How many tasks of `cpt` CPUs `node` can take for a job of a partition sharing resources
 /// among at most `max` jobs.
-fn capacity(policy: &Policy, node: &Node, max: u32, cpt: u32, req_mem: u64) -> u32 {
+fn capacity(policy: &Policy, node: &Node, max: u32, cpt: u32, req_mem: MemAsk) -> u32 {
     if node.exclusive {
         return 0;
     }
@@ -163,17 +155,13 @@ fn capacity(policy: &Policy, node: &Node, max: u32, cpt: u32, req_mem: u64) -> u
         return tasks;
     }
     let free = node.real_memory_mb.saturating_sub(node.alloc_mem_mb);
-    match (
-        req_mem,
-        policy.def_mem_per_node_mb,
-        policy.def_mem_per_cpu_mb,
-    ) {
-        (0, None, Some(per_cpu)) if per_cpu > 0 => {
+    match policy.mem_per_cpu(req_mem) {
+        Some(per_cpu) => {
             let per_task = per_cpu.saturating_mul(u64::from(cpt));
             tasks.min(u32::try_from(free / per_task).unwrap_or(u32::MAX))
         }
-        _ if mem_fits(policy, node, req_mem, tasks.saturating_mul(cpt)) => tasks,
-        _ => 0,
+        None if mem_fits(policy, node, req_mem, tasks.saturating_mul(cpt)) => tasks,
+        None => 0,
     }
 }
 

@@ -97,7 +97,12 @@ impl Ask {
         let nodes = u64::from(req.min_nodes);
         Self {
             cpus: u64::from(req.ntasks) * u64::from(req.cpus_per_task.max(1)),
-            mem_mb: req.mem_per_node_mb.saturating_mul(nodes),
+            mem_mb: match req.mem_ask() {
+                crate::core::alloc::MemAsk::PerCpu(mb) => mb
+                    .saturating_mul(u64::from(req.ntasks))
+                    .saturating_mul(u64::from(req.cpus_per_task.max(1))),
+                _ => req.mem_per_node_mb.saturating_mul(nodes),
+            },
             nodes,
         }
     }

@@ -200,7 +200,7 @@ fn swap(core: &mut Core, id: FedJobId, k: usize, new: Option<NodeIdx>) {
             };
             a.nodes[k] = n;
             a.cpus[k] = cpus;
-            a.mem_mb[k] = policy.mem_on(job.req.mem_per_node_mb, cpus, node.real_memory_mb);
+            a.mem_mb[k] = policy.mem_on(job.req.mem_ask(), cpus, node.real_memory_mb);
             if let Some(cores) = a.cores.get_mut(k) {
                 *cores = (0..u16::try_from(cpus).unwrap_or(u16::MAX)).collect();
             }

@@ -197,20 +197,20 @@ fn started_record(core: &Core, id: FedJobId, now: SimTime) -> Option<AcctRecord>
         .iter()
         .map(|&n| core.nodes.get(n).real_memory_mb)
         .sum();
+    let cpus: u32 = core.allocs.get(&id).map_or_else(
+        || job.nodes.iter().map(|&n| core.nodes.get(n).cpus).sum(),
+        |a| a.total_cpus(),
+    );
     Some(AcctRecord::JobStarted {
         job: id,
         run: job.restarts,
         start: now,
         node_list: core.nodes.hostlist(&job.nodes),
         node_count: job.nodes.len() as u32,
-        cpus: core.allocs.get(&id).map_or_else(
-            || job.nodes.iter().map(|&n| core.nodes.get(n).cpus).sum(),
-            |a| a.total_cpus(),
-        ),
-        mem_mb: match job.req.mem_per_node_mb {
-            0 => node_mem,
-            per_node => per_node.saturating_mul(job.nodes.len() as u64),
-        },
+        cpus,
+        mem_mb: job
+            .req
+            .mem_charged_mb(job.nodes.len(), u64::from(cpus), node_mem),
     })
 }
 

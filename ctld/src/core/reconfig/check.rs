@@ -106,8 +106,11 @@ fn nodes(cur: &CtldConf, next: &CtldConf, order: &[&str], out: &mut Vec<String>)
         out.push(format!("nodes {} removed", compress(&removed)));
     }
     type Field = (&'static str, fn(&NodeConf) -> String);
-    let fields: [Field; 6] = [
+    let fields: [Field; 9] = [
         ("CPUs", |n| n.cpus.to_string()),
+        ("Sockets", |n| n.sockets.to_string()),
+        ("CoresPerSocket", |n| n.cores_per_socket.to_string()),
+        ("ThreadsPerCore", |n| n.threads_per_core.to_string()),
         ("RealMemory", |n| n.real_memory_mb.to_string()),
         ("TmpDisk", |n| n.tmp_disk_mb.to_string()),
         ("NodeAddr", |n| n.addr.clone()),

@@ -37,6 +37,12 @@ pub struct NodeConf {
     pub port: u16,
     /// CPUs it must have.
     pub cpus: u32,
+    /// Sockets (`Boards` x `Sockets`; with only `CPUs` given, one per CPU, as Slurm infers).
+    pub sockets: u32,
+    /// `CoresPerSocket` (1 unless given).
+    pub cores_per_socket: u32,
+    /// `ThreadsPerCore` (1 unless given).
+    pub threads_per_core: u32,
     /// Memory in MB it must have (`RealMemory`, default 1).
     pub real_memory_mb: u64,
     /// Temporary disk in MB it must have (`TmpDisk`, default 0).
@@ -59,6 +65,8 @@ struct Values {
     sockets: u32,
     cores: u32,
     threads: u32,
+    /// Whether any of `Boards`, `Sockets`, `CoresPerSocket`, `ThreadsPerCore` was given.
+    topology: bool,
     real_memory_mb: u64,
     tmp_disk_mb: u64,
     weight: u32,
@@ -76,6 +84,7 @@ impl Default for Values {
             sockets: 1,
             cores: 1,
             threads: 1,
+            topology: false,
             real_memory_mb: 1,
             tmp_disk_mb: 0,
             weight: 1,
@@ -139,6 +148,15 @@ pub(crate) fn read(
                 .saturating_mul(values.cores)
                 .saturating_mul(values.threads)
         });
+        // Only CPUs given: each CPU is a socket of one core of one thread (Slurm's inference).
+        let (sockets, cores_per_socket, threads_per_core) = match (values.cpus, values.topology) {
+            (Some(cpus), false) => (cpus, 1, 1),
+            _ => (
+                values.boards.saturating_mul(values.sockets),
+                values.cores,
+                values.threads,
+            ),
+        };
         for (name, addr) in names.into_iter().zip(addrs) {
             if !seen.insert(name.clone()) {
                 return Err(file.bad_value(head, format!("duplicate node name {name}")));
@@ -148,6 +166,9 @@ pub(crate) fn read(
                 addr,
                 port: values.port.unwrap_or(default_port),
                 cpus,
+                sockets,
+                cores_per_socket,
+                threads_per_core,
                 real_memory_mb: values.real_memory_mb,
                 tmp_disk_mb: values.tmp_disk_mb,
                 weight: values.weight,
@@ -164,10 +185,10 @@ pub(crate) fn read(
 fn apply(file: &ConfFile, p: &Pair, v: &mut Values) -> Result<bool, ConfError> {
     match p.key.to_ascii_lowercase().as_str() {
         "cpus" | "procs" => v.cpus = Some(positive(file, p)?),
-        "boards" => v.boards = positive(file, p)?,
-        "sockets" => v.sockets = positive(file, p)?,
-        "corespersocket" => v.cores = positive(file, p)?,
-        "threadspercore" => v.threads = positive(file, p)?,
+        "boards" => (v.boards, v.topology) = (positive(file, p)?, true),
+        "sockets" => (v.sockets, v.topology) = (positive(file, p)?, true),
+        "corespersocket" => (v.cores, v.topology) = (positive(file, p)?, true),
+        "threadspercore" => (v.threads, v.topology) = (positive(file, p)?, true),
         "realmemory" => v.real_memory_mb = file.number(p)?,
         "tmpdisk" => v.tmp_disk_mb = file.number(p)?,
         "weight" => v.weight = file.number(p)?,
