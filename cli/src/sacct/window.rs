@@ -80,6 +80,7 @@ pub fn query(o: &SacctOpts, clusters: Vec<String>, uid: u32, w: Window) -> JobQu
         federation: false,
         // Set by the caller from the fields shown.
         no_steps: false,
+        wckeys: o.wckeys.clone(),
     }
 }
 

@@ -140,7 +140,12 @@ pub async fn run(
     drop(tx);
     let (windows, window_changes) = mpsc::unbounded_channel();
     if !stdin_slots.is_empty() {
-        tokio::spawn(stdio::feed(stdin_slots, stdin, window_changes, template.window.clone()));
+        tokio::spawn(stdio::feed(
+            stdin_slots,
+            stdin,
+            window_changes,
+            template.window.clone(),
+        ));
     }
     let ntasks = layout.iter().map(|p| p.count).sum();
     let mut exited: Vec<TaskExit> = Vec::new();

@@ -1,15 +1,15 @@
 //! The fair-share table of `priority/multifactor`: a task asks the accounting daemon for this
 //! cluster's associations with their shares and decayed usage (`ListAssociations` with
 //! `with_usage`: the dbd computes usage from the job runs it holds, see
-//! `sluice_dbd::store::fairshare`), computes each association's classic fair-share factor
-//! (`sluice_vocab::fairshare`) and hands the table to the core, which recomputes the queue.
+//! `sluice_dbd::store::fairshare`) and hands them to the core, which computes each
+//! association's fair-share factor (Fair Tree or classic) and recomputes the queue.
 //! It runs at start and every `PriorityCalcPeriod`; while the dbd is away the last table stays.
-//! Under `priority/basic` it asks nothing.
+//! Under `priority/basic` it asks too: the jobs' order ignores the numbers, `sshare` shows
+//! them.
 
 use super::CoreHandle;
 use crate::core::priority;
-use sluice_vocab::cluster_conf::PriorityType;
-use sluice_vocab::fairshare::{self, AssocInput, Shares};
+use sluice_vocab::fairshare::{AssocInput, Shares};
 use sluice_wire::client::DbdClient;
 use sluice_wire::proto::ListAssociationsRequest;
 use std::collections::HashMap;
@@ -18,16 +18,18 @@ use tokio::task::JoinHandle;
 
 /// How long one fetch may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often the task looks whether `priority/multifactor` is on (after a reconfigure).
-const IDLE_CHECK: Duration = Duration::from_secs(30);
 
-/// The factor of each (account, user) association of `cluster`, from the dbd.
+/// What the dbd says of the associations of a cluster.
+type Fetched = (Vec<AssocInput>, HashMap<(String, String), u64>);
+
+/// The associations of `cluster` with their shares and decayed usage, and their ids, from
+/// the dbd.
 pub async fn fetch(
     dbd: &mut DbdClient,
     cluster: &str,
     half_life: i64,
     since: i64,
-) -> Result<HashMap<(String, String), f64>, tonic::Status> {
+) -> Result<Fetched, tonic::Status> {
     let mut req = tonic::Request::new(ListAssociationsRequest {
         clusters: vec![cluster.to_string()],
         with_usage: true,
@@ -37,7 +39,11 @@ pub async fn fetch(
     });
     req.set_timeout(RPC_TIMEOUT);
     let assocs = dbd.list_associations(req).await?.into_inner().associations;
-    let inputs: Vec<AssocInput> = assocs
+    let ids = assocs
+        .iter()
+        .map(|a| ((a.account.clone(), a.user.clone()), a.id))
+        .collect();
+    let inputs = assocs
         .into_iter()
         .map(|a| AssocInput {
             account: a.account,
@@ -47,11 +53,7 @@ pub async fn fetch(
             raw_usage: a.raw_usage,
         })
         .collect();
-    Ok(fairshare::compute(&inputs)
-        .into_iter()
-        .filter(|r| !r.user.is_empty())
-        .map(|r| ((r.account, r.user), r.fairshare))
-        .collect())
+    Ok((inputs, ids))
 }
 
 /// Keeps the core's fair-share table up to date from `dbd` (call from within a tokio
@@ -69,17 +71,13 @@ pub fn spawn_refresh(mut dbd: DbdClient, core: CoreHandle) -> JoinHandle<()> {
             else {
                 return;
             };
-            if prio.kind != PriorityType::Multifactor {
-                tokio::time::sleep(IDLE_CHECK).await;
-                continue;
-            }
             let now = chrono::Utc::now().timestamp();
             let half_life = i64::try_from(prio.decay_half_life_secs).unwrap_or(i64::MAX);
             let since = prio.usage_reset.since(now, started);
             match fetch(&mut dbd, &cluster, half_life, since).await {
-                Ok(table) => {
+                Ok((assocs, ids)) => {
                     let posted = core
-                        .query(move |cx| priority::on_fairshare(cx.core, cx.now, table))
+                        .query(move |cx| priority::on_assoc_usage(cx.core, cx.now, assocs, ids))
                         .await;
                     if posted.is_err() {
                         return;

@@ -50,6 +50,7 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             constraint: constraint.clone().unwrap_or_default(),
             run: *run,
             comment: launch.comment.clone(),
+            wckey: launch.wckey.clone(),
         }),
         AcctRecord::JobStarted {
             job,
@@ -205,6 +206,7 @@ mod tests {
             user: "alice".into(),
             account: "physics".into(),
             workdir: "/home/alice".into(),
+            wckey: "proj7".into(),
             ..LaunchSpec::default()
         });
         let rec = AcctRecord::JobSubmitted {
@@ -238,6 +240,7 @@ mod tests {
             (-1, 20, None)
         );
         assert_eq!(s.workdir, "/home/alice");
+        assert_eq!(s.wckey, "proj7");
     }
 
     #[test]

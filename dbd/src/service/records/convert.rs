@@ -114,6 +114,7 @@ fn submitted(j: proto::JobSubmittedRecord) -> JobSubmitted {
         constraint: j.constraint,
         run: j.run,
         comment: j.comment,
+        wckey: j.wckey,
     }
 }
 
@@ -177,6 +178,7 @@ pub fn job_query(q: proto::JobQuery) -> Result<JobQuery, Status> {
         duplicates: q.duplicates,
         federation: q.federation,
         no_steps: q.no_steps,
+        wckeys: q.wckeys,
         nodes,
     })
 }
@@ -215,5 +217,6 @@ pub fn job_row(r: JobRun) -> proto::JobRow {
         steps: r.steps.into_iter().map(step_to).collect(),
         mem_mb: r.mem_mb,
         requester_uid: r.requester_uid,
+        wckey: r.wckey,
     }
 }

@@ -61,6 +61,8 @@ pub struct JobSubmitted {
     /// 0 for the first run, one more at each requeue.
     pub run: u32,
     pub comment: String,
+    /// `--wckey` ("" = none).
+    pub wckey: String,
 }
 
 /// A run got its nodes and started.
@@ -208,6 +210,8 @@ pub struct JobRun {
     pub workdir: String,
     pub reason: String,
     pub comment: String,
+    /// The job's `--wckey` ("" = none), kept in `job_wckeys`.
+    pub wckey: String,
     /// Who cancelled the run, when known.
     pub requester_uid: Option<u32>,
     /// Batch step first, then extern, then numbered steps in order.
