@@ -163,6 +163,9 @@ fn decode_usage(line: &str) -> Option<StepUsage> {
             max_node: map()?,
             min: map()?,
             ave: map()?,
+            // Which task and node had the least: live only (sstat), not shipped.
+            min_task: TresMap::default(),
+            min_node: TresMap::default(),
         })
     };
     let (usage_in, usage_out) = (side()?, side()?);

@@ -147,6 +147,17 @@ macro_rules! tres {
     };
 }
 
+/// The usage fields only a live step has (`sstat`): which task and node used the least. The
+/// accounting history does not keep them, so sacct does not offer them.
+pub const LIVE_FIELDS: &[Field] = &[
+    stat!("MinCPUNode", 10, ins, min_node, TRES_CPU, node),
+    stat!("MinCPUTask", 10, ins, min_task, TRES_CPU, count),
+    tres!("TRESUsageInMinNode", ins, min_node, node_of),
+    tres!("TRESUsageInMinTask", ins, min_task, task),
+    tres!("TRESUsageOutMinNode", outs, min_node, node_of),
+    tres!("TRESUsageOutMinTask", outs, min_task, task),
+];
+
 /// The usage fields, by Slurm's name.
 pub const USAGE_FIELDS: &[Field] = &[
     stat!("AveCPU", 10, ins, ave, TRES_CPU, cpu_secs),

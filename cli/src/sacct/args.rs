@@ -101,6 +101,8 @@ pub struct SacctOpts {
     pub duplicates: bool,
     /// `--json`.
     pub json: bool,
+    /// `-W/--wckeys`.
+    pub wckeys: Vec<String>,
 }
 
 /// What the command line asks for.
@@ -148,6 +150,7 @@ enum SaOpt {
     User,
     Verbose,
     Version,
+    Wckeys,
 }
 
 const fn spec(short: Option<char>, long: &'static str, arg: HasArg, id: SaOpt) -> OptSpec<SaOpt> {
@@ -199,6 +202,7 @@ const SPECS: &[OptSpec<SaOpt>] = &[
     spec(None, "uid", HasArg::Required, SaOpt::User),
     spec(Some('v'), "verbose", HasArg::No, SaOpt::Verbose),
     spec(Some('V'), "version", HasArg::No, SaOpt::Version),
+    spec(Some('W'), "wckeys", HasArg::Required, SaOpt::Wckeys),
 ];
 
 /// The environment and clock the options are read against.
@@ -248,6 +252,7 @@ pub fn parse(args: &[String], cx: &Context) -> Result<Invocation, String> {
         states: Vec::new(),
         duplicates: false,
         json: false,
+        wckeys: Vec::new(),
     };
     let mut federation = (cx.env)("SACCT_FEDERATION").is_some();
     let mut local = (cx.env)("SACCT_LOCAL").is_some();
@@ -300,6 +305,7 @@ pub fn parse(args: &[String], cx: &Context) -> Result<Invocation, String> {
                 }
             }
             SaOpt::Json => o.json = true,
+            SaOpt::Wckeys => o.wckeys.extend(items(&v)),
             SaOpt::Verbose => {}
         }
     }

@@ -153,6 +153,8 @@ pub const FIELDS: &[Field] = &[
             }
         })
     }),
+    // A step shows its job's wckey, as the account.
+    f("WCKey", 10, |l, _| l.job().wckey.clone()),
     f("WorkDir", 20, |l, _| job_only(l, |j| j.workdir.clone())),
 ];
 

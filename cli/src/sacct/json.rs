@@ -128,6 +128,7 @@ pub fn job(j: &JobRow, steps: bool, cx: &Cx) -> Value {
             "requested": [tres("cpu", 1, u64::from(j.req_cpus)), tres("mem", 2, j.req_mem_mb)],
         },
         "user": user,
+        "wckey": {"wckey": j.wckey, "flags": []},
         "working_directory": j.workdir,
     })
 }

@@ -34,7 +34,7 @@ use render::{TextOut, job_lines};
 
 const USAGE: &str = "Usage: sacct [-abDeLlnPpXv] [-A accounts] [-E time] [-j jobs] [-M clusters]\n\
               [-N nodes] [-o fields] [-r partitions] [-S time] [-s states] [-u users]\n\
-              [--delimiter=X] [--federation] [--json] [--local] [--name=names]\n";
+              [-W wckeys] [--delimiter=X] [--federation] [--json] [--local] [--name=names]\n";
 
 /// Runs the `sacct` binary.
 pub fn main() -> i32 {

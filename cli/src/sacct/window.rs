@@ -81,6 +81,7 @@ pub fn query(o: &SacctOpts, clusters: Vec<String>, uid: u32, w: Window) -> JobQu
         // Set by the caller from the fields shown.
         no_steps: false,
         own_by_default: o.users.is_none() && users(o, uid) == [uid],
+        wckeys: o.wckeys.clone(),
     }
 }
 

@@ -1,11 +1,12 @@
-//! sprio's command line: `-j jobs`, `-u users`, `-p partitions`, `-l`, `-n`, `-w`, `-o fmt`,
-//! `-h`, `--help`, `--usage`, `-V`. Errors are Slurm's whole text.
+//! sprio's command line: `-j jobs`, `-u users`, `-p partitions`, `-M clusters`, `-l`, `-n`,
+//! `-w`, `-o fmt`, `-h`, `--help`, `--usage`, `-V`. Errors are Slurm's whole text.
 
 use crate::getopt::{self, HasArg, Mode, OptSpec};
 
 /// An sprio option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrOpt {
+    Clusters,
     Format,
     Help,
     Jobs,
@@ -31,6 +32,7 @@ const fn o(long: &'static str, short: Option<char>, arg: HasArg, id: PrOpt) -> O
 
 /// sprio's option table.
 pub const TABLE: &[OptSpec<PrOpt>] = &[
+    o("clusters", Some('M'), HasArg::Required, PrOpt::Clusters),
     o("format", Some('o'), HasArg::Required, PrOpt::Format),
     o("help", None, HasArg::No, PrOpt::Help),
     o("jobs", Some('j'), HasArg::Optional, PrOpt::Jobs),
@@ -66,6 +68,8 @@ pub struct SprioOpts {
     pub no_header: bool,
     /// `-o`.
     pub format: Option<String>,
+    /// `-M`: the clusters as written (`None`: the local one).
+    pub clusters: Option<String>,
 }
 
 /// What the command line asks for.
@@ -99,6 +103,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
             PrOpt::Usage => return Ok(Invocation::Usage),
             PrOpt::Version => return Ok(Invocation::Version),
             PrOpt::Format => o.format = Some(v),
+            PrOpt::Clusters => o.clusters = Some(v),
             PrOpt::Jobs => {
                 o.jobs_given = true;
                 for id in list(&v) {
@@ -129,7 +134,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
 }
 
 /// `--usage`.
-pub const USAGE: &str = "Usage: sprio [-j jid[s]] [-u user_name[s]] [-o format] [-p partitions]\n     [--federation] [--local] [--sibling] [--usage] [-hlnvVw]\n";
+pub const USAGE: &str = "Usage: sprio [-j jid[s]] [-u user_name[s]] [-o format] [-p partitions]\n     [-M cluster_name] [--federation] [--local] [--sibling] [--usage] [-hlnvVw]\n";
 
 /// `--help`.
 pub const HELP: &str = "Usage: sprio [OPTIONS]
@@ -137,6 +142,9 @@ pub const HELP: &str = "Usage: sprio [OPTIONS]
   -j, --jobs                      comma separated list of jobs
                                   to view, default is all
   -l, --long                      long report
+  -M, --cluster=cluster_name      cluster to issue commands to.  Default is
+                                  current cluster.  cluster with no name will
+                                  reset to default.
   -n, --norm                      display normalized values
   -o, --format=format             format specification
   -p, --partition=partition_name  comma separated list of partitions
@@ -161,7 +169,8 @@ mod tests {
 
     #[test]
     fn options_fill_the_request() {
-        let Ok(Invocation::Run(o)) = parse(&args("-j12,13 -u alice,bob -p debug -l -n -w -h"))
+        let Ok(Invocation::Run(o)) =
+            parse(&args("-j12,13 -u alice,bob -p debug -l -n -w -h -M c2"))
         else {
             panic!("parse");
         };
@@ -169,6 +178,7 @@ mod tests {
         assert!(o.jobs_given && o.long && o.norm && o.weights && o.no_header);
         assert_eq!(o.users, ["alice", "bob"]);
         assert_eq!(o.partitions, ["debug"]);
+        assert_eq!(o.clusters.as_deref(), Some("c2"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use sluice_vocab::JobState;
 use sluice_wire::proto::{GetConfigRequest, JobInfo, ListJobsRequest};
 
 use crate::cmdutil;
+use crate::multicluster::{self, Selection};
 use crate::rpc_error::{Asker, status_text};
 use crate::slurm_conf::SlurmConf;
 use args::{HELP, Invocation, SprioOpts, USAGE};
@@ -75,7 +76,19 @@ struct Fetched {
 }
 
 async fn fetch(conf: &SlurmConf, opts: &SprioOpts, uids: Vec<u32>) -> Result<Fetched, String> {
-    let mut ctld = conf.connect_ctld().await.map_err(|e| e.to_string())?;
+    let mut ctld = match &opts.clusters {
+        None => conf.connect_ctld().await.map_err(|e| e.to_string())?,
+        // As Slurm's sprio, -M talks to the first cluster named.
+        Some(names) => {
+            let members = multicluster::resolve(conf, &Selection::parse(names))
+                .await
+                .map_err(|e| e.lines().join("\n"))?;
+            let m = members.first().ok_or("no cluster")?;
+            multicluster::connect(conf, m)
+                .await
+                .map_err(|e| e.to_string())?
+        }
+    };
     let entries = ctld
         .get_config(GetConfigRequest {})
         .await
@@ -96,6 +109,8 @@ async fn fetch(conf: &SlurmConf, opts: &SprioOpts, uids: Vec<u32>) -> Result<Fet
         job_size: num("PriorityWeightJobSize"),
         partition: num("PriorityWeightPartition"),
         qos: num("PriorityWeightQOS"),
+        tres: Weights::parse_tres(&get("PriorityWeightTRES")),
+        tres_text: get("PriorityWeightTRES"),
     };
     let kind = get("PriorityType");
     if kind == "priority/basic" {
@@ -188,6 +203,7 @@ fn row(j: &JobInfo) -> Option<PrioRow> {
         job_size: f.job_size,
         part: f.partition,
         qos: f.qos,
+        tres: f.tres.iter().map(|t| (t.name.clone(), t.factor)).collect(),
         nice: f.nice,
     })
 }

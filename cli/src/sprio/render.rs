@@ -5,13 +5,32 @@
 use crate::output::percent::{Layout, parse_letters, render_line};
 
 /// The `PriorityWeight*` values in force.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Weights {
     pub age: u32,
     pub fairshare: u32,
     pub job_size: u32,
     pub partition: u32,
     pub qos: u32,
+    /// `PriorityWeightTRES` by TRES name (`cpu`, `mem`, `node`).
+    pub tres: Vec<(String, u32)>,
+    /// `PriorityWeightTRES` as the controller shows it (the `-w` line).
+    pub tres_text: String,
+}
+
+impl Weights {
+    /// Reads `PriorityWeightTRES` as `GetConfig` gives it (`CPU=1000,Mem=20`; `(null)`).
+    pub fn parse_tres(text: &str) -> Vec<(String, u32)> {
+        text.split(',')
+            .filter_map(|item| {
+                let (name, weight) = item.split_once('=')?;
+                Some((
+                    name.trim().to_ascii_lowercase(),
+                    weight.trim().parse().ok()?,
+                ))
+            })
+            .collect()
+    }
 }
 
 /// One pending job's priority and its normalized factors.
@@ -28,6 +47,8 @@ pub struct PrioRow {
     pub job_size: f64,
     pub part: f64,
     pub qos: f64,
+    /// The normalized factor of each weighted TRES.
+    pub tres: Vec<(String, f64)>,
     pub nice: i32,
 }
 
@@ -62,6 +83,9 @@ pub fn default_format(w: &Weights, long: bool, norm: bool, users_given: bool) ->
         if weight > 0 {
             f.push_str(col);
         }
+    }
+    if !w.tres.is_empty() {
+        f.push_str(if norm { " %20t" } else { " %.20T" });
     }
     f
 }
@@ -136,9 +160,23 @@ fn value(letter: &str, r: &PrioRow, w: &Weights) -> String {
         "Q" => weighted(r.qos, w.qos),
         "q" => norm(r.qos),
         "N" => r.nice.to_string(),
-        // No QOS, no TRES weights yet.
+        "T" => tres_list(r, |name, x| {
+            let weight = w.tres.iter().find(|t| t.0 == name).map_or(0, |t| t.1);
+            format!("{:.0}", x * f64::from(weight))
+        }),
+        "t" => tres_list(r, |_, x| format!("{x:.2}")),
+        // QOSNAME: no QOS.
         _ => String::new(),
     }
+}
+
+/// `name=value,...` over the job's weighted TRES.
+fn tres_list(r: &PrioRow, value: impl Fn(&str, f64) -> String) -> String {
+    r.tres
+        .iter()
+        .map(|(name, x)| format!("{name}={}", value(name, *x)))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The `-w` line's value for a field letter: the weight of each factor.
@@ -150,6 +188,7 @@ fn weight_value(letter: &str, w: &Weights) -> String {
         "J" | "j" => w.job_size.to_string(),
         "P" | "p" => w.partition.to_string(),
         "Q" | "q" => w.qos.to_string(),
+        "T" | "t" if !w.tres.is_empty() => w.tres_text.clone(),
         _ => String::new(),
     }
 }

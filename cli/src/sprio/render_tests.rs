@@ -9,6 +9,8 @@ fn weights() -> Weights {
         job_size: 100,
         partition: 0,
         qos: 0,
+        tres: Vec::new(),
+        tres_text: "(null)".into(),
     }
 }
 
@@ -97,5 +99,32 @@ fn unknown_letters_are_refused_with_slurms_words() {
     assert_eq!(
         render::parse("%i %Z").unwrap_err(),
         "sprio: error: Invalid job format specification: Z"
+    );
+}
+
+#[test]
+fn tres_columns_show_each_weighted_tres() {
+    let mut w = weights();
+    w.tres = Weights::parse_tres("CPU=1000,Mem=20");
+    w.tres_text = "CPU=1000,Mem=20".into();
+    assert_eq!(w.tres, [("cpu".to_string(), 1000), ("mem".to_string(), 20)]);
+    assert_eq!(
+        render::default_format(&w, false, false, false),
+        "%.15i %9r %.10Y %.10S %.10A %.10F %.10J %.20T"
+    );
+    assert_eq!(
+        render::default_format(&w, false, true, false),
+        "%.15i %9r %10y %10a %10f %10j %20t"
+    );
+    let mut r = rows();
+    r[0].tres = vec![("cpu".into(), 0.5), ("mem".into(), 0.25)];
+    let layout = render::parse("%.7i %.20T %.20t").unwrap();
+    let out = render::lines(&layout, &r[..1], &w, false, true).join("\n") + "\n";
+    assert_eq!(
+        out,
+        "  JOBID                 TRES                 TRES
+Weights      CPU=1000,Mem=20      CPU=1000,Mem=20
+     12        cpu=500,mem=5    cpu=0.50,mem=0.25
+"
     );
 }

@@ -1,5 +1,5 @@
-//! sshare's command line: `-a`, `-A accounts`, `-l`, `-m`, `-n`, `-o fields`, `-p`, `-P`,
-//! `-u users`, `-U`, `--help`, `--usage`, `-V`. Errors are Slurm's whole text.
+//! sshare's command line: `-a`, `-A accounts`, `-l`, `-M clusters`, `-m`, `-n`, `-o fields`,
+//! `-p`, `-P`, `-u users`, `-U`, `--help`, `--helpformat`, `--usage`, `-V`. Errors are Slurm's whole text.
 
 use crate::getopt::{self, HasArg, Mode, OptSpec};
 use crate::output::OutputMode;
@@ -9,8 +9,10 @@ use crate::output::OutputMode;
 pub enum ShOpt {
     Accounts,
     All,
+    Clusters,
     Format,
     Help,
+    HelpFormat,
     Long,
     NoHeader,
     Parsable,
@@ -36,8 +38,10 @@ const fn o(long: &'static str, short: Option<char>, arg: HasArg, id: ShOpt) -> O
 pub const TABLE: &[OptSpec<ShOpt>] = &[
     o("accounts", Some('A'), HasArg::Required, ShOpt::Accounts),
     o("all", Some('a'), HasArg::No, ShOpt::All),
+    o("clusters", Some('M'), HasArg::Required, ShOpt::Clusters),
     o("format", Some('o'), HasArg::Required, ShOpt::Format),
     o("help", None, HasArg::No, ShOpt::Help),
+    o("helpformat", None, HasArg::No, ShOpt::HelpFormat),
     o("long", Some('l'), HasArg::No, ShOpt::Long),
     o("noheader", Some('n'), HasArg::No, ShOpt::NoHeader),
     o("parsable", Some('p'), HasArg::No, ShOpt::Parsable),
@@ -69,6 +73,8 @@ pub struct SshareOpts {
     pub no_header: bool,
     /// `-o`: field names as given.
     pub format: Vec<String>,
+    /// `-M`: the clusters as written (`None`: the local one).
+    pub clusters: Option<String>,
     /// `-p` / `-P`.
     pub mode: OutputMode,
 }
@@ -80,6 +86,8 @@ pub enum Invocation {
     Run(SshareOpts),
     /// `--help`.
     Help,
+    /// `--helpformat`.
+    HelpFormat,
     /// `--usage`.
     Usage,
     /// `-V`.
@@ -101,6 +109,8 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
         let v = value.unwrap_or_default();
         match opt {
             ShOpt::Help => return Ok(Invocation::Help),
+            ShOpt::HelpFormat => return Ok(Invocation::HelpFormat),
+            ShOpt::Clusters => o.clusters = Some(v),
             ShOpt::Usage => return Ok(Invocation::Usage),
             ShOpt::Version => return Ok(Invocation::Version),
             ShOpt::Accounts => o.accounts.extend(list(&v)),
@@ -126,8 +136,7 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
 }
 
 /// `--usage`.
-pub const USAGE: &str =
-    "Usage: sshare [-A account[,account]] [-u user[,user]] [-o format] [-alnmpPUvV]\n";
+pub const USAGE: &str = "Usage: sshare [-A account[,account]] [-u user[,user]] [-M cluster[,cluster]] [-o format] [-alnmpPUvV]\n";
 
 /// `--help`.
 pub const HELP: &str = "Usage: sshare [OPTION]
@@ -135,6 +144,7 @@ pub const HELP: &str = "Usage: sshare [OPTION]
     -a or --all            list all users
     -A or --accounts=      display specific accounts (comma separated list)
     -l or --long           include normalized usage in output
+    -M or --cluster=       clusters to issue commands to
     -m or --partition      print the partition part of the association
     -n or --noheader       omit header from output
     -o or --format=        comma separated list of fields
@@ -145,6 +155,7 @@ pub const HELP: &str = "Usage: sshare [OPTION]
     -v or --verbose        display more information
     -V or --version        display tool version number
           --help           display this usage description
+          --helpformat     print a list of fields that can be specified with the '--format' option
           --usage          display this usage description
 ";
 
@@ -158,8 +169,9 @@ mod tests {
 
     #[test]
     fn options_fill_the_request() {
-        let Ok(Invocation::Run(o)) = parse(&args("-a -A a,b -u x -U -l -m -n -P -o Account,User"))
-        else {
+        let Ok(Invocation::Run(o)) = parse(&args(
+            "-a -A a,b -u x -U -l -m -n -P -o Account,User -M c1,c2",
+        )) else {
             panic!("parse");
         };
         assert!(o.all && o.users_only && o.long && o.partition && o.no_header);
@@ -167,6 +179,8 @@ mod tests {
         assert_eq!(o.users, ["x"]);
         assert_eq!(o.format, ["Account", "User"]);
         assert_eq!(o.mode, OutputMode::Parsable2);
+        assert_eq!(o.clusters.as_deref(), Some("c1,c2"));
+        assert_eq!(parse(&args("--helpformat")), Ok(Invocation::HelpFormat));
         assert!(parse(&args("stray")).is_err());
     }
 }

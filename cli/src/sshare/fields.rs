@@ -19,6 +19,8 @@ pub enum Field {
     FairShare,
     LevelFs,
     GrpTresMins,
+    GrpTresRaw,
+    Id,
     TresRunMins,
 }
 
@@ -36,6 +38,8 @@ const TABLE: &[(&str, Field, &str, i32)] = &[
     ("FairShare", Field::FairShare, "FairShare", 10),
     ("LevelFS", Field::LevelFs, "LevelFS", 10),
     ("GrpTRESMins", Field::GrpTresMins, "GrpTRESMins", 11),
+    ("GrpTRESRaw", Field::GrpTresRaw, "GrpTRESRaw", 11),
+    ("ID", Field::Id, "ID", 6),
     ("TRESRunMins", Field::TresRunMins, "TRESRunMins", 20),
 ];
 
@@ -64,6 +68,19 @@ pub const LONG: &[&str] = &[
     "GrpTRESMins",
     "TRESRunMins",
 ];
+
+/// `--helpformat`: the field names, several to a line as Slurm prints them.
+pub fn help_format() -> String {
+    let mut names: Vec<&str> = TABLE.iter().map(|s| s.0).collect();
+    names.sort_unstable();
+    let mut out = String::new();
+    for chunk in names.chunks(5) {
+        let line: Vec<String> = chunk.iter().map(|n| format!("{n:<14}")).collect();
+        out.push_str(line.join("").trim_end());
+        out.push('\n');
+    }
+    out
+}
 
 /// Parses field names (`name[%width]`): an exact name, else the first that starts with it
 /// (any case). `Err` is Slurm's message.
@@ -102,6 +119,8 @@ pub struct Line {
     pub row: ShareRow,
     /// The cluster.
     pub cluster: String,
+    /// The association's id in the accounting database.
+    pub id: u64,
     /// CPU-minutes its (subtree's) running jobs have left.
     pub run_cpu_mins: u64,
 }
@@ -122,7 +141,16 @@ pub fn value(l: &Line, field: Field) -> String {
         // Classic fair share gives users their factor; accounts only pass theirs down.
         Field::FairShare if user_line => format!("{:.6}", r.fairshare),
         Field::TresRunMins => format!("cpu={}", l.run_cpu_mins),
-        // No partition associations, no Fair Tree level factor, no TRES-minute limits here.
-        Field::FairShare | Field::Partition | Field::LevelFs | Field::GrpTresMins => String::new(),
+        Field::LevelFs => match r.level_fs {
+            Some(v) if v.is_infinite() => "inf".into(),
+            Some(v) => format!("{v:.6}"),
+            None => String::new(),
+        },
+        Field::Id => l.id.to_string(),
+        // The decayed usage in TRES-minutes: Sluice charges CPUs only.
+        Field::GrpTresRaw => format!("cpu={:.0}", r.raw_usage / 60.0),
+        // No partition associations and no TRES-minute limits (sacctmgr cannot set
+        // GrpTRESMins here): Slurm prints these empty when unset.
+        Field::FairShare | Field::Partition | Field::GrpTresMins => String::new(),
     }
 }

@@ -1,23 +1,23 @@
 //! `sshare`: the shares, usage and fair-share factor of the cluster's associations, as a tree.
-//! The decay settings come from the controller (`GetConfig`: `PriorityDecayHalfLife`,
-//! `PriorityUsageResetPeriod`, its start for `NOW`), the associations with their shares and
-//! decayed usage from the accounting daemon, and the classic fair-share arithmetic is the
-//! controller's own (`sluice_vocab::fairshare`), so sshare and sprio agree.
+//! As Slurm's sshare, it asks the controller (`ListShares`), which computes the numbers from
+//! the associations' shares and decayed usage (fetched from the accounting daemon every
+//! `PriorityCalcPeriod`) with the same code and data as the jobs' fair-share factors (Fair
+//! Tree, or classic under `PriorityFlags=NO_FAIR_TREE`), so sshare and sprio agree, and
+//! applies `PrivateData=usage`. `-M` resolves the clusters through the accounting daemon and,
+//! as Slurm's sshare, shows the first.
 //!
 //! * [`args`]: options; [`fields`]: field table, `-o`, values.
 
 pub mod args;
 pub mod fields;
 
-use std::collections::HashMap;
 use std::io::Write;
 
-use sluice_vocab::cluster_conf::UsageReset;
-use sluice_vocab::cluster_conf::timefmt::parse_duration_secs;
-use sluice_vocab::fairshare::{self, AssocInput, Shares};
-use sluice_wire::proto::{Association, GetConfigRequest, ListAssociationsRequest};
+use sluice_vocab::fairshare::{ShareRow, Shares};
+use sluice_wire::proto::{ListSharesReply, ListSharesRequest};
 
 use crate::cmdutil;
+use crate::multicluster::{self, Selection};
 use crate::output::Printer;
 use crate::rpc_error::{Asker, status_text};
 use crate::slurm_conf::SlurmConf;
@@ -50,6 +50,7 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let opts = match args::parse(args) {
         Ok(Invocation::Run(o)) => o,
         Ok(Invocation::Help) => return print(out, HELP),
+        Ok(Invocation::HelpFormat) => return print(out, &fields::help_format()),
         Ok(Invocation::Usage) => return print(out, USAGE),
         Ok(Invocation::Version) => {
             return print(out, &format!("sluice {}\n", env!("CARGO_PKG_VERSION")));
@@ -80,119 +81,64 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let Some(rt) = cmdutil::runtime("sshare", err) else {
         return 1;
     };
-    let assocs = match rt.block_on(fetch(&conf)) {
-        Ok(a) => a,
+    let me = cmdutil::user_name(cmdutil::current_uid());
+    let reply = rt.block_on(async {
+        let mut ctld = match &opts.clusters {
+            None => conf.connect_ctld().await.map_err(|e| e.to_string())?,
+            // As Slurm's sshare, -M talks to the first cluster named.
+            Some(names) => {
+                let members = multicluster::resolve(&conf, &Selection::parse(names))
+                    .await
+                    .map_err(|e| e.lines().join("\n"))?;
+                let m = members.first().ok_or("no cluster")?;
+                multicluster::connect(&conf, m)
+                    .await
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        ctld.list_shares(ListSharesRequest {})
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(|s| status_text(&s, Asker::Views))
+    });
+    let reply = match reply {
+        Ok(r) => r,
         Err(text) => return fail(err, &format!("sshare: error: {text}")),
     };
-    let me = cmdutil::user_name(cmdutil::current_uid());
-    let shown = select(lines(&assocs.0, &assocs.1), &opts, &me);
     let printer = Printer::new(opts.mode, cols.iter().map(|(_, c)| c.clone()).collect());
     if !opts.no_header {
         let _ = printer.print_header(out);
     }
     let fields: Vec<Field> = cols.iter().map(|(f, _)| *f).collect();
-    for l in &shown {
+    for l in &select(lines(reply), &opts, &me) {
         let values: Vec<String> = fields.iter().map(|&f| fields::value(l, f)).collect();
         let _ = printer.print_row(out, &values);
     }
     0
 }
 
-/// The cluster's name and its associations with shares and usage, decayed as the
-/// controller's configuration says.
-async fn fetch(conf: &SlurmConf) -> Result<(String, Vec<Association>), String> {
-    let mut ctld = conf.connect_ctld().await.map_err(|e| e.to_string())?;
-    let entries = ctld
-        .get_config(GetConfigRequest {})
-        .await
-        .map_err(|s| status_text(&s, Asker::Views))?
-        .into_inner();
-    let get = |key: &str| {
-        entries
-            .entries
-            .iter()
-            .find(|e| e.name == key)
-            .map(|e| e.value.clone())
-    };
-    let defaults = sluice_vocab::cluster_conf::PriorityConf::default();
-    let half_life = get("PriorityDecayHalfLife")
-        .and_then(|v| parse_duration_secs(&v).ok())
-        .unwrap_or(defaults.decay_half_life_secs);
-    let started = get("BOOT_TIME").and_then(|v| v.parse().ok()).unwrap_or(0);
-    let reset = get("PriorityUsageResetPeriod")
-        .and_then(|v| reset_named(&v))
-        .unwrap_or_default();
-    let cluster = get("ClusterName").unwrap_or_default();
-    let mut dbd = conf.connect_dbd().await.map_err(|e| e.to_string())?;
-    let assocs = dbd
-        .list_associations(ListAssociationsRequest {
-            clusters: vec![cluster.clone()],
-            with_usage: true,
-            usage_half_life: i64::try_from(half_life).unwrap_or(i64::MAX),
-            usage_since: reset.since(entries.now, started),
-            ..Default::default()
-        })
-        .await
-        .map_err(|s| status_text(&s, Asker::Accounting))?
-        .into_inner()
-        .associations;
-    Ok((cluster, assocs))
-}
-
-fn reset_named(name: &str) -> Option<UsageReset> {
-    [
-        UsageReset::None,
-        UsageReset::Now,
-        UsageReset::Daily,
-        UsageReset::Weekly,
-        UsageReset::Monthly,
-        UsageReset::Quarterly,
-        UsageReset::Yearly,
-    ]
-    .into_iter()
-    .find(|r| r.name().eq_ignore_ascii_case(name))
-}
-
-/// Every association of the tree, in sshare's order, with the running jobs' CPU-minutes of
-/// each (an account's: its subtree's).
-pub fn lines(cluster: &str, assocs: &[Association]) -> Vec<Line> {
-    let inputs: Vec<AssocInput> = assocs
-        .iter()
-        .map(|a| AssocInput {
-            account: a.account.clone(),
-            user: a.user.clone(),
-            parent: a.parent_account.clone(),
-            shares: Shares::from_raw(a.shares),
-            raw_usage: a.raw_usage,
-        })
-        .collect();
-    let parents: HashMap<&str, &str> = assocs
-        .iter()
-        .filter(|a| a.user.is_empty())
-        .map(|a| (a.account.as_str(), a.parent_account.as_str()))
-        .collect();
-    let mut run: HashMap<(String, String), u64> = HashMap::new();
-    for a in assocs.iter().filter(|a| !a.user.is_empty()) {
-        *run.entry((a.account.clone(), a.user.clone())).or_default() += a.run_cpu_mins;
-        // Up the account chain (bounded, in case of a loop in bad data).
-        let mut account = a.account.as_str();
-        for _ in 0..64 {
-            *run.entry((account.to_string(), String::new())).or_default() += a.run_cpu_mins;
-            match parents.get(account) {
-                Some(p) if !p.is_empty() => account = p,
-                _ => break,
-            }
-        }
-    }
-    fairshare::compute(&inputs)
+/// The lines of the controller's answer, in its order.
+pub fn lines(reply: ListSharesReply) -> Vec<Line> {
+    let cluster = reply.cluster;
+    reply
+        .lines
         .into_iter()
-        .map(|row| Line {
-            run_cpu_mins: run
-                .get(&(row.account.clone(), row.user.clone()))
-                .copied()
-                .unwrap_or(0),
-            cluster: cluster.to_string(),
-            row,
+        .map(|l| Line {
+            row: ShareRow {
+                account: l.account,
+                user: l.user,
+                depth: usize::try_from(l.depth).unwrap_or(0),
+                shares: l.shares.map(Shares::from_raw),
+                norm_shares: l.norm_shares,
+                raw_usage: l.raw_usage,
+                norm_usage: l.norm_usage,
+                effective_usage: l.effective_usage,
+                fairshare: l.fairshare,
+                level_fs: l.level_fs,
+            },
+            cluster: cluster.clone(),
+            id: l.id,
+            run_cpu_mins: l.run_cpu_mins,
         })
         .collect()
 }

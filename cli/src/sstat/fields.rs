@@ -1,12 +1,12 @@
 //! sstat's fields: Slurm 22.05's table (names, default widths, the order `-e` lists them and
 //! prefixes are matched in). The usage values are sacct's ([`crate::acct::usage`]), shown for
 //! a live step as for a recorded one; what sluice does not measure (CPU frequency, energy) is
-//! shown as Slurm shows it unmeasured, and the node and task of the smallest value, which no
-//! node daemon keeps, are left blank.
+//! shown as Slurm shows it unmeasured; the node and task of the smallest value are live-only
+//! fields ([`LIVE_FIELDS`]).
 
 use crate::acct::Cx;
 use crate::acct::jobsel::BATCH_STEP;
-use crate::acct::usage::USAGE_FIELDS;
+use crate::acct::usage::{LIVE_FIELDS, USAGE_FIELDS};
 use crate::acct::values::{Line, line_id};
 use crate::output::{Column, width};
 
@@ -49,9 +49,6 @@ const fn own(name: &'static str, width: i32, value: Value) -> StatField {
     }
 }
 
-fn blank(_: &Row, _: &Cx) -> String {
-    String::new()
-}
 fn zero(_: &Row, _: &Cx) -> String {
     "0".into()
 }
@@ -89,8 +86,8 @@ pub const FIELDS: &[StatField] = &[
     s("MaxVMSizeNode", 14),
     s("MaxVMSizeTask", 14),
     s("MinCPU", 10),
-    own("MinCPUNode", 10, blank),
-    own("MinCPUTask", 10, blank),
+    s("MinCPUNode", 10),
+    s("MinCPUTask", 10),
     own("Nodelist", 20, |r, _| {
         r.line
             .step()
@@ -113,16 +110,16 @@ pub const FIELDS: &[StatField] = &[
     s("TRESUsageInMaxNode", 18),
     s("TRESUsageInMaxTask", 18),
     s("TRESUsageInMin", 14),
-    own("TRESUsageInMinNode", 18, blank),
-    own("TRESUsageInMinTask", 18, blank),
+    s("TRESUsageInMinNode", 18),
+    s("TRESUsageInMinTask", 18),
     s("TRESUsageInTot", 14),
     s("TRESUsageOutAve", 15),
     s("TRESUsageOutMax", 15),
     s("TRESUsageOutMaxNode", 19),
     s("TRESUsageOutMaxTask", 19),
     s("TRESUsageOutMin", 15),
-    own("TRESUsageOutMinNode", 19, blank),
-    own("TRESUsageOutMinTask", 19, blank),
+    s("TRESUsageOutMinNode", 19),
+    s("TRESUsageOutMinTask", 19),
     s("TRESUsageOutTot", 15),
 ];
 
@@ -133,6 +130,7 @@ impl StatField {
             Some(v) => v(row, cx),
             None => USAGE_FIELDS
                 .iter()
+                .chain(LIVE_FIELDS)
                 .find(|f| f.name == self.name)
                 .map(|f| (f.value)(&row.line, cx))
                 .unwrap_or_default(),

@@ -41,11 +41,44 @@ fn fields_match_by_prefix_in_slurms_order() {
 }
 
 #[test]
-fn every_usage_field_has_a_value_from_sacct() {
-    let sacct: Vec<&str> = USAGE_FIELDS.iter().map(|f| f.name).collect();
+fn every_usage_field_has_a_value_from_sacct_or_the_live_ones() {
+    let known: Vec<&str> = USAGE_FIELDS
+        .iter()
+        .chain(LIVE_FIELDS)
+        .map(|f| f.name)
+        .collect();
     for f in FIELDS.iter().filter(|f| f.value.is_none()) {
-        assert!(sacct.contains(&f.name), "{} is one of sacct's", f.name);
+        assert!(known.contains(&f.name), "{} has a value", f.name);
     }
+}
+
+#[test]
+fn the_smallest_tasks_node_and_rank_are_shown() {
+    let cols = parse_format(
+        "jobid,mincpu,mincpunode,mincputask,tresusageinminn,tresusageinmint,tresusageoutminn",
+    )
+    .unwrap();
+    let job = JobRow {
+        job_id: 28,
+        ..Default::default()
+    };
+    let cx = Cx {
+        zone: Zone::Utc,
+        now: 0,
+        noconvert: false,
+    };
+    let printer = Printer::new(
+        OutputMode::Parsable2,
+        cols.iter().map(|c| c.1.clone()).collect(),
+    );
+    // Task 0 on c1n1 used the least CPU (2 s) and memory; on equal values the first task.
+    assert_eq!(
+        rows(&printer, &cols, &job, &[&step(0)], &cx),
+        vec![
+            "28.0|00:00:02|c1n1|0|cpu=c1n1,fs/disk=c1n1,mem=c1n1,pages=c1n1,vmem=c1n1|\
+             cpu=0,fs/disk=0,mem=0,pages=0,vmem=0|fs/disk=c1n1"
+        ]
+    );
 }
 
 #[test]

@@ -1,18 +1,18 @@
 //! The fair-share table of `priority/multifactor`: a task asks the accounting daemon for this
 //! cluster's associations with their shares and decayed usage (`ListAssociations` with
 //! `with_usage`: the dbd computes usage from the job runs it holds, see
-//! `sluice_dbd::store::fairshare`), computes each association's classic fair-share factor
-//! (`sluice_vocab::fairshare`) and hands the table to the core, which recomputes the queue.
+//! `sluice_dbd::store::fairshare`) and hands them to the core, which computes each
+//! association's fair-share factor (Fair Tree or classic) and recomputes the queue.
 //! It runs at start and every `PriorityCalcPeriod`; while the dbd is away the last table stays.
 //! The same listing gives each association's decayed TRES usage, which the core keeps for
 //! `GrpTRESMins` (as Slurm, that limit is only enforced under `priority/multifactor`).
-//! Under `priority/basic` it asks nothing.
+//! Under `priority/basic` it asks too: the jobs' order ignores the numbers, `sshare` shows
+//! them.
 
 use super::CoreHandle;
 use crate::core::assoc::{self, AssocKey, TresSecs};
 use crate::core::priority;
-use sluice_vocab::cluster_conf::PriorityType;
-use sluice_vocab::fairshare::{self, AssocInput, Shares};
+use sluice_vocab::fairshare::{AssocInput, Shares};
 use sluice_wire::client::DbdClient;
 use sluice_wire::proto::ListAssociationsRequest;
 use std::collections::HashMap;
@@ -21,13 +21,17 @@ use tokio::task::JoinHandle;
 
 /// How long one fetch may take.
 const RPC_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often the task looks whether `priority/multifactor` is on (after a reconfigure).
-const IDLE_CHECK: Duration = Duration::from_secs(30);
 
-/// The fair-share factors of the user associations, and the TRES-seconds each has used.
-pub type Fetched = (HashMap<AssocKey, f64>, HashMap<AssocKey, TresSecs>);
+/// What the dbd says of the associations of a cluster: their shares and decayed usage, their
+/// ids, and the TRES-seconds each user association has used.
+type Fetched = (
+    Vec<AssocInput>,
+    HashMap<(String, String), u64>,
+    HashMap<AssocKey, TresSecs>,
+);
 
-/// The factor and usage of each (account, user) association of `cluster`, from the dbd.
+/// The associations of `cluster` with their shares and decayed usage, their ids and their
+/// TRES usage, from the dbd.
 pub async fn fetch(
     dbd: &mut DbdClient,
     cluster: &str,
@@ -62,7 +66,11 @@ pub async fn fetch(
             ((a.account.clone(), a.user.clone()), t)
         })
         .collect();
-    let inputs: Vec<AssocInput> = assocs
+    let ids = assocs
+        .iter()
+        .map(|a| ((a.account.clone(), a.user.clone()), a.id))
+        .collect();
+    let inputs = assocs
         .into_iter()
         .map(|a| AssocInput {
             account: a.account,
@@ -72,12 +80,7 @@ pub async fn fetch(
             raw_usage: a.raw_usage,
         })
         .collect();
-    let factors = fairshare::compute(&inputs)
-        .into_iter()
-        .filter(|r| !r.user.is_empty())
-        .map(|r| ((r.account, r.user), r.fairshare))
-        .collect();
-    Ok((factors, used))
+    Ok((inputs, ids, used))
 }
 
 /// Keeps the core's fair-share table up to date from `dbd` (call from within a tokio
@@ -95,19 +98,15 @@ pub fn spawn_refresh(mut dbd: DbdClient, core: CoreHandle) -> JoinHandle<()> {
             else {
                 return;
             };
-            if prio.kind != PriorityType::Multifactor {
-                tokio::time::sleep(IDLE_CHECK).await;
-                continue;
-            }
             let now = chrono::Utc::now().timestamp();
             let half_life = i64::try_from(prio.decay_half_life_secs).unwrap_or(i64::MAX);
             let since = prio.usage_reset.since(now, started);
             match fetch(&mut dbd, &cluster, half_life, since).await {
-                Ok((table, used)) => {
+                Ok((assocs, ids, used)) => {
                     let posted = core
                         .query(move |cx| {
                             assoc::set_used(cx.core, used);
-                            priority::on_fairshare(cx.core, cx.now, table);
+                            priority::on_assoc_usage(cx.core, cx.now, assocs, ids);
                         })
                         .await;
                     if posted.is_err() {

@@ -203,6 +203,25 @@ fn prolog_entries(c: &CtldConf) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// `PriorityWeightTRES` as Slurm shows it (`CPU=1000,Mem=20`), `(null)` when unset.
+fn tres_weights(w: &[(sluice_vocab::cluster_conf::TresKind, u32)]) -> String {
+    use sluice_vocab::cluster_conf::TresKind;
+    if w.is_empty() {
+        return "(null)".into();
+    }
+    w.iter()
+        .map(|(k, n)| {
+            let name = match k {
+                TresKind::Cpu => "CPU",
+                TresKind::Mem => "Mem",
+                TresKind::Node => "Node",
+            };
+            format!("{name}={n}")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The priority keys: `PriorityType` alone under `priority/basic`, every multifactor key
 /// otherwise, as Slurm prints them.
 fn priority_entries(c: &CtldConf) -> Vec<(&'static str, String)> {
@@ -245,7 +264,7 @@ fn priority_entries(c: &CtldConf) -> Vec<(&'static str, String)> {
         ("PriorityWeightJobSize", p.weight_job_size.to_string()),
         ("PriorityWeightPartition", p.weight_partition.to_string()),
         ("PriorityWeightQOS", p.weight_qos.to_string()),
-        ("PriorityWeightTRES", "(null)".to_string()),
+        ("PriorityWeightTRES", tres_weights(&p.weight_tres)),
     ]);
     out
 }

@@ -495,5 +495,15 @@ fn priority_factors(
         qos: f.qos,
         nice: f.nice,
         account: job.launch.account.clone(),
+        tres: core
+            .conf()
+            .priority
+            .weight_tres
+            .iter()
+            .map(|&(kind, _)| sluice_wire::proto::TresFactor {
+                name: kind.name().to_string(),
+                factor: f.tres[crate::core::priority::tres::slot(kind)],
+            })
+            .collect(),
     })
 }

@@ -23,6 +23,7 @@ pub mod nodes;
 pub mod nonstop;
 pub mod query;
 pub mod server;
+pub mod shares;
 pub mod submit;
 pub mod users;
 
@@ -231,6 +232,10 @@ impl Controller for ControllerService {
 
     async fn get_config(&self, req: Request<GetConfigRequest>) -> Res<ConfigReply> {
         config::get_config(self, req).await.map(Response::new)
+    }
+
+    async fn list_shares(&self, req: Request<ListSharesRequest>) -> Res<ListSharesReply> {
+        shares::list_shares(self, req).await.map(Response::new)
     }
 
     async fn cancel(&self, req: Request<CancelRequest>) -> Res<CancelReply> {

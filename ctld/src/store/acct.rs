@@ -51,6 +51,7 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             run: *run,
             comment: launch.comment.clone(),
             qos: launch.qos.clone(),
+            wckey: launch.wckey.clone(),
         }),
         AcctRecord::JobStarted {
             job,
@@ -206,6 +207,7 @@ mod tests {
             user: "alice".into(),
             account: "physics".into(),
             workdir: "/home/alice".into(),
+            wckey: "proj7".into(),
             ..LaunchSpec::default()
         });
         let rec = AcctRecord::JobSubmitted {
@@ -239,6 +241,7 @@ mod tests {
             (-1, 20, None)
         );
         assert_eq!(s.workdir, "/home/alice");
+        assert_eq!(s.wckey, "proj7");
     }
 
     #[test]

@@ -8,6 +8,7 @@ use sluice_ctld::core::update::{JobChange, on_update_job};
 use sluice_ctld::core::{Caller, JobRef, PlaceOpts, SubmitRequest};
 use sluice_ctld::error::CtldError;
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
+use sluice_vocab::fairshare::{AssocInput, Shares};
 use sluice_vocab::{FedJobId, JobState};
 use std::collections::HashMap;
 
@@ -173,14 +174,86 @@ fn fair_share_puts_the_heavier_users_job_later() {
     let l = submit(&mut fx, light);
     // No table yet: factor 0 for both, submission order.
     assert_eq!(pending(&fx), [h, l]);
-    let table = HashMap::from([
-        (("acct".to_string(), "heavy".to_string()), 0.2),
-        (("acct".to_string(), "light".to_string()), 0.9),
-    ]);
-    priority::on_fairshare(&mut fx.core, fx.now, table);
+    // Fair Tree (the default): light's LevelFS (1/2 over 1/4) beats heavy's (1/2 over 3/4):
+    // ranks 2 and 1 of 2.
+    let assocs = vec![
+        assoc("root", "", "", 0.0),
+        assoc("acct", "", "root", 0.0),
+        assoc("acct", "heavy", "", 300.0),
+        assoc("acct", "light", "", 100.0),
+    ];
+    priority::on_assoc_usage(&mut fx.core, fx.now, assocs, HashMap::new());
     assert_eq!(pending(&fx), [l, h]);
     let f: Factors = fx.core.priority_factors(fx.core.job(h).unwrap(), fx.now);
-    assert!(close(f.fairshare, 0.2));
+    assert!(close(f.fairshare, 0.5));
+}
+
+fn assoc(account: &str, user: &str, parent: &str, usage: f64) -> AssocInput {
+    AssocInput {
+        account: account.into(),
+        user: user.into(),
+        parent: parent.into(),
+        shares: Shares::Count(1),
+        raw_usage: usage,
+    }
+}
+
+/// Accounts A and B (1 share each); A used 10 (all a1's, one of four users), B used 12
+/// (all b2's; b1 nothing). Returns the pending jobs of a1 and b1, submitted in that order
+/// after the associations' usage arrived.
+fn a1_and_b1(extra: &[&str]) -> (CoreFixture, FedJobId, FedJobId) {
+    let conf: Vec<&str> = MULTI.iter().chain(extra).copied().collect();
+    let mut fx = cluster(&conf);
+    let mut assocs = vec![
+        assoc("root", "", "", 0.0),
+        assoc("A", "", "root", 0.0),
+        assoc("B", "", "root", 0.0),
+        assoc("A", "a1", "", 10.0),
+        assoc("B", "b1", "", 0.0),
+        assoc("B", "b2", "", 12.0),
+    ];
+    for u in ["a2", "a3", "a4"] {
+        assocs.push(assoc("A", u, "", 0.0));
+    }
+    priority::on_assoc_usage(&mut fx.core, fx.now, assocs, HashMap::new());
+    let job = |account: &str, user: &str| {
+        let mut r = SubmitRequest::new(1001, user).minutes(5);
+        r.launch.account = account.into();
+        r.launch.user = user.into();
+        r
+    };
+    let a1 = submit(&mut fx, job("A", "a1"));
+    let b1 = submit(&mut fx, job("B", "b1"));
+    (fx, a1, b1)
+}
+
+#[test]
+fn fair_tree_ranks_every_user_of_the_less_used_account_first() {
+    // A's level fair share (1/2 over 10/22) beats B's (1/2 over 12/22): a1 ranks 3 of 6,
+    // above B's unused b1 (2 of 6).
+    let (fx, a1, b1) = a1_and_b1(&[]);
+    assert_eq!(pending(&fx), [a1, b1]);
+    let f = |id| {
+        fx.core
+            .priority_factors(fx.core.job(id).unwrap(), fx.now)
+            .fairshare
+    };
+    assert!(close(f(a1), 0.5));
+    assert!(close(f(b1), 2.0 / 6.0));
+}
+
+#[test]
+fn no_fair_tree_uses_the_classic_factor() {
+    // Classic: a1 holds a quarter of A's shares and all its usage (factor about 0.055);
+    // b1 used nothing (about 0.34): b1 goes first.
+    let (fx, a1, b1) = a1_and_b1(&["PriorityFlags=NO_FAIR_TREE"]);
+    assert_eq!(pending(&fx), [b1, a1]);
+    let f = |id| {
+        fx.core
+            .priority_factors(fx.core.job(id).unwrap(), fx.now)
+            .fairshare
+    };
+    assert!(f(b1) > 0.3 && f(a1) < 0.1);
 }
 
 #[test]

@@ -250,6 +250,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// The wckey (`--wckey`) of each job that has one; `time_submit` is the job's first
+    /// submission (the purge's bound).
+    job_wckeys (cluster, job_id) {
+        cluster -> Text,
+        job_id -> BigInt,
+        time_submit -> BigInt,
+        wckey -> Text,
+    }
+}
+
+diesel::table! {
     /// Per cluster, the longest any finished run took from submission to its end (bounds the
     /// submit times sacct's windowed query scans).
     job_spans (cluster) {
@@ -437,6 +448,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     job_spans,
     job_steps,
     job_suspends,
+    job_wckeys,
     node_events,
     qos,
     record_cursors,

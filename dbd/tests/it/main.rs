@@ -26,6 +26,7 @@ mod store_jobs_bulk;
 mod store_jobs_federation;
 mod store_jobs_query;
 mod store_jobs_sacct;
+mod store_jobs_wckey;
 mod store_leases;
 mod store_qos;
 mod store_step_usage;

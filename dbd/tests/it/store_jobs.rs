@@ -86,6 +86,7 @@ mod cases {
             workdir: "/home/alice".into(),
             reason: String::new(),
             comment: String::new(),
+            wckey: String::new(),
             requester_uid: None,
             steps: job.steps.clone(),
         };

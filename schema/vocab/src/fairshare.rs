@@ -1,7 +1,10 @@
-//! The classic fair-share arithmetic (Slurm's `PriorityFlags=NO_FAIR_TREE` algorithm) over an
-//! association tree: normalized shares, normalized and effective usage, and the fair-share
-//! factor `F = 2^(-EffectvUsage / NormShares)`. Shared by the controller (the job priority's
-//! fair-share factor) and `sshare` (which shows the same numbers).
+//! The fair-share arithmetic over an association tree, shared by the controller (the job
+//! priority's fair-share factor) and `sshare` (which shows the same numbers). Two algorithms,
+//! as in Slurm 22.05 ([`Algorithm`]): Fair Tree, the default ([`fair_tree`]), and the
+//! classic one (`PriorityFlags=NO_FAIR_TREE`, [`compute`]).
+//!
+//! The classic algorithm: normalized shares, normalized and effective usage, and the
+//! fair-share factor `F = 2^(-EffectvUsage / NormShares)`.
 //!
 //! Normalized shares multiply down the tree: an association's shares over the shares of its
 //! siblings (users and sub-accounts under the same account), times its parent's normalized
@@ -11,6 +14,34 @@
 //! counted among its siblings and takes its parent account's numbers.
 
 use std::collections::HashMap;
+
+pub mod fair_tree;
+
+/// Which fair-share algorithm a cluster uses (`PriorityFlags`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Algorithm {
+    /// Fair Tree, Slurm's default: users ranked down the tree by level fair share.
+    #[default]
+    FairTree,
+    /// The classic algorithm (`PriorityFlags=NO_FAIR_TREE`).
+    Classic,
+}
+
+/// Every association's numbers under `algorithm` (see [`compute`] for the rows' order).
+pub fn compute_with(algorithm: Algorithm, assocs: &[AssocInput]) -> Vec<ShareRow> {
+    match algorithm {
+        Algorithm::FairTree => fair_tree::compute(assocs),
+        Algorithm::Classic => compute(assocs),
+    }
+}
+
+/// The fair-share factor of each user association, by (account, user).
+pub fn user_factors(rows: Vec<ShareRow>) -> HashMap<(String, String), f64> {
+    rows.into_iter()
+        .filter(|r| !r.user.is_empty())
+        .map(|r| ((r.account, r.user), r.fairshare))
+        .collect()
+}
 
 /// An association's `Fairshare=`: a number of shares, or `parent`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,32 +119,19 @@ pub struct ShareRow {
     pub norm_usage: f64,
     /// Effective usage (0..1).
     pub effective_usage: f64,
-    /// The fair-share factor (0..1].
+    /// The fair-share factor (0..1]; under Fair Tree a user's rank over the number of user
+    /// associations (accounts have none: 0).
     pub fairshare: f64,
+    /// Fair Tree's level fair share (its part of its siblings' shares over its part of their
+    /// usage; infinite without usage). `None` for root and under the classic algorithm.
+    pub level_fs: Option<f64>,
 }
 
 /// Computes every association's numbers. Rows come depth first from `root`: an account's
 /// users, then its sub-accounts, each sorted by name. Associations not reachable from root
 /// (an account whose parent is missing) are left out.
 pub fn compute(assocs: &[AssocInput]) -> Vec<ShareRow> {
-    let mut children: HashMap<&str, Vec<&AssocInput>> = HashMap::new();
-    let mut accounts: HashMap<&str, &AssocInput> = HashMap::new();
-    for a in assocs {
-        if a.user.is_empty() {
-            accounts.insert(a.account.as_str(), a);
-            if a.account != "root" {
-                children.entry(a.parent.as_str()).or_default().push(a);
-            }
-        } else {
-            children.entry(a.account.as_str()).or_default().push(a);
-        }
-    }
-    for list in children.values_mut() {
-        // Users first, then sub-accounts, each by name.
-        list.sort_by(|x, y| {
-            (x.user.is_empty(), &x.account, &x.user).cmp(&(y.user.is_empty(), &y.account, &y.user))
-        });
-    }
+    let children = children_of(assocs);
     let mut usage: HashMap<(&str, &str), f64> = HashMap::new();
     subtree_usage("root", &children, &mut usage);
     let total = usage.get(&("root", "")).copied().unwrap_or(0.0);
@@ -129,6 +147,7 @@ pub fn compute(assocs: &[AssocInput]) -> Vec<ShareRow> {
         norm_usage: root_usage,
         effective_usage: root_usage,
         fairshare: 1.0,
+        level_fs: None,
     });
     let cx = Walk {
         children: &children,
@@ -137,6 +156,27 @@ pub fn compute(assocs: &[AssocInput]) -> Vec<ShareRow> {
     };
     cx.descend("root", 1, 1.0, root_usage, 1.0, &mut rows);
     rows
+}
+
+/// Each account's children (users first, then sub-accounts, each by name).
+fn children_of(assocs: &[AssocInput]) -> HashMap<&str, Vec<&AssocInput>> {
+    let mut children: HashMap<&str, Vec<&AssocInput>> = HashMap::new();
+    for a in assocs {
+        if a.user.is_empty() {
+            if a.account != "root" {
+                children.entry(a.parent.as_str()).or_default().push(a);
+            }
+        } else {
+            children.entry(a.account.as_str()).or_default().push(a);
+        }
+    }
+    for list in children.values_mut() {
+        // Users first, then sub-accounts, each by name.
+        list.sort_by(|x, y| {
+            (x.user.is_empty(), &x.account, &x.user).cmp(&(y.user.is_empty(), &y.account, &y.user))
+        });
+    }
+    children
 }
 
 /// Fills `usage` with each association's usage, an account's being its subtree's.
@@ -221,6 +261,7 @@ impl Walk<'_, '_> {
                 norm_usage,
                 effective_usage: effective,
                 fairshare,
+                level_fs: None,
             });
             if k.user.is_empty() {
                 self.descend(

@@ -79,6 +79,10 @@ pub struct UsageSide {
     pub max_node: TresMap,
     /// The smallest task's value.
     pub min: TresMap,
+    /// The rank of the task with the smallest value.
+    pub min_task: TresMap,
+    /// The index (in the step's node list) of the node of that task.
+    pub min_node: TresMap,
     /// The average over the step's tasks.
     pub ave: TresMap,
 }
@@ -142,6 +146,8 @@ impl StepUsage {
                 max_task: at(u64::from(t.task)),
                 max_node: at(u64::from(t.node)),
                 min: map.clone(),
+                min_task: at(u64::from(t.task)),
+                min_node: at(u64::from(t.node)),
                 ave: map,
             }
         };
@@ -196,6 +202,12 @@ fn merge_side(a: &mut UsageSide, b: &UsageSide, tasks: u32) {
     for (&id, &v) in &b.min.0 {
         if a.min.get(id).is_none_or(|m| v < m) {
             a.min.set(id, v);
+            for (dst, src) in [
+                (&mut a.min_task, &b.min_task),
+                (&mut a.min_node, &b.min_node),
+            ] {
+                dst.set(id, src.get(id).unwrap_or(0));
+            }
         }
     }
 }

@@ -22,6 +22,8 @@ impl StepUsageWire for StepUsage {
             max_node: s.max_node.to_string(),
             min: s.min.to_string(),
             ave: s.ave.to_string(),
+            min_task: s.min_task.to_string(),
+            min_node: s.min_node.to_string(),
         };
         proto::StepUsage {
             tasks: self.tasks,
@@ -43,6 +45,8 @@ impl StepUsageWire for StepUsage {
                 max_task: TresMap::parse(&s.max_task)?,
                 max_node: TresMap::parse(&s.max_node)?,
                 min: TresMap::parse(&s.min)?,
+                min_task: TresMap::parse(&s.min_task)?,
+                min_node: TresMap::parse(&s.min_node)?,
                 ave: TresMap::parse(&s.ave)?,
             })
         };

@@ -17,6 +17,7 @@ mod cluster_up;
 mod cluster_usage;
 mod coordinators_e2e;
 mod dbd_daemon;
+mod fairtree_e2e;
 mod fault_suite;
 mod fed_cancel;
 mod fed_faults;

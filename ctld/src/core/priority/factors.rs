@@ -10,6 +10,7 @@
 //!   has factor 1.
 //! - Partition: the partition's `PriorityJobFactor` over the largest of all partitions.
 //! - QOS: the job's QOS priority over the largest ([`super::qos`]).
+//! - TRES: per TRES, the job's request over its partition's total ([`super::tres`]).
 
 use super::super::jobs::Job;
 use super::super::{Core, SimTime, deps};
@@ -28,6 +29,8 @@ pub struct Factors {
     pub partition: f64,
     /// QOS factor.
     pub qos: f64,
+    /// TRES factors (cpu, mem, node; see [`super::tres`]).
+    pub tres: super::tres::TresFactors,
     /// `--nice`, subtracted from the sum.
     pub nice: i32,
 }
@@ -45,6 +48,8 @@ pub struct Weighted {
     pub partition: f64,
     /// `PriorityWeightQOS` × QOS.
     pub qos: f64,
+    /// Each TRES factor × its `PriorityWeightTRES` weight (cpu, mem, node).
+    pub tres: super::tres::TresFactors,
 }
 
 impl Factors {
@@ -56,13 +61,22 @@ impl Factors {
             job_size: self.job_size * f64::from(w.weight_job_size),
             partition: self.partition * f64::from(w.weight_partition),
             qos: self.qos * f64::from(w.weight_qos),
+            tres: {
+                let mut t = [0.0; 3];
+                for &(kind, weight) in &w.weight_tres {
+                    let i = super::tres::slot(kind);
+                    t[i] = self.tres[i] * f64::from(weight);
+                }
+                t
+            },
         }
     }
 
     /// The job's priority: the weighted sum less its nice, at least 1.
     pub fn priority(&self, w: &PriorityConf) -> u32 {
         let x = self.weighted(w);
-        let sum = x.age + x.fairshare + x.job_size + x.partition + x.qos;
+        let sum =
+            x.age + x.fairshare + x.job_size + x.partition + x.qos + x.tres.iter().sum::<f64>();
         let p = sum.round() - f64::from(self.nice);
         // In range by the clamp; `as` saturates anyway.
         p.clamp(1.0, f64::from(u32::MAX - 1)) as u32
@@ -83,6 +97,7 @@ pub fn of(core: &Core, job: &Job, now: SimTime) -> Factors {
         job_size: job_size(core, job, conf.favor_small),
         partition: partition(core, job),
         qos: super::qos::factor(core, job),
+        tres: super::tres::factors(core, job),
         nice: job.req.place.nice,
     }
 }

@@ -4,7 +4,11 @@
 //!   first come, first served with `--nice` breaking ties (a lower nice first); an
 //!   administrator's `--priority`/`scontrol update Priority=` sets a job's number outright.
 //! - `priority/multifactor`: the weighted sum of the age, fair-share, job size, partition and
-//!   QOS factors (each 0..1, see [`factors`]), minus the job's nice, at least 1.
+//!   QOS factors and each weighted TRES factor (each 0..1, see [`factors`], [`tres`]), minus
+//!   the job's nice, at least 1. The
+//!   fair-share factors come from the associations' shares and usage ([`on_assoc_usage`]) by
+//!   Fair Tree, or the classic algorithm under `PriorityFlags=NO_FAIR_TREE`
+//!   (`sluice_vocab::fairshare`).
 //!
 //! Partitions with a higher `PriorityTier` go first whatever the numbers, as in Slurm. The
 //! numbers are computed when a job is queued and again every `PriorityCalcPeriod` (age grows,
@@ -13,6 +17,8 @@
 
 pub mod factors;
 pub mod qos;
+pub mod shares;
+pub mod tres;
 
 pub use factors::Factors;
 
@@ -20,6 +26,7 @@ use super::jobs::{Job, JobTable};
 use super::{Core, SimTime};
 use sluice_vocab::FedJobId;
 use sluice_vocab::cluster_conf::{CtldConf, PriorityType};
+use sluice_vocab::fairshare::{self, AssocInput};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -29,8 +36,13 @@ pub const BASIC_PRIORITY: u32 = 1;
 /// What the priority computation keeps between passes.
 #[derive(Debug, Default)]
 pub struct PriorityState {
-    /// The fair-share factor of each (account, user) association, from the accounting
-    /// daemon's shares and usage (empty without one: every fair-share factor is 0).
+    /// The cluster's associations with their shares and decayed usage, as the accounting
+    /// daemon last listed them (empty without one).
+    pub(crate) assocs: Vec<AssocInput>,
+    /// Their ids in the accounting database, by (account, user) (sshare's `ID`).
+    pub(crate) assoc_ids: HashMap<(String, String), u64>,
+    /// The fair-share factor of each (account, user) association, computed from `assocs`
+    /// by the configured algorithm (empty: every fair-share factor is 0).
     pub(crate) fairshare: HashMap<(String, String), f64>,
     /// When the numbers were last computed.
     pub(crate) last_calc: Option<SimTime>,
@@ -157,13 +169,30 @@ pub fn on_tick(core: &mut Core, now: SimTime) {
     let period = core.conf.priority.calc_period_secs;
     let due = core.conf.priority.kind == PriorityType::Multifactor
         && core.prio.last_calc.is_none_or(|t| now >= t.plus(period));
+    if conf_changed {
+        // PriorityFlags=NO_FAIR_TREE may have come or gone.
+        core.prio.fairshare = fairshare_table(core);
+    }
     if conf_changed || due {
         refresh(core, now);
     }
 }
 
-/// Takes a new fair-share table (factor per account and user) and recomputes the queue.
-pub fn on_fairshare(core: &mut Core, now: SimTime, table: HashMap<(String, String), f64>) {
+/// Takes the associations' new shares and usage (and their database ids), computes their
+/// fair-share factors (Fair Tree, or the classic algorithm under `PriorityFlags=NO_FAIR_TREE`)
+/// and recomputes the queue when they moved.
+pub fn on_assoc_usage(
+    core: &mut Core,
+    now: SimTime,
+    assocs: Vec<AssocInput>,
+    ids: HashMap<(String, String), u64>,
+) {
+    core.prio.assoc_ids = ids;
+    if core.prio.assocs == assocs {
+        return;
+    }
+    core.prio.assocs = assocs;
+    let table = fairshare_table(core);
     if core.prio.fairshare == table {
         return;
     }
@@ -171,6 +200,11 @@ pub fn on_fairshare(core: &mut Core, now: SimTime, table: HashMap<(String, Strin
     if core.conf.priority.kind == PriorityType::Multifactor {
         refresh(core, now);
     }
+}
+
+fn fairshare_table(core: &Core) -> HashMap<(String, String), f64> {
+    let algorithm = core.conf.priority.fairshare_algorithm;
+    fairshare::user_factors(fairshare::compute_with(algorithm, &core.prio.assocs))
 }
 
 impl Core {

@@ -115,6 +115,7 @@ fn submitted(j: proto::JobSubmittedRecord) -> JobSubmitted {
         run: j.run,
         comment: j.comment,
         qos: j.qos,
+        wckey: j.wckey,
     }
 }
 
@@ -185,6 +186,7 @@ fn query_of(q: proto::JobQuery) -> Result<JobQuery, Status> {
         duplicates: q.duplicates,
         federation: q.federation,
         no_steps: q.no_steps,
+        wckeys: q.wckeys,
         nodes,
     })
 }
@@ -224,5 +226,6 @@ pub fn job_row(r: JobRun) -> proto::JobRow {
         mem_mb: r.mem_mb,
         requester_uid: r.requester_uid,
         qos: r.qos,
+        wckey: r.wckey,
     }
 }

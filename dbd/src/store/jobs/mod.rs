@@ -13,7 +13,8 @@
 //!   some time inside it, RUNNING and SUSPENDED = running at some time inside it, any other
 //!   state = ended inside it in that state; with no window at all (0/0), simply the runs in
 //!   those states;
-//! * `nodes` keeps the runs whose node list names one of them;
+//! * `nodes` keeps the runs whose node list names one of them; `wckeys` the runs of jobs
+//!   submitted under one of them (the wckey is read from `job_wckeys` for every row);
 //! * without `duplicates` only each job's newest run is shown, and never REVOKED copies; with
 //!   `federation` also no run whose job id the result shows again, submitted over a day later;
 //! * a run whose allocation changed while it ran (failure management) reads as Slurm's records
@@ -35,7 +36,7 @@ mod window;
 
 pub use types::{JobCursor, JobPage, JobQuery};
 
-use crate::store::models::{node_events, steps};
+use crate::store::models::{job_wckeys, node_events, steps};
 use crate::store::records;
 use crate::store::types::records::{JobRun, NodeEventInfo, Record, Step};
 use crate::store::{AnyConnection, Apply, Store, StoreError};
@@ -108,6 +109,10 @@ fn page(
         .filter(|r| window::keep_record(r, query, &nodes))
         .map(JobRun::from)
         .collect();
+    attach_wckeys(conn, &mut runs)?;
+    if !query.wckeys.is_empty() {
+        runs.retain(|r| query.wckeys.contains(&r.wckey));
+    }
     if !query.no_steps {
         attach_steps(conn, &mut runs)?;
     }
@@ -122,6 +127,31 @@ fn page(
         }
     }
     Ok(JobPage { runs, next })
+}
+
+/// Gives each run its job's wckey.
+fn attach_wckeys(conn: &mut AnyConnection, runs: &mut [JobRun]) -> Result<(), StoreError> {
+    let mut by_cluster: HashMap<String, Vec<i64>> = HashMap::new();
+    for r in runs.iter() {
+        by_cluster
+            .entry(r.cluster.clone())
+            .or_default()
+            .push(i64::from(r.job_id));
+    }
+    let mut wckeys: HashMap<(String, i64), String> = HashMap::new();
+    for (cluster, mut ids) in by_cluster {
+        ids.sort_unstable();
+        ids.dedup();
+        for (job, wckey) in job_wckeys::of_jobs(conn, &cluster, &ids)? {
+            wckeys.insert((cluster.clone(), job), wckey);
+        }
+    }
+    for r in runs.iter_mut() {
+        if let Some(w) = wckeys.get(&(r.cluster.clone(), i64::from(r.job_id))) {
+            r.wckey.clone_from(w);
+        }
+    }
+    Ok(())
 }
 
 /// Slurm's step order: the batch step (-4), the extern step (-5), then numbered steps.

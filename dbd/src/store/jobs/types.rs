@@ -33,6 +33,8 @@ pub struct JobQuery {
     pub federation: bool,
     /// The runs may come without their steps (sacct -X showing no field made from them).
     pub no_steps: bool,
+    /// sacct `--wckeys`: only jobs run under one of these wckeys; empty = any.
+    pub wckeys: Vec<String>,
 }
 
 /// Where the next page of a query starts: just after this run in the result order.

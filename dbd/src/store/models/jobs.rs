@@ -121,6 +121,7 @@ impl From<JobRunRow> for JobRun {
             workdir: r.workdir,
             reason: r.reason,
             comment: r.job_comment,
+            wckey: String::new(),
             requester_uid: u32::try_from(r.requester_uid).ok(),
             qos: String::new(),
             steps: Vec::new(),

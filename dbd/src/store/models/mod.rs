@@ -13,6 +13,7 @@ pub mod fed_jobs;
 pub mod federations;
 pub mod job_resizes;
 pub mod job_spans;
+pub mod job_wckeys;
 pub mod jobs;
 pub mod keyed;
 pub mod node_events;

@@ -125,6 +125,9 @@ impl StepRow {
                 max_node: map(m[3])?,
                 min: map(m[4])?,
                 ave: map(m[5])?,
+                // Which task and node had the least: live only (sstat), not kept.
+                min_task: TresMap::default(),
+                min_node: TresMap::default(),
             })
         };
         let num = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());

@@ -64,6 +64,8 @@ pub(super) struct Batch {
     pub events: Vec<Tracked<NodeEventRow>>,
     /// New earlier allocations of runs (resizes), to insert.
     pub resizes: Vec<ResizeRow>,
+    /// The wckeys submit records set, by job: (first submission, wckey; "" = none).
+    pub wckeys: BTreeMap<i64, (i64, String)>,
     /// Keys (job_id, run, time_end) of the earlier allocations stored or added.
     known_resizes: BTreeSet<(i64, i32, i64)>,
     default_accounts: HashMap<String, String>,
@@ -94,6 +96,7 @@ impl Batch {
                 .collect(),
             events: open_events.into_iter().map(Tracked::stored).collect(),
             resizes: Vec::new(),
+            wckeys: BTreeMap::new(),
             known_resizes: resizes
                 .iter()
                 .map(|r| (r.job_id, r.run, r.time_end))
@@ -157,6 +160,16 @@ impl Batch {
         } else {
             r.account.clone()
         };
+        let job = i64::from(r.job_id);
+        // A job seen before may have had a wckey to clear; a new one without any writes none.
+        let known = self
+            .runs
+            .range((job, i32::MIN)..=(job, i32::MAX))
+            .next()
+            .is_some();
+        if known || !r.wckey.is_empty() {
+            self.wckeys.insert(job, (r.submit, r.wckey.clone()));
+        }
         let row = self.run_mut(r.job_id, r.run);
         row.array_job_id = i64::from(r.array_job_id);
         row.array_task_id = r.array_task_id.map_or(-1, i64::from);

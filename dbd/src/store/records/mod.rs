@@ -23,7 +23,8 @@
 //! never came; suspended time accumulates; an end with state `REQUEUED` ends the run and the job
 //! waits again as run + 1; a resize keeps the run's allocation until then as an earlier record
 //! of the run (`job_resizes`) and gives the run its new one; a step record replaces the step (keeping what an end
-//! record without its start leaves empty); node events open and close periods.
+//! record without its start leaves empty); node events open and close periods; a submit
+//! record's wckey is the job's (`job_wckeys`).
 //! An empty account becomes the user's default account, when the user exists in the dbd.
 
 mod apply;
@@ -40,7 +41,9 @@ use super::conn::AnyConnection;
 use super::error::StoreError;
 use super::models::bulk::IN_CHUNK;
 use super::models::node_events::NewNodeEvent;
-use super::models::{clusters, job_resizes, job_spans, jobs, node_events, record_cursors, steps};
+use super::models::{
+    clusters, job_resizes, job_spans, job_wckeys, jobs, node_events, record_cursors, steps,
+};
 
 use super::types::records::{Record, RecordKind};
 
@@ -163,6 +166,12 @@ fn rewrite<K, T>(rows: BTreeMap<K, Tracked<T>>, job_of: impl Fn(&T) -> i64) -> (
 
 /// Writes what the batch changed (see [`rewrite`]); changed events are updated one by one.
 fn save(conn: &mut AnyConnection, cluster: &str, batch: Batch) -> Result<(), StoreError> {
+    let wckeys: Vec<(i64, i64, String)> = batch
+        .wckeys
+        .into_iter()
+        .map(|(job, (submit, wckey))| (job, submit, wckey))
+        .collect();
+    job_wckeys::set(conn, cluster, &wckeys)?;
     let (jobs_to_delete, runs) = rewrite(batch.runs, |r| r.job_id);
     jobs::delete_jobs(conn, cluster, &jobs_to_delete)?;
     jobs::insert_many(conn, &runs)?;

@@ -63,6 +63,8 @@ pub struct JobSubmitted {
     pub comment: String,
     /// The job's QOS (`""`: none recorded).
     pub qos: String,
+    /// `--wckey` ("" = none).
+    pub wckey: String,
 }
 
 /// A run got its nodes and started.
@@ -210,6 +212,8 @@ pub struct JobRun {
     pub workdir: String,
     pub reason: String,
     pub comment: String,
+    /// The job's `--wckey` ("" = none), kept in `job_wckeys`.
+    pub wckey: String,
     /// Who cancelled the run, when known.
     pub requester_uid: Option<u32>,
     /// The job's QOS (`""`: none recorded).

@@ -24,7 +24,7 @@ pub use jobacct::JobAcctGather;
 pub use nodes::{NodeConf, NodeConfState};
 pub use partitions::{OverSubscribe, PartAccess, PartState, PartitionConf};
 pub use power::{ExcNodes, ExcState, PartPower, PowerConf, SuspendTime};
-pub use priority::{PriorityConf, PriorityType, UsageReset};
+pub use priority::{PriorityConf, PriorityType, TresKind, UsageReset};
 pub use prolog::{PrologConf, PrologFlags};
 pub use sched::{BackfillEvery, SchedParams};
 pub use select::{CrUnit, PreemptAction, PreemptMode, SelectConf, SelectType};

@@ -109,6 +109,9 @@ pub struct PriorityConf {
     pub weight_partition: u32,
     /// `PriorityWeightQOS`.
     pub weight_qos: u32,
+    /// `PriorityWeightTRES`: a weight per TRES Sluice counts (`cpu`, `mem`, `node`), in
+    /// Slurm's TRES order.
+    pub weight_tres: Vec<(TresKind, u32)>,
     /// `PriorityMaxAge` in seconds (default 7 days): age at which the age factor is 1.
     pub max_age_secs: u64,
     /// `PriorityDecayHalfLife` in seconds (default 7 days; 0: usage never decays).
@@ -123,6 +126,8 @@ pub struct PriorityConf {
     /// `PriorityFlags=ACCRUE_ALWAYS`: age counts from submission even while the job may not
     /// start (held, dependent, before `--begin`).
     pub accrue_always: bool,
+    /// The fair-share algorithm: Fair Tree unless `PriorityFlags=NO_FAIR_TREE`.
+    pub fairshare_algorithm: crate::fairshare::Algorithm,
     /// `PriorityFlags` as written, for `scontrol show config`.
     pub flags_text: String,
 }
@@ -136,15 +141,75 @@ impl Default for PriorityConf {
             weight_job_size: 0,
             weight_partition: 0,
             weight_qos: 0,
+            weight_tres: Vec::new(),
             max_age_secs: 7 * 86_400,
             decay_half_life_secs: 7 * 86_400,
             usage_reset: UsageReset::None,
             favor_small: false,
             calc_period_secs: 300,
             accrue_always: false,
+            fairshare_algorithm: crate::fairshare::Algorithm::FairTree,
             flags_text: String::new(),
         }
     }
+}
+
+/// A TRES the priority's TRES factor counts, in Slurm's TRES order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TresKind {
+    /// CPUs.
+    Cpu,
+    /// Memory.
+    Mem,
+    /// Nodes.
+    Node,
+}
+
+impl TresKind {
+    /// Slurm's name of the TRES (`cpu`, `mem`, `node`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TresKind::Cpu => "cpu",
+            TresKind::Mem => "mem",
+            TresKind::Node => "node",
+        }
+    }
+}
+
+/// `PriorityWeightTRES=CPU=1000,Mem=2000`: the TRES Sluice counts with their weights; other
+/// TRES (GRES, licenses, billing) are said to be ignored.
+fn tres_weights(
+    file: &ConfFile,
+    p: &Pair,
+    warnings: &mut Vec<ConfWarning>,
+) -> Result<Vec<(TresKind, u32)>, ConfError> {
+    let mut out: Vec<(TresKind, u32)> = Vec::new();
+    for item in p.value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((name, weight)) = item.split_once('=') else {
+            return Err(file.bad_value(p, format!("expected TRES=weight, not {item}")));
+        };
+        let weight: u32 = weight
+            .trim()
+            .parse()
+            .map_err(|_| file.bad_value(p, format!("bad weight for {name}: {weight}")))?;
+        let kind = match name.trim().to_ascii_lowercase().as_str() {
+            "cpu" => TresKind::Cpu,
+            "mem" => TresKind::Mem,
+            "node" => TresKind::Node,
+            _ => {
+                warnings.push(ConfWarning {
+                    key: format!("{}={}", p.key, name.trim()),
+                    note: Some("not implemented by Sluice"),
+                    ..warning(file, p)
+                });
+                continue;
+            }
+        };
+        out.retain(|(k, _)| *k != kind);
+        out.push((kind, weight));
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Flags Sluice reads and ignores, with why.
@@ -217,9 +282,10 @@ impl PriorityConf {
                 }
             }
             "priorityflags" => self.flags(file, p, warnings)?,
-            // Association priority and TRES weights need association priorities and TRES
-            // billing, which Sluice does not have: known, read, and said to be ignored.
-            "priorityweightassoc" | "priorityweighttres" | "prioritysitefactorplugin" => {
+            "priorityweighttres" => self.weight_tres = tres_weights(file, p, warnings)?,
+            // Association priorities and site factors: Sluice has neither; known, read, and
+            // said to be ignored.
+            "priorityweightassoc" | "prioritysitefactorplugin" => {
                 warnings.push(ConfWarning {
                     note: Some("not implemented by Sluice"),
                     ..warning(file, p)
@@ -237,13 +303,14 @@ impl PriorityConf {
         warnings: &mut Vec<ConfWarning>,
     ) -> Result<(), ConfError> {
         self.accrue_always = false;
+        self.fairshare_algorithm = crate::fairshare::Algorithm::FairTree;
         self.flags_text = p.value.trim().to_string();
         for flag in p.value.split(',').map(str::trim).filter(|f| !f.is_empty()) {
             match flag.to_ascii_uppercase().as_str() {
                 "ACCRUE_ALWAYS" => self.accrue_always = true,
-                // Sluice's fair share is always the classic algorithm, which is what this
-                // flag asks for.
-                "NO_FAIR_TREE" => {}
+                "NO_FAIR_TREE" => {
+                    self.fairshare_algorithm = crate::fairshare::Algorithm::Classic;
+                }
                 f if IGNORED_FLAGS.contains(&f) => warnings.push(ConfWarning {
                     key: format!("{}={flag}", p.key),
                     note: Some("not implemented by Sluice"),

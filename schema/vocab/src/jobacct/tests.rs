@@ -27,6 +27,14 @@ fn tasks_sum_into_totals_with_the_largest_task_named() {
     assert_eq!(i.max.get(TRES_CPU), Some(510));
     assert_eq!(i.max_task.get(TRES_CPU), Some(0));
     assert_eq!(i.min.get(TRES_CPU), Some(110));
+    assert_eq!(
+        (i.min_task.get(TRES_CPU), i.min_node.get(TRES_CPU)),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        (i.min_task.get(TRES_MEM), i.min_node.get(TRES_MEM)),
+        (Some(0), Some(0))
+    );
     assert_eq!(i.ave.get(TRES_CPU), Some(310));
     assert_eq!(u.usage_out.tot.get(TRES_FS_DISK), Some(7));
     assert_eq!(u.usage_out.max_task.get(TRES_FS_DISK), Some(1));
