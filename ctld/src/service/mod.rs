@@ -150,6 +150,7 @@ impl From<CtldError> for Status {
             CtldError::Conf(_) => Status::internal(msg),
             CtldError::NonstopNotConfigured => Status::unimplemented(msg),
             CtldError::NodeMustRegister { .. }
+            | CtldError::StaleRun { .. }
             | CtldError::NoSpareNode { .. }
             | CtldError::SpareLimit { .. }
             | CtldError::NodeNotFailed { .. }
