@@ -67,6 +67,7 @@ fn suspend_all() -> Duration {
             boot_time: fx.now,
             jobs: Vec::new(),
             pid: 0,
+            again: false,
         };
         on_node_registered(&mut fx.core, &mut sink, fx.now, reg).expect("registered");
     }

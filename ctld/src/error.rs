@@ -1,6 +1,7 @@
 //! The controller's errors. Request errors carry Slurm's error texts (`slurm_strerror`), which
 //! the commands print as Slurm's do (`sbatch: error: Batch job submission failed: <text>`).
 
+use sluice_vocab::FedJobId;
 use sluice_vocab::conf::ConfError;
 
 /// Everything a controller operation can fail with.
@@ -99,6 +100,14 @@ pub enum CtldError {
     /// `ReturnToService` decides whether it comes back.
     #[error("node {name} is DOWN (Not responding): register again")]
     NodeMustRegister { name: String },
+    /// A node's heartbeat names a run of a job that is over (it missed the requeue): it
+    /// registers again and is told to kill that run.
+    #[error("node {name} holds run {run} of job {job}, which is over: register again")]
+    StaleRun {
+        name: String,
+        job: FedJobId,
+        run: u32,
+    },
     /// `ESLURM_ACCESS_DENIED`.
     #[error("Access/permission denied")]
     AccessDenied,

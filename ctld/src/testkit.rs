@@ -141,6 +141,7 @@ impl CoreFixture {
                 boot_time: self.now,
                 jobs: Vec::new(),
                 pid: 0,
+                again: false,
             })
             .collect();
         for reg in regs {

@@ -100,7 +100,7 @@ pub async fn adopt_orphans(node: &Arc<Node>) {
             // Its steps here run no prolog of their own; its end runs the epilog.
             if let Some(req) = launch_request::load(node, job) {
                 let env = prolog::script_env(&req, node.facts(), prolog::Context::Prolog);
-                node.here.first(job, env);
+                node.here.first(job, restart, env);
             }
             tokio::spawn(watch(Arc::clone(node), job, restart, pgid, stepd));
         } else {
@@ -208,6 +208,7 @@ async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
         usage: None,
         failed: (!epilog_ok).then_some(NodeScript::Epilog),
         whole_job: false,
+        prolog_done: false,
     };
     report_end(node, report).await;
 }

@@ -55,7 +55,7 @@ pub async fn launch(node: &Arc<Node>, req: LaunchBatchRequest) -> Result<(), Nod
     launch_request::save(node, &req).await;
     // Steps of the job here run no prolog of their own; the script's end runs the epilog.
     let here_env = crate::prolog::script_env(&req, node.facts(), crate::prolog::Context::Prolog);
-    node.here.first(job, here_env);
+    node.here.first(job, restart, here_env);
     if job_scripts::has_prolog(node) {
         // The prolog may run longer than the controller waits for an answer.
         let node = Arc::clone(node);
@@ -118,6 +118,7 @@ async fn report_not_started(node: &Arc<Node>, job: u32, restart: u32, (code, sig
         usage: None,
         failed: None,
         whole_job: false,
+        prolog_done: false,
     };
     adopt::report_end(node, report).await;
     // No script ran: nothing a restarted daemon should find.
@@ -336,6 +337,7 @@ async fn wait(node: Arc<Node>, run: Run, mut started: Started, tracker: Option<T
         usage: usage.and_then(|u| StepUsage::from_tasks(&[u])),
         failed: (!epilog_ok).then_some(NodeScript::Epilog),
         whole_job: false,
+        prolog_done: false,
     };
     adopt::report_end(&node, report).await;
     node.jobs.finish_batch(job, restart);

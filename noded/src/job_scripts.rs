@@ -172,6 +172,7 @@ pub async fn report_prolog_failure(node: &Arc<Node>, job: u32, restart: u32) {
         usage: None,
         failed: Some(NodeScript::Prolog),
         whole_job: false,
+        prolog_done: false,
     };
     node.outbox.push(report).await;
     // No script ran: nothing a restarted daemon should find (not even when the report is

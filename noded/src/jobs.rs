@@ -42,6 +42,19 @@ struct JobProcs {
     killed: bool,
 }
 
+/// One run of a job with processes here, as reported to the controller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldRun {
+    /// The job.
+    pub job: u32,
+    /// The run (the job's requeue count at its launch).
+    pub run: u32,
+    /// Its batch script runs here.
+    pub batch: bool,
+    /// Its srun steps with tasks here.
+    pub steps: Vec<u32>,
+}
+
 /// Every job with processes on this node.
 #[derive(Debug, Default)]
 pub struct JobTable {
@@ -72,6 +85,61 @@ impl JobTable {
             procs.parts.insert(Part::Batch, Vec::new());
             true
         })
+    }
+
+    /// Notes that `job`'s processes here belong to run `run` (a step's credential names it):
+    /// a job new here takes it, and a newer run replaces an older one.
+    pub fn note_run(&self, job: u32, run: u32) {
+        self.with(|jobs| {
+            let procs = jobs.entry(job).or_default();
+            if procs.parts.is_empty() || run > procs.restart {
+                procs.restart = run;
+            }
+        });
+    }
+
+    /// The runs with processes here, sorted by job: each job's run, whether its batch script
+    /// runs here, and its steps here (sorted).
+    pub fn runs(&self) -> Vec<HeldRun> {
+        let mut runs: Vec<HeldRun> = self.with(|jobs| {
+            jobs.iter()
+                .map(|(&job, procs)| {
+                    let mut steps: Vec<u32> = procs
+                        .parts
+                        .keys()
+                        .filter_map(|p| match p {
+                            Part::Step(s) => Some(*s),
+                            Part::Batch => None,
+                        })
+                        .collect();
+                    steps.sort_unstable();
+                    HeldRun {
+                        job,
+                        run: procs.restart,
+                        batch: procs.parts.contains_key(&Part::Batch),
+                        steps,
+                    }
+                })
+                .collect()
+        });
+        runs.sort_unstable_by_key(|r| r.job);
+        runs
+    }
+
+    /// Kills run `run` of `job` (`SIGKILL` to its process groups; with `steps`, only those
+    /// steps'); `false` when the job has no processes here or they belong to another run.
+    pub fn kill_run(&self, job: u32, run: u32, steps: &[u32]) -> bool {
+        if self.with(|jobs| jobs.get(&job).map(|p| p.restart)) != Some(run) {
+            return false;
+        }
+        if steps.is_empty() {
+            return self.signal(job, Target::All, Some(Signal::SIGKILL));
+        }
+        let mut any = false;
+        for &s in steps {
+            any |= self.signal(job, Target::Step(s), Some(Signal::SIGKILL));
+        }
+        any
     }
 
     /// Records process group `pgid` as part of `job`. A suspend, or a kill of the batch script,

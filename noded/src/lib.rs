@@ -26,6 +26,7 @@ pub mod credential;
 pub mod daemon;
 pub mod env;
 pub mod error;
+pub mod here_file;
 pub mod job_scripts;
 pub mod jobs;
 pub mod launch_request;
@@ -46,6 +47,7 @@ pub mod step_adopt;
 pub mod step_io;
 pub mod supervise;
 pub mod supervise_task;
+pub mod task_output;
 pub mod unkillable;
 
 pub use config::NodedConfig;

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use sluice_wire::client::CtldClient;
 use sluice_wire::proto::{
-    HeartbeatRequest, JobExitedRequest, NodeScriptFailure, PingRequest, RegisterNodeRequest,
+    HeartbeatRequest, JobExitedRequest, NodeRun, NodeScriptFailure, PingRequest,
+    RegisterNodeRequest,
 };
 use tonic::Code;
 
@@ -64,6 +65,8 @@ fn request<T>(msg: T) -> tonic::Request<T> {
 pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
     let mut backoff = Backoff::new();
     let boot_time = resources::boot_time();
+    // Only this daemon's first registration says the node (re)started.
+    let mut again = false;
     loop {
         let c = &node.config;
         let req = RegisterNodeRequest {
@@ -76,6 +79,8 @@ pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
             addr: c.addr.clone(),
             port: u32::from(node.port),
             pid: std::process::id(),
+            running_runs: wire_runs(&node),
+            again,
         };
         // Asked before registering, so a restart right after is noticed at the next beat.
         let started = ctld_started(&mut client).await;
@@ -88,10 +93,26 @@ pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
             }
         };
         backoff.reset();
+        again = true;
         tracing::info!(cluster = %reply.cluster, "registered with the controller");
+        // A controller of the previous version names jobs only.
         for job in &reply.kill_jobs {
             if node.kill_job(*job) {
                 tracing::warn!(job, "killed: the controller does not know this job");
+            }
+        }
+        for r in &reply.kill_runs {
+            if node.jobs.kill_run(r.job_id, r.restart_count, &r.steps) {
+                tracing::warn!(
+                    job = r.job_id,
+                    run = r.restart_count,
+                    steps = ?r.steps,
+                    "killed: the controller does not hold this run here"
+                );
+            }
+            // The run is over here: its epilog is due (once its processes are gone).
+            if r.steps.is_empty() && node.here.run_of(r.job_id) == Some(r.restart_count) {
+                crate::node_scripts::on_terminate(&node, r.job_id);
             }
         }
         // A controller that is back may also take the exit reports that waited for it.
@@ -102,10 +123,17 @@ pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
         };
         let interval = Duration::from_secs(u64::from(secs));
         loop {
-            tokio::time::sleep(interval).await;
+            tokio::select! {
+                () = tokio::time::sleep(interval) => {}
+                () = node.register_now.notified() => {
+                    tracing::info!("registering again: the controller asks");
+                    break;
+                }
+            }
             let beat = HeartbeatRequest {
                 name: node.config.node_name.clone(),
                 running_jobs: node.reported_jobs(),
+                running_runs: wire_runs(&node),
             };
             if let Err(status) = client.heartbeat(request(beat)).await {
                 // A controller away or slow for a moment is asked again at the next beat (a
@@ -127,6 +155,19 @@ pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
             }
         }
     }
+}
+
+/// The runs `node` holds, for the controller.
+fn wire_runs(node: &Node) -> Vec<NodeRun> {
+    node.reported_runs()
+        .into_iter()
+        .map(|r| NodeRun {
+            job_id: r.job,
+            restart_count: r.run,
+            batch: r.batch,
+            steps: r.steps,
+        })
+        .collect()
 }
 
 /// Whether a failed heartbeat says nothing about the controller's view of this node: it could
@@ -197,6 +238,7 @@ async fn send(node: &Node, client: &mut CtldClient, r: &ExitReport) -> Sent {
         job_id: r.job_id,
         restart_count: r.restart,
         step_id: if r.whole_job { WHOLE_JOB } else { BATCH_STEP },
+        prolog_done: r.prolog_done,
         exit_code: r.exit_code,
         signal: r.signal,
         at: r.at,

@@ -10,7 +10,7 @@ use crate::attach::AttachTable;
 use crate::config::NodedConfig;
 use crate::env::NodeFacts;
 use crate::error::NodedError;
-use crate::jobs::{JobTable, Target};
+use crate::jobs::{HeldRun, JobTable, Target};
 use crate::node_scripts::JobsHere;
 use crate::outbox::ExitOutbox;
 use crate::spool::Spool;
@@ -43,6 +43,8 @@ pub struct Node {
     pub steps: AdoptedSteps,
     /// Running steps' second readers (`sattach`).
     pub attach: AttachTable,
+    /// Woken when the controller asks this node to register again now.
+    pub register_now: tokio::sync::Notify,
 }
 
 impl Node {
@@ -50,6 +52,7 @@ impl Node {
     pub fn open(config: NodedConfig, port: u16) -> Result<Self, NodedError> {
         let spool = Spool::open(&config.spool_dir)?;
         let outbox = ExitOutbox::open(&spool.exits_dir())?;
+        let here = JobsHere::open(spool.here_dir());
         Ok(Self {
             config,
             port,
@@ -57,11 +60,12 @@ impl Node {
             jobs: JobTable::new(),
             outbox,
             stdin: StdinTable::default(),
-            here: JobsHere::default(),
+            here,
             live: LiveTable::default(),
             kill_watch: Watching::default(),
             steps: AdoptedSteps::default(),
             attach: AttachTable::default(),
+            register_now: tokio::sync::Notify::new(),
         })
     }
 
@@ -83,6 +87,38 @@ impl Node {
         ids.sort_unstable();
         ids.dedup();
         ids
+    }
+
+    /// The runs to report as held, by job: those with processes here, those whose batch
+    /// script's end the controller has not acknowledged yet (as [`Self::reported_jobs`]), and
+    /// those whose epilog is still due here.
+    pub fn reported_runs(&self) -> Vec<HeldRun> {
+        let mut runs = self.jobs.runs();
+        for (job, run) in self.outbox.pending_runs() {
+            match runs.iter_mut().find(|r| r.job == job && r.run == run) {
+                Some(held) => held.batch = true,
+                None => runs.push(HeldRun {
+                    job,
+                    run,
+                    batch: true,
+                    steps: Vec::new(),
+                }),
+            }
+        }
+        // A job whose epilog is due here, its processes gone: the controller that no longer
+        // holds it here says so, and the epilog runs.
+        for (job, run) in self.here.runs() {
+            if !runs.iter().any(|r| r.job == job) {
+                runs.push(HeldRun {
+                    job,
+                    run,
+                    batch: false,
+                    steps: Vec::new(),
+                });
+            }
+        }
+        runs.sort_unstable_by_key(|r| (r.job, r.run));
+        runs
     }
 
     /// Kills every process of `job` (`SIGKILL` to each of its process groups); `false` when

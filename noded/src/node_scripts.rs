@@ -9,7 +9,7 @@
 //! step): a failed prolog also refuses the step.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use sluice_wire::proto::{LaunchBatchRequest, RunStepRequest};
 use tokio::sync::watch;
 
 use crate::env::Env;
+use crate::here_file;
 use crate::node::{Node, unix_now};
 use crate::outbox::{ExitReport, NodeScript};
 use crate::prolog::{self, Context};
@@ -26,39 +27,88 @@ const GONE_POLL: Duration = Duration::from_millis(100);
 /// Most polls before the epilog runs anyway.
 const GONE_POLLS: u32 = 600;
 
-/// Jobs that ran here (a prolog, a script or a step) and whose epilog is still due, with the
-/// prolog's environment (the epilog's, but for its context) and how their prolog went.
-#[derive(Debug, Default)]
-pub struct JobsHere(Mutex<HashMap<u32, Here>>);
+/// Jobs that ran here (a prolog, a script or a step) and whose epilog is still due, with their
+/// run, the prolog's environment (the epilog's, but for its context) and how their prolog
+/// went. Those of nodes running only their steps are also saved in the spool
+/// ([`crate::here_file`]) and loaded again by a restarted daemon; a batch script's launch
+/// record serves for its node.
+#[derive(Debug)]
+pub struct JobsHere {
+    map: Mutex<HashMap<u32, Here>>,
+    dir: PathBuf,
+}
 
 #[derive(Debug)]
 struct Here {
+    run: u32,
     env: Env,
     /// `None` while the prolog runs, then whether it succeeded.
     prolog: watch::Receiver<Option<bool>>,
 }
 
 impl JobsHere {
+    /// The jobs recorded in `dir` (the spool's `here/`) by an earlier run of this daemon,
+    /// their prologs done.
+    pub fn open(dir: PathBuf) -> Self {
+        let map = here_file::load(&dir)
+            .into_iter()
+            .map(|r| {
+                let (_, prolog) = watch::channel(Some(true));
+                let here = Here {
+                    run: r.run,
+                    env: r.env,
+                    prolog,
+                };
+                (r.job, here)
+            })
+            .collect();
+        Self {
+            map: Mutex::new(map),
+            dir,
+        }
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut HashMap<u32, Here>) -> R) -> R {
-        f(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()))
+        f(&mut self.map.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Records `job` with `env`, its prolog done; `false` when it was recorded already.
-    pub fn first(&self, job: u32, env: Env) -> bool {
-        self.starting(job, env).is_some()
+    /// Records run `run` of `job` (its batch script runs here) with `env`, its prolog done;
+    /// `false` when it was recorded already.
+    pub fn first(&self, job: u32, run: u32, env: Env) -> bool {
+        self.insert(job, run, env).is_some()
     }
 
-    /// Records `job` with `env` and its prolog as running; the sender tells how it went.
-    /// `None` when the job was recorded already.
-    fn starting(&self, job: u32, env: Env) -> Option<watch::Sender<Option<bool>>> {
+    /// Records run `run` of `job` with `env` and its prolog as running, saved in the spool;
+    /// the sender tells how it went. `None` when the job was recorded already.
+    fn starting(&self, job: u32, run: u32, env: Env) -> Option<watch::Sender<Option<bool>>> {
+        let saved = env.clone();
+        let tx = self.insert(job, run, env)?;
+        here_file::save(&self.dir, job, run, &saved);
+        Some(tx)
+    }
+
+    fn insert(&self, job: u32, run: u32, env: Env) -> Option<watch::Sender<Option<bool>>> {
         self.with(|map| {
             if map.contains_key(&job) {
                 return None;
             }
             let (tx, prolog) = watch::channel(None);
-            map.insert(job, Here { env, prolog });
+            map.insert(job, Here { run, env, prolog });
             Some(tx)
         })
+    }
+
+    /// The jobs recorded, with their runs, sorted by job.
+    pub fn runs(&self) -> Vec<(u32, u32)> {
+        let mut runs: Vec<(u32, u32)> =
+            self.with(|map| map.iter().map(|(&job, h)| (job, h.run)).collect());
+        runs.sort_unstable();
+        runs
+    }
+
+    /// The run of `job` recorded here.
+    pub fn run_of(&self, job: u32) -> Option<u32> {
+        self.with(|map| map.get(&job).map(|h| h.run))
     }
 
     /// Waits for `job`'s prolog here, if one runs; whether it succeeded (`true` when none
@@ -72,9 +122,13 @@ impl JobsHere {
         ended.map_or(true, |r| r != Some(false))
     }
 
-    /// Forgets `job`; its environment when it was recorded.
+    /// Forgets `job` (here and in the spool); its environment when it was recorded.
     pub fn forget(&self, job: u32) -> Option<Env> {
-        self.with(|map| map.remove(&job).map(|h| h.env))
+        let env = self.with(|map| map.remove(&job).map(|h| h.env));
+        if env.is_some() {
+            here_file::remove(&self.dir, job);
+        }
+        env
     }
 }
 
@@ -108,25 +162,44 @@ pub fn step_env(node: &Node, req: &RunStepRequest) -> Env {
 /// not run).
 pub async fn before_step(node: &Arc<Node>, req: &RunStepRequest) -> bool {
     let env = step_env(node, req);
-    match node.here.starting(req.job_id, env.clone()) {
+    let run = req
+        .credential
+        .as_ref()
+        .and_then(sluice_wire::auth::credential::read_unchecked)
+        .map_or(0, |body| body.restart_count);
+    match node.here.starting(req.job_id, run, env.clone()) {
         Some(done) => run_prolog(node, req.job_id, &env, done).await,
         None => node.here.prolog_done(req.job_id).await,
     }
 }
 
 /// `PrologFlags=Alloc`: runs `Prolog` for `req`'s job at its allocation, in the background,
-/// unless it ran or runs here already. Steps that come meanwhile wait for it.
+/// unless it ran or runs here already, and reports its success to the controller (a batch
+/// job's script waits for it). Steps that come meanwhile wait for it.
 pub fn at_allocation(node: &Arc<Node>, req: &LaunchBatchRequest) {
     let env = prolog::script_env(req, node.facts(), Context::Prolog);
     let job = req.job_id;
-    let Some(done) = node.here.starting(job, env.clone()) else {
+    let Some(done) = node.here.starting(job, req.restart_count, env.clone()) else {
         tracing::info!(job, "prolog at allocation: it ran here already");
         return;
     };
-    let node = Arc::clone(node);
+    let (node, run) = (Arc::clone(node), req.restart_count);
     tokio::spawn(async move {
         if run_prolog(&node, job, &env, done).await {
             tracing::info!(job, "prolog at allocation done");
+            // A batch job's script waits for every node's (the controller holds its launch).
+            let report = ExitReport {
+                job_id: job,
+                restart: run,
+                exit_code: 0,
+                signal: 0,
+                at: unix_now(),
+                usage: None,
+                failed: None,
+                whole_job: true,
+                prolog_done: true,
+            };
+            node.outbox.push(report).await;
         }
     });
 }
@@ -197,6 +270,7 @@ async fn report(node: &Node, job: u32, failed: NodeScript) {
         usage: None,
         failed: Some(failed),
         whole_job: true,
+        prolog_done: false,
     };
     // Sent from memory when the spool cannot take it (logged by the outbox).
     node.outbox.push(report).await;

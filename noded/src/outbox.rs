@@ -5,7 +5,9 @@
 //!
 //! A report is one line `job restart exit_code signal at`, followed by a `usage` line with the
 //! batch step's usage when it was measured (see [`crate::acct`]), and a `failed prolog` or
-//! `failed epilog` line when this node's prolog or epilog failed.
+//! `failed epilog` line when this node's prolog or epilog failed; `whole_job` marks a report
+//! about the job on this node rather than a run of its script, and `prolog_done` one telling
+//! that this node's allocation prolog succeeded.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +40,9 @@ pub struct ExitReport {
     /// About the job on this node as a whole, not a run of its batch script (a failed prolog
     /// or epilog on a node that runs only its steps).
     pub whole_job: bool,
+    /// With `whole_job`: not an end but this node's allocation prolog's success
+    /// (`PrologFlags=Alloc`), which the batch script waits for.
+    pub prolog_done: bool,
 }
 
 /// A node program whose failure goes with an exit report (or a kill that failed).
@@ -76,6 +81,9 @@ impl ExitReport {
         if self.whole_job {
             text.push_str("whole_job\n");
         }
+        if self.prolog_done {
+            text.push_str("prolog_done\n");
+        }
         text
     }
 
@@ -91,6 +99,7 @@ impl ExitReport {
             usage: None,
             failed: None,
             whole_job: false,
+            prolog_done: false,
         };
         if f.next().is_some() {
             return None;
@@ -98,6 +107,10 @@ impl ExitReport {
         for line in lines {
             if line == "whole_job" && !report.whole_job {
                 report.whole_job = true;
+                continue;
+            }
+            if line == "prolog_done" && !report.prolog_done {
+                report.prolog_done = true;
                 continue;
             }
             match line.strip_prefix("failed ") {
@@ -281,6 +294,16 @@ impl ExitOutbox {
         })
     }
 
+    /// The runs (job, run) with a report of their batch script waiting.
+    pub fn pending_runs(&self) -> Vec<(u32, u32)> {
+        self.with(|p| {
+            p.values()
+                .filter(|r| !r.whole_job)
+                .map(|r| (r.job_id, r.restart))
+                .collect()
+        })
+    }
+
     /// The jobs with a report of a batch run waiting.
     pub fn pending_jobs(&self) -> Vec<u32> {
         self.with(|p| {
@@ -327,6 +350,7 @@ mod tests {
             usage: None,
             failed: None,
             whole_job: false,
+            prolog_done: false,
         }
     }
 
@@ -382,6 +406,7 @@ mod tests {
                 usage: None,
                 failed: None,
                 whole_job: false,
+                prolog_done: false,
             })
         );
         assert_eq!(
@@ -395,6 +420,7 @@ mod tests {
         let killed = ExitReport {
             failed: Some(NodeScript::KillTask),
             whole_job: true,
+            prolog_done: false,
             ..ExitReport::decode("1 0 0 0 5\n").unwrap()
         };
         assert_eq!(ExitReport::decode(&killed.encode()), Some(killed));

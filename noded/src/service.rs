@@ -18,8 +18,8 @@ use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::node_daemon_server::{NodeDaemon, NodeDaemonServer};
 use sluice_wire::proto::{
     Ack, AttachStepRequest, AwaitStepRequest, JobCredential, LaunchBatchRequest, LiveStep,
-    NodePingReply, PingRequest, RunStepRequest, SignalJobRequest, SignalKind, StepOutput,
-    StepStatsReply, StepStatsRequest, StepStdin,
+    NodePingReply, PingRequest, RegistrationRequest, RunStepRequest, SignalJobRequest, SignalKind,
+    StepOutput, StepStatsReply, StepStatsRequest, StepStdin,
 };
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -30,8 +30,11 @@ use crate::jobs::Target;
 use crate::node::Node;
 use crate::stdin::{self, Writer};
 use crate::step::{self, OutputStream};
-use crate::step_adopt::AwaitError;
+use crate::step_adopt::{self, AwaitError, KeptRequest};
 use crate::{batch, node_scripts};
+
+/// Messages of kept output buffered towards srun (the spill files wait on disk meanwhile).
+const CHANNEL_DEPTH: usize = 64;
 
 /// The node daemon's RPC service.
 #[derive(Debug, Clone)]
@@ -260,6 +263,7 @@ impl NodeDaemon for NodeService {
         }
         if terminate {
             self.node.steps.forget_job(req.job_id);
+            step_adopt::remove_job_spills(&self.node, req.job_id);
             node_scripts::on_terminate(&self.node, req.job_id);
         }
         Ok(Response::new(Ack {}))
@@ -273,34 +277,39 @@ impl NodeDaemon for NodeService {
     ) -> Result<Response<Self::AwaitStepStream>, Status> {
         let caller = auth::identity(&req)?.uid;
         let admin = self.node.config.admin_uids.contains(&caller);
-        let AwaitStepRequest { job_id, step_id } = req.into_inner();
-        let exits = match self.node.steps.wait(job_id, step_id, caller, admin).await {
-            Ok(exits) => exits,
-            Err(AwaitError::NotOwner) => {
-                return Err(NodedError::AccessDenied { uid: caller }.into());
-            }
-            Err(AwaitError::Unknown) => {
-                return Err(Status::not_found(format!(
-                    "no task of step {job_id}.{step_id} outlived a restart on node {}",
-                    self.node.config.node_name
-                )));
-            }
+        let AwaitStepRequest {
+            job_id,
+            step_id,
+            received,
+        } = req.into_inner();
+        let (tx, rx) = tokio::sync::mpsc::channel(CHANNEL_DEPTH);
+        let kept = KeptRequest {
+            job: job_id,
+            step: step_id,
+            caller,
+            admin,
+            received,
         };
-        self.node.steps.delivered(job_id, step_id);
-        tracing::info!(
-            job = job_id,
-            step = step_id,
-            "adopted step's exits given to srun"
-        );
-        let (tx, rx) = tokio::sync::mpsc::channel(1);
-        let last = StepOutput {
-            exits,
-            ..Default::default()
-        };
-        let _ = tx.send(Ok(last)).await;
-        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
-            rx,
-        )))
+        match step_adopt::stream_kept(&self.node, kept, tx) {
+            Ok(()) => Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
+                rx,
+            ))),
+            Err(AwaitError::NotOwner) => Err(NodedError::AccessDenied { uid: caller }.into()),
+            Err(AwaitError::Unknown) => Err(Status::not_found(format!(
+                "no task of step {job_id}.{step_id} outlived a restart on node {}",
+                self.node.config.node_name
+            ))),
+        }
+    }
+
+    async fn request_registration(
+        &self,
+        req: Request<RegistrationRequest>,
+    ) -> Result<Response<Ack>, Status> {
+        self.require_admin(&req)?;
+        tracing::info!("the controller asks for a registration");
+        self.node.register_now.notify_one();
+        Ok(Response::new(Ack {}))
     }
 
     async fn run_prolog(&self, req: Request<LaunchBatchRequest>) -> Result<Response<Ack>, Status> {

@@ -1,7 +1,8 @@
 //! The node's spool directory: one `jobNNNNN/` directory per running batch job holding its
 //! script (owned by the job's user, mode 0700, as Slurm's `slurm_script`), and `exits/`, the
-//! outbox of exit reports the controller has not acknowledged yet (see [`crate::outbox`]), and
-//! `launches/`, the records of running batch jobs (see [`crate::adopt`]).
+//! outbox of exit reports the controller has not acknowledged yet (see [`crate::outbox`]),
+//! `launches/`, the records of running batch jobs (see [`crate::adopt`]), and `here/`, the
+//! jobs whose epilog is due on a node running only their steps (see [`crate::here_file`]).
 
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -44,7 +45,7 @@ impl Spool {
         let spool = Self {
             root: root.to_path_buf(),
         };
-        for dir in [spool.exits_dir(), spool.launches_dir()] {
+        for dir in [spool.exits_dir(), spool.launches_dir(), spool.here_dir()] {
             sluice_wire::daemon::private_dir(&dir).map_err(err(&dir))?;
             sluice_wire::daemon::private_files_in(&dir).map_err(err(&dir))?;
         }
@@ -64,6 +65,12 @@ impl Spool {
     /// Where launch records of running batch jobs are (see [`crate::adopt`]).
     pub fn launches_dir(&self) -> PathBuf {
         self.root.join("launches")
+    }
+
+    /// Where the jobs whose epilog is due on a node running only their steps are recorded
+    /// (see [`crate::node_scripts`]), so the epilog runs after a restart of this daemon too.
+    pub fn here_dir(&self) -> PathBuf {
+        self.root.join("here")
     }
 
     /// The directory of batch job `job`.

@@ -55,6 +55,13 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         });
     }
     let (job, step) = (req.job_id, req.step_id);
+    // The run the step belongs to, from its (already checked) credential.
+    let run = req
+        .credential
+        .as_ref()
+        .and_then(sluice_wire::auth::credential::read_unchecked)
+        .map_or(0, |body| body.restart_count);
+    node.jobs.note_run(job, run);
     let run_as = RunAs::for_job(req.uid, req.gid);
     let dir = spawn::working_dir(&req.workdir);
     let tasks = plan(node, &req)?;
@@ -95,6 +102,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                     let msg = StepOutput {
                         task: rank,
                         data: format!("{line}\n").into_bytes(),
+                        injected: true,
                         ..Default::default()
                     };
                     node.attach.publish(job, step, &msg);
@@ -103,7 +111,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                 let files = step_adopt::TaskFiles::new(node, job, step, rank);
                 files.clear();
                 let mut cmd = spawn::step_command(
-                    files.supervisor(node),
+                    files.supervisor(node, run),
                     run_as,
                     &dir,
                     &env,

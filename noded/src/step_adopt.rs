@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sluice_wire::proto::TaskExit;
+use sluice_wire::proto::{StepOutput, TaskExit, TaskReceived};
+use tokio::sync::mpsc;
 use tokio::sync::watch;
 
 use nix::sys::signal::Signal;
@@ -22,6 +23,7 @@ use crate::jobs::{Part, signal_group};
 use crate::node::Node;
 use crate::spawn::Supervisor;
 use crate::supervise::Ended;
+use crate::task_output::{SpillReader, spill_path};
 
 /// The prefix of a task's launch record in `launches/`.
 const PREFIX: &str = "step";
@@ -50,13 +52,13 @@ impl TaskFiles {
         }
     }
 
-    /// The supervisor that writes them.
-    pub fn supervisor<'a>(&'a self, node: &'a Node) -> Supervisor<'a> {
+    /// The supervisor that writes them, for a task of run `run` of its job.
+    pub fn supervisor<'a>(&'a self, node: &'a Node, run: u32) -> Supervisor<'a> {
         Supervisor {
             program: &node.config.stepd,
             status: &self.status,
             record: &self.record,
-            restart: 0,
+            restart: run,
         }
     }
 
@@ -65,8 +67,26 @@ impl TaskFiles {
         Ended::read(&self.status)
     }
 
-    /// Removes both (the task's end was read).
+    /// Removes them all, the spill files too (a new launch, or the end srun was told).
     pub fn clear(&self) {
+        self.clear_launch();
+        self.clear_kept();
+    }
+
+    /// Removes the spill files (their output reached srun, or the job ended here).
+    pub fn clear_kept(&self) {
+        for stderr in [false, true] {
+            let path = spill_path(&self.record, stderr);
+            if let Err(e) = std::fs::remove_file(&path)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!("cannot remove {}: {e}", path.display());
+            }
+        }
+    }
+
+    /// Removes the record and the status (the task's end was read).
+    pub fn clear_launch(&self) {
         for path in [&self.record, &self.status] {
             if let Err(e) = std::fs::remove_file(path)
                 && e.kind() != std::io::ErrorKind::NotFound
@@ -81,17 +101,19 @@ impl TaskFiles {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct TaskRecord {
     pgid: i32,
+    run: u32,
     stepd: u32,
     uid: u32,
 }
 
 fn parse_record(text: &str) -> Option<TaskRecord> {
     let f: Vec<&str> = text.split_whitespace().collect();
-    let [pgid, _restart, stepd, uid] = f.as_slice() else {
+    let [pgid, run, stepd, uid] = f.as_slice() else {
         return None;
     };
     Some(TaskRecord {
         pgid: pgid.parse().ok()?,
+        run: run.parse().ok()?,
         stepd: stepd.parse().ok()?,
         uid: uid.parse().ok()?,
     })
@@ -108,10 +130,12 @@ fn parse_name(name: &str) -> Option<(u32, u32, u32)> {
     parts.next().is_none().then_some(ids)
 }
 
-/// An adopted step's tasks on this node: whose they are and, once all ended, their exits.
+/// An adopted step's tasks on this node: whose they are, their ranks and, once all ended,
+/// their exits.
 #[derive(Debug, Clone)]
 struct Adopted {
     uid: u32,
+    ranks: Vec<u32>,
     exits: watch::Receiver<Option<Vec<TaskExit>>>,
 }
 
@@ -133,6 +157,18 @@ impl AdoptedSteps {
         f(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// The ranks of adopted step `job.step` here and the watch of its exits, for `caller`
+    /// (`admin`: any step).
+    fn claim(&self, job: u32, step: u32, caller: u32, admin: bool) -> Result<Adopted, AwaitError> {
+        let adopted = self
+            .with(|m| m.get(&(job, step)).cloned())
+            .ok_or(AwaitError::Unknown)?;
+        if adopted.uid != caller && !admin {
+            return Err(AwaitError::NotOwner);
+        }
+        Ok(adopted)
+    }
+
     /// Waits for the exits of adopted step `job.step`, asked by `caller` (`admin`: any step).
     pub async fn wait(
         &self,
@@ -141,13 +177,7 @@ impl AdoptedSteps {
         caller: u32,
         admin: bool,
     ) -> Result<Vec<TaskExit>, AwaitError> {
-        let adopted = self
-            .with(|m| m.get(&(job, step)).cloned())
-            .ok_or(AwaitError::Unknown)?;
-        if adopted.uid != caller && !admin {
-            return Err(AwaitError::NotOwner);
-        }
-        let mut rx = adopted.exits;
+        let mut rx = self.claim(job, step, caller, admin)?.exits;
         let exits = rx
             .wait_for(Option::is_some)
             .await
@@ -194,11 +224,13 @@ pub async fn adopt_steps(node: &Arc<Node>) {
     for ((job, step), tasks) in steps {
         let uid = tasks.first().map_or(0, |(_, r)| r.uid);
         for (_, record) in &tasks {
+            node.jobs.note_run(job, record.run);
             node.jobs.add_group(job, Part::Step(step), record.pgid);
         }
         let (tx, exits) = watch::channel(None);
+        let ranks = tasks.iter().map(|(rank, _)| *rank).collect();
         node.steps
-            .with(|m| m.insert((job, step), Adopted { uid, exits }));
+            .with(|m| m.insert((job, step), Adopted { uid, ranks, exits }));
         tracing::info!(
             job,
             step,
@@ -232,7 +264,8 @@ async fn watch_step(
                 signal: 0,
             }
         });
-        files.clear();
+        // The spill files wait for srun ([`stream_kept`]).
+        files.clear_launch();
         exits.push(TaskExit {
             task: rank,
             exit_code,
@@ -280,6 +313,135 @@ fn stepd_alive(pid: u32) -> bool {
         .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
 }
 
+/// How often a spill file is read again while its task runs.
+const TAIL_INTERVAL: Duration = Duration::from_millis(100);
+/// Largest chunk of kept output sent in one message.
+const KEPT_CHUNK: usize = 16 * 1024;
+
+/// What srun asks of an adopted step: `caller`'s (`admin`: anyone's) step `job.step`, the
+/// output bytes it has of each task (`received`).
+#[derive(Debug, Clone)]
+pub struct KeptRequest {
+    /// The job.
+    pub job: u32,
+    /// The step.
+    pub step: u32,
+    /// Who asks.
+    pub caller: u32,
+    /// Whether the caller is an administrator.
+    pub admin: bool,
+    /// The bytes of each task's stdout and stderr srun has.
+    pub received: Vec<TaskReceived>,
+}
+
+/// Streams to srun what the supervisors of adopted step `req.job.step` kept of its tasks'
+/// output while no daemon read it (from the bytes srun has on), then, once every task ended and
+/// its output is out, their exits; the spill files go once delivered.
+pub fn stream_kept(
+    node: &Arc<Node>,
+    req: KeptRequest,
+    tx: mpsc::Sender<Result<StepOutput, tonic::Status>>,
+) -> Result<(), AwaitError> {
+    let adopted = node.steps.claim(req.job, req.step, req.caller, req.admin)?;
+    let node = Arc::clone(node);
+    tokio::spawn(async move {
+        let mut tails = tokio::task::JoinSet::new();
+        for &rank in &adopted.ranks {
+            let files = TaskFiles::new(&node, req.job, req.step, rank);
+            let got = req.received.iter().find(|r| r.task == rank);
+            for stderr in [false, true] {
+                let from = got.map_or(0, |g| if stderr { g.stderr } else { g.stdout });
+                let (tx, exits) = (tx.clone(), adopted.exits.clone());
+                let path = spill_path(&files.record, stderr);
+                tails.spawn_blocking(move || tail(&path, (rank, stderr), from, &exits, &tx));
+            }
+        }
+        let mut complete = true;
+        while let Some(done) = tails.join_next().await {
+            complete &= done.unwrap_or(false);
+        }
+        if !complete {
+            return; // srun went away: it may ask again
+        }
+        let Ok(exits) = node
+            .steps
+            .wait(req.job, req.step, req.caller, req.admin)
+            .await
+        else {
+            return;
+        };
+        let last = StepOutput {
+            exits,
+            ..Default::default()
+        };
+        if tx.send(Ok(last)).await.is_ok() {
+            node.steps.delivered(req.job, req.step);
+            for &rank in &adopted.ranks {
+                TaskFiles::new(&node, req.job, req.step, rank).clear_kept();
+            }
+            tracing::info!(
+                job = req.job,
+                step = req.step,
+                "adopted step's kept output and exits given to srun"
+            );
+        }
+    });
+    Ok(())
+}
+
+/// Sends a spill file's bytes from byte `from` of its stream as they come, until the step's
+/// tasks all ended (`exits` set) and it is read to its end; `false` when srun went away.
+fn tail(
+    path: &Path,
+    (task, stderr): (u32, bool),
+    from: u64,
+    exits: &watch::Receiver<Option<Vec<TaskExit>>>,
+    tx: &mpsc::Sender<Result<StepOutput, tonic::Status>>,
+) -> bool {
+    let mut reader = None;
+    loop {
+        let ended = exits.borrow().is_some();
+        if reader.is_none() {
+            reader = SpillReader::open(path, from);
+        }
+        if let Some(r) = &mut reader {
+            loop {
+                let data = match r.read_more(KEPT_CHUNK) {
+                    Ok(d) if !d.is_empty() => d,
+                    _ => break,
+                };
+                let msg = StepOutput {
+                    task,
+                    data,
+                    stderr,
+                    ..Default::default()
+                };
+                if tx.blocking_send(Ok(msg)).is_err() {
+                    return false;
+                }
+            }
+        }
+        if ended {
+            return true;
+        }
+        std::thread::sleep(TAIL_INTERVAL);
+    }
+}
+
+/// Removes the spill files of every step of `job` here (it ended here).
+pub fn remove_job_spills(node: &Node, job: u32) {
+    let Ok(entries) = std::fs::read_dir(node.spool.launches_dir()) else {
+        return;
+    };
+    let prefix = format!("{PREFIX}.{job}.");
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix) && (name.ends_with(".out") || name.ends_with(".err")) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,9 +453,10 @@ mod tests {
         assert_eq!(parse_name("12"), None);
         assert_eq!(parse_name("step.12.0"), None);
         assert_eq!(
-            parse_record("77 0 78 1000\n"),
+            parse_record("77 2 78 1000\n"),
             Some(TaskRecord {
                 pgid: 77,
+                run: 2,
                 stepd: 78,
                 uid: 1000
             })
@@ -306,7 +469,16 @@ mod tests {
     async fn an_adopted_steps_exits_go_to_its_owner_once() {
         let steps = AdoptedSteps::default();
         let (tx, exits) = watch::channel(None);
-        steps.with(|m| m.insert((5, 0), Adopted { uid: 1000, exits }));
+        steps.with(|m| {
+            m.insert(
+                (5, 0),
+                Adopted {
+                    uid: 1000,
+                    ranks: vec![0],
+                    exits,
+                },
+            )
+        });
         assert_eq!(
             steps.wait(5, 1, 1000, false).await,
             Err(AwaitError::Unknown)

@@ -7,8 +7,9 @@
 //! starts with the default dispositions) and left to the task. It stays the task's parent:
 //!
 //! - the task's stdout and stderr are pipes the supervisor copies to its own (the daemon's
-//!   pipes, or files): when the daemon is gone its output is dropped rather than ending the
-//!   task with SIGPIPE;
+//!   pipes): when the daemon is gone its output goes to a private spill file beside the launch
+//!   record, with what the daemon may have read and not passed on, for the daemon back to give
+//!   srun (see [`crate::task_output`]), never ending the task with SIGPIPE;
 //! - its stdin is the supervisor's own (srun's pipe from the daemon, or `/dev/null`);
 //! - once it runs, the launch record (`<pgid> 0 <supervisor pid> <uid>`) is written, and once it
 //!   ended its status (`<exit code> <signal>`) goes to the status file, synced, before the
@@ -27,19 +28,23 @@ use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use crate::spawn::exit_parts;
 use crate::supervise::{Ended, PROGRAM, Plan};
+use crate::task_output::{Keeper, spill_path};
 
 /// How long the output a task left in its pipes is copied after it ended (a background
 /// process of its own may hold them open for ever; the step's end kills it).
 const DRAIN_FOR: Duration = Duration::from_secs(2);
 /// Largest chunk copied at once.
 const CHUNK: usize = 16 * 1024;
+/// How often the supervisor checks that the node daemon that started it is still its parent.
+const DAEMON_POLL: Duration = Duration::from_millis(100);
 
 /// Runs the task of `plan` to its end (the supervisor's whole life in `--task` mode).
 pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
@@ -83,21 +88,34 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
         // The task runs on; only a restart of the node daemon would not find it.
         eprintln!("{PROGRAM}: cannot write the launch record: {e}");
     }
+    let keepers = [
+        Arc::new(Mutex::new(Keeper::new(
+            Box::new(std::io::stdout()) as Box<dyn Write + Send>,
+            spill_path(&plan.record, false),
+        ))),
+        Arc::new(Mutex::new(Keeper::new(
+            Box::new(std::io::stderr()) as Box<dyn Write + Send>,
+            spill_path(&plan.record, true),
+        ))),
+    ];
     let (done_tx, done_rx) = mpsc::channel();
     let mut relays = 0;
-    if let Some(out) = child.stdout.take() {
+    let pipes: [Option<Box<dyn Read + Send>>; 2] = [
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    ];
+    for (pipe, keeper) in pipes.into_iter().zip(&keepers) {
+        let Some(pipe) = pipe else { continue };
         relays += 1;
-        let done = done_tx.clone();
+        let (done, keeper) = (done_tx.clone(), Arc::clone(keeper));
         std::thread::spawn(move || {
-            relay(out, std::io::stdout());
-            let _ = done.send(());
-        });
-    }
-    if let Some(err) = child.stderr.take() {
-        relays += 1;
-        let done = done_tx.clone();
-        std::thread::spawn(move || {
-            relay(err, std::io::stderr());
+            relay(pipe, &*keeper);
             let _ = done.send(());
         });
     }
@@ -111,6 +129,22 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
         });
     }
     drop(done_tx);
+    // The node daemon gone (this supervisor handed to another parent): spill at once, so what
+    // it read and never passed on is kept even if the task prints nothing more.
+    let daemon = nix::unistd::getppid();
+    let watching = Arc::new(AtomicBool::new(true));
+    let watcher = {
+        let (keepers, watching) = (keepers.clone(), Arc::clone(&watching));
+        std::thread::spawn(move || {
+            while watching.load(Ordering::Relaxed) {
+                if nix::unistd::getppid() != daemon {
+                    spill_all(&keepers[..]);
+                    return;
+                }
+                std::thread::sleep(DAEMON_POLL);
+            }
+        })
+    };
     let status = child
         .wait()
         .map_err(|e| format!("cannot wait for the task: {e}"))?;
@@ -121,6 +155,11 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
         if done_rx.recv_timeout(DRAIN_FOR).is_err() {
             break;
         }
+    }
+    watching.store(false, Ordering::Relaxed);
+    let _ = watcher.join();
+    if nix::unistd::getppid() != daemon {
+        spill_all(&keepers[..]);
     }
     let (exit_code, signal) = exit_parts(status);
     let ended = Ended { exit_code, signal };
@@ -153,22 +192,27 @@ fn catch_signals() -> Result<Vec<Signal>, String> {
     .collect()
 }
 
-/// Copies `from` to `to` until its end; once `to` fails (the daemon is gone) the rest is read
-/// and dropped, so the task never blocks on a full pipe.
-fn relay(mut from: impl Read, mut to: impl Write) {
+/// Copies `from` to `to` until its end (see [`Keeper`]: the daemon's pipe, or the spill file
+/// once the daemon is gone), so the task never blocks on a full pipe.
+fn relay<W: Write>(mut from: impl Read, to: &Mutex<Keeper<W>>) {
     let mut buf = vec![0u8; CHUNK];
-    let mut open = true;
     loop {
         match from.read(&mut buf) {
             Ok(0) => return,
-            Ok(n) => {
-                if open {
-                    open = to.write_all(&buf[..n]).and_then(|()| to.flush()).is_ok();
-                }
-            }
+            Ok(n) => to
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .write(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return,
         }
+    }
+}
+
+/// Every stream into its spill file from now on.
+fn spill_all<W: Write>(keepers: &[Arc<Mutex<Keeper<W>>>]) {
+    for k in keepers {
+        k.lock().unwrap_or_else(|p| p.into_inner()).spill();
     }
 }
 
@@ -177,10 +221,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_relay_copies_all_and_drops_what_a_closed_end_cannot_take() {
-        let mut out = Vec::new();
-        relay(&b"hello\nworld\n"[..], &mut out);
-        assert_eq!(out, b"hello\nworld\n");
+    fn a_relay_copies_all_and_keeps_what_a_gone_daemon_cannot_take() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = spill_path(&dir.path().join("step.1.0.0"), false);
+        let out = Mutex::new(Keeper::new(Vec::new(), spill.clone()));
+        relay(&b"hello\nworld\n"[..], &out);
+        assert!(!spill.exists(), "nothing to keep");
 
         struct Gone;
         impl Write for Gone {
@@ -192,7 +238,9 @@ mod tests {
             }
         }
         let long = vec![b'x'; 5 * CHUNK];
-        // Read to its end although nothing can be written.
-        relay(&long[..], Gone);
+        // Read to its end although the daemon is gone, into the spill file.
+        relay(&long[..], &Mutex::new(Keeper::new(Gone, spill.clone())));
+        let kept = std::fs::read(&spill).unwrap();
+        assert_eq!(kept.len(), "start=0\n".len() + 5 * CHUNK);
     }
 }

@@ -129,6 +129,7 @@ async fn report(node: &Node, job: u32) {
         usage: None,
         failed: Some(NodeScript::KillTask),
         whole_job: true,
+        prolog_done: false,
     };
     node.outbox.push(report).await;
 }

@@ -1,7 +1,9 @@
 //! Running a step: `RunStep` on every node of the step at once, output printed as it arrives,
 //! task exits reported as srun reports them, Ctrl-C and SIGTERM forwarded to the tasks. A node
 //! daemon that goes away mid-step (restarted) is waited for: its tasks run on under their
-//! supervisors, and once it is back it gives their exits (`AwaitStep`).
+//! supervisors, which keep their output, and once it is back it gives that output from the
+//! bytes srun has on, then their exits (`AwaitStep`); a node the controller set DOWN, or a job
+//! whose run ended, ends the wait ([`super::watch`]).
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
@@ -12,6 +14,7 @@ use sluice_wire::auth::Signer;
 use sluice_wire::client::{NodedClient, connect_lazy};
 use sluice_wire::proto::{
     AwaitStepRequest, NodeAddr, RunStepRequest, SignalJobRequest, SignalKind, StepOutput, TaskExit,
+    TaskReceived,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -21,6 +24,7 @@ use super::args::IoTarget;
 use super::interrupt::{Action, Interrupts};
 use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
 use super::output::TaskOutput;
+use super::watch::{JobWatch, Verdict};
 use super::{stdio, tty};
 use crate::interrupts::sig;
 use crate::jobspec;
@@ -49,6 +53,8 @@ pub struct Step {
     pub ending: Ending,
     /// `-T`: launch requests in flight at once.
     pub threads: u32,
+    /// The controller, asked about the job and a node whose daemon went away.
+    pub watch: Option<JobWatch>,
 }
 
 /// When srun ends the step before its tasks all ended by themselves.
@@ -102,7 +108,7 @@ enum Event {
         node: usize,
         text: String,
     },
-    /// The node daemon is back and gives the tasks' exits (their output meanwhile is lost).
+    /// The node daemon is back and gives the tasks' output kept meanwhile, then their exits.
     Back {
         node: usize,
     },
@@ -110,6 +116,12 @@ enum Event {
     Gone {
         node: usize,
         text: String,
+    },
+    /// While the node daemon was away the controller set its node DOWN or ended the job's
+    /// run: srun waits no longer.
+    Abandoned {
+        node: usize,
+        verdict: Verdict,
     },
     Closed {
         node: usize,
@@ -136,6 +148,7 @@ pub async fn run(
         interrupts: mut policy,
         ending,
         threads,
+        watch,
     } = step;
     let launches = std::sync::Arc::new(tokio::sync::Semaphore::new(threads.max(1) as usize));
     let mut ends = Terminating::default();
@@ -167,6 +180,7 @@ pub async fn run(
         let tx = tx.clone();
         let index = place.node;
         let stream_client = client.clone();
+        let watched = watch.clone().map(|w| (w, node.name.clone()));
         let slot = stdio::node_reads(&req, place).then(|| {
             let (slot, waiting) = oneshot::channel();
             stdin_slots.push(waiting);
@@ -174,7 +188,7 @@ pub async fn run(
         });
         let launches = std::sync::Arc::clone(&launches);
         handles.push(tokio::spawn(async move {
-            stream_node(index, stream_client, req, &tx, slot, &launches).await;
+            stream_node(index, stream_client, req, &tx, slot, &launches, watched).await;
             let _ = tx.send(Event::Closed { node: index });
         }));
         clients.push(client);
@@ -250,13 +264,26 @@ pub async fn run(
                 Some(Event::Back { node }) => {
                     let _ = writeln!(
                         output_err(&mut output),
-                        "srun: {}: node daemon back; the tasks' output while it was away is lost",
+                        "srun: {}: node daemon back; the tasks' output while it was away follows",
                         nodes[node].name
                     );
                 }
                 Some(Event::Gone { node, text }) => {
                     outcome.exit_code = outcome.exit_code.max(1);
                     let msg = format!("{}: {step_name}'s tasks are lost: {text}", nodes[node].name);
+                    jobspec::print_error(output_err(&mut output), "srun", &msg);
+                }
+                Some(Event::Abandoned { node, verdict }) => {
+                    outcome.exit_code = outcome.exit_code.max(1);
+                    let name = &nodes[node].name;
+                    let msg = match verdict {
+                        Verdict::NodeDown | Verdict::Wait => format!("Node failure on {name}"),
+                        Verdict::RunOver(state) => format!(
+                            "{step_name} aborted: job {} is {} (its tasks on {name} are lost)",
+                            template.job_id,
+                            state.long_name()
+                        ),
+                    };
                     jobspec::print_error(output_err(&mut output), "srun", &msg);
                 }
                 Some(Event::Closed { node }) => {
@@ -401,7 +428,8 @@ fn output_err<'a>(output: &'a mut TaskOutput<'_>) -> &'a mut dyn Write {
 }
 
 /// Streams one node's part of the step into `tx`; once its tasks started, opens its stdin
-/// stream into `stdin_slot`.
+/// stream into `stdin_slot`. `watch` (with the node's name) asks the controller about a
+/// daemon that went away.
 async fn stream_node(
     node: usize,
     client: Option<NodedClient>,
@@ -409,6 +437,7 @@ async fn stream_node(
     tx: &mpsc::UnboundedSender<Event>,
     stdin_slot: Option<oneshot::Sender<stdio::Sink>>,
     launches: &tokio::sync::Semaphore,
+    mut watch: Option<(JobWatch, String)>,
 ) {
     let Some(mut client) = client else {
         let _ = tx.send(Event::Failed {
@@ -418,6 +447,7 @@ async fn stream_node(
         return;
     };
     let (job, step) = (req.job_id, req.step_id);
+    let mut got = Received::default();
     // `-T`: at most that many launch requests wait for their node's answer at once.
     let permit = launches.acquire().await.ok();
     let launched = client.run_step(req).await;
@@ -436,7 +466,7 @@ async fn stream_node(
                 node,
                 text: status_text(&status, Asker::Jobs),
             });
-            reattach(node, &mut client, (job, step), tx).await;
+            reattach(node, &mut client, (job, step), tx, watch.as_mut(), &mut got).await;
             return;
         }
         Err(status) => {
@@ -449,7 +479,7 @@ async fn stream_node(
     };
     loop {
         match stream.message().await {
-            Ok(Some(msg)) => forward(node, msg, tx),
+            Ok(Some(msg)) => forward(node, msg, tx, &mut got),
             Ok(None) => return,
             Err(status) => {
                 // The daemon went away mid-step (killed, restarting): the tasks run on under
@@ -458,7 +488,7 @@ async fn stream_node(
                     node,
                     text: status_text(&status, Asker::Jobs),
                 });
-                reattach(node, &mut client, (job, step), tx).await;
+                reattach(node, &mut client, (job, step), tx, watch.as_mut(), &mut got).await;
                 return;
             }
         }
@@ -471,27 +501,40 @@ const REATTACH_FOR: Duration = Duration::from_secs(300);
 const REATTACH_PAUSE: Duration = Duration::from_secs(2);
 
 /// Asks the node daemon, once it is back, for the exits of the step's tasks it adopted.
+/// Between tries it asks the controller (`watch`): a node set DOWN or a run that ended ends
+/// the wait.
 async fn reattach(
     node: usize,
     client: &mut NodedClient,
     (job_id, step_id): (u32, u32),
     tx: &mpsc::UnboundedSender<Event>,
+    mut watch: Option<&mut (JobWatch, String)>,
+    got: &mut Received,
 ) {
     let deadline = Instant::now() + REATTACH_FOR;
     let mut pause = Duration::from_millis(200);
     loop {
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(REATTACH_PAUSE);
-        match client
-            .await_step(AwaitStepRequest { job_id, step_id })
-            .await
-        {
+        if let Some((w, name)) = watch.as_deref_mut() {
+            let verdict = w.check(name).await;
+            if verdict != Verdict::Wait {
+                let _ = tx.send(Event::Abandoned { node, verdict });
+                return;
+            }
+        }
+        let request = AwaitStepRequest {
+            job_id,
+            step_id,
+            received: got.to_wire(),
+        };
+        match client.await_step(request).await {
             Ok(resp) => {
                 let _ = tx.send(Event::Back { node });
                 let mut stream = resp.into_inner();
                 loop {
                     match stream.message().await {
-                        Ok(Some(msg)) => forward(node, msg, tx),
+                        Ok(Some(msg)) => forward(node, msg, tx, got),
                         Ok(None) => return,
                         // Gone again (killed once more) before the tasks ended: wait again.
                         Err(s) => {
@@ -541,8 +584,40 @@ fn away(status: &tonic::Status) -> bool {
     )
 }
 
-/// Passes one message of a node's stream on as events.
-fn forward(node: usize, msg: StepOutput, tx: &mpsc::UnboundedSender<Event>) {
+/// The output bytes srun has of each task of a node (the tasks' own, not injected lines), so
+/// that a node daemon back sends what its tasks' supervisors kept from there on.
+#[derive(Debug, Default)]
+struct Received(std::collections::BTreeMap<u32, (u64, u64)>);
+
+impl Received {
+    fn add(&mut self, msg: &StepOutput) {
+        if msg.injected || msg.data.is_empty() {
+            return;
+        }
+        let got = self.0.entry(msg.task).or_default();
+        let n = msg.data.len() as u64;
+        if msg.stderr {
+            got.1 += n;
+        } else {
+            got.0 += n;
+        }
+    }
+
+    fn to_wire(&self) -> Vec<TaskReceived> {
+        self.0
+            .iter()
+            .map(|(&task, &(stdout, stderr))| TaskReceived {
+                task,
+                stdout,
+                stderr,
+            })
+            .collect()
+    }
+}
+
+/// Passes one message of a node's stream on as events, counting the bytes in `got`.
+fn forward(node: usize, msg: StepOutput, tx: &mpsc::UnboundedSender<Event>, got: &mut Received) {
+    got.add(&msg);
     if !msg.data.is_empty() {
         let _ = tx.send(Event::Output {
             task: msg.task,

@@ -26,6 +26,7 @@ pub mod step;
 pub mod step_opts;
 pub mod test_only;
 pub mod tty;
+pub mod watch;
 
 use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
@@ -258,12 +259,14 @@ pub async fn run_with(
         _ => u32::try_from(alloc.nodes.len()).unwrap_or(1),
     };
     let node_count = alloc.nodes.len().min(ntasks as usize);
-    // The step runs with the group the controller's credential names (the job's).
-    let gid = step
+    // The step runs with the group the controller's credential names (the job's), in the
+    // run it names.
+    let body = step
         .credential
         .as_ref()
-        .and_then(sluice_wire::auth::credential::read_unchecked)
-        .map_or(who.gid, |body| body.gid);
+        .and_then(sluice_wire::auth::credential::read_unchecked);
+    let gid = body.as_ref().map_or(who.gid, |body| body.gid);
+    let run = body.as_ref().map_or(0, |body| body.restart_count);
     let mut template = RunStepRequest {
         job_id,
         step_id: step.step_id,
@@ -332,6 +335,7 @@ pub async fn run_with(
             kill_wait: conf.srun.kill_wait,
         },
         threads: opts.step.threads.unwrap_or(step_opts::MAX_THREADS),
+        watch: Some(watch::JobWatch::new(ctld.clone(), job_id, run)),
     };
     let (outcome, usage) = launch::run(launch, &signer, out, err, &mut interrupts).await;
     let _ = ctld

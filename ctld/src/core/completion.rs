@@ -7,6 +7,7 @@
 
 use super::alloc::JobAlloc;
 use super::jobs::{JobReason, JobTable};
+use super::node_runs::run_on_nodes;
 use super::node_scripts::{self, EPILOG_ERROR, NodeScript};
 use super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
 use super::{Core, SimTime, deps, kill};
@@ -84,20 +85,6 @@ pub enum Stale {
     StepEnded,
 }
 
-/// The run whose processes `job`'s nodes hold (a requeued job that is still completing is
-/// already counted as the next run), `None` when it holds no nodes.
-fn run_on_nodes(core: &Core, id: FedJobId) -> Option<u32> {
-    let job = core.jobs.map.get(&id)?;
-    if !core.jobs.active.contains(&id) {
-        return None;
-    }
-    Some(if job.state == JobState::Pending {
-        job.restarts.saturating_sub(1)
-    } else {
-        job.restarts
-    })
-}
-
 /// Checks a node's report of the end of `id`'s batch step against the run the controller
 /// knows: it must name the run the job's nodes hold, from the job's batch host, and that step
 /// must not have ended yet.
@@ -142,6 +129,7 @@ pub(crate) fn start_job(
     super::alloc::attach(core, id, alloc);
     super::power::boot::allocate(core, id, &nodes);
     super::ctld_scripts::hold_for_prolog(core, id);
+    super::alloc_prologs::hold_for_node_prologs(core, out, id);
     let node_list = core.nodes.hostlist(&nodes);
     let node_mem: u64 = nodes
         .iter()

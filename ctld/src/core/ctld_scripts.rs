@@ -76,6 +76,8 @@ pub(crate) fn hold_for_prolog(core: &mut Core, id: FedJobId) {
             run,
             launch: None,
             prolog_running: false,
+            node_prologs: Default::default(),
+            prologs_asked: false,
         })
         .prolog_running = true;
 }

@@ -34,6 +34,7 @@
 //! cpus_per_task` task slots, `cpus / cpus_per_task` per node) and `--mem` is per node. `select/cons_tres` hands out CPUs or cores (see [`alloc`]).
 
 pub mod alloc;
+pub mod alloc_prologs;
 pub mod arrays;
 pub mod assoc;
 pub mod backfill;
@@ -53,6 +54,7 @@ pub mod kill;
 pub mod launch;
 pub mod lifecycle;
 pub mod mail;
+pub mod node_runs;
 pub mod node_scripts;
 pub mod nodes;
 pub mod nonstop;
@@ -76,6 +78,7 @@ pub mod timers;
 pub mod update;
 pub mod will_run;
 
+pub use alloc_prologs::on_node_prolog_done;
 pub use cancel::{CancelFilter, Scancel, ScancelOutcome, on_scancel};
 pub use completion::{BATCH_STEP, JobExit, RunReport, Stale, on_job_exited};
 pub use ctld_scripts::{ScriptContext, ScriptRun, on_prolog_slurmctld_done};
@@ -86,6 +89,7 @@ pub use launch::{on_allocation_complete, on_allocation_done, on_launch_failed};
 pub use lifecycle::{
     CancelRequest, on_cancel, on_hold, on_release, on_requeue, on_resume, on_suspend,
 };
+pub use node_runs::NodeRun;
 pub use node_scripts::NodeScript;
 pub use nodes::{Node, NodeBase, Topo};
 pub use outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, RecordingOutbox, SaveHint};

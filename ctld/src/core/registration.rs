@@ -1,11 +1,12 @@
 //! Node events: registration against the configured minimum resources, heartbeats, admin
 //! updates, and setting a node DOWN (its job then fails or is requeued).
 
+use super::node_runs::{self, NodeRun};
 use super::nodes::NodeBase;
 use super::outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, SaveHint};
 use super::{Caller, Core, SimTime, kill};
 use crate::error::CtldError;
-use sluice_vocab::{FedJobId, NodeIdx};
+use sluice_vocab::NodeIdx;
 
 /// What a node daemon reports when it (re)starts and periodically after.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,21 +21,27 @@ pub struct NodeRegistration {
     pub tmp_disk_mb: u64,
     /// When its node daemon booted; jobs started before then are lost.
     pub boot_time: SimTime,
-    /// Jobs it is running.
-    pub jobs: Vec<FedJobId>,
+    /// The runs of jobs it holds.
+    pub jobs: Vec<NodeRun>,
     /// Its node daemon's process id (0: not told).
     pub pid: u32,
+    /// Not its node daemon's first registration (it answers a controller that restarted or
+    /// refused its heartbeat): the node did not restart, so a node an administrator set DOWN
+    /// stays DOWN whatever `ReturnToService` says.
+    pub again: bool,
 }
 
 /// Handles a node's registration: checks its resources against the configured minimum
 /// (fewer leaves it INVAL and drained, reason `Low CPUs` / `Low RealMemory (...)` /
-/// `Low TmpDisk`), brings it into service, and reconciles its jobs with the core's.
+/// `Low TmpDisk`), brings it into service, and reconciles its jobs with the core's. Returns
+/// what the node must kill of what it holds: runs the controller does not hold there (an
+/// older run of a requeued job, an unknown job) and steps that ended.
 pub fn on_node_registered(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
     reg: NodeRegistration,
-) -> Result<(), CtldError> {
+) -> Result<Vec<NodeRun>, CtldError> {
     let i = core.nodes.lookup(&reg.name)?;
     let rts = core.cfg.return_to_service;
     let node = core.nodes.get_mut(i);
@@ -72,7 +79,7 @@ pub fn on_node_registered(
         NodeBase::Unknown => node.base = NodeBase::Up,
         NodeBase::Down if low.is_empty() => {
             let was_silent = node.reason.as_deref() == Some(NOT_RESPONDING);
-            if rts == 2 || (rts == 1 && was_silent) {
+            if (rts == 2 && (was_silent || !reg.again)) || (rts == 1 && was_silent) {
                 node.base = NodeBase::Up;
                 node.reason = None;
                 event = Some((NodeEventKind::Up, None));
@@ -94,9 +101,10 @@ pub fn on_node_registered(
     }
     out.save(SaveHint::Node(i));
     super::nonstop::node_changed(core, out, now, i);
+    let kill = node_runs::runs_to_kill(core, i, &reg.jobs);
     reconcile_jobs(core, out, now, i, &reg);
     super::power::boot::on_registered(core, out, now, i);
-    Ok(())
+    Ok(kill)
 }
 
 /// The reason a silent node is set DOWN with.
@@ -110,10 +118,12 @@ fn reconcile_jobs(
     reg: &NodeRegistration,
 ) {
     let expected = core.nodes.get(i).jobs.clone();
-    for &job in &reg.jobs {
-        if !expected.contains(&job) {
+    for r in &reg.jobs {
+        // A job the controller has not placed here at all: whatever run it is, end it (an
+        // older run of a job this node does hold is killed by its run alone, by the reply).
+        if !expected.contains(&r.job) {
             out.node(NodeCommand::Terminate {
-                job,
+                job: r.job,
                 nodes: vec![i],
             });
         }
@@ -132,7 +142,7 @@ fn reconcile_jobs(
             && started.is_some_and(|s| now.since(s) >= BATCH_START_TIMEOUT);
         // A CONFIGURING job waits for this very boot; it was never launched.
         let configuring = core.power.configuring.contains_key(&job);
-        if !reg.jobs.contains(&job)
+        if !node_runs::reports_held_run(core, i, &reg.jobs, job)
             && (started.is_some_and(|s| s < reg.boot_time) || lost_batch)
             && !configuring
         {
@@ -145,12 +155,15 @@ fn reconcile_jobs(
 /// `BatchStartTimeout`).
 const BATCH_START_TIMEOUT: u64 = 10;
 
-/// Records that a node is alive (its periodic ping or heartbeat).
+/// Records that a node is alive (its periodic ping or heartbeat), with the runs it holds. A
+/// node holding an older run of a job than the controller's (it missed the requeue's kill) is
+/// refused, so that it registers again and hears to kill that run.
 pub fn on_node_heartbeat(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
     name: &str,
+    runs: &[NodeRun],
 ) -> Result<(), CtldError> {
     let i = core.nodes.lookup(name)?;
     let node = core.nodes.get_mut(i);
@@ -162,6 +175,14 @@ pub fn on_node_heartbeat(
         });
     }
     node.last_heard = now;
+    if let Some((job, run)) = node_runs::older_run(core, runs) {
+        return Err(CtldError::StaleRun {
+            name: name.to_string(),
+            job,
+            run,
+        });
+    }
+    let node = core.nodes.get_mut(i);
     if node.not_responding {
         node.not_responding = false;
         core.nodes.refresh(i);

@@ -329,6 +329,8 @@ struct Loop {
 
 impl Loop {
     fn run(mut self, rx: Receiver<Msg>) {
+        // The node daemons learn of this start now, not at their next heartbeat.
+        self.dispatcher.request_registrations(&self.core);
         let mut next_tick = Instant::now();
         let mut stop = false;
         while !stop {

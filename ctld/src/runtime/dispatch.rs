@@ -13,13 +13,14 @@
 //! host within the launch).
 
 use super::{CoreHandle, Msg, NodeAddrs};
-use crate::core::{Core, JobPart, NodeCommand};
+use crate::core::{Core, JobPart, NodeCommand, PowerStatus};
 use sluice_wire::auth::Signer;
 use sluice_wire::auth::credential::{CREDENTIAL_LIFETIME, CredentialKey};
 use sluice_wire::client::{NodedClient, connect_lazy};
 use sluice_wire::proto::node_daemon_client::NodeDaemonClient;
 use sluice_wire::proto::{
-    EnvVar, JobCredentialBody, LaunchBatchRequest, SignalJobRequest, SignalKind,
+    EnvVar, JobCredentialBody, LaunchBatchRequest, RegistrationRequest, SignalJobRequest,
+    SignalKind,
 };
 use std::collections::HashMap;
 use std::time::Duration;
@@ -35,6 +36,8 @@ enum NodeOp {
     /// `PrologFlags=Alloc`: the prolog of a job on a node running no batch script of it.
     Prolog(Box<LaunchBatchRequest>),
     Signal(SignalJobRequest),
+    /// A controller that (re)started asks the node daemon to register now.
+    Register,
 }
 
 /// Sends node commands, one worker per node.
@@ -79,9 +82,8 @@ impl Dispatcher {
     pub fn dispatch(&mut self, core: &Core, cmd: NodeCommand) {
         let name =
             |n: &sluice_vocab::NodeIdx| core.nodes().get(n.get() as usize).map(|n| n.name.clone());
-        let alloc_prolog = core.conf.prolog.flags.alloc;
         let (targets, op) = match cmd {
-            NodeCommand::LaunchBatch { ref nodes, .. } => {
+            NodeCommand::LaunchBatch { .. } => {
                 let Some((node, mut req)) =
                     launch_request(core, &self.cluster, &self.ctld_addr, &cmd)
                 else {
@@ -90,14 +92,8 @@ impl Dispatcher {
                 // Issued as the launch leaves: the credential's lifetime covers its retries.
                 let now = chrono::Utc::now().timestamp();
                 req.credential = Some(self.creds.issue(&batch_credential(&req, now)));
-                if alloc_prolog {
-                    // The batch host runs its prolog within the launch; the other nodes of
-                    // the allocation run theirs now (Slurm's PrologFlags=Alloc).
-                    let prolog = prolog_request(&req);
-                    for n in nodes.iter().skip(1).filter_map(name) {
-                        self.send(&n, NodeOp::Prolog(Box::new(prolog.clone())));
-                    }
-                }
+                // With PrologFlags=Alloc the other nodes ran their prologs already (the core
+                // held this launch for them); the batch host runs its own within the launch.
                 (vec![node], Some(NodeOp::Launch(Box::new(req))))
             }
             NodeCommand::AllocProlog { job, nodes } => {
@@ -145,12 +141,27 @@ impl Dispatcher {
                     self.send(n, NodeOp::Launch(req));
                 }
             }
-            NodeOp::Prolog(_) => {}
+            NodeOp::Prolog(_) | NodeOp::Register => {}
             NodeOp::Signal(req) => {
                 for n in &names {
                     self.send(n, NodeOp::Signal(req));
                 }
             }
+        }
+    }
+
+    /// Asks every node daemon that should be running (not powered down or off) to register
+    /// now, as a controller that (re)started does, so its nodes' states and jobs are known
+    /// within a moment instead of at their next heartbeats.
+    pub fn request_registrations(&mut self, core: &Core) {
+        let names: Vec<String> = core
+            .nodes()
+            .iter()
+            .filter(|n| matches!(n.power.status, PowerStatus::On))
+            .map(|n| n.name.clone())
+            .collect();
+        for name in names {
+            self.send(&name, NodeOp::Register);
         }
     }
 
@@ -197,6 +208,7 @@ fn batch_credential(req: &LaunchBatchRequest, now: i64) -> JobCredentialBody {
         node_list: req.node_list.clone(),
         cpus_per_node: req.cpus_per_node.clone(),
         expires: now + CREDENTIAL_LIFETIME,
+        restart_count: req.restart_count,
     }
 }
 
@@ -298,18 +310,8 @@ fn launch_request(
     Some((first, req))
 }
 
-/// What a node running no batch script of a job needs to run its prolog: the launch without
-/// the script.
-fn prolog_request(launch: &LaunchBatchRequest) -> LaunchBatchRequest {
-    LaunchBatchRequest {
-        script: String::new(),
-        script_args: Vec::new(),
-        env: Vec::new(),
-        ..launch.clone()
-    }
-}
-
-/// The prolog request of an `srun`/`salloc` allocation on `nodes`.
+/// The prolog request of a job's allocation on `nodes` (`PrologFlags=Alloc`): every node of
+/// an `srun`/`salloc` allocation, a batch job's nodes but its batch host.
 fn alloc_request(
     core: &Core,
     cluster: &str,
@@ -338,6 +340,8 @@ fn alloc_request(
         account: record.launch.account.clone(),
         ctld_addr: ctld_addr.to_string(),
         restart_count: record.restarts,
+        array_job_id: record.array.map_or(0, |a| a.job.get()),
+        array_task_id: record.array.map(|a| a.task),
         ..Default::default()
     })
 }
@@ -393,6 +397,10 @@ impl Worker {
                 NodeOp::Signal(req) => {
                     tracing::warn!(node = %self.node, job = req.job_id, kind = req.kind, "signal not delivered: {e}");
                 }
+                NodeOp::Register => {
+                    // Its node daemon registers when it starts, or at its next heartbeat.
+                    tracing::info!(node = %self.node, "registration request not delivered: {e}");
+                }
             }
         }
     }
@@ -427,6 +435,11 @@ impl Worker {
                 let mut r = tonic::Request::new(*req);
                 r.set_timeout(self.rpc_timeout);
                 client.signal_job(r).await.err()
+            }
+            NodeOp::Register => {
+                let mut r = tonic::Request::new(RegistrationRequest {});
+                r.set_timeout(self.rpc_timeout);
+                client.request_registration(r).await.err()
             }
         };
         match status {

@@ -151,6 +151,7 @@ impl From<CtldError> for Status {
             CtldError::Conf(_) => Status::internal(msg),
             CtldError::NonstopNotConfigured => Status::unimplemented(msg),
             CtldError::NodeMustRegister { .. }
+            | CtldError::StaleRun { .. }
             | CtldError::NoSpareNode { .. }
             | CtldError::SpareLimit { .. }
             | CtldError::NodeNotFailed { .. }

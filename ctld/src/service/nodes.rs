@@ -6,17 +6,17 @@ use super::ControllerService;
 use crate::conf::PartState;
 use crate::core::nonstop::on_user_drain;
 use crate::core::{
-    JobExit, NodeRegistration, NodeScript, NodeUpdate, PowerRequest, RunReport, SimTime,
-    on_job_exited, on_node_comm, on_node_heartbeat, on_node_power, on_node_registered,
-    on_node_update, on_partition_state,
+    JobExit, NodeRegistration, NodeRun, NodeScript, NodeUpdate, PowerRequest, RunReport, SimTime,
+    on_job_exited, on_node_comm, on_node_heartbeat, on_node_power, on_node_prolog_done,
+    on_node_registered, on_node_update, on_partition_state,
 };
 use crate::error::CtldError;
 use sluice_vocab::FedJobId;
 use sluice_vocab::jobacct::StepUsage;
 use sluice_wire::jobacct::StepUsageWire;
 use sluice_wire::proto::{
-    Ack, HeartbeatRequest, JobExitedRequest, NodeScriptFailure, RegisterNodeReply,
-    RegisterNodeRequest, UpdateNodeRequest, UpdatePartitionRequest,
+    Ack, HeartbeatRequest, JobExitedRequest, NodeRun as WireNodeRun, NodeScriptFailure,
+    RegisterNodeReply, RegisterNodeRequest, UpdateNodeRequest, UpdatePartitionRequest,
 };
 use tonic::{Request, Status};
 
@@ -28,22 +28,41 @@ pub fn heartbeat_secs(slurmd_timeout: u32) -> u32 {
     }
 }
 
-fn job_ids(raw: &[u32]) -> Vec<FedJobId> {
+/// The runs a node reports, from the wire (entries with an invalid job id are dropped).
+fn node_runs(raw: &[WireNodeRun]) -> Vec<NodeRun> {
     raw.iter()
-        .filter_map(|&j| FedJobId::from_raw(j).ok())
+        .filter_map(|r| {
+            Some(NodeRun {
+                job: FedJobId::from_raw(r.job_id).ok()?,
+                run: r.restart_count,
+                batch: r.batch,
+                steps: r.steps.clone(),
+            })
+        })
         .collect()
 }
 
-/// A node daemon (re)started: its resources, address and running jobs. The reply lists the
-/// jobs it runs that the controller does not expect there: it kills them.
+fn runs_to_wire(runs: Vec<NodeRun>) -> Vec<WireNodeRun> {
+    runs.into_iter()
+        .map(|r| WireNodeRun {
+            job_id: r.job.get(),
+            restart_count: r.run,
+            batch: r.batch,
+            steps: r.steps,
+        })
+        .collect()
+}
+
+/// A node daemon (re)started: its resources, address and the runs it holds. The reply lists
+/// the runs (or steps) it holds that the controller does not hold there: it kills them.
 pub async fn register_node(
     svc: &ControllerService,
     req: Request<RegisterNodeRequest>,
 ) -> Result<RegisterNodeReply, Status> {
     svc.admin(&req)?;
     let r = req.into_inner();
-    let reported = job_ids(&r.running_jobs);
-    let kill_jobs = svc
+    let reported = node_runs(&r.running_runs);
+    let kill_runs = svc
         .core
         .call(move |cx| {
             if cx.core.node(&r.name).is_none() {
@@ -60,22 +79,18 @@ pub async fn register_node(
                 real_memory_mb: r.real_memory_mb,
                 tmp_disk_mb: r.tmp_disk_mb,
                 boot_time: SimTime::from_secs(u64::try_from(r.boot_time).unwrap_or(0)),
-                jobs: reported.clone(),
+                jobs: reported,
                 pid: r.pid,
+                again: r.again,
             };
-            on_node_registered(cx.core, cx.out, cx.now, reg)?;
-            let expected = cx.core.node(&r.name).and_then(|n| n.job);
-            Ok(reported
-                .into_iter()
-                .filter(|j| Some(*j) != expected)
-                .map(FedJobId::get)
-                .collect())
+            on_node_registered(cx.core, cx.out, cx.now, reg)
         })
         .await??;
     Ok(RegisterNodeReply {
         cluster: svc.conf.cluster_name.clone(),
         heartbeat_secs: heartbeat_secs(svc.conf.slurmd_timeout),
-        kill_jobs,
+        kill_jobs: Vec::new(),
+        kill_runs: runs_to_wire(kill_runs),
     })
 }
 
@@ -85,9 +100,10 @@ pub async fn heartbeat(
     req: Request<HeartbeatRequest>,
 ) -> Result<Ack, Status> {
     svc.admin(&req)?;
-    let name = req.into_inner().name;
+    let r = req.into_inner();
+    let runs = node_runs(&r.running_runs);
     svc.core
-        .query(move |cx| on_node_heartbeat(cx.core, cx.out, cx.now, &name))
+        .query(move |cx| on_node_heartbeat(cx.core, cx.out, cx.now, &r.name, &runs))
         .await??;
     Ok(Ack {})
 }
@@ -106,6 +122,13 @@ pub async fn job_exited(
     let Ok(job) = FedJobId::from_raw(r.job_id) else {
         return Ok(Ack {});
     };
+    if r.prolog_done {
+        let (node, run) = (r.node, r.restart_count);
+        svc.core
+            .call(move |cx| on_node_prolog_done(cx.core, cx.out, cx.now, job, &node, run))
+            .await?;
+        return Ok(Ack {});
+    }
     let exit = JobExit {
         job,
         exit_code: r.exit_code,

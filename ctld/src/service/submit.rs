@@ -145,12 +145,12 @@ pub async fn create_step(
             alloc.cpus_per_task = grant.cpus_per_task;
             alloc.cpus_per_node = grant.cpus.clone();
             alloc.tasks_per_node = grant.tasks.clone();
-            let owner = cx.core.job(job).map(|j| (j.uid, j.gid));
+            let owner = cx.core.job(job).map(|j| (j.uid, j.gid, j.restarts));
             Ok::<_, CtldError>((grant.step, alloc, owner))
         })
         .await??;
     // The step's credential: its job and user, its nodes and CPUs, for the node daemons.
-    let (uid, gid) = owner.ok_or(CtldError::InvalidJobId)?;
+    let (uid, gid, run) = owner.ok_or(CtldError::InvalidJobId)?;
     let credential = svc.creds.issue(&JobCredentialBody {
         job_id: job.get(),
         step_id: Some(step_id),
@@ -159,6 +159,7 @@ pub async fn create_step(
         node_list: alloc.node_list.clone(),
         cpus_per_node: alloc.cpus_per_node.clone(),
         expires: chrono::Utc::now().timestamp() + CREDENTIAL_LIFETIME,
+        restart_count: run,
     });
     Ok(CreateStepReply {
         step_id,

@@ -34,6 +34,7 @@ mod gang_seed;
 mod gang_select;
 mod history_amend;
 mod jobs;
+mod node_runs;
 mod node_scripts;
 mod nodes;
 mod oversubscribe;

@@ -2,8 +2,8 @@
 //! fate, admin updates, and job steps.
 
 use sluice_ctld::core::{
-    AcctRecord, Caller, JobReason, NodeCommand, NodeEventKind, NodeRegistration, NodeUpdate,
-    StepRequest, SubmitRequest, on_node_heartbeat, on_node_registered, on_node_update,
+    AcctRecord, Caller, JobReason, NodeCommand, NodeEventKind, NodeRegistration, NodeRun,
+    NodeUpdate, StepRequest, SubmitRequest, on_node_heartbeat, on_node_registered, on_node_update,
     on_step_create,
 };
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
@@ -27,6 +27,7 @@ fn reg(fx: &CoreFixture, name: &str, cpus: u32, mem: u64) -> NodeRegistration {
         boot_time: fx.now,
         jobs: Vec::new(),
         pid: 0,
+        again: false,
     }
 }
 
@@ -35,7 +36,7 @@ fn register(fx: &mut CoreFixture, r: NodeRegistration) {
 }
 
 fn beat(fx: &mut CoreFixture, name: &str) {
-    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, name).unwrap();
+    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, name, &[]).unwrap();
 }
 
 #[test]
@@ -50,7 +51,7 @@ fn nodes_are_unusable_until_they_register() {
     fx.schedule();
     assert_eq!(fx.nodes_of(id), "n2");
     assert_eq!(fx.core.node("n2").unwrap().state_name(), "ALLOCATED");
-    let err = on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n9").unwrap_err();
+    let err = on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n9", &[]).unwrap_err();
     assert_eq!(err.to_string(), "Invalid node name specified");
 }
 
@@ -168,7 +169,7 @@ fn a_rebooted_node_loses_its_jobs_and_unknown_jobs_are_killed() {
     fx.schedule();
     fx.advance(30);
     let mut r = reg(&fx, "n1", 8, 4000);
-    r.jobs = vec![FedJobId::from_raw(4242).unwrap()];
+    r.jobs = vec![NodeRun::whole(FedJobId::from_raw(4242).unwrap(), 0)];
     register(&mut fx, r);
     assert_eq!(fx.state(id), JobState::NodeFail);
     assert!(
@@ -291,7 +292,7 @@ fn a_node_down_for_silence_that_beats_again_must_register_and_return_to_service_
     assert_eq!(n1.reason.as_deref(), Some("Not responding"));
     // Its next heartbeat is answered "register again" (the node daemon does), and the
     // registration brings it back under ReturnToService=1.
-    let err = on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n1").unwrap_err();
+    let err = on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n1", &[]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "node n1 is DOWN (Not responding): register again"

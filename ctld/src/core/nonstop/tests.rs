@@ -412,11 +412,11 @@ fn not_responding_and_back_are_failed_then_recovered() {
     fx.advance(150);
     let names: Vec<String> = ["n1", "n3", "n4"].map(String::from).to_vec();
     for n in &names {
-        crate::core::on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, n).unwrap();
+        crate::core::on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, n, &[]).unwrap();
     }
     fx.tick();
     assert_eq!(kinds(&fx), [(EventKind::Failed, "n2".to_string())]);
-    crate::core::on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n2").unwrap();
+    crate::core::on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n2", &[]).unwrap();
     assert_eq!(kinds(&fx)[1], (EventKind::Recovered, "n2".to_string()));
     assert_eq!(fx.state(id), JobState::Running);
 }

@@ -90,6 +90,8 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
                 run,
                 launch: None,
                 prolog_running: false,
+                node_prologs: Default::default(),
+                prologs_asked: false,
             },
         );
     } else {
@@ -142,14 +144,16 @@ pub(crate) fn on_registered(core: &mut Core, out: &mut impl Outbox, now: SimTime
     release_ready(core, out, now);
 }
 
-/// Launches the CONFIGURING jobs whose nodes are all up (and whose `PrologSlurmctld`
-/// succeeded); drops entries of runs that ended.
+/// Launches the CONFIGURING jobs whose nodes are all up (and whose `PrologSlurmctld` and
+/// allocation prologs succeeded), asks nodes now up for the allocation prologs a job waits
+/// for; drops entries of runs that ended.
 pub(crate) fn release_ready(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
     if core.power.configuring.is_empty() {
         return;
     }
     let mut ready = Vec::new();
     let mut stale = Vec::new();
+    let mut ask = Vec::new();
     for (&id, c) in &core.power.configuring {
         let Some(job) = core.jobs.map.get(&id) else {
             stale.push(id);
@@ -163,12 +167,19 @@ pub(crate) fn release_ready(core: &mut Core, out: &mut impl Outbox, now: SimTime
             let node = core.nodes.get(n);
             node.power.status == PowerStatus::On && node.base == NodeBase::Up
         });
-        if up && !c.prolog_running {
+        if up && !c.prolog_running && c.node_prologs.is_empty() {
             ready.push(id);
+        } else if up && !c.prologs_asked && !c.node_prologs.is_empty() {
+            ask.push(id);
         }
     }
     for id in stale {
         core.power.configuring.remove(&id);
+    }
+    for id in ask {
+        if let Some(c) = core.power.configuring.get_mut(&id) {
+            crate::core::alloc_prologs::ask_when_up(c, out, id);
+        }
     }
     for id in ready {
         let Some(c) = core.power.configuring.remove(&id) else {

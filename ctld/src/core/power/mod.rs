@@ -160,6 +160,11 @@ pub(crate) struct Configuring {
     pub launch: Option<NodeCommand>,
     /// `PrologSlurmctld` runs for it: the launch also waits for its success.
     pub prolog_running: bool,
+    /// `PrologFlags=Alloc`: the nodes whose prolog has not reported success yet; the launch
+    /// also waits for them (see [`crate::core::alloc_prologs`]).
+    pub node_prologs: std::collections::BTreeSet<sluice_vocab::NodeIdx>,
+    /// Those nodes were asked to run their prologs (once all of the job's nodes are up).
+    pub prologs_asked: bool,
 }
 
 /// The core's power save state: settings, rate counters and jobs waiting for nodes.

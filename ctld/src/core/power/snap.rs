@@ -111,6 +111,8 @@ pub(crate) fn restore_configuring(
                 run: job.restarts,
                 launch,
                 prolog_running: prolog.contains(&id),
+                node_prologs: Default::default(),
+                prologs_asked: false,
             },
         ));
     }

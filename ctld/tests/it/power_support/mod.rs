@@ -42,6 +42,7 @@ pub fn register(fx: &mut CoreFixture, name: &str) {
         boot_time: fx.now,
         jobs: Vec::new(),
         pid: 0,
+        again: false,
     };
     on_node_registered(&mut fx.core, &mut fx.out, fx.now, reg).expect("registered");
 }

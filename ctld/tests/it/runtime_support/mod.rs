@@ -15,7 +15,7 @@ use sluice_wire::proto::allocation_event::Event;
 use sluice_wire::proto::controller_client::ControllerClient;
 use sluice_wire::proto::{
     Ack, Allocation, AllocationEvent, JobExitedRequest, LaunchBatchRequest, NodePingReply,
-    PingRequest, RegisterNodeRequest, SignalJobRequest, SubmitJobRequest,
+    NodeRun, PingRequest, RegisterNodeRequest, SignalJobRequest, SubmitJobRequest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -199,8 +199,18 @@ pub fn job(name: &str) -> SubmitJobRequest {
     }
 }
 
-/// Registers node `name` as listening on `port` with its configured resources and `jobs`.
+/// Registers node `name` as listening on `port` with its configured resources and the first
+/// run of each of `jobs` (their batch scripts); returns the jobs whose runs it must kill.
 pub async fn register(c: &mut CtldClient, name: &str, port: u16, jobs: Vec<u32>) -> Vec<u32> {
+    let runs = jobs
+        .iter()
+        .map(|&job_id| NodeRun {
+            job_id,
+            restart_count: 0,
+            batch: true,
+            steps: Vec::new(),
+        })
+        .collect();
     c.register_node(RegisterNodeRequest {
         name: name.into(),
         cpus: 2,
@@ -211,11 +221,15 @@ pub async fn register(c: &mut CtldClient, name: &str, port: u16, jobs: Vec<u32>)
         addr: "127.0.0.1".into(),
         port: u32::from(port),
         pid: 0,
+        running_runs: runs,
     })
     .await
     .unwrap()
     .into_inner()
-    .kill_jobs
+    .kill_runs
+    .into_iter()
+    .map(|r| r.job_id)
+    .collect()
 }
 
 /// Reports the exit of job `id`'s first run (its batch step) from `node`.
@@ -230,6 +244,7 @@ pub async fn exited(c: &mut CtldClient, node: &str, id: u32, code: i32) {
         restart_count: 0,
         step_id: -4,
         failed: 0,
+        prolog_done: false,
     })
     .await
     .unwrap();

@@ -180,7 +180,16 @@ impl Controller for Service {
         Ok(Response::new(RegisterNodeReply {
             cluster: "fake".into(),
             heartbeat_secs: 1,
-            kill_jobs: self.0.settings.lock().unwrap().kill_jobs.clone(),
+            kill_jobs: Vec::new(),
+            // The first run of each: what every test launches.
+            kill_runs: (self.0.settings.lock().unwrap().kill_jobs.iter())
+                .map(|&job_id| NodeRun {
+                    job_id,
+                    restart_count: 0,
+                    batch: false,
+                    steps: Vec::new(),
+                })
+                .collect(),
         }))
     }
 

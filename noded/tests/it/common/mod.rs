@@ -154,6 +154,7 @@ impl CredClient {
                 node_list: req.node_list.clone(),
                 cpus_per_node: req.cpus_per_node.clone(),
                 expires: credential_expiry(),
+                restart_count: req.restart_count,
             }));
         }
         self.inner.launch_batch(req).await
@@ -173,6 +174,7 @@ impl CredClient {
                 node_list: req.node_list.clone(),
                 cpus_per_node: Vec::new(),
                 expires: credential_expiry(),
+                restart_count: 0,
             }));
         }
         self.inner.run_step(req).await

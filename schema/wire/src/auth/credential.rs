@@ -120,6 +120,7 @@ mod tests {
             node_list: "n[1-2]".into(),
             cpus_per_node: vec![2, 2],
             expires: 1_120,
+            restart_count: 0,
         }
     }
 

@@ -1,0 +1,160 @@
+//! The runs a node daemon reports holding (registration and heartbeat): an entry of an older
+//! run of a requeued job is never taken for the current run; the node is told to kill that run
+//! (or the steps that ended) and nothing else.
+
+use sluice_ctld::core::{
+    Caller, NodeRegistration, NodeRun, StepEnd, StepRequest, SubmitRequest, on_node_heartbeat,
+    on_node_registered, on_step_create, on_step_done,
+};
+use sluice_ctld::error::CtldError;
+use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
+use sluice_vocab::{FedJobId, JobState};
+
+fn cluster() -> CoreFixture {
+    ClusterBuilder::new()
+        .nodes("n[1-2]", "CPUs=8 RealMemory=4000 TmpDisk=100")
+        .partition("p", "Nodes=n[1-2] Default=YES")
+        .conf("SlurmdTimeout=60")
+        .build()
+}
+
+fn reg(fx: &CoreFixture, name: &str, jobs: Vec<NodeRun>) -> NodeRegistration {
+    NodeRegistration {
+        name: name.into(),
+        cpus: 8,
+        real_memory_mb: 4000,
+        tmp_disk_mb: 100,
+        boot_time: fx.now,
+        jobs,
+        pid: 0,
+        again: false,
+    }
+}
+
+fn run(job: FedJobId, run: u32, steps: Vec<u32>) -> NodeRun {
+    NodeRun {
+        job,
+        run,
+        batch: true,
+        steps,
+    }
+}
+
+/// A job on n1, requeued when n1 went silent, running its second run on n2.
+fn requeued_onto_n2(fx: &mut CoreFixture) -> FedJobId {
+    fx.register_all();
+    let id = fx.submit_and_schedule(SubmitRequest::new(1, "rq"));
+    assert_eq!(fx.nodes_of(id), "n1");
+    fx.advance(31);
+    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n2", &[]).unwrap();
+    fx.advance(30);
+    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n2", &[]).unwrap();
+    fx.tick();
+    assert_eq!(fx.core.node("n1").unwrap().state_name(), "DOWN*");
+    fx.schedule();
+    let job = fx.core.job(id).unwrap();
+    assert_eq!((job.state, job.restarts), (JobState::Running, 1));
+    assert_eq!(fx.nodes_of(id), "n2");
+    id
+}
+
+#[test]
+fn a_node_back_with_an_older_run_is_told_to_kill_that_run_only() {
+    let mut fx = cluster();
+    let id = requeued_onto_n2(&mut fx);
+    let r = reg(&fx, "n1", vec![run(id, 0, vec![])]);
+    let kill = on_node_registered(&mut fx.core, &mut fx.out, fx.now, r).unwrap();
+    assert_eq!(kill, [NodeRun::whole(id, 0)]);
+    assert_eq!(fx.state(id), JobState::Running, "the new run is untouched");
+    // n2 holding the current run has nothing to kill.
+    let r = reg(&fx, "n2", vec![run(id, 1, vec![])]);
+    let kill = on_node_registered(&mut fx.core, &mut fx.out, fx.now, r).unwrap();
+    assert!(kill.is_empty(), "{kill:?}");
+    assert_eq!(fx.state(id), JobState::Running);
+}
+
+#[test]
+fn a_node_reporting_an_older_run_only_has_lost_the_current_one() {
+    let mut fx = cluster();
+    let id = requeued_onto_n2(&mut fx);
+    // n2's node daemon rebooted: it holds (somehow) run 0 but not run 1, which started
+    // before its boot: the current run is lost, never matched by the old entry.
+    fx.advance(5);
+    let r = reg(&fx, "n2", vec![run(id, 0, vec![])]);
+    let kill = on_node_registered(&mut fx.core, &mut fx.out, fx.now, r).unwrap();
+    assert_eq!(kill, [NodeRun::whole(id, 0)]);
+    let job = fx.core.job(id).unwrap();
+    assert_eq!((job.state, job.restarts), (JobState::Pending, 2));
+}
+
+#[test]
+fn a_heartbeat_naming_an_older_run_sends_the_node_back_to_registering() {
+    let mut fx = cluster();
+    let id = requeued_onto_n2(&mut fx);
+    let err = on_node_heartbeat(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        "n2",
+        &[run(id, 0, vec![])],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, CtldError::StaleRun { job, run: 0, .. } if job == id),
+        "{err}"
+    );
+    on_node_heartbeat(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        "n2",
+        &[run(id, 1, vec![])],
+    )
+    .unwrap();
+    assert_eq!(fx.state(id), JobState::Running);
+}
+
+#[test]
+fn steps_that_ended_are_killed_and_open_ones_kept() {
+    let mut fx = cluster();
+    fx.register_all();
+    let id = fx.submit_and_schedule(SubmitRequest::new(1, "steps"));
+    let mut step = || {
+        on_step_create(
+            &mut fx.core,
+            &mut fx.out,
+            fx.now,
+            Caller::user(1),
+            StepRequest::new(id),
+        )
+        .unwrap()
+        .step
+    };
+    let (s0, s1) = (step(), step());
+    on_step_done(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        Caller::user(1),
+        StepEnd {
+            job: id,
+            step: s0,
+            exit_code: 0,
+            signal: 0,
+            usage: None,
+        },
+    )
+    .unwrap();
+    let r = reg(&fx, "n1", vec![run(id, 0, vec![s0, s1])]);
+    let kill = on_node_registered(&mut fx.core, &mut fx.out, fx.now, r).unwrap();
+    assert_eq!(
+        kill,
+        [NodeRun {
+            job: id,
+            run: 0,
+            batch: false,
+            steps: vec![s0],
+        }]
+    );
+    assert_eq!(fx.state(id), JobState::Running);
+}
