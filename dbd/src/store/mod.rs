@@ -39,6 +39,7 @@ mod jobs;
 mod leases;
 mod limits;
 pub mod models;
+mod readers;
 mod records;
 mod requests;
 mod types;
@@ -74,6 +75,8 @@ pub use types::{
 /// The accounting database.
 pub struct Store {
     conn: Mutex<AnyConnection>,
+    /// SQLite reader connections for sacct's stream (none on the other backends).
+    readers: Option<readers::Readers>,
     fed: fed::Signals,
     /// Database failures (disk full, read-only, I/O errors, a server gone), logged once per
     /// episode; a committed change ends one.
@@ -113,8 +116,13 @@ impl Store {
 
     /// [`Store::connect`] with the clock passed in (creation time of the root rows).
     pub fn connect_at(url: &str, now: i64) -> Result<Store, StoreError> {
+        let readers = match conn::parse_url(url)? {
+            (Backend::Sqlite, path) => readers::Readers::for_path(&path),
+            _ => None,
+        };
         let store = Store {
             conn: Mutex::new(conn::open(url)?),
+            readers,
             fed: fed::Signals::default(),
             faults: Mutex::new(FaultEpisodes::new("accounting database")),
         };
@@ -177,6 +185,11 @@ impl Store {
         let now = std::time::Instant::now();
         match result {
             Err(StoreError::Db(e)) => {
+                if let Some(line) = faults.failed(&e.to_string(), now) {
+                    tracing::error!("{line}");
+                }
+            }
+            Err(StoreError::Read(e)) => {
                 if let Some(line) = faults.failed(&e.to_string(), now) {
                     tracing::error!("{line}");
                 }
