@@ -53,6 +53,9 @@ pub enum StoreError {
     /// A query failed.
     #[error("database error: {0}")]
     Db(#[from] diesel::result::Error),
+    /// A read on a SQLite reader connection (sacct's stream) failed.
+    #[error("database error: {0}")]
+    Read(#[from] rusqlite::Error),
     /// A named cluster does not exist (or was deleted).
     #[error("The cluster {name} doesn't exist. Please add first.")]
     UnknownCluster { name: String },
@@ -173,9 +176,9 @@ impl From<StoreError> for tonic::Status {
                 tracing::error!(error = %msg, "accounting storage unavailable");
                 tonic::Status::unavailable("Unable to contact slurm database")
             }
-            E::Db(source) => {
+            E::Db(_) | E::Read(_) => {
                 // Logged by the store, once per episode of failures.
-                tracing::debug!(error = %source, "accounting database error");
+                tracing::debug!(error = %msg, "accounting database error");
                 tonic::Status::internal("Database error")
             }
             E::UnknownCluster { .. }

@@ -40,6 +40,7 @@ mod leases;
 mod limits;
 pub mod models;
 mod qos;
+mod readers;
 mod records;
 mod requests;
 mod types;
@@ -76,6 +77,8 @@ pub use types::{
 /// The accounting database.
 pub struct Store {
     conn: Mutex<AnyConnection>,
+    /// SQLite reader connections for sacct's stream (none on the other backends).
+    readers: Option<readers::Readers>,
     fed: fed::Signals,
     /// Database failures (disk full, read-only, I/O errors, a server gone), logged once per
     /// episode; a committed change ends one.
@@ -115,8 +118,13 @@ impl Store {
 
     /// [`Store::connect`] with the clock passed in (creation time of the root rows).
     pub fn connect_at(url: &str, now: i64) -> Result<Store, StoreError> {
+        let readers = match conn::parse_url(url)? {
+            (Backend::Sqlite, path) => readers::Readers::for_path(&path),
+            _ => None,
+        };
         let store = Store {
             conn: Mutex::new(conn::open(url)?),
+            readers,
             fed: fed::Signals::default(),
             faults: Mutex::new(FaultEpisodes::new("accounting database")),
         };
@@ -179,6 +187,11 @@ impl Store {
         let now = std::time::Instant::now();
         match result {
             Err(StoreError::Db(e)) => {
+                if let Some(line) = faults.failed(&e.to_string(), now) {
+                    tracing::error!("{line}");
+                }
+            }
+            Err(StoreError::Read(e)) => {
                 if let Some(line) = faults.failed(&e.to_string(), now) {
                     tracing::error!("{line}");
                 }

@@ -10,13 +10,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::db::schema::{clusters, job_runs};
-use diesel::prelude::*;
-use sluice_vocab::states::JobState;
-
+use super::query::RunSource;
 use super::types::JobQuery;
 use super::window;
-use crate::store::AnyConnection;
 use crate::store::models::bulk::IN_CHUNK;
 use crate::store::models::jobs::JobRunRow;
 
@@ -25,19 +21,19 @@ const DAY_SECS: i64 = 86_400;
 
 /// `rows` (runs in the result of `query`; `nodes` its expanded node filter) without those a
 /// run of the result with the same job id, submitted more than a day later, supersedes.
-pub(super) fn drop_superseded(
-    conn: &mut AnyConnection,
+pub(super) fn drop_superseded<S: RunSource>(
+    src: &mut S,
     query: &JobQuery,
     nodes: &HashSet<String>,
     rows: Vec<JobRunRow>,
-) -> QueryResult<Vec<JobRunRow>> {
+) -> Result<Vec<JobRunRow>, S::Error> {
     let Some(oldest) = rows.iter().map(|r| r.time_submit).min() else {
         return Ok(rows);
     };
     if !query.federation || query.duplicates {
         return Ok(rows);
     }
-    let newest = newest_submits(conn, query, nodes, &rows, oldest.saturating_add(DAY_SECS))?;
+    let newest = newest_submits(src, query, nodes, &rows, oldest.saturating_add(DAY_SECS))?;
     Ok(rows
         .into_iter()
         .filter(|r| {
@@ -50,36 +46,25 @@ pub(super) fn drop_superseded(
 
 /// For each job id of `rows`, the latest submit time after `after` of a run in the result of
 /// `query` (only ids that have one).
-fn newest_submits(
-    conn: &mut AnyConnection,
+fn newest_submits<S: RunSource>(
+    src: &mut S,
     query: &JobQuery,
     nodes: &HashSet<String>,
     rows: &[JobRunRow],
     after: i64,
-) -> QueryResult<HashMap<i64, i64>> {
-    use job_runs::dsl as t;
+) -> Result<HashMap<i64, i64>, S::Error> {
     let mut ids: Vec<i64> = rows.iter().map(|r| r.job_id).collect();
     ids.sort_unstable();
     ids.dedup();
     let names = if query.clusters.is_empty() {
-        clusters::table
-            .select(clusters::name)
-            .load::<String>(conn)?
+        src.cluster_names()?
     } else {
         query.clusters.clone()
     };
-    let revoked = i64::from(JobState::Revoked.stored());
     let mut newest: HashMap<i64, i64> = HashMap::new();
     for cluster in names {
         for chunk in ids.chunks(IN_CHUNK) {
-            let later: Vec<JobRunRow> = job_runs::table
-                .select(JobRunRow::as_select())
-                .filter(t::cluster.eq(&cluster))
-                .filter(t::job_id.eq_any(chunk))
-                .filter(t::latest.eq(true))
-                .filter(t::state.ne(revoked))
-                .filter(t::time_submit.gt(after))
-                .load(conn)?;
+            let later = src.newer_runs(&cluster, chunk, after)?;
             for r in later.iter().filter(|r| in_result(r, query, nodes)) {
                 let n = newest.entry(r.job_id).or_insert(r.time_submit);
                 *n = (*n).max(r.time_submit);

@@ -31,15 +31,17 @@ use std::collections::{HashMap, HashSet};
 mod fed_dups;
 mod query;
 mod resized;
+mod sqlite_scan;
 mod types;
 mod window;
 
 pub use types::{JobCursor, JobPage, JobQuery};
 
 use crate::store::models::{job_wckeys, node_events, steps};
+use query::RunSource;
 use crate::store::records;
 use crate::store::types::records::{JobRun, NodeEventInfo, Record, Step};
-use crate::store::{AnyConnection, Apply, Store, StoreError};
+use crate::store::{Apply, Store, StoreError};
 
 impl Store {
     /// `RecordBatch`: applies the records of `cluster`'s outbox stream `stream` above the
@@ -57,14 +59,22 @@ impl Store {
     }
 
     /// One page of at most `limit` runs matching `query`, after `after` (the first page when
-    /// `None`). Each page is its own read, so ingest goes on between pages.
+    /// `None`). Each page is its own read, so ingest goes on between pages. On SQLite a page
+    /// is read on a reader connection (see [`readers`](super::readers)), beside the store's
+    /// connection, through SQLite's cached statements ([`sqlite_scan`]).
     pub fn list_jobs(
         &self,
         query: &JobQuery,
         after: Option<&JobCursor>,
         limit: usize,
     ) -> Result<JobPage, StoreError> {
-        self.read(|c| page(c, query, after, limit.max(1)))
+        let limit = limit.max(1);
+        let Some(readers) = &self.readers else {
+            return self.read(|c| page(&mut query::Diesel(c), query, after, limit));
+        };
+        let result = readers.read(|c| page(&mut sqlite_scan::Sqlite(c), query, after, limit));
+        self.note(&result, false);
+        result
     }
 
     /// The node events of `cluster` (of `node` only, if given), oldest first.
@@ -80,13 +90,18 @@ impl Store {
     }
 }
 
-fn page(
-    conn: &mut AnyConnection,
+/// One page of `query` after `after` read from `src`: its cursor, the matching runs split
+/// into their records, with their steps.
+fn page<S: RunSource>(
+    src: &mut S,
     query: &JobQuery,
     after: Option<&JobCursor>,
     limit: usize,
-) -> Result<JobPage, StoreError> {
-    let scan = query::scan(conn, query, after, limit)?;
+) -> Result<JobPage, StoreError>
+where
+    StoreError: From<S::Error>,
+{
+    let scan = query::scan(src, query, after, limit)?;
     let next = scan
         .more
         .then(|| scan.rows.last())
@@ -103,8 +118,8 @@ fn page(
         .into_iter()
         .filter(|r| window::keep(r, query, &nodes))
         .collect();
-    let kept = fed_dups::drop_superseded(conn, query, &nodes, kept)?;
-    let mut runs: Vec<JobRun> = resized::records(conn, kept)?
+    let kept = fed_dups::drop_superseded(src, query, &nodes, kept)?;
+    let mut runs: Vec<JobRun> = resized::records(src, kept)?
         .into_iter()
         .filter(|r| window::keep_record(r, query, &nodes))
         .map(JobRun::from)
@@ -114,7 +129,7 @@ fn page(
         runs.retain(|r| query.wckeys.contains(&r.wckey));
     }
     if !query.no_steps {
-        attach_steps(conn, &mut runs)?;
+        attach_steps(src, &mut runs)?;
     }
     let keys: Vec<(String, i64)> = runs
         .iter()
@@ -159,7 +174,7 @@ fn step_order(s: &Step) -> (bool, u32) {
     (s.step_id >= 0, s.step_id.unsigned_abs())
 }
 
-fn attach_steps(conn: &mut AnyConnection, runs: &mut [JobRun]) -> Result<(), StoreError> {
+fn attach_steps<S: RunSource>(src: &mut S, runs: &mut [JobRun]) -> Result<(), S::Error> {
     let mut by_cluster: HashMap<&str, Vec<i64>> = HashMap::new();
     for r in runs.iter() {
         by_cluster
@@ -171,7 +186,7 @@ fn attach_steps(conn: &mut AnyConnection, runs: &mut [JobRun]) -> Result<(), Sto
     for (cluster, mut ids) in by_cluster {
         ids.sort_unstable();
         ids.dedup();
-        for row in steps::steps_of(conn, cluster, &ids)? {
+        for row in src.steps_of(cluster, &ids)? {
             let step = Step::from(row);
             steps_of
                 .entry((cluster.to_string(), step.job_id, step.run))

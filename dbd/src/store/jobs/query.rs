@@ -33,12 +33,14 @@ use super::window::sql_window;
 use crate::store::AnyConnection;
 use crate::store::conn::MultiBackend;
 use crate::store::models::bulk::IN_CHUNK;
+use crate::store::models::job_resizes::{self, ResizeRow};
 use crate::store::models::job_spans;
 use crate::store::models::jobs::JobRunRow;
+use crate::store::models::steps::{self, StepRow};
 
 /// Which rows of a cluster one statement reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
+pub(super) enum Part {
     /// Everything the query selects, from the beginning (no window start, no job ids).
     All,
     /// Runs not ended yet.
@@ -53,17 +55,57 @@ pub(super) struct Scan {
     pub more: bool,
 }
 
+/// A position inside one cluster: (time_submit, job_id, run).
+pub(super) type Key = (i64, i64, i32);
+
+/// Where a scan reads `job_runs` from: diesel on every backend ([`Diesel`]), or SQLite's own
+/// prepared statements ([`sqlite_scan`](super::sqlite_scan)). Both read the same rows; the
+/// walk over clusters, parts and pages is [`scan`]'s.
+pub(super) trait RunSource {
+    type Error;
+    /// Every cluster's name.
+    fn cluster_names(&mut self) -> Result<Vec<String>, Self::Error>;
+    /// The cluster's longest submit-to-end span ([`job_spans`]).
+    fn span(&mut self, cluster: &str) -> Result<Option<i64>, Self::Error>;
+    /// The runs of `cluster` whose job id or array job id is in `ids` (at most
+    /// [`IN_CHUNK`] of them), in any order.
+    fn by_ids(&mut self, cluster: &str, ids: &[i64]) -> Result<Vec<JobRunRow>, Self::Error>;
+    /// Up to `limit` rows of `part` of `cluster` after `after`, in key order; see [`Diesel`]'s
+    /// for the conditions (a source may leave window conditions to
+    /// [`window::keep`](super::window::keep), but must read every row that could match).
+    fn load(
+        &mut self,
+        cluster: &str,
+        query: &JobQuery,
+        after: Option<Key>,
+        part: Part,
+        limit: usize,
+    ) -> Result<Vec<JobRunRow>, Self::Error>;
+    /// The earlier allocations of the jobs `job_ids` of `cluster`, ordered by (job, run,
+    /// change time).
+    fn resizes_of(&mut self, cluster: &str, job_ids: &[i64])
+    -> Result<Vec<ResizeRow>, Self::Error>;
+    /// The steps of the jobs `job_ids` of `cluster`, in any order.
+    fn steps_of(&mut self, cluster: &str, job_ids: &[i64]) -> Result<Vec<StepRow>, Self::Error>;
+    /// The newest, non-REVOKED runs of `cluster` with a job id in `ids` (at most
+    /// [`IN_CHUNK`]), submitted after `after`, in any order.
+    fn newer_runs(
+        &mut self,
+        cluster: &str,
+        ids: &[i64],
+        after: i64,
+    ) -> Result<Vec<JobRunRow>, Self::Error>;
+}
+
 /// Reads up to `limit` rows of `query` after `after`.
-pub(super) fn scan(
-    conn: &mut AnyConnection,
+pub(super) fn scan<S: RunSource>(
+    src: &mut S,
     query: &JobQuery,
     after: Option<&JobCursor>,
     limit: usize,
-) -> QueryResult<Scan> {
+) -> Result<Scan, S::Error> {
     let mut names = if query.clusters.is_empty() {
-        clusters::table
-            .select(clusters::name)
-            .load::<String>(conn)?
+        src.cluster_names()?
     } else {
         query.clusters.clone()
     };
@@ -77,7 +119,7 @@ pub(super) fn scan(
             _ => None,
         };
         let want = limit - rows.len();
-        let got = cluster_rows(conn, &name, query, from, want)?;
+        let got = cluster_rows(src, &name, query, from, want)?;
         let full = got.len() >= want;
         rows.extend(got);
         if full {
@@ -87,57 +129,41 @@ pub(super) fn scan(
     Ok(Scan { rows, more: false })
 }
 
-type Key = (i64, i64, i32);
-
 /// Up to `limit` rows of one cluster after `after`.
-fn cluster_rows(
-    conn: &mut AnyConnection,
+fn cluster_rows<S: RunSource>(
+    src: &mut S,
     cluster: &str,
     query: &JobQuery,
     after: Option<Key>,
     limit: usize,
-) -> QueryResult<Vec<JobRunRow>> {
+) -> Result<Vec<JobRunRow>, S::Error> {
     if !query.job_ids.is_empty() {
-        return by_ids(conn, cluster, query, after, limit);
+        return by_ids(src, cluster, query, after, limit);
     }
     if query.start == 0 {
-        return load(conn, cluster, query, after, Part::All, limit);
+        return src.load(cluster, query, after, Part::All, limit);
     }
-    let span = job_spans::get(conn, cluster)?;
+    let span = src.span(cluster)?;
     let from = span.map(|s| query.start.saturating_sub(s));
-    let open = load(conn, cluster, query, after, Part::Open, limit)?;
-    let ended = load(conn, cluster, query, after, Part::Ended { from }, limit)?;
+    let open = src.load(cluster, query, after, Part::Open, limit)?;
+    let ended = src.load(cluster, query, after, Part::Ended { from }, limit)?;
     Ok(merge(open, ended, limit))
 }
 
 /// The runs of the jobs `query.job_ids` and the tasks of arrays with those ids, after
 /// `after`, sorted; conditions other than the ids are left to
 /// [`window::keep`](super::window::keep).
-fn by_ids(
-    conn: &mut AnyConnection,
+fn by_ids<S: RunSource>(
+    src: &mut S,
     cluster: &str,
     query: &JobQuery,
     after: Option<Key>,
     limit: usize,
-) -> QueryResult<Vec<JobRunRow>> {
-    use job_runs::dsl as t;
+) -> Result<Vec<JobRunRow>, S::Error> {
     let ids: Vec<i64> = query.job_ids.iter().map(|&j| i64::from(j)).collect();
     let mut found: BTreeMap<Key, JobRunRow> = BTreeMap::new();
     for chunk in ids.chunks(IN_CHUNK) {
-        let direct: Vec<JobRunRow> = job_runs::table
-            .select(JobRunRow::as_select())
-            .filter(t::cluster.eq(cluster))
-            .filter(t::job_id.eq_any(chunk))
-            .load(conn)?;
-        // A literal `array_job_id <> 0` (not a bound parameter) lets every planner see that
-        // the partial index of array tasks serves the read.
-        let tasks: Vec<JobRunRow> = job_runs::table
-            .select(JobRunRow::as_select())
-            .filter(t::cluster.eq(cluster))
-            .filter(sql::<Bool>("array_job_id <> 0"))
-            .filter(t::array_job_id.eq_any(chunk))
-            .load(conn)?;
-        found.extend(direct.into_iter().chain(tasks).map(|r| (key(&r), r)));
+        found.extend(src.by_ids(cluster, chunk)?.into_iter().map(|r| (key(&r), r)));
     }
     Ok(found
         .into_iter()
@@ -147,7 +173,7 @@ fn by_ids(
         .collect())
 }
 
-fn key(r: &JobRunRow) -> (i64, i64, i32) {
+fn key(r: &JobRunRow) -> Key {
     (r.time_submit, r.job_id, r.run)
 }
 
@@ -168,6 +194,77 @@ fn merge(a: Vec<JobRunRow>, b: Vec<JobRunRow>, limit: usize) -> Vec<JobRunRow> {
         }
     }
     out
+}
+
+/// The diesel source, on any backend: every condition of the query as SQL.
+pub(super) struct Diesel<'a>(pub &'a mut AnyConnection);
+
+impl RunSource for Diesel<'_> {
+    type Error = diesel::result::Error;
+
+    fn cluster_names(&mut self) -> QueryResult<Vec<String>> {
+        clusters::table.select(clusters::name).load(self.0)
+    }
+
+    fn span(&mut self, cluster: &str) -> QueryResult<Option<i64>> {
+        job_spans::get(self.0, cluster)
+    }
+
+    fn by_ids(&mut self, cluster: &str, ids: &[i64]) -> QueryResult<Vec<JobRunRow>> {
+        use job_runs::dsl as t;
+        let mut rows: Vec<JobRunRow> = job_runs::table
+            .select(JobRunRow::as_select())
+            .filter(t::cluster.eq(cluster))
+            .filter(t::job_id.eq_any(ids))
+            .load(self.0)?;
+        // A literal `array_job_id <> 0` (not a bound parameter) lets every planner see that
+        // the partial index of array tasks serves the read.
+        let tasks: Vec<JobRunRow> = job_runs::table
+            .select(JobRunRow::as_select())
+            .filter(t::cluster.eq(cluster))
+            .filter(sql::<Bool>("array_job_id <> 0"))
+            .filter(t::array_job_id.eq_any(ids))
+            .load(self.0)?;
+        rows.extend(tasks);
+        Ok(rows)
+    }
+
+    fn load(
+        &mut self,
+        cluster: &str,
+        query: &JobQuery,
+        after: Option<Key>,
+        part: Part,
+        limit: usize,
+    ) -> QueryResult<Vec<JobRunRow>> {
+        load(self.0, cluster, query, after, part, limit)
+    }
+
+    fn resizes_of(&mut self, cluster: &str, job_ids: &[i64]) -> QueryResult<Vec<ResizeRow>> {
+        job_resizes::of_jobs(self.0, cluster, job_ids)
+    }
+
+    fn steps_of(&mut self, cluster: &str, job_ids: &[i64]) -> QueryResult<Vec<StepRow>> {
+        steps::steps_of(self.0, cluster, job_ids)
+    }
+
+    fn newer_runs(
+        &mut self,
+        cluster: &str,
+        ids: &[i64],
+        after: i64,
+    ) -> QueryResult<Vec<JobRunRow>> {
+        use job_runs::dsl as t;
+        let revoked = i64::from(JobState::Revoked.stored());
+        job_runs::table
+            .select(JobRunRow::as_select())
+            .filter(t::cluster.eq(cluster))
+            .filter(t::job_id.eq_any(ids))
+            .filter(t::latest.eq(true))
+            .filter(t::state.ne(revoked))
+            .filter(t::time_submit.gt(after))
+            .load(self.0)
+    }
 }
 
 fn load(

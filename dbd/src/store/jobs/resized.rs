@@ -6,18 +6,17 @@
 
 use std::collections::BTreeMap;
 
-use diesel::QueryResult;
 use sluice_vocab::states::JobState;
 
-use crate::store::AnyConnection;
+use super::query::RunSource;
 use crate::store::models::job_resizes::{self, ResizeRow};
 use crate::store::models::jobs::JobRunRow;
 
 /// `rows` with each resized run split into its records.
-pub(super) fn records(
-    conn: &mut AnyConnection,
+pub(super) fn records<S: RunSource>(
+    src: &mut S,
     rows: Vec<JobRunRow>,
-) -> QueryResult<Vec<JobRunRow>> {
+) -> Result<Vec<JobRunRow>, S::Error> {
     let mut ids: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     for r in rows.iter().filter(|r| r.time_start != 0) {
         ids.entry(r.cluster.clone()).or_default().push(r.job_id);
@@ -26,7 +25,7 @@ pub(super) fn records(
     for (cluster, mut job_ids) in ids {
         job_ids.sort_unstable();
         job_ids.dedup();
-        for r in job_resizes::of_jobs(conn, &cluster, &job_ids)? {
+        for r in src.resizes_of(&cluster, &job_ids)? {
             earlier
                 .entry((cluster.clone(), r.job_id, r.run))
                 .or_default()

@@ -29,7 +29,7 @@ use super::bulk::IN_CHUNK;
 use crate::store::conn::AnyConnection;
 
 /// Ids further apart than this end a dense stretch of a read.
-const READ_GAP: i64 = 4;
+pub const READ_GAP: i64 = 4;
 /// Stretches of fewer ids are looked up id by id.
 const MIN_STRETCH: usize = 8;
 
