@@ -122,9 +122,10 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
     if plan.pty {
         // The terminal's master (stdin) to the daemon: the task's output.
         relays += 1;
-        let done = done_tx.clone();
+        // Kept like a pipe's output while the daemon is away.
+        let (done, keeper) = (done_tx.clone(), Arc::clone(&keepers[0]));
         std::thread::spawn(move || {
-            relay(std::io::stdin(), std::io::stdout());
+            relay(std::io::stdin(), &*keeper);
             let _ = done.send(());
         });
     }

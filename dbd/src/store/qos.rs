@@ -479,22 +479,3 @@ pub(crate) fn record_job(
     Ok(())
 }
 
-/// The QOS of the jobs `keys` (cluster, job id) that have one recorded.
-pub(crate) fn of_jobs(
-    conn: &mut AnyConnection,
-    keys: &[(String, i64)],
-) -> Result<HashMap<(String, i64), String>, StoreError> {
-    let mut out = HashMap::new();
-    let ids: BTreeSet<i64> = keys.iter().map(|k| k.1).collect();
-    let ids: Vec<i64> = ids.into_iter().collect();
-    for chunk in ids.chunks(500) {
-        let rows_: Vec<(String, i64, String)> = job_qos::table
-            .filter(job_qos::job_id.eq_any(chunk))
-            .select((job_qos::cluster, job_qos::job_id, job_qos::qos))
-            .load(conn)?;
-        for (c, j, q) in rows_ {
-            out.insert((c, j), q);
-        }
-    }
-    Ok(out)
-}

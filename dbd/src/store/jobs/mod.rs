@@ -37,11 +37,11 @@ mod window;
 
 pub use types::{JobCursor, JobPage, JobQuery};
 
-use crate::store::models::{job_wckeys, node_events, steps};
-use query::RunSource;
+use crate::store::models::node_events;
 use crate::store::records;
 use crate::store::types::records::{JobRun, NodeEventInfo, Record, Step};
 use crate::store::{Apply, Store, StoreError};
+use query::RunSource;
 
 impl Store {
     /// `RecordBatch`: applies the records of `cluster`'s outbox stream `stream` above the
@@ -124,28 +124,19 @@ where
         .filter(|r| window::keep_record(r, query, &nodes))
         .map(JobRun::from)
         .collect();
-    attach_wckeys(conn, &mut runs)?;
+    attach_side(src, &mut runs)?;
     if !query.wckeys.is_empty() {
         runs.retain(|r| query.wckeys.contains(&r.wckey));
     }
     if !query.no_steps {
         attach_steps(src, &mut runs)?;
     }
-    let keys: Vec<(String, i64)> = runs
-        .iter()
-        .map(|r| (r.cluster.clone(), i64::from(r.job_id)))
-        .collect();
-    let qos = super::qos::of_jobs(conn, &keys)?;
-    for r in &mut runs {
-        if let Some(q) = qos.get(&(r.cluster.clone(), i64::from(r.job_id))) {
-            r.qos.clone_from(q);
-        }
-    }
     Ok(JobPage { runs, next })
 }
 
-/// Gives each run its job's wckey.
-fn attach_wckeys(conn: &mut AnyConnection, runs: &mut [JobRun]) -> Result<(), StoreError> {
+/// Gives each run its job's wckey and QOS (kept beside `job_runs`, which is at diesel's 32
+/// columns).
+fn attach_side<S: RunSource>(src: &mut S, runs: &mut [JobRun]) -> Result<(), S::Error> {
     let mut by_cluster: HashMap<String, Vec<i64>> = HashMap::new();
     for r in runs.iter() {
         by_cluster
@@ -154,16 +145,24 @@ fn attach_wckeys(conn: &mut AnyConnection, runs: &mut [JobRun]) -> Result<(), St
             .push(i64::from(r.job_id));
     }
     let mut wckeys: HashMap<(String, i64), String> = HashMap::new();
+    let mut qos: HashMap<(String, i64), String> = HashMap::new();
     for (cluster, mut ids) in by_cluster {
         ids.sort_unstable();
         ids.dedup();
-        for (job, wckey) in job_wckeys::of_jobs(conn, &cluster, &ids)? {
+        for (job, wckey) in src.wckeys_of(&cluster, &ids)? {
             wckeys.insert((cluster.clone(), job), wckey);
+        }
+        for (job, q) in src.qos_of(&cluster, &ids)? {
+            qos.insert((cluster.clone(), job), q);
         }
     }
     for r in runs.iter_mut() {
-        if let Some(w) = wckeys.get(&(r.cluster.clone(), i64::from(r.job_id))) {
-            r.wckey.clone_from(w);
+        let key = (r.cluster.clone(), i64::from(r.job_id));
+        if let Some(w) = wckeys.remove(&key) {
+            r.wckey = w;
+        }
+        if let Some(q) = qos.remove(&key) {
+            r.qos = q;
         }
     }
     Ok(())

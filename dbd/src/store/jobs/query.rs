@@ -20,9 +20,9 @@
 //! condition checked in Rust are dropped by the caller with
 //! [`window::keep`](super::window::keep).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use crate::db::schema::{clusters, job_runs};
+use crate::db::schema::{clusters, job_qos, job_runs};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
@@ -34,9 +34,9 @@ use crate::store::AnyConnection;
 use crate::store::conn::MultiBackend;
 use crate::store::models::bulk::IN_CHUNK;
 use crate::store::models::job_resizes::{self, ResizeRow};
-use crate::store::models::job_spans;
 use crate::store::models::jobs::JobRunRow;
 use crate::store::models::steps::{self, StepRow};
+use crate::store::models::{job_spans, job_wckeys};
 
 /// Which rows of a cluster one statement reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +95,18 @@ pub(super) trait RunSource {
         ids: &[i64],
         after: i64,
     ) -> Result<Vec<JobRunRow>, Self::Error>;
+    /// The wckeys of the jobs `job_ids` of `cluster` that were submitted with one.
+    fn wckeys_of(
+        &mut self,
+        cluster: &str,
+        job_ids: &[i64],
+    ) -> Result<HashMap<i64, String>, Self::Error>;
+    /// The QOS of the jobs `job_ids` of `cluster` that were recorded with one.
+    fn qos_of(
+        &mut self,
+        cluster: &str,
+        job_ids: &[i64],
+    ) -> Result<HashMap<i64, String>, Self::Error>;
 }
 
 /// Reads up to `limit` rows of `query` after `after`.
@@ -163,7 +175,11 @@ fn by_ids<S: RunSource>(
     let ids: Vec<i64> = query.job_ids.iter().map(|&j| i64::from(j)).collect();
     let mut found: BTreeMap<Key, JobRunRow> = BTreeMap::new();
     for chunk in ids.chunks(IN_CHUNK) {
-        found.extend(src.by_ids(cluster, chunk)?.into_iter().map(|r| (key(&r), r)));
+        found.extend(
+            src.by_ids(cluster, chunk)?
+                .into_iter()
+                .map(|r| (key(&r), r)),
+        );
     }
     Ok(found
         .into_iter()
@@ -246,6 +262,23 @@ impl RunSource for Diesel<'_> {
 
     fn steps_of(&mut self, cluster: &str, job_ids: &[i64]) -> QueryResult<Vec<StepRow>> {
         steps::steps_of(self.0, cluster, job_ids)
+    }
+
+    fn wckeys_of(&mut self, cluster: &str, job_ids: &[i64]) -> QueryResult<HashMap<i64, String>> {
+        job_wckeys::of_jobs(self.0, cluster, job_ids)
+    }
+
+    fn qos_of(&mut self, cluster: &str, job_ids: &[i64]) -> QueryResult<HashMap<i64, String>> {
+        let mut out = HashMap::new();
+        for ids in job_ids.chunks(IN_CHUNK) {
+            let rows: Vec<(i64, String)> = job_qos::table
+                .filter(job_qos::cluster.eq(cluster))
+                .filter(job_qos::job_id.eq_any(ids))
+                .select((job_qos::job_id, job_qos::qos))
+                .load(self.0)?;
+            out.extend(rows);
+        }
+        Ok(out)
     }
 
     fn newer_runs(

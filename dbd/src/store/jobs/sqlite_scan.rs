@@ -82,8 +82,11 @@ impl Stmt {
         self.sql.push_str(" IN (");
         let before = self.args.len();
         for v in values {
-            self.sql
-                .push_str(if self.args.len() == before { "?" } else { ", ?" });
+            self.sql.push_str(if self.args.len() == before {
+                "?"
+            } else {
+                ", ?"
+            });
             self.args.push(v);
         }
         self.sql.push(')');
@@ -127,8 +130,11 @@ impl Cols<'_, '_> {
     }
 
     fn text(&self, i: usize) -> rusqlite::Result<String> {
-        self.opt_text(i)?
-            .ok_or(rusqlite::Error::InvalidColumnType(i, String::new(), rusqlite::types::Type::Null))
+        self.opt_text(i)?.ok_or(rusqlite::Error::InvalidColumnType(
+            i,
+            String::new(),
+            rusqlite::types::Type::Null,
+        ))
     }
 
     fn opt_text(&self, i: usize) -> rusqlite::Result<Option<String>> {
@@ -247,6 +253,11 @@ fn step(row: &Row<'_>) -> rusqlite::Result<StepRow> {
 /// The rows of the jobs `ids` of `cluster` from `table`: dense stretches of ids as one
 /// `BETWEEN` range each (one cached statement, whatever their count), the scattered rest as
 /// `IN` lists; rows of ids in a stretch's gaps are dropped.
+/// A (job id, text) row of a side table of the jobs.
+fn pair(row: &Row<'_>) -> rusqlite::Result<(i64, String)> {
+    Ok((row.get(0)?, row.get(1)?))
+}
+
 fn rows_of_jobs<T>(
     conn: &Connection,
     columns: &str,
@@ -279,15 +290,21 @@ fn window(q: &JobQuery, stmt: &mut Stmt) {
     let (s, e) = (q.start, q.end);
     if !q.states.is_empty() && s == 0 && e == 0 {
         let resizing = q.states.contains(&JobState::Resizing.stored());
-        stmt.sql
-            .push_str(if resizing { " AND (state" } else { " AND state" });
+        stmt.sql.push_str(if resizing {
+            " AND (state"
+        } else {
+            " AND state"
+        });
         stmt.sql.push_str(" IN (");
         for (i, &state) in q.states.iter().enumerate() {
             stmt.sql.push_str(if i == 0 { "?" } else { ", ?" });
             stmt.args.push(Value::Integer(i64::from(state)));
         }
-        stmt.sql
-            .push_str(if resizing { ") OR time_start <> 0)" } else { ")" });
+        stmt.sql.push_str(if resizing {
+            ") OR time_start <> 0)"
+        } else {
+            ")"
+        });
         return;
     }
     if e != 0 {
@@ -417,6 +434,40 @@ impl RunSource for Sqlite<'_> {
             step,
             |s| s.job_id,
         )
+    }
+
+    fn wckeys_of(
+        &mut self,
+        cluster: &str,
+        job_ids: &[i64],
+    ) -> rusqlite::Result<std::collections::HashMap<i64, String>> {
+        let rows = rows_of_jobs(
+            self.0,
+            "job_id, wckey",
+            "job_wckeys",
+            cluster,
+            job_ids,
+            pair,
+            |p| p.0,
+        )?;
+        Ok(rows.into_iter().collect())
+    }
+
+    fn qos_of(
+        &mut self,
+        cluster: &str,
+        job_ids: &[i64],
+    ) -> rusqlite::Result<std::collections::HashMap<i64, String>> {
+        let rows = rows_of_jobs(
+            self.0,
+            "job_id, qos",
+            "job_qos",
+            cluster,
+            job_ids,
+            pair,
+            |p| p.0,
+        )?;
+        Ok(rows.into_iter().collect())
     }
 
     fn newer_runs(
