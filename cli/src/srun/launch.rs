@@ -144,7 +144,7 @@ pub async fn run(
             stdin_slots,
             stdin,
             window_changes,
-            template.window.clone(),
+            template.window,
         ));
     }
     let ntasks = layout.iter().map(|p| p.count).sum();

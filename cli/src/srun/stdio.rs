@@ -142,7 +142,7 @@ pub async fn feed(
             biased;
             Some(size) = windows.recv() => {
                 if window.as_ref() != Some(&size) {
-                    window = Some(size.clone());
+                    window = Some(size);
                     msgs.push(StepStdin { window: Some(size), ..Default::default() });
                 }
             }
@@ -150,7 +150,7 @@ pub async fn feed(
                 Some(data) => {
                     let now = window.is_some().then(super::tty::window).flatten();
                     if let Some(size) = now.filter(|s| window.as_ref() != Some(s)) {
-                        window = Some(size.clone());
+                        window = Some(size);
                         msgs.push(StepStdin { window: Some(size), ..Default::default() });
                     }
                     msgs.push(StepStdin { data, ..Default::default() });
