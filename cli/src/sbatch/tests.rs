@@ -190,7 +190,11 @@ fn export_array_and_flags_reach_the_request() {
         "#!/bin/sh\n",
     ));
     let names: Vec<&str> = s.request.env.iter().map(|v| v.name.as_str()).collect();
-    assert_eq!(names, vec!["SLURM_X", "A"]);
+    // The resource limits travel too (PropagateResourceLimits=ALL), whatever --export says.
+    let (limits, exported): (Vec<&str>, Vec<&str>) =
+        names.iter().partition(|n| n.starts_with("SLURM_RLIMIT_"));
+    assert_eq!(exported, vec!["SLURM_X", "A"]);
+    assert!(limits.contains(&"SLURM_RLIMIT_NOFILE"), "{limits:?}");
     assert_eq!(s.request.array.as_deref(), Some("1-100%10"));
     assert!(s.request.hold && s.request.test_only);
     assert_eq!(s.request.requeue, Some(true));
