@@ -43,6 +43,7 @@ fn job() -> JobRow {
         req_mem_mb: 4000,
         workdir: "/home/alice".into(),
         comment: "note".into(),
+        wckey: "proj".into(),
         steps: vec![StepRecord {
             job_id: 12,
             step_id: 0,
@@ -114,6 +115,7 @@ fn job_line_values() {
             ("TimelimitRaw", "90"),
             ("UID", "1000"),
             ("User", "alice"),
+            ("WCKey", "proj"),
             ("WorkDir", "/home/alice"),
         ],
     );
@@ -163,6 +165,7 @@ fn step_line_values() {
             ("TimelimitRaw", ""),
             ("UID", ""),
             ("User", ""),
+            ("WCKey", "proj"),
             ("WorkDir", ""),
         ],
     );
