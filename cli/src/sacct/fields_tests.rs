@@ -44,6 +44,7 @@ fn job() -> JobRow {
         workdir: "/home/alice".into(),
         comment: "note".into(),
         qos: "high".into(),
+        wckey: "proj".into(),
         steps: vec![StepRecord {
             job_id: 12,
             step_id: 0,
@@ -116,6 +117,7 @@ fn job_line_values() {
             ("TimelimitRaw", "90"),
             ("UID", "1000"),
             ("User", "alice"),
+            ("WCKey", "proj"),
             ("WorkDir", "/home/alice"),
         ],
     );
@@ -166,6 +168,7 @@ fn step_line_values() {
             ("TimelimitRaw", ""),
             ("UID", ""),
             ("User", ""),
+            ("WCKey", "proj"),
             ("WorkDir", ""),
         ],
     );

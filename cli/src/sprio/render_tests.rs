@@ -28,6 +28,7 @@ fn rows() -> Vec<PrioRow> {
             job_size: 0.25,
             part: 1.0,
             qos: 0.0,
+            tres: Vec::new(),
             nice: 0,
         },
         PrioRow {
