@@ -55,7 +55,13 @@ async fn two_nodes(
     )
     .await
     .expect("srun ends the step");
-    let signals = log1.lock().unwrap().signals.iter().map(|s| s.signal).collect();
+    let signals = log1
+        .lock()
+        .unwrap()
+        .signals
+        .iter()
+        .map(|s| s.signal)
+        .collect();
     (code, text(&err_buf), signals)
 }
 
@@ -89,7 +95,10 @@ async fn kill_on_bad_exit_terminates_the_other_tasks() {
     )
     .await;
     assert_eq!(signals, [15]);
-    assert!(err.contains("Waiting up to 7 seconds"), "KillWait + 2: {err}");
+    assert!(
+        err.contains("Waiting up to 7 seconds"),
+        "KillWait + 2: {err}"
+    );
     let (code, err, signals) = two_nodes(
         "-K0 -n2 prog",
         "KillOnBadExit=1\n",
