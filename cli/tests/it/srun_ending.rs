@@ -36,9 +36,9 @@ async fn two_nodes(
     .await;
     let dir = tempfile::tempdir().unwrap();
     let conf = write_conf(dir.path(), cport);
-    let mut text = std::fs::read_to_string(&conf).unwrap();
-    text.push_str(conf_extra);
-    std::fs::write(&conf, text).unwrap();
+    let mut conf_text = std::fs::read_to_string(&conf).unwrap();
+    conf_text.push_str(conf_extra);
+    std::fs::write(&conf, conf_text).unwrap();
     let env = vec![
         ("SLURM_CONF".to_string(), conf.display().to_string()),
         ("SLURM_JOB_ID".to_string(), "5".to_string()),
