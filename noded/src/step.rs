@@ -93,9 +93,14 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     for task in tasks {
         let rank = task.rank;
         let mut env = task.env;
-        let printed =
-            job_scripts::run_step_task_prolog(node, own_program(&req.task_prolog), &mut env, &dir, run_as)
-                .await;
+        let printed = job_scripts::run_step_task_prolog(
+            node,
+            own_program(&req.task_prolog),
+            &mut env,
+            &dir,
+            run_as,
+        )
+        .await;
         let spawned = match printed {
             Ok(lines) => {
                 for line in lines {
@@ -175,10 +180,11 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             node.live.add(job, step_no, req.uid, &req.node_list, t);
         }
         let own_epilog = own_program(&req.task_epilog).map(Path::to_path_buf);
-        let epilog = (node.config.prolog.task_epilog.is_some() || own_epilog.is_some()).then(|| {
-            let dir = dir.clone();
-            (Arc::clone(node), env, dir)
-        });
+        let epilog =
+            (node.config.prolog.task_epilog.is_some() || own_epilog.is_some()).then(|| {
+                let dir = dir.clone();
+                (Arc::clone(node), env, dir)
+            });
         let files = step_adopt::TaskFiles::new(node, job, step, rank);
         waits.spawn(async move {
             // The last sample sees the exited supervisor (its reaped task's times included)

@@ -146,7 +146,12 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         ),
         own("exact", None, HasArg::No, SrOpt::Step(StepOpt::Exact)),
         own("whole", None, HasArg::No, SrOpt::Step(StepOpt::Whole)),
-        own("multi-prog", None, HasArg::No, SrOpt::Step(StepOpt::MultiProg)),
+        own(
+            "multi-prog",
+            None,
+            HasArg::No,
+            SrOpt::Step(StepOpt::MultiProg),
+        ),
         own(
             "kill-on-bad-exit",
             Some('K'),
@@ -171,8 +176,18 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
             HasArg::No,
             SrOpt::Step(StepOpt::PreserveEnv),
         ),
-        own("prolog", None, HasArg::Required, SrOpt::Step(StepOpt::Prolog)),
-        own("epilog", None, HasArg::Required, SrOpt::Step(StepOpt::Epilog)),
+        own(
+            "prolog",
+            None,
+            HasArg::Required,
+            SrOpt::Step(StepOpt::Prolog),
+        ),
+        own(
+            "epilog",
+            None,
+            HasArg::Required,
+            SrOpt::Step(StepOpt::Epilog),
+        ),
         own(
             "task-prolog",
             None,
@@ -185,15 +200,30 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
             HasArg::Required,
             SrOpt::Step(StepOpt::TaskEpilog),
         ),
-        own("test-only", None, HasArg::No, SrOpt::Step(StepOpt::TestOnly)),
-        own("wait", Some('W'), HasArg::Required, SrOpt::Step(StepOpt::Wait)),
+        own(
+            "test-only",
+            None,
+            HasArg::No,
+            SrOpt::Step(StepOpt::TestOnly),
+        ),
+        own(
+            "wait",
+            Some('W'),
+            HasArg::Required,
+            SrOpt::Step(StepOpt::Wait),
+        ),
         own(
             "threads",
             Some('T'),
             HasArg::Required,
             SrOpt::Step(StepOpt::Threads),
         ),
-        own("launch-cmd", None, HasArg::No, SrOpt::Step(StepOpt::LaunchCmd)),
+        own(
+            "launch-cmd",
+            None,
+            HasArg::No,
+            SrOpt::Step(StepOpt::LaunchCmd),
+        ),
         own("help", Some('h'), HasArg::No, SrOpt::Help),
         own("usage", None, HasArg::No, SrOpt::Usage),
         own("version", Some('V'), HasArg::No, SrOpt::Version),
@@ -653,7 +683,10 @@ mod tests {
         .unwrap();
         assert!(o.step.whole && o.step.multi_prog && o.step.preserve_env);
         assert_eq!(o.step.kill_on_bad_exit, Some(true));
-        assert_eq!((o.step.wait, o.step.relative, o.step.threads), (Some(5), Some(1), Some(4)));
+        assert_eq!(
+            (o.step.wait, o.step.relative, o.step.threads),
+            (Some(5), Some(1), Some(4))
+        );
         assert_eq!(o.step.immediate, Some(crate::salloc::args::Immediate::Now));
         assert_eq!(
             (o.step.prolog.as_deref(), o.step.epilog.as_deref()),
@@ -661,9 +694,16 @@ mod tests {
         );
         assert_eq!(o.command, ["conf"]);
         assert!(!run("--whole --exact true", &[]).unwrap().step.whole);
-        let o = run("-K0 --immediate=3 --task-prolog tp --task-epilog te true", &[]).unwrap();
+        let o = run(
+            "-K0 --immediate=3 --task-prolog tp --task-epilog te true",
+            &[],
+        )
+        .unwrap();
         assert_eq!(o.step.kill_on_bad_exit, Some(false));
-        assert_eq!(o.step.immediate, Some(crate::salloc::args::Immediate::Within(3)));
+        assert_eq!(
+            o.step.immediate,
+            Some(crate::salloc::args::Immediate::Within(3))
+        );
         assert_eq!(
             (o.step.task_prolog.as_deref(), o.step.task_epilog.as_deref()),
             (Some("tp"), Some("te"))
@@ -699,14 +739,47 @@ mod tests {
     fn every_slurm_srun_option_is_known() {
         let longs: Vec<&str> = table().iter().map(|s| s.long).collect();
         for long in [
-            "accel-bind", "bcast", "bcast-exclude", "compress", "cpu-bind", "disable-status",
-            "epilog", "exact", "het-group", "immediate", "input", "jobid", "kill-on-bad-exit",
-            "label", "launch-cmd", "launcher-opts", "mpi", "multi-prog", "no-allocate",
-            "open-mode", "overlap", "preserve-env", "prolog", "pty", "quit-on-interrupt",
-            "relative", "resv-ports", "send-libs", "slurmd-debug", "task-epilog", "task-prolog",
-            "test-only", "threads", "unbuffered", "wait", "whole",
+            "accel-bind",
+            "bcast",
+            "bcast-exclude",
+            "compress",
+            "cpu-bind",
+            "disable-status",
+            "epilog",
+            "exact",
+            "het-group",
+            "immediate",
+            "input",
+            "jobid",
+            "kill-on-bad-exit",
+            "label",
+            "launch-cmd",
+            "launcher-opts",
+            "mpi",
+            "multi-prog",
+            "no-allocate",
+            "open-mode",
+            "overlap",
+            "preserve-env",
+            "prolog",
+            "pty",
+            "quit-on-interrupt",
+            "relative",
+            "resv-ports",
+            "send-libs",
+            "slurmd-debug",
+            "task-epilog",
+            "task-prolog",
+            "test-only",
+            "threads",
+            "unbuffered",
+            "wait",
+            "whole",
         ] {
-            assert!(longs.contains(&long), "--{long} is missing from srun's table");
+            assert!(
+                longs.contains(&long),
+                "--{long} is missing from srun's table"
+            );
         }
         assert_eq!(
             run("--accel-bind=g true", &[]).map(|o| o.command),

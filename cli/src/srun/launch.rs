@@ -375,7 +375,10 @@ pub async fn run(
 /// and SIGKILL once `KillWait` has passed.
 fn terminate(output: &mut TaskOutput<'_>, step_name: &str, ending: Ending, ends: &mut Terminating) {
     let e = output_err(output);
-    let _ = writeln!(e, "srun: launch/slurm: _step_signal: Terminating {step_name}");
+    let _ = writeln!(
+        e,
+        "srun: launch/slurm: _step_signal: Terminating {step_name}"
+    );
     let _ = writeln!(
         e,
         "srun: Job step aborted: Waiting up to {} seconds for job step to finish.",

@@ -20,8 +20,8 @@ pub mod launch;
 pub mod layout;
 pub mod multi_prog;
 pub mod output;
-pub mod stdio;
 pub mod scripts;
+pub mod stdio;
 pub mod step;
 pub mod step_opts;
 pub mod test_only;
@@ -44,9 +44,9 @@ use sluice_vocab::cpu_bind::CpuBindError;
 use crate::getopt::Ambiguity;
 use crate::jobspec::{self, Submitter, request::workdir};
 use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
+use crate::salloc::args::Immediate;
 use crate::sbatch::submit::MAX_RETRIES;
 use crate::slurm_conf::{CliError, SlurmConf};
-use crate::salloc::args::Immediate;
 use args::{ArgsError, Invocation};
 
 pub use crate::interrupts::Interrupt;
@@ -141,7 +141,11 @@ pub async fn run_with(
         return fail(err, "--launch-cmd option is invalid with launch/slurm");
     }
     let mut opts = opts;
-    let multi_prog = match opts.step.multi_prog.then(|| multi_prog::MultiProg::read(Path::new(&opts.command[0]))) {
+    let multi_prog = match opts
+        .step
+        .multi_prog
+        .then(|| multi_prog::MultiProg::read(Path::new(&opts.command[0])))
+    {
         None => None,
         Some(Ok(m)) => {
             if opts.job.ntasks.is_none() && opts.job.ntasks_per_node.is_none() {
@@ -152,7 +156,10 @@ pub async fn run_with(
         Some(Err(e)) => return fail(err, &e.to_string()),
     };
     if opts.step.relative.is_some() && opts.job_id.is_none() && !opts.step.test_only {
-        let _ = writeln!(err, "srun: fatal: --relative option invalid for job allocation request");
+        let _ = writeln!(
+            err,
+            "srun: fatal: --relative option invalid for job allocation request"
+        );
         return 1;
     }
     let conf = match SlurmConf::read(&jobspec::conf_path(environ)) {
@@ -303,7 +310,13 @@ pub async fn run_with(
             }
         }
     }
-    let scripts = scripts::Scripts::new(&opts, &conf, environ, (job_id, step.step_id), &alloc.node_list);
+    let scripts = scripts::Scripts::new(
+        &opts,
+        &conf,
+        environ,
+        (job_id, step.step_id),
+        &alloc.node_list,
+    );
     if let Err(code) = scripts.prolog(out, err).await {
         end_step(&mut ctld, (job_id, step.step_id), allocated_here, code).await;
         return code;
@@ -354,7 +367,12 @@ pub async fn run_with(
 
 /// Reports a step that never ran its tasks (a failed srun prolog, a bad `--multi-prog` file)
 /// as ended with `exit_code`, ending the job when srun made it.
-async fn end_step(ctld: &mut CtldClient, (job_id, step_id): (u32, u32), end_job: bool, exit_code: i32) {
+async fn end_step(
+    ctld: &mut CtldClient,
+    (job_id, step_id): (u32, u32),
+    end_job: bool,
+    exit_code: i32,
+) {
     let _ = ctld
         .step_done(StepDoneRequest {
             job_id,

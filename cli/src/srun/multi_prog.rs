@@ -53,7 +53,11 @@ pub enum MultiProgError {
     #[error("Configuration file {file} invalid: task {task} given more than once")]
     Twice { file: String, task: u32 },
     #[error("Configuration file {file} invalid: task {task} is beyond the step's {ntasks} tasks")]
-    Beyond { file: String, task: u32, ntasks: u32 },
+    Beyond {
+        file: String,
+        task: u32,
+        ntasks: u32,
+    },
     #[error("Configuration file {file} invalid: no program for {tasks}")]
     Missing { file: String, tasks: String },
 }
@@ -190,7 +194,10 @@ impl MultiProg {
 /// An I/O error as the C library words it (without Rust's `(os error N)`).
 fn io_reason(e: &std::io::Error) -> String {
     let text = e.to_string();
-    text.split(" (os error").next().unwrap_or_default().to_string()
+    text.split(" (os error")
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// `%t` and `%o` of one word (`%%` is a `%`).
@@ -317,11 +324,15 @@ mod tests {
     #[test]
     fn bad_lines_are_named() {
         assert_eq!(
-            MultiProg::parse("conf", "\n2-1 true\n").unwrap_err().to_string(),
+            MultiProg::parse("conf", "\n2-1 true\n")
+                .unwrap_err()
+                .to_string(),
             "Line 2 of configuration file conf: invalid task list \"2-1\""
         );
         assert_eq!(
-            MultiProg::parse("conf", "x true\n").unwrap_err().to_string(),
+            MultiProg::parse("conf", "x true\n")
+                .unwrap_err()
+                .to_string(),
             "Line 1 of configuration file conf: invalid task list \"x\""
         );
         assert_eq!(
@@ -329,7 +340,9 @@ mod tests {
             "Line 1 of configuration file conf: no program for tasks \"0\""
         );
         assert_eq!(
-            MultiProg::parse("conf", "0 echo 'open\n").unwrap_err().to_string(),
+            MultiProg::parse("conf", "0 echo 'open\n")
+                .unwrap_err()
+                .to_string(),
             "Line 1 of configuration file conf: unmatched quote"
         );
         assert!(matches!(

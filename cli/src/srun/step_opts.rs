@@ -187,13 +187,23 @@ mod tests {
 
     #[test]
     fn kill_on_bad_exit_takes_an_optional_number() {
-        assert_eq!(apply(StepOpt::KillOnBadExit, None).unwrap().kill_on_bad_exit, Some(true));
+        assert_eq!(
+            apply(StepOpt::KillOnBadExit, None)
+                .unwrap()
+                .kill_on_bad_exit,
+            Some(true)
+        );
         let off = apply(StepOpt::KillOnBadExit, Some("0")).unwrap();
         assert_eq!(off.kill_on_bad_exit, Some(false));
-        assert!(!off.kill_on_bad_exit(true), "the option beats KillOnBadExit");
+        assert!(
+            !off.kill_on_bad_exit(true),
+            "the option beats KillOnBadExit"
+        );
         assert!(StepOpts::default().kill_on_bad_exit(true));
         assert_eq!(
-            apply(StepOpt::KillOnBadExit, Some("yes")).unwrap_err().to_string(),
+            apply(StepOpt::KillOnBadExit, Some("yes"))
+                .unwrap_err()
+                .to_string(),
             "Invalid --kill-on-bad-exit specification: yes"
         );
     }
@@ -204,7 +214,10 @@ mod tests {
         assert_eq!(w.wait_after_first(30), Some(5));
         assert_eq!(StepOpts::default().wait_after_first(30), Some(30));
         assert_eq!(StepOpts::default().wait_after_first(0), None);
-        assert_eq!(apply(StepOpt::Wait, Some("0")).unwrap().wait_after_first(9), None);
+        assert_eq!(
+            apply(StepOpt::Wait, Some("0")).unwrap().wait_after_first(9),
+            None
+        );
         assert_eq!(
             apply(StepOpt::Wait, Some("x")).unwrap_err().to_string(),
             "Invalid numeric value \"x\" for --wait."
@@ -213,7 +226,10 @@ mod tests {
 
     #[test]
     fn immediate_threads_and_relative_values() {
-        assert_eq!(apply(StepOpt::Immediate, None).unwrap().immediate, Some(Immediate::Now));
+        assert_eq!(
+            apply(StepOpt::Immediate, None).unwrap().immediate,
+            Some(Immediate::Now)
+        );
         assert_eq!(
             apply(StepOpt::Immediate, Some("7")).unwrap().immediate,
             Some(Immediate::Within(7))
@@ -225,14 +241,20 @@ mod tests {
             "Thread value 61 exceeds defined limit 60"
         );
         assert!(apply(StepOpt::Threads, Some("0")).is_err());
-        assert_eq!(apply(StepOpt::Relative, Some("0")).unwrap().relative, Some(0));
+        assert_eq!(
+            apply(StepOpt::Relative, Some("0")).unwrap().relative,
+            Some(0)
+        );
         assert!(apply(StepOpt::Relative, Some("-1")).is_err());
     }
 
     #[test]
     fn prolog_none_runs_nothing() {
         assert_eq!(StepOpts::program(None, Some("/conf")), Some("/conf"));
-        assert_eq!(StepOpts::program(Some("/mine"), Some("/conf")), Some("/mine"));
+        assert_eq!(
+            StepOpts::program(Some("/mine"), Some("/conf")),
+            Some("/mine")
+        );
         assert_eq!(StepOpts::program(Some("none"), Some("/conf")), None);
         assert_eq!(StepOpts::program(None, None), None);
     }

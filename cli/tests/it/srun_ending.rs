@@ -36,9 +36,9 @@ async fn two_nodes(
     .await;
     let dir = tempfile::tempdir().unwrap();
     let conf = write_conf(dir.path(), cport);
-    let mut text = std::fs::read_to_string(&conf).unwrap();
-    text.push_str(conf_extra);
-    std::fs::write(&conf, text).unwrap();
+    let mut conf_text = std::fs::read_to_string(&conf).unwrap();
+    conf_text.push_str(conf_extra);
+    std::fs::write(&conf, conf_text).unwrap();
     let env = vec![
         ("SLURM_CONF".to_string(), conf.display().to_string()),
         ("SLURM_JOB_ID".to_string(), "5".to_string()),
@@ -55,7 +55,13 @@ async fn two_nodes(
     )
     .await
     .expect("srun ends the step");
-    let signals = log1.lock().unwrap().signals.iter().map(|s| s.signal).collect();
+    let signals = log1
+        .lock()
+        .unwrap()
+        .signals
+        .iter()
+        .map(|s| s.signal)
+        .collect();
     (code, text(&err_buf), signals)
 }
 
@@ -89,7 +95,10 @@ async fn kill_on_bad_exit_terminates_the_other_tasks() {
     )
     .await;
     assert_eq!(signals, [15]);
-    assert!(err.contains("Waiting up to 7 seconds"), "KillWait + 2: {err}");
+    assert!(
+        err.contains("Waiting up to 7 seconds"),
+        "KillWait + 2: {err}"
+    );
     let (code, err, signals) = two_nodes(
         "-K0 -n2 prog",
         "KillOnBadExit=1\n",

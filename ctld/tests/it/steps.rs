@@ -192,15 +192,27 @@ fn a_whole_step_holds_every_cpu_of_its_nodes() {
         ..tasks(job, 1)
     };
     let w = step(&mut fx, whole.clone()).unwrap();
-    assert_eq!((names(&fx, &w), w.cpus.clone(), w.tasks.clone()), ("n1".to_string(), vec![4], vec![1]));
+    assert_eq!(
+        (names(&fx, &w), w.cpus.clone(), w.tasks.clone()),
+        ("n1".to_string(), vec![4], vec![1])
+    );
     // The exact (default) step gets the CPUs the whole one left: all of n2.
     let e = step(&mut fx, tasks(job, 1)).unwrap();
-    assert_eq!((names(&fx, &e), e.cpus.clone()), ("n2".to_string(), vec![1]));
+    assert_eq!(
+        (names(&fx, &e), e.cpus.clone()),
+        ("n2".to_string(), vec![1])
+    );
     // n1 is held whole, n2 partly: a second whole step waits for a node to be free.
-    assert!(matches!(step(&mut fx, whole.clone()), Err(CtldError::NodesBusy)));
+    assert!(matches!(
+        step(&mut fx, whole.clone()),
+        Err(CtldError::NodesBusy)
+    ));
     done(&mut fx, job, e.step);
     let w2 = step(&mut fx, whole).unwrap();
-    assert_eq!((names(&fx, &w2), w2.cpus.clone()), ("n2".to_string(), vec![4]));
+    assert_eq!(
+        (names(&fx, &w2), w2.cpus.clone()),
+        ("n2".to_string(), vec![4])
+    );
 }
 
 #[test]
@@ -213,14 +225,16 @@ fn relative_steps_start_at_the_given_node() {
         overlap: true,
         ..tasks(job, 1)
     };
-    assert_eq!(names(&fx, &step(&mut fx, second).unwrap()), "n2");
+    let g = step(&mut fx, second).unwrap();
+    assert_eq!(names(&fx, &g), "n2");
     let two = StepRequest {
         relative: Some(1),
         min_nodes: Some(2),
         overlap: true,
         ..tasks(job, 2)
     };
-    assert_eq!(names(&fx, &step(&mut fx, two).unwrap()), "n[2-3]");
+    let g = step(&mut fx, two).unwrap();
+    assert_eq!(names(&fx, &g), "n[2-3]");
     let beyond = StepRequest {
         relative: Some(3),
         ..tasks(job, 1)

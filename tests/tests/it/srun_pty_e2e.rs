@@ -137,7 +137,9 @@ fn an_srun_pty_task_outlives_a_restart_of_its_node_daemon() {
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .collect();
     assert!(
-        records.iter().any(|r| r.starts_with("step.") && r.ends_with(".0.0")),
+        records
+            .iter()
+            .any(|r| r.starts_with("step.") && r.ends_with(".0.0")),
         "the pty task has a supervisor's launch record: {records:?}"
     );
     c.kill9_noded("clustern1");

@@ -35,7 +35,10 @@ fn multi_prog_gives_each_task_its_own_command_line() {
          *       echo rest %t\n",
     )
     .unwrap();
-    let out = c.cmd("srun", &["-N2", "-n4", "-T1", "-l", "--multi-prog", "tasks.conf"]);
+    let out = c.cmd(
+        "srun",
+        &["-N2", "-n4", "-T1", "-l", "--multi-prog", "tasks.conf"],
+    );
     assert_eq!(out.code, 0, "{out:?}\n{}", c.logs());
     assert_eq!(
         sorted(&out.stdout),
@@ -103,7 +106,11 @@ fn kill_on_bad_exit_and_wait_end_the_step() {
             "if [ $SLURM_PROCID = 1 ]; then exit 3; fi; echo survived",
         ],
     );
-    assert_eq!((out.code, out.stdout.as_str()), (3, "survived\n"), "{out:?}");
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (3, "survived\n"),
+        "{out:?}"
+    );
     assert!(!out.stderr.contains("Terminating"), "{out:?}");
     // -W 1: once task 1 ended, task 0 has a second left.
     let out = c.cmd(
@@ -182,18 +189,32 @@ fn srun_prolog_epilog_preserve_env_and_test_only() {
     script(&c, "fail.sh", "exit 1");
     let out = c.cmd(
         "srun",
-        &["--prolog", "./prolog.sh", "--epilog", "./prolog.sh", "echo", "hi"],
+        &[
+            "--prolog",
+            "./prolog.sh",
+            "--epilog",
+            "./prolog.sh",
+            "echo",
+            "hi",
+        ],
     );
     assert_eq!((out.code, out.stdout.as_str()), (0, "hi\n"), "{out:?}");
     let log = c.read("scripts.log");
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 2, "{log}");
-    assert!(lines[0].starts_with("prolog_srun ") && lines[0].ends_with(".0 echo hi"), "{log}");
+    assert!(
+        lines[0].starts_with("prolog_srun ") && lines[0].ends_with(".0 echo hi"),
+        "{log}"
+    );
     assert!(lines[1].starts_with("epilog_srun "), "{log}");
     let out = c.cmd("srun", &["--prolog", "./fail.sh", "echo", "hi"]);
     assert_eq!(
         (out.code, out.stdout.as_str(), out.stderr.as_str()),
-        (1, "", "srun: error: srun prolog failed rc = 256. Aborting step.\n")
+        (
+            1,
+            "",
+            "srun: error: srun prolog failed rc = 256. Aborting step.\n"
+        )
     );
     // SLURM_PROLOG stands for --prolog; `none` runs nothing.
     let out = c
@@ -240,7 +261,8 @@ fn srun_prolog_epilog_preserve_env_and_test_only() {
 fn task_prolog_and_epilog_run_as_the_user_around_each_task() {
     let user = TestUser::create("tprolog");
     let c = Cluster::start(1);
-    let open = |p: &Path, m| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let open =
+        |p: &Path, m| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     open(c.dir().parent().unwrap(), 0o755);
     open(&c.work, 0o1777);
     script(

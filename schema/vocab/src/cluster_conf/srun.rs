@@ -88,7 +88,10 @@ mod tests {
             .unwrap();
         assert!(c.kill_on_bad_exit);
         assert_eq!((c.wait_time, c.kill_wait), (5, 7));
-        assert_eq!((c.prolog.as_deref(), c.epilog.as_deref()), (Some("/p"), Some("/e")));
+        assert_eq!(
+            (c.prolog.as_deref(), c.epilog.as_deref()),
+            (Some("/p"), Some("/e"))
+        );
         let e = read("KillOnBadExit=2\n").unwrap_err().to_string();
         assert!(e.contains("KillOnBadExit"), "{e}");
         assert!(read("WaitTime=soon\n").is_err());
