@@ -32,15 +32,15 @@ fn tres(name: &str, v: Option<&str>) -> Result<TresEdit, Status> {
 /// The store's form of a QOS edit.
 fn edit(e: Option<proto::QosEdit>) -> Result<QosEdit, Status> {
     let e = e.unwrap_or_default();
-    let priority = match e.priority {
-        None => None,
-        // Slurm's -1 resets the priority to 0.
-        Some(-1) => Some(0),
-        Some(p) => Some(
-            u32::try_from(p)
-                .map_err(|_| Status::invalid_argument(format!("Invalid value for Priority: {p}")))?,
-        ),
-    };
+    let priority =
+        match e.priority {
+            None => None,
+            // Slurm's -1 resets the priority to 0.
+            Some(-1) => Some(0),
+            Some(p) => Some(u32::try_from(p).map_err(|_| {
+                Status::invalid_argument(format!("Invalid value for Priority: {p}"))
+            })?),
+        };
     let flags = e
         .flags
         .as_deref()

@@ -121,7 +121,13 @@ mod cases {
         assert_eq!(high.limits.max_wall_minutes, Some(60));
         assert_eq!(high.priority, 10);
         // The same values again change nothing; a preview changes nothing either.
-        assert!(store.modify_qos(&req, Apply::Commit, T1).unwrap().names.is_empty());
+        assert!(
+            store
+                .modify_qos(&req, Apply::Commit, T1)
+                .unwrap()
+                .names
+                .is_empty()
+        );
         let preview = ModifyQos {
             names: s(&["high"]),
             set: QosEdit {
@@ -130,7 +136,12 @@ mod cases {
             },
         };
         store.modify_qos(&preview, Apply::DryRun, T1).unwrap();
-        assert_eq!(store.list_qos(&s(&["high"]), false).unwrap()[0].qos.priority, 10);
+        assert_eq!(
+            store.list_qos(&s(&["high"]), false).unwrap()[0]
+                .qos
+                .priority,
+            10
+        );
     }
 
     pub fn deleting_a_qos_takes_it_out_of_lists_and_adding_it_again_revives_it(db: &TestDb) {
@@ -159,7 +170,13 @@ mod cases {
         assert_eq!((top.qos, top.default_qos), (s(&["normal"]), String::new()));
         assert_eq!(store.list_qos(&[], true).unwrap().len(), 2);
         // Deleting it again deletes nothing; adding it again gives it back its id.
-        assert!(store.delete_qos(&req, Apply::Commit, T1).unwrap().names.is_empty());
+        assert!(
+            store
+                .delete_qos(&req, Apply::Commit, T1)
+                .unwrap()
+                .names
+                .is_empty()
+        );
         add(&store, "high", QosEdit::default());
         assert_eq!(
             names(&store),
@@ -185,7 +202,10 @@ mod cases {
         .unwrap();
         assert_eq!(changed, vec!["c1\ttop\t".to_string()]);
         let u1 = assoc(&store, "mid", "u1");
-        assert_eq!((u1.qos, u1.default_qos), (s(&["high", "normal"]), "normal".into()));
+        assert_eq!(
+            (u1.qos, u1.default_qos),
+            (s(&["high", "normal"]), "normal".into())
+        );
         // QOS+= on a user changes the list in force there only.
         modify_assoc(
             &store,
@@ -277,7 +297,13 @@ mod cases {
         job.qos = "high".into();
         let records = numbered(1, vec![RecordKind::JobSubmitted(job), started(7, 0, 1_010)]);
         store.record_batch("c1", 1, &records).unwrap();
-        let runs = query(&store, &JobQuery { duplicates: true, ..Default::default() });
+        let runs = query(
+            &store,
+            &JobQuery {
+                duplicates: true,
+                ..Default::default()
+            },
+        );
         assert_eq!(runs[0].qos, "high");
         let req = DeleteQos {
             names: s(&["high"]),
@@ -291,6 +317,16 @@ mod cases {
             s(&["high"])
         );
         // The history keeps the name.
-        assert_eq!(query(&store, &JobQuery { duplicates: true, ..Default::default() })[0].qos, "high");
+        assert_eq!(
+            query(
+                &store,
+                &JobQuery {
+                    duplicates: true,
+                    ..Default::default()
+                }
+            )[0]
+            .qos,
+            "high"
+        );
     }
 }
