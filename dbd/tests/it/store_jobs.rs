@@ -87,6 +87,7 @@ mod cases {
             reason: String::new(),
             comment: String::new(),
             requester_uid: None,
+            qos: String::new(),
             steps: job.steps.clone(),
         };
         assert_eq!(job, &expected);
