@@ -68,7 +68,11 @@ pub fn take(words: &[Word]) -> Result<(Vec<Word>, Option<QosSetting>), SacctmgrE
                 value,
             } if is_keyword(key, "DefaultQOS", 8) => {
                 let v = value.trim();
-                default_qos = Some(if v == "-1" { String::new() } else { v.to_string() });
+                default_qos = Some(if v == "-1" {
+                    String::new()
+                } else {
+                    v.to_string()
+                });
             }
             other => rest.push(other.clone()),
         }
@@ -135,7 +139,10 @@ mod tests {
         let (rest, s) = take(&words(&["QOS=high,normal", "DefaultQOS=high", "MaxJobs=2"])).unwrap();
         assert_eq!(rest, words(&["MaxJobs=2"]));
         let s = s.unwrap();
-        assert_eq!(s.set_list, Some(vec!["high".to_string(), "normal".to_string()]));
+        assert_eq!(
+            s.set_list,
+            Some(vec!["high".to_string(), "normal".to_string()])
+        );
         assert_eq!(s.default_qos.as_deref(), Some("high"));
         let (_, s) = take(&words(&["qos+=high", "qos-=low"])).unwrap();
         let s = s.unwrap();

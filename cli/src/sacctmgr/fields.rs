@@ -140,7 +140,13 @@ const FIELDS: &[Spec] = &[
         "MaxSubmitPA",
         11,
     ),
-    Spec("MaxSubmitPA", 11, Field::MaxSubmitPerAccount, "MaxSubmitPA", 11),
+    Spec(
+        "MaxSubmitPA",
+        11,
+        Field::MaxSubmitPerAccount,
+        "MaxSubmitPA",
+        11,
+    ),
     Spec(
         "MaxSubmitJobsPerUser",
         17,
@@ -148,7 +154,13 @@ const FIELDS: &[Spec] = &[
         "MaxSubmitPU",
         11,
     ),
-    Spec("MaxSubmitPU", 11, Field::MaxSubmitPerUser, "MaxSubmitPU", 11),
+    Spec(
+        "MaxSubmitPU",
+        11,
+        Field::MaxSubmitPerUser,
+        "MaxSubmitPU",
+        11,
+    ),
     Spec(
         "MaxTRESPerAccount",
         11,

@@ -139,8 +139,7 @@ pub fn parse_set(words: &[Word], allow_names: bool) -> Result<QosSet, SacctmgrEr
         } else if is_keyword(k, "MaxJobsPerUser", 8) || is_keyword(k, "MaxJobsPU", 9) {
             e.max_jobs_per_user = Some(count(k, value)?);
             "MaxJobsPU"
-        } else if is_keyword(k, "MaxSubmitJobsPerUser", 14) || is_keyword(k, "MaxSubmitPU", 11)
-        {
+        } else if is_keyword(k, "MaxSubmitJobsPerUser", 14) || is_keyword(k, "MaxSubmitPU", 11) {
             e.max_submit_jobs_per_user = Some(count(k, value)?);
             "MaxSubmitJobsPU"
         } else if is_keyword(k, "GrpTRES", 7) {
@@ -362,7 +361,10 @@ mod tests {
                 "GrpTRES=gpu=1",
                 " Invalid limit GrpTRES: Invalid TRES name 'gpu'",
             ),
-            ("Flags=Bogus", " Invalid limit Flags: Unknown QOS flag Bogus"),
+            (
+                "Flags=Bogus",
+                " Invalid limit Flags: Unknown QOS flag Bogus",
+            ),
         ] {
             let e = parse_set(&words(&[w]), false).unwrap_err();
             assert_eq!(e.to_string(), msg);

@@ -259,7 +259,9 @@ pub const FIELDS: &[Field] = &[
     f(Some('Q'), "PriorityLong", "PRIORITY", true, |l, _| {
         l.job.priority.to_string()
     }),
-    f(Some('q'), "QOS", "QOS", true, |l, _| or_null_qos(&l.job.qos)),
+    f(Some('q'), "QOS", "QOS", true, |l, _| {
+        or_null_qos(&l.job.qos)
+    }),
     f(Some('r'), "Reason", "REASON", true, |l, _| l.reason.clone()),
     f(
         Some('R'),

@@ -470,9 +470,8 @@ const fn reason_position(r: JobReason) -> usize {
     }
 }
 
-const _: () = assert!(
-    reason_position(JobReason::Qos(super::qos::QosReason::MaxWall)) == REASONS.len() - 1
-);
+const _: () =
+    assert!(reason_position(JobReason::Qos(super::qos::QosReason::MaxWall)) == REASONS.len() - 1);
 
 /// A saved reason back in the core's form (`None` for an unknown name).
 pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {

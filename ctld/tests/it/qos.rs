@@ -258,7 +258,10 @@ fn per_job_limits_pend_or_refuse_with_deny_on_limit() {
     let mut deny = named("normal", 0, limits);
     deny.flags.deny_on_limit = true;
     set_qos(&mut fx, vec![deny]);
-    let e = fx.submit(job("bob", "").minutes(60)).unwrap_err().to_string();
+    let e = fx
+        .submit(job("bob", "").minutes(60))
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, POLICY);
     let e = fx.submit(job("bob", "").ntasks(4)).unwrap_err().to_string();
     assert_eq!(e, POLICY);

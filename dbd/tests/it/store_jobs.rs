@@ -88,6 +88,7 @@ mod cases {
             comment: String::new(),
             wckey: String::new(),
             requester_uid: None,
+            qos: String::new(),
             steps: job.steps.clone(),
         };
         assert_eq!(job, &expected);

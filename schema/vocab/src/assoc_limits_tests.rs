@@ -81,7 +81,10 @@ fn enforce_values() {
     assert_eq!(e.to_string(), "associations,limits");
     let e = AcctEnforce::parse("qos").unwrap();
     assert!(e.associations && e.qos && !e.limits);
-    assert_eq!(AcctEnforce::parse("limits,qos").unwrap().to_string(), "associations,limits,qos");
+    assert_eq!(
+        AcctEnforce::parse("limits,qos").unwrap().to_string(),
+        "associations,limits,qos"
+    );
     assert!(AcctEnforce::parse("wckeys").unwrap_err().contains("wckeys"));
     assert!(AcctEnforce::parse("bogus").unwrap_err().contains("bogus"));
 }

@@ -138,7 +138,10 @@ impl QosEdit {
         let l = &mut out.limits;
         set(&mut l.max_wall_minutes, self.max_wall_minutes);
         set(&mut l.max_jobs_per_user, self.max_jobs_per_user);
-        set(&mut l.max_submit_jobs_per_user, self.max_submit_jobs_per_user);
+        set(
+            &mut l.max_submit_jobs_per_user,
+            self.max_submit_jobs_per_user,
+        );
         set(&mut l.grp_jobs, self.grp_jobs);
         set(&mut l.grp_submit_jobs, self.grp_submit_jobs);
         l.max_tres_per_job.apply(&self.max_tres_per_job);
@@ -165,8 +168,15 @@ mod tests {
     fn flags_parse_and_show() {
         assert!(QosFlags::parse("DenyOnLimit").unwrap().deny_on_limit);
         assert!(!QosFlags::parse("-1").unwrap().deny_on_limit);
-        assert_eq!(QosFlags::parse("denyonlimit").unwrap().to_string(), "DenyOnLimit");
-        assert!(QosFlags::parse("NoReserve").unwrap_err().contains("NoReserve"));
+        assert_eq!(
+            QosFlags::parse("denyonlimit").unwrap().to_string(),
+            "DenyOnLimit"
+        );
+        assert!(
+            QosFlags::parse("NoReserve")
+                .unwrap_err()
+                .contains("NoReserve")
+        );
     }
 
     #[test]

@@ -24,8 +24,7 @@ fn open_site(c: &Cluster) {
     std::fs::set_permissions(&c.work, PermissionsExt::from_mode(0o1777)).unwrap();
 }
 
-const INVALID_QOS: &str =
-    "sbatch: error: Batch job submission failed: Invalid qos specification\n";
+const INVALID_QOS: &str = "sbatch: error: Batch job submission failed: Invalid qos specification\n";
 
 #[test]
 #[cfg_attr(not(test_as_root), ignore = "needs root to create users")]
@@ -45,7 +44,14 @@ fn qos_are_chosen_refused_limited_and_shown() {
     }
     let added = c.ok(
         "sacctmgr",
-        &["-i", "add", "qos", "high", "Priority=10", "MaxJobsPerUser=1"],
+        &[
+            "-i",
+            "add",
+            "qos",
+            "high",
+            "Priority=10",
+            "MaxJobsPerUser=1",
+        ],
     );
     assert_eq!(
         added,
@@ -57,7 +63,10 @@ fn qos_are_chosen_refused_limited_and_shown() {
         &["-P", "-n", "show", "qos", "format=name,priority,maxjobspu"],
     );
     assert_eq!(shown, "normal|0|\nhigh|10|1\n");
-    let header = c.ok("sacctmgr", &["show", "qos", "format=name,priority,maxjobspu"]);
+    let header = c.ok(
+        "sacctmgr",
+        &["show", "qos", "format=name,priority,maxjobspu"],
+    );
     assert_eq!(
         header.lines().next(),
         Some("      Name   Priority MaxJobsPU ")
@@ -76,7 +85,14 @@ fn qos_are_chosen_refused_limited_and_shown() {
     );
     let bad = c.cmd(
         "sacctmgr",
-        &["-i", "modify", "user", &member.name, "set", "DefaultQOS=nope"],
+        &[
+            "-i",
+            "modify",
+            "user",
+            &member.name,
+            "set",
+            "DefaultQOS=nope",
+        ],
     );
     assert_eq!(bad.code, 1, "{bad:?}");
     assert_eq!(bad.stderr, " Error with request: Unknown QOS name: nope\n");
@@ -109,16 +125,37 @@ fn qos_are_chosen_refused_limited_and_shown() {
     let plain = as_user(&c, &member, "sbatch", &sleep);
     assert_eq!(plain.code, 0, "{plain:?}");
     let plain = plain.stdout.trim().to_string();
-    assert_eq!(c.ok("squeue", &["-h", "-o", "%q", "-j", &plain]), "normal\n");
-    let unknown = as_user(&c, &member, "sbatch", &[&["--qos=bogus"], &sleep[..]].concat());
+    assert_eq!(
+        c.ok("squeue", &["-h", "-o", "%q", "-j", &plain]),
+        "normal\n"
+    );
+    let unknown = as_user(
+        &c,
+        &member,
+        "sbatch",
+        &[&["--qos=bogus"], &sleep[..]].concat(),
+    );
     assert_eq!(unknown.stderr, INVALID_QOS, "{unknown:?}");
-    let not_theirs = as_user(&c, &other, "sbatch", &[&["-q", "high"], &sleep[..]].concat());
+    let not_theirs = as_user(
+        &c,
+        &other,
+        "sbatch",
+        &[&["-q", "high"], &sleep[..]].concat(),
+    );
     assert_eq!(not_theirs.stderr, INVALID_QOS, "{not_theirs:?}");
     let wrong_part = as_user(&c, &member, "sbatch", &[&["-p", "hi"], &sleep[..]].concat());
-    assert_eq!(wrong_part.stderr, INVALID_QOS, "AllowQos=high: {wrong_part:?}");
+    assert_eq!(
+        wrong_part.stderr, INVALID_QOS,
+        "AllowQos=high: {wrong_part:?}"
+    );
 
     let mut high = |extra: &[&str]| {
-        let out = as_user(&c, &member, "sbatch", &[extra, &["--qos=high"], &sleep[..]].concat());
+        let out = as_user(
+            &c,
+            &member,
+            "sbatch",
+            &[extra, &["--qos=high"], &sleep[..]].concat(),
+        );
         assert_eq!(out.code, 0, "{out:?}");
         out.stdout.trim().to_string()
     };
@@ -133,7 +170,10 @@ fn qos_are_chosen_refused_limited_and_shown() {
     c.ok("scancel", &[&first]);
     c.wait_state(&second, "RUNNING");
     c.wait_for("the QOS in the history", || {
-        c.ok("sacct", &["-n", "-P", "-X", "-o", "jobid,qos", "-j", &first]) == format!("{first}|high\n")
+        c.ok(
+            "sacct",
+            &["-n", "-P", "-X", "-o", "jobid,qos", "-j", &first],
+        ) == format!("{first}|high\n")
     });
     c.ok("scancel", &[&second, &plain]);
 }
