@@ -8,25 +8,30 @@
 use super::outbox::{NodeCommand, Outbox};
 use super::power::{Configuring, PowerStatus};
 use super::{Core, SimTime};
-use sluice_vocab::FedJobId;
+use sluice_vocab::{FedJobId, NodeIdx};
 
 /// Holds `id`'s batch launch until the prologs of its nodes but the first (the batch host)
 /// have succeeded, and asks those nodes to run them now. Nothing for a job on one node.
-pub(crate) fn hold_for_node_prologs(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
+pub(crate) fn hold_for_node_prologs(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    id: FedJobId,
+    nodes: &[NodeIdx],
+) {
     if !core.conf.prolog.flags.alloc {
         return;
     }
     let Some(job) = core.jobs.map.get(&id) else {
         return;
     };
-    let others: Vec<_> = job.nodes.iter().skip(1).copied().collect();
+    // The job's nodes are not set on it yet while it starts.
+    let others: Vec<NodeIdx> = nodes.iter().skip(1).copied().collect();
     if others.is_empty() || job.launch.interactive {
         return;
     }
     let run = job.restarts;
     // Nodes still powering up are asked once they are up ([`ask_when_up`]).
-    let up = job
-        .nodes
+    let up = nodes
         .iter()
         .all(|&n| core.nodes.get(n).power.status == PowerStatus::On);
     let c = core.power.configuring.entry(id).or_insert(Configuring {

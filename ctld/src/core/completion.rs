@@ -129,7 +129,7 @@ pub(crate) fn start_job(
     super::alloc::attach(core, id, alloc);
     super::power::boot::allocate(core, id, &nodes);
     super::ctld_scripts::hold_for_prolog(core, id);
-    super::alloc_prologs::hold_for_node_prologs(core, out, id);
+    super::alloc_prologs::hold_for_node_prologs(core, out, id, &nodes);
     let node_list = core.nodes.hostlist(&nodes);
     let node_mem: u64 = nodes
         .iter()

@@ -158,3 +158,69 @@ fn steps_that_ended_are_killed_and_open_ones_kept() {
     );
     assert_eq!(fx.state(id), JobState::Running);
 }
+
+#[test]
+fn an_admin_down_stays_down_when_a_node_registers_again_but_not_when_its_daemon_restarts() {
+    let mut fx = ClusterBuilder::new()
+        .nodes("n[1-2]", "CPUs=8 RealMemory=4000 TmpDisk=100")
+        .partition("p", "Nodes=n[1-2] Default=YES")
+        .conf("ReturnToService=2")
+        .build();
+    fx.register_all();
+    sluice_ctld::core::on_node_update(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        Caller::admin(),
+        "n2",
+        sluice_ctld::core::NodeUpdate::Down {
+            reason: "maint".into(),
+        },
+    )
+    .unwrap();
+    let mut again = reg(&fx, "n2", Vec::new());
+    again.again = true;
+    on_node_registered(&mut fx.core, &mut fx.out, fx.now, again).unwrap();
+    let n2 = fx.core.node("n2").unwrap();
+    assert_eq!(
+        (n2.state_name(), n2.reason.as_deref()),
+        ("DOWN".into(), Some("maint"))
+    );
+    // Its node daemon restarted: ReturnToService=2 brings it back.
+    let restarted = reg(&fx, "n2", Vec::new());
+    on_node_registered(&mut fx.core, &mut fx.out, fx.now, restarted).unwrap();
+    assert_eq!(fx.core.node("n2").unwrap().state_name(), "IDLE");
+}
+
+#[test]
+fn with_prolog_flags_alloc_the_batch_launch_waits_for_every_other_nodes_prolog() {
+    use sluice_ctld::core::{NodeCommand, on_node_prolog_done};
+    let mut fx = ClusterBuilder::new()
+        .nodes("n[1-3]", "CPUs=8 RealMemory=4000 TmpDisk=100")
+        .partition("p", "Nodes=n[1-3] Default=YES")
+        .conf("PrologFlags=Alloc")
+        .build();
+    fx.register_all();
+    let id = fx.submit_and_schedule(SubmitRequest::new(1, "x").nodes(3));
+    let launched = |fx: &CoreFixture| {
+        fx.out
+            .node_cmds
+            .iter()
+            .any(|c| matches!(c, NodeCommand::LaunchBatch { job, .. } if *job == id))
+    };
+    assert!(fx.out.node_cmds.iter().any(|c| matches!(
+        c,
+        NodeCommand::AllocProlog { job, nodes } if *job == id && nodes.len() == 2
+    )));
+    assert!(!launched(&fx), "held for the other nodes' prologs");
+    assert!(fx.core.job_configuring(id));
+    on_node_prolog_done(&mut fx.core, &mut fx.out, fx.now, id, "n2", 0);
+    // A report of another run, or from the batch host, counts for nothing.
+    on_node_prolog_done(&mut fx.core, &mut fx.out, fx.now, id, "n3", 1);
+    on_node_prolog_done(&mut fx.core, &mut fx.out, fx.now, id, "n1", 0);
+    assert!(!launched(&fx));
+    on_node_prolog_done(&mut fx.core, &mut fx.out, fx.now, id, "n3", 0);
+    assert!(launched(&fx), "every prolog done: the script starts");
+    assert!(!fx.core.job_configuring(id));
+    assert_eq!(fx.state(id), JobState::Running);
+}

@@ -222,6 +222,7 @@ pub async fn register(c: &mut CtldClient, name: &str, port: u16, jobs: Vec<u32>)
         port: u32::from(port),
         pid: 0,
         running_runs: runs,
+        again: false,
     })
     .await
     .unwrap()
