@@ -56,7 +56,11 @@ impl Readers {
     where
         E: From<rusqlite::Error>,
     {
-        let taken = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let taken = self
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
         let conn = match taken {
             Some(c) => c,
             None => self.open()?,

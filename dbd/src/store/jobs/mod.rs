@@ -30,6 +30,8 @@ use std::collections::{HashMap, HashSet};
 mod fed_dups;
 mod query;
 mod resized;
+#[cfg(test)]
+mod source_tests;
 mod sqlite_scan;
 mod types;
 mod window;
@@ -37,10 +39,10 @@ mod window;
 pub use types::{JobCursor, JobPage, JobQuery};
 
 use crate::store::models::node_events;
-use query::RunSource;
 use crate::store::records;
 use crate::store::types::records::{JobRun, NodeEventInfo, Record, Step};
 use crate::store::{Apply, Store, StoreError};
+use query::RunSource;
 
 impl Store {
     /// `RecordBatch`: applies the records of `cluster`'s outbox stream `stream` above the

@@ -163,7 +163,11 @@ fn by_ids<S: RunSource>(
     let ids: Vec<i64> = query.job_ids.iter().map(|&j| i64::from(j)).collect();
     let mut found: BTreeMap<Key, JobRunRow> = BTreeMap::new();
     for chunk in ids.chunks(IN_CHUNK) {
-        found.extend(src.by_ids(cluster, chunk)?.into_iter().map(|r| (key(&r), r)));
+        found.extend(
+            src.by_ids(cluster, chunk)?
+                .into_iter()
+                .map(|r| (key(&r), r)),
+        );
     }
     Ok(found
         .into_iter()

@@ -82,8 +82,11 @@ impl Stmt {
         self.sql.push_str(" IN (");
         let before = self.args.len();
         for v in values {
-            self.sql
-                .push_str(if self.args.len() == before { "?" } else { ", ?" });
+            self.sql.push_str(if self.args.len() == before {
+                "?"
+            } else {
+                ", ?"
+            });
             self.args.push(v);
         }
         self.sql.push(')');
@@ -127,8 +130,11 @@ impl Cols<'_, '_> {
     }
 
     fn text(&self, i: usize) -> rusqlite::Result<String> {
-        self.opt_text(i)?
-            .ok_or(rusqlite::Error::InvalidColumnType(i, String::new(), rusqlite::types::Type::Null))
+        self.opt_text(i)?.ok_or(rusqlite::Error::InvalidColumnType(
+            i,
+            String::new(),
+            rusqlite::types::Type::Null,
+        ))
     }
 
     fn opt_text(&self, i: usize) -> rusqlite::Result<Option<String>> {
@@ -279,15 +285,21 @@ fn window(q: &JobQuery, stmt: &mut Stmt) {
     let (s, e) = (q.start, q.end);
     if !q.states.is_empty() && s == 0 && e == 0 {
         let resizing = q.states.contains(&JobState::Resizing.stored());
-        stmt.sql
-            .push_str(if resizing { " AND (state" } else { " AND state" });
+        stmt.sql.push_str(if resizing {
+            " AND (state"
+        } else {
+            " AND state"
+        });
         stmt.sql.push_str(" IN (");
         for (i, &state) in q.states.iter().enumerate() {
             stmt.sql.push_str(if i == 0 { "?" } else { ", ?" });
             stmt.args.push(Value::Integer(i64::from(state)));
         }
-        stmt.sql
-            .push_str(if resizing { ") OR time_start <> 0)" } else { ")" });
+        stmt.sql.push_str(if resizing {
+            ") OR time_start <> 0)"
+        } else {
+            ")"
+        });
         return;
     }
     if e != 0 {
