@@ -20,7 +20,12 @@ fn submitted(job_id: u32, run: u32, uid: u32, account: &str, submit: i64) -> Rec
         gid: 100,
         user: format!("u{uid}"),
         account: account.into(),
-        partition: if job_id % 2 == 0 { "debug" } else { "long" }.into(),
+        partition: if job_id.is_multiple_of(2) {
+            "debug"
+        } else {
+            "long"
+        }
+        .into(),
         submit,
         eligible: submit,
         time_limit_min: 60,
@@ -82,13 +87,17 @@ fn history(store: &Store) {
         let mut kinds = Vec::new();
         for j in 1..=40u32 {
             let t = 1_000 + i64::from(j) * 50 + shift;
-            let (uid, acct) = if j % 3 == 0 { (7, "phys") } else { (8, "chem") };
+            let (uid, acct) = if j.is_multiple_of(3) {
+                (7, "phys")
+            } else {
+                (8, "chem")
+            };
             kinds.push(submitted(j, 0, uid, acct, t));
             if j % 5 == 4 {
                 continue; // still pending
             }
             kinds.push(started(j, 0, t + 10, "n[1-2]"));
-            if j % 7 == 0 {
+            if j.is_multiple_of(7) {
                 kinds.push(step(j, -4, t + 11));
                 kinds.push(step(j, 0, t + 12));
             }
