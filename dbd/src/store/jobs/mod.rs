@@ -31,6 +31,8 @@ use std::collections::{HashMap, HashSet};
 mod fed_dups;
 mod query;
 mod resized;
+#[cfg(test)]
+mod source_tests;
 mod sqlite_scan;
 mod types;
 mod window;
