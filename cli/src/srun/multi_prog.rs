@@ -152,10 +152,8 @@ impl MultiProg {
             }
         }
         if let Some(k) = self.lines.iter().position(|l| l.ranks == Ranks::Rest) {
-            let mut offset = 0;
-            for slot in owner.iter_mut().filter(|s| s.is_none()) {
+            for (offset, slot) in (0..).zip(owner.iter_mut().filter(|s| s.is_none())) {
                 *slot = Some((k, offset));
-                offset += 1;
             }
         }
         let missing: Vec<u32> = (0..ntasks)

@@ -478,4 +478,3 @@ pub(crate) fn record_job(
         .execute(conn)?;
     Ok(())
 }
-

@@ -33,7 +33,7 @@ mod cases {
 
     fn with_usage(kind: RecordKind, usage: Option<StepUsage>) -> RecordKind {
         match kind {
-            RecordKind::Step(s) => RecordKind::Step(Step { usage, ..s }),
+            RecordKind::Step(s) => RecordKind::Step(Box::new(Step { usage, ..*s })),
             other => other,
         }
     }

@@ -14,8 +14,8 @@ use sluice_wire::client::{CtldClient, connect};
 use sluice_wire::proto::allocation_event::Event;
 use sluice_wire::proto::controller_client::ControllerClient;
 use sluice_wire::proto::{
-    Ack, Allocation, AllocationEvent, JobExitedRequest, LaunchBatchRequest, NodePingReply,
-    NodeRun, PingRequest, RegisterNodeRequest, SignalJobRequest, SubmitJobRequest,
+    Ack, Allocation, AllocationEvent, JobExitedRequest, LaunchBatchRequest, NodePingReply, NodeRun,
+    PingRequest, RegisterNodeRequest, SignalJobRequest, SubmitJobRequest,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;

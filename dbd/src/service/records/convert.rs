@@ -61,7 +61,7 @@ fn record(r: proto::AcctRecord) -> Result<Record, Status> {
             cpus: j.cpus,
             mem_mb: j.mem_mb,
         }),
-        Some(Kind::Step(s)) => RecordKind::Step(step_from(s)),
+        Some(Kind::Step(s)) => RecordKind::Step(Box::new(step_from(s))),
         // An empty node name is the cluster's own capacity event (the usage rollups keep it).
         Some(Kind::NodeEvent(e)) if e.node.is_empty() => {
             return Err(Status::invalid_argument(format!(

@@ -60,7 +60,7 @@ fn ended(job_id: u32, run: u32, at: i64, state: JobState) -> RecordKind {
 }
 
 fn step(job_id: u32, step_id: i32, start: i64) -> RecordKind {
-    RecordKind::Step(Step {
+    RecordKind::Step(Box::new(Step {
         job_id,
         run: 0,
         step_id,
@@ -73,7 +73,7 @@ fn step(job_id: u32, step_id: i32, start: i64) -> RecordKind {
         ntasks: 1,
         cpus: 1,
         ..Default::default()
-    })
+    }))
 }
 
 /// Two clusters of runs in every state: requeued runs, steps, a resized run, an array.

@@ -189,7 +189,7 @@ fn a_step_end_without_its_start_keeps_the_start_record_fields() {
         cpus: 8,
         ..Default::default()
     };
-    b.apply(&RecordKind::Step(start.clone()));
+    b.apply(&RecordKind::Step(Box::new(start.clone())));
     // The controller restarted in between and forgot the step's start.
     let end = Step {
         job_id: 7,
@@ -199,7 +199,7 @@ fn a_step_end_without_its_start_keeps_the_start_record_fields() {
         exit_code: 2,
         ..Default::default()
     };
-    b.apply(&RecordKind::Step(end));
+    b.apply(&RecordKind::Step(Box::new(end)));
     let row = &b.steps[&(7, 0, 0)].row;
     assert_eq!(
         (
@@ -221,7 +221,7 @@ fn a_step_end_without_its_start_keeps_the_start_record_fields() {
         start: 1_200,
         ..start
     };
-    b.apply(&RecordKind::Step(again));
+    b.apply(&RecordKind::Step(Box::new(again)));
     let row = &b.steps[&(7, 0, 0)].row;
     assert_eq!(
         (row.name.as_str(), row.time_start, row.time_end),

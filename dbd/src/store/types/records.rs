@@ -19,7 +19,8 @@ pub enum RecordKind {
     JobSuspended(JobSuspended),
     /// A running job's nodes changed (failure management replaced or dropped one).
     JobResized(JobResized),
-    Step(Step),
+    /// Boxed: a step record (with its usage) is twice the size of any other.
+    Step(Box<Step>),
     NodeEvent(NodeEvent),
     /// The cluster's size changed (kept as a capacity event by the usage rollups).
     ClusterCapacity(ClusterCapacity),

@@ -86,7 +86,7 @@ pub fn suspended(job_id: u32, at: i64, suspended: bool) -> RecordKind {
 }
 
 pub fn step(job_id: u32, step_id: i32, start: i64, end: i64, state: JobState) -> RecordKind {
-    RecordKind::Step(Step {
+    RecordKind::Step(Box::new(Step {
         job_id,
         run: 0,
         step_id,
@@ -105,7 +105,7 @@ pub fn step(job_id: u32, step_id: i32, start: i64, end: i64, state: JobState) ->
         ntasks: 1,
         cpus: 2,
         usage: None,
-    })
+    }))
 }
 
 pub fn node_event(node: &str, at: i64, kind: &str, reason: &str) -> RecordKind {
