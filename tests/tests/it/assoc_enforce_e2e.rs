@@ -46,7 +46,8 @@ const SLEEP: [&str; 3] = ["--parsable", "--wrap", "sleep 300"];
 #[cfg_attr(not(test_as_root), ignore = "needs root to create users")]
 fn limits_given_at_add_and_with_fairshare_reach_the_controller_at_once() {
     let member = TestUser::create("ea");
-    let c = Cluster::start_with(1, &["AccountingStorageEnforce=associations,limits"]);
+    // Two nodes: once MaxJobs allows it, the second job has a node to start on.
+    let c = Cluster::start_with(2, &["AccountingStorageEnforce=associations,limits"]);
     open_site(&c);
     let cluster = &c.names[0];
     let added = c.ok(
