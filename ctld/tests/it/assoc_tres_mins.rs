@@ -41,6 +41,8 @@ fn rec(account: &str, user: &str, parent: &str, limits: AssocLimits) -> AssocRec
         user: user.into(),
         parent_account: parent.into(),
         limits,
+        qos: Vec::new(),
+        default_qos: String::new(),
     }
 }
 

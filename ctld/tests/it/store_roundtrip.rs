@@ -252,12 +252,16 @@ fn the_dbds_associations_and_users_are_saved_once_changed_and_loaded_back() {
             user: "alice".into(),
             parent_account: String::new(),
             limits,
+            qos: Vec::new(),
+            default_qos: String::new(),
         },
         AssocRecord {
             account: "phys".into(),
             user: String::new(),
             parent_account: "root".into(),
             limits: AssocLimits::default(),
+            qos: Vec::new(),
+            default_qos: String::new(),
         },
     ];
     let users = vec![cache::DbdUser {

@@ -393,7 +393,7 @@ fn a_coordinators_plain_sacct_shows_its_own_and_its_accounts_jobs() {
     // An ordinary user's plain sacct: their own only.
     assert_eq!(
         job_ids(&as_user(&c, &member, "sacct", &plain).stdout),
-        [theirs.clone()]
+        std::slice::from_ref(&theirs)
     );
     // Asking for another user's jobs outside its accounts: nothing of theirs.
     let asked = format!("--user={}", other.name);

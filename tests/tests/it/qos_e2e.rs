@@ -149,7 +149,7 @@ fn qos_are_chosen_refused_limited_and_shown() {
         "AllowQos=high: {wrong_part:?}"
     );
 
-    let mut high = |extra: &[&str]| {
+    let high = |extra: &[&str]| {
         let out = as_user(
             &c,
             &member,

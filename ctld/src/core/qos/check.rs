@@ -173,7 +173,7 @@ pub(crate) fn check_submit(
             .assocs
             .as_ref()
             .and_then(|t| t.get(&launch.account, &launch.user))
-            .is_some_and(|r| r.qos.iter().any(|n| *n == q.name));
+            .is_some_and(|r| r.qos.contains(&q.name));
         if !allowed {
             return Err(CtldError::InvalidQos);
         }
