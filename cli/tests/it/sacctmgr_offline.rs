@@ -70,7 +70,7 @@ fn assert_fails_with(args: &[&str], stderr: &str) {
 fn parse_errors_use_slurms_words_and_need_no_daemon() {
     assert_fails_with(&["bogus"], "invalid keyword: bogus\n");
     assert_fails_with(
-        &["show", "qos"],
+        &["show", "wckey"],
         "No valid entity in list command\nInput line must include \"Account\", \"Cluster\", \"Federation\" or \"User\"\n",
     );
     assert_fails_with(

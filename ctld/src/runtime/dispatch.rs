@@ -320,6 +320,11 @@ fn alloc_request(
     nodes: &[sluice_vocab::NodeIdx],
 ) -> Option<LaunchBatchRequest> {
     let record = core.job(job)?;
+    let all = if record.nodes.is_empty() {
+        nodes
+    } else {
+        &record.nodes[..]
+    };
     let partition = core
         .partitions()
         .get(record.partition.get())
@@ -333,8 +338,9 @@ fn alloc_request(
         user: record.launch.user.clone(),
         cluster: cluster.to_string(),
         partition,
-        node_list: core.nodes.hostlist(nodes),
-        node_count: nodes.len() as u32,
+        // The job's whole allocation (SLURM_JOB_NODELIST), not only the nodes asked here.
+        node_list: core.nodes.hostlist(all),
+        node_count: all.len() as u32,
         ntasks: record.req.ntasks,
         workdir: record.launch.workdir.clone(),
         account: record.launch.account.clone(),

@@ -126,8 +126,9 @@ pub(crate) fn list(
             usage_of(conn, cluster, w, &mut usage)?;
         }
     }
-    // With the limits in force (the listing shows both).
-    let assocs = super::limits::with_limits(conn, rows)?;
+    // With the limits and the QOS in force (the listing shows them all).
+    let mut assocs = super::limits::with_limits(conn, rows.clone())?;
+    super::qos::with_qos(conn, &rows, &mut assocs)?;
     Ok(assocs
         .into_iter()
         .map(|a| {

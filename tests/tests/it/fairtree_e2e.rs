@@ -143,7 +143,7 @@ fn fair_tree_puts_the_less_used_accounts_users_first() {
             .ends_with("CPU=1000"),
         "{shown}"
     );
-    let tres = c.ok("sprio", &["-h", "-j", &ja.to_string(), "-o", "%T"]);
+    let tres = c.ok("sprio", &["-h", &format!("--jobs={ja}"), "-o", "%T"]);
     assert!(tres.trim().starts_with("cpu="), "{tres}");
     c.ok(
         "scancel",

@@ -160,11 +160,12 @@ fn attach_side<S: RunSource>(src: &mut S, runs: &mut [JobRun]) -> Result<(), S::
     }
     for r in runs.iter_mut() {
         let key = (r.cluster.clone(), i64::from(r.job_id));
-        if let Some(w) = wckeys.remove(&key) {
-            r.wckey = w;
+        // A job's runs share its wckey and QOS.
+        if let Some(w) = wckeys.get(&key) {
+            r.wckey.clone_from(w);
         }
-        if let Some(q) = qos.remove(&key) {
-            r.qos = q;
+        if let Some(q) = qos.get(&key) {
+            r.qos.clone_from(q);
         }
     }
     Ok(())

@@ -367,11 +367,23 @@ impl RunSource for Sqlite<'_> {
         if part == Part::Open {
             // As in the diesel source: `uid + 0` keeps the planner on `job_runs_end`.
             stmt.and("time_end = 0", []);
-            if !q.uids.is_empty() {
+            if !q.uids.is_empty() && q.uid_or_accounts.is_empty() {
                 stmt.and_in("uid + 0", ints(q.uids.iter().copied()));
             }
         } else {
-            if !q.uids.is_empty() {
+            if !q.uids.is_empty() && !q.uid_or_accounts.is_empty() {
+                // A coordinator's plain sacct: its own runs or those of its accounts.
+                let marks = |n: usize| vec!["?"; n].join(", ");
+                let cond = format!(
+                    "(uid IN ({}) OR account IN ({}))",
+                    marks(q.uids.len()),
+                    marks(q.uid_or_accounts.len())
+                );
+                let args: Vec<Value> = ints(q.uids.iter().copied())
+                    .chain(texts(&q.uid_or_accounts))
+                    .collect();
+                stmt.and(&cond, args);
+            } else if !q.uids.is_empty() {
                 stmt.and_in("uid", ints(q.uids.iter().copied()));
             }
             if !q.accounts.is_empty() {
