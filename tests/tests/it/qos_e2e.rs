@@ -159,6 +159,9 @@ fn qos_are_chosen_refused_limited_and_shown() {
         assert_eq!(out.code, 0, "{out:?}");
         out.stdout.trim().to_string()
     };
+    // The node to the QOS jobs alone.
+    c.ok("scancel", &[&plain]);
+    c.wait_done(&plain);
     let first = high(&["-p", "hi"]);
     let second = high(&[]);
     c.wait_state(&first, "RUNNING");
