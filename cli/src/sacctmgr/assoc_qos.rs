@@ -5,7 +5,7 @@ use sluice_wire::proto::ModifyAssocQosRequest;
 
 use super::args::{ModeList, Op, Word};
 use super::error::SacctmgrError;
-use super::session::{Change, Done, Outcome, Session};
+use super::session::{Change, Outcome, Session};
 use crate::words::is_keyword;
 
 /// A QOS change to associations, before it names them.
@@ -102,28 +102,7 @@ pub fn take(words: &[Word]) -> Result<(Vec<Word>, Option<QosSetting>), SacctmgrE
 /// Sends the QOS change and prints Slurm's report: the associations changed.
 pub async fn modify(s: &mut Session<'_>, req: ModifyAssocQosRequest, heading: &str) -> Outcome {
     let users = req.user_associations;
-    let mut change = Change::ModifyAssocQos(req);
-    let reply = s.preview(&mut change, "Error with request").await?;
-    if reply.names.is_empty() {
-        s.out(" Nothing modified\n");
-        return Ok(Done::Failed);
-    }
-    let mut text = format!(" {heading}\n");
-    for name in &reply.names {
-        let mut parts = name.split('\t');
-        let (c, a, u) = (
-            parts.next().unwrap_or(""),
-            parts.next().unwrap_or(""),
-            parts.next().unwrap_or(""),
-        );
-        if users {
-            text.push_str(&format!("  C = {c:<10} A = {a:<10} U = {u:<9}\n"));
-        } else {
-            text.push_str(&format!("  C = {c:<10} A = {a:<10}\n"));
-        }
-    }
-    s.out(&text);
-    s.confirm(&mut change, "Error with request").await
+    super::limits::modify_assocs(s, Change::ModifyAssocQos(req), users, heading).await
 }
 
 #[cfg(test)]

@@ -157,7 +157,17 @@ pub fn settings_lines(e: &AssocLimitsEdit) -> String {
 /// Sends the limit change and prints Slurm's report: the associations changed.
 pub async fn modify(s: &mut Session<'_>, req: ModifyAssocLimitsRequest, heading: &str) -> Outcome {
     let users = req.user_associations;
-    let mut change = Change::ModifyAssocLimits(req);
+    modify_assocs(s, Change::ModifyAssocLimits(req), users, heading).await
+}
+
+/// Sends `change`, a change of associations (of users when `users`), and prints Slurm's
+/// report under `heading`: the associations changed.
+pub async fn modify_assocs(
+    s: &mut Session<'_>,
+    mut change: Change,
+    users: bool,
+    heading: &str,
+) -> Outcome {
     let reply = s.preview(&mut change, "Error with request").await?;
     if reply.names.is_empty() {
         s.out(" Nothing modified\n");

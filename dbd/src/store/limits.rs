@@ -46,28 +46,13 @@ pub(super) fn modify(
     if req.set.is_empty() && req.fairshare.is_none() {
         return Err(StoreError::NothingToChange);
     }
-    for name in &req.clusters {
-        super::accounts::clusters_or_all(conn, std::slice::from_ref(name))?;
-    }
-    for account in &req.accounts {
-        super::accounts::live_account(conn, account)?;
-    }
-    let targets: Vec<AssociationRow> = if req.user_associations {
-        for user in &req.users {
-            if user_rows::get_live(conn, user)?.is_none() {
-                return Err(StoreError::UnknownUser { name: user.clone() });
-            }
-        }
-        assoc_rows::live(conn, &req.clusters, &req.accounts, &req.users)?
-            .into_iter()
-            .filter(|r| !r.user_name.is_empty())
-            .collect()
-    } else {
-        if req.accounts.is_empty() {
-            return Err(StoreError::NoConditions);
-        }
-        assoc_rows::live(conn, &req.clusters, &req.accounts, &[String::new()])?
-    };
+    let targets = modify_targets(
+        conn,
+        &req.clusters,
+        &req.accounts,
+        &req.users,
+        req.user_associations,
+    )?;
     let mut changed = Vec::new();
     for row in targets {
         let own = limit_rows::get(conn, row.id)?;
@@ -182,4 +167,43 @@ fn account_limits(
     memo.get(&(cluster.to_string(), account.to_string()))
         .cloned()
         .unwrap_or(result)
+}
+
+/// The live associations a `modify user|account` names: the users' associations (every user
+/// must exist) or the accounts' own ones (an account is required); each cluster and account
+/// named must exist.
+pub(super) fn modify_targets(
+    conn: &mut AnyConnection,
+    clusters: &[String],
+    accounts: &[String],
+    users: &[String],
+    user_associations: bool,
+) -> Result<Vec<AssociationRow>, StoreError> {
+    for name in clusters {
+        super::accounts::clusters_or_all(conn, std::slice::from_ref(name))?;
+    }
+    for account in accounts {
+        super::accounts::live_account(conn, account)?;
+    }
+    if user_associations {
+        for user in users {
+            if user_rows::get_live(conn, user)?.is_none() {
+                return Err(StoreError::UnknownUser { name: user.clone() });
+            }
+        }
+        Ok(assoc_rows::live(conn, clusters, accounts, users)?
+            .into_iter()
+            .filter(|r| !r.user_name.is_empty())
+            .collect())
+    } else {
+        if accounts.is_empty() {
+            return Err(StoreError::NoConditions);
+        }
+        Ok(assoc_rows::live(
+            conn,
+            clusters,
+            accounts,
+            &[String::new()],
+        )?)
+    }
 }

@@ -19,7 +19,6 @@ use sluice_vocab::qos::{DEFAULT_QOS, Qos, QosEdit, valid_name};
 use super::error::{ObjectKind, StoreError};
 use super::models::associations::{self as assoc_rows, AssociationRow};
 use super::models::qos::{self as rows, OwnQos, QosRow};
-use super::models::users as user_rows;
 use super::types::Association;
 use crate::db::schema::{job_qos, job_runs};
 use crate::store::conn::AnyConnection;
@@ -392,28 +391,13 @@ pub(super) fn modify_assoc(
         Some("") => Some(None),
         Some(n) => Some(Some(id_of(conn, n)?)),
     };
-    for name in &req.clusters {
-        super::accounts::clusters_or_all(conn, std::slice::from_ref(name))?;
-    }
-    for account in &req.accounts {
-        super::accounts::live_account(conn, account)?;
-    }
-    let targets: Vec<AssociationRow> = if req.user_associations {
-        for user in &req.users {
-            if user_rows::get_live(conn, user)?.is_none() {
-                return Err(StoreError::UnknownUser { name: user.clone() });
-            }
-        }
-        assoc_rows::live(conn, &req.clusters, &req.accounts, &req.users)?
-            .into_iter()
-            .filter(|r| !r.user_name.is_empty())
-            .collect()
-    } else {
-        if req.accounts.is_empty() {
-            return Err(StoreError::NoConditions);
-        }
-        assoc_rows::live(conn, &req.clusters, &req.accounts, &[String::new()])?
-    };
+    let targets = super::limits::modify_targets(
+        conn,
+        &req.clusters,
+        &req.accounts,
+        &req.users,
+        req.user_associations,
+    )?;
     let mut own = rows::all_assoc(conn)?;
     let mut changed = Vec::new();
     for row in targets {
