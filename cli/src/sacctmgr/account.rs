@@ -214,11 +214,17 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
     let (set_words, qos) = super::assoc_qos::take(&parts.set)?;
     let (set_words, limits) = super::limits::take(&set_words)?;
     let set = parse_set(&set_words)?;
-    if let Some(q) = qos {
+    if qos.is_some() {
         let other = set.description.is_some() || set.organization.is_some();
-        if other || limits.is_some() || set.parent.is_some() || set.fairshare.is_some() {
+        if other || set.parent.is_some() {
             return Err(SacctmgrError::MixedQos("account"));
         }
+    }
+    // QOS with limits or Fairshare= go as one association change (below).
+    if let Some(q) = qos
+        .clone()
+        .filter(|_| limits.is_none() && set.fairshare.is_none())
+    {
         if !set.names.is_empty() {
             return Err(SacctmgrError::UnknownOption(set.names.join(",")));
         }
@@ -228,7 +234,8 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
         let req = q.request(false, Vec::new(), cond.names, set.clusters);
         return super::assoc_qos::modify(s, req, "Modified account associations...").await;
     }
-    if let Some(edit) = limits {
+    if limits.is_some() || qos.is_some() {
+        let edit = limits.unwrap_or_default();
         let other = set.description.is_some() || set.organization.is_some();
         if other || set.parent.is_some() || !set.names.is_empty() {
             return Err(SacctmgrError::MixedLimits("account"));
@@ -237,6 +244,7 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
             return Err(SacctmgrError::NoConditions);
         }
         let req = proto::ModifyAssocLimitsRequest {
+            qos: qos.map(|q| q.request(false, Vec::new(), Vec::new(), Vec::new())),
             user_associations: false,
             users: Vec::new(),
             accounts: cond.names,

@@ -249,16 +249,17 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
     let set = parse(&set_words, SacctmgrError::UnknownOption)?;
     let default_account = set.default_accounts.first().cloned();
     let admin_level = set.admin_levels.first().cloned();
-    if let Some(q) = qos {
+    if qos.is_some() {
         let by_user_fields = !(cond.default_accounts.is_empty() && cond.admin_levels.is_empty());
-        if limits.is_some()
-            || default_account.is_some()
-            || admin_level.is_some()
-            || set.fairshare.is_some()
-            || by_user_fields
-        {
+        if default_account.is_some() || admin_level.is_some() || by_user_fields {
             return Err(SacctmgrError::MixedQos("user"));
         }
+    }
+    // QOS with limits or Fairshare= go as one association change (below).
+    if let Some(q) = qos
+        .clone()
+        .filter(|_| limits.is_none() && set.fairshare.is_none())
+    {
         if !cond.any_cond()
             && !s.commit_check(
                 "You didn't set any conditions with 'WHERE'.\nAre you sure you want to continue?",
@@ -270,7 +271,8 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
         let req = q.request(true, cond.names, cond.accounts, cond.clusters);
         return super::assoc_qos::modify(s, req, "Modified user associations...").await;
     }
-    if let Some(edit) = limits {
+    if limits.is_some() || qos.is_some() {
+        let edit = limits.unwrap_or_default();
         let by_user_fields = !(cond.default_accounts.is_empty() && cond.admin_levels.is_empty());
         // Fair share is an association setting too: it goes in the same change.
         if default_account.is_some() || admin_level.is_some() || by_user_fields {
@@ -285,6 +287,7 @@ async fn modify(s: &mut Session<'_>, parts: Parts) -> Outcome {
             return Ok(Done::Ok);
         }
         let req = proto::ModifyAssocLimitsRequest {
+            qos: qos.map(|q| q.request(true, Vec::new(), Vec::new(), Vec::new())),
             user_associations: true,
             users: cond.names,
             accounts: cond.accounts,

@@ -32,6 +32,10 @@ fn tres(name: &str, v: Option<&str>) -> Result<TresEdit, Status> {
 pub(super) fn modify(m: proto::ModifyAssocLimitsRequest) -> Decoded<ModifyAssocLimits> {
     let set = edit(m.set.unwrap_or_default())?;
     let fairshare = super::convert::fairshare(m.fairshare)?;
+    let qos = match m.qos {
+        Some(q) => Some(super::qos::modify_assoc(q)?.0),
+        None => None,
+    };
     let req = ModifyAssocLimits {
         user_associations: m.user_associations,
         users: m.users,
@@ -39,6 +43,7 @@ pub(super) fn modify(m: proto::ModifyAssocLimitsRequest) -> Decoded<ModifyAssocL
         clusters: m.clusters,
         set,
         fairshare,
+        qos,
     };
     Ok((req, Apply::from_commit(m.commit)))
 }
@@ -58,9 +63,10 @@ pub(super) fn edit(s: proto::AssocLimitsEdit) -> Result<AssocLimitsEdit, Status>
 }
 
 /// A coordinator may change the limits of users' associations with accounts it coordinates
-/// (named in the request); account limits stay with administrators.
+/// (named in the request); account limits and QOS stay with administrators.
 pub(super) fn realm(req: &ModifyAssocLimits) -> Option<Vec<String>> {
-    (req.user_associations && !req.accounts.is_empty()).then(|| req.accounts.clone())
+    (req.user_associations && !req.accounts.is_empty() && req.qos.is_none())
+        .then(|| req.accounts.clone())
 }
 
 /// The wire form of limits in force.

@@ -30,6 +30,9 @@ pub struct ModifyAssocLimits {
     pub set: AssocLimitsEdit,
     /// `Fairshare=` set on the same associations in the same change.
     pub fairshare: Option<Shares>,
+    /// `QOS=`, `QOS+=`, `QOS-=`, `DefaultQOS=` on the same associations in the same change
+    /// (its own target fields are those of this request).
+    pub qos: Option<super::qos::ModifyAssocQos>,
 }
 
 /// The name of a changed association in a change reply: cluster, account and user separated
@@ -43,8 +46,19 @@ pub(super) fn modify(
     req: &ModifyAssocLimits,
     now: i64,
 ) -> Result<Vec<String>, StoreError> {
-    if req.set.is_empty() && req.fairshare.is_none() {
+    if req.set.is_empty() && req.fairshare.is_none() && req.qos.is_none() {
         return Err(StoreError::NothingToChange);
+    }
+    let mut changed = Vec::new();
+    if let Some(q) = &req.qos {
+        let q = super::qos::ModifyAssocQos {
+            user_associations: req.user_associations,
+            users: req.users.clone(),
+            accounts: req.accounts.clone(),
+            clusters: req.clusters.clone(),
+            ..q.clone()
+        };
+        changed = super::qos::modify_assoc(conn, &q, now)?;
     }
     let targets = modify_targets(
         conn,
@@ -53,7 +67,6 @@ pub(super) fn modify(
         &req.users,
         req.user_associations,
     )?;
-    let mut changed = Vec::new();
     for row in targets {
         let own = limit_rows::get(conn, row.id)?;
         let new = req.set.applied(&own);
@@ -64,8 +77,9 @@ pub(super) fn modify(
         if let Some(shares) = req.fairshare {
             differs |= super::fairshare::set_one(conn, row.id, shares)?;
         }
-        if differs {
-            changed.push(assoc_name(&row));
+        let name = assoc_name(&row);
+        if differs && !changed.contains(&name) {
+            changed.push(name);
         }
     }
     // Nothing matched or nothing differs: an empty list, which sacctmgr reports as

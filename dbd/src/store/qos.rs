@@ -8,8 +8,9 @@
 //!
 //! An association's QOS list and default QOS are inherited down the account tree when it sets
 //! none itself; the root's list is `normal` (Slurm gives a new cluster's root association the
-//! default QOS list `normal`). `QOS+=`/`QOS-=` change the list in force and store the result on
-//! the association.
+//! default QOS list `normal`). `QOS+=`/`QOS-=` on an association with a list of its own edit
+//! that list; on one that inherits, they store a delta on the inherited list (Slurm's
+//! `delta_qos`), so its list follows later changes of its parent's, plus or minus the delta.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -192,6 +193,8 @@ pub(super) fn delete(
             if let Some(list) = &mut new.list {
                 list.retain(|id| *id != row.id);
             }
+            new.add.retain(|id| *id != row.id);
+            new.remove.retain(|id| *id != row.id);
             if new.default == Some(row.id) {
                 new.default = None;
             }
@@ -280,8 +283,18 @@ impl Resolver<'_> {
 
     fn inherit(&self, assoc_id: i64, above: &InForce) -> InForce {
         let own = self.own.get(&assoc_id).cloned().unwrap_or_default();
+        let list = own.list.unwrap_or_else(|| {
+            let mut list = above.list.clone();
+            for id in &own.add {
+                if !list.contains(id) {
+                    list.push(*id);
+                }
+            }
+            list.retain(|id| !own.remove.contains(id));
+            list
+        });
         InForce {
-            list: own.list.unwrap_or_else(|| above.list.clone()),
+            list,
             default: own.default.or(above.default),
         }
     }
@@ -401,23 +414,14 @@ pub(super) fn modify_assoc(
     let mut own = rows::all_assoc(conn)?;
     let mut changed = Vec::new();
     for row in targets {
-        // Worked out afresh for each target: an account changed before may be above this one.
-        let in_force = resolver(conn, &own, std::slice::from_ref(&row))?.of(&row);
         let mine = own.get(&row.id).cloned().unwrap_or_default();
         let mut new = mine.clone();
         if let Some(l) = &set_list {
             new.list = (!l.is_empty()).then(|| l.clone());
+            new.add.clear();
+            new.remove.clear();
         }
-        if !add.is_empty() || !remove.is_empty() {
-            let mut list = new.list.clone().unwrap_or_else(|| in_force.list.clone());
-            for id in &add {
-                if !list.contains(id) {
-                    list.push(*id);
-                }
-            }
-            list.retain(|id| !remove.contains(id));
-            new.list = Some(list);
-        }
+        edit_list(&mut new, &add, &remove);
         if let Some(d) = default {
             new.default = d;
         }
@@ -435,6 +439,33 @@ pub(super) fn modify_assoc(
         }
     }
     Ok(changed)
+}
+
+/// Applies `QOS+=add QOS-=remove` to an association's own settings: to its own list when it
+/// has one, else to its delta on the inherited list (a later `+=` undoes an earlier `-=` of
+/// the same QOS and the other way round).
+fn edit_list(own: &mut OwnQos, add: &[i64], remove: &[i64]) {
+    if let Some(list) = &mut own.list {
+        for id in add {
+            if !list.contains(id) {
+                list.push(*id);
+            }
+        }
+        list.retain(|id| !remove.contains(id));
+        return;
+    }
+    for id in add {
+        own.remove.retain(|r| r != id);
+        if !own.add.contains(id) {
+            own.add.push(*id);
+        }
+    }
+    for id in remove {
+        own.add.retain(|a| a != id);
+        if !own.remove.contains(id) {
+            own.remove.push(*id);
+        }
+    }
 }
 
 /// Records the QOS of a submitted job (sacct `QOS`); a job's QOS does not change.

@@ -1,7 +1,8 @@
 //! QOS in the store (`sacctmgr add|modify|delete|show qos`, `modify user|account ... set
 //! QOS= DefaultQOS=`), on every backend: `normal` is there from the start with id 1; add,
 //! modify (-1 clears), delete (taken out of association lists, refused while jobs of it are
-//! unfinished) and revive; association lists and defaults inherited down the tree; a default
+//! unfinished) and revive; association lists and defaults inherited down the tree, `QOS+=`/
+//! `QOS-=` on an inherited list kept as a delta that follows the parent's list; a default
 //! outside the list refused; a job's QOS kept for sacct.
 
 use crate::common;
@@ -10,13 +11,15 @@ per_backend!(
     normal_exists_and_qos_are_added_modified_and_listed,
     deleting_a_qos_takes_it_out_of_lists_and_adding_it_again_revives_it,
     association_qos_are_inherited_and_edited,
+    a_delta_on_an_inherited_list_follows_the_parents_list,
+    qos_and_limits_change_in_one_request,
     a_default_outside_the_list_and_unknown_names_are_refused,
     a_jobs_qos_is_kept_and_blocks_deleting_it_while_unfinished,
 );
 
 mod cases {
     use sluice_dbd::store::*;
-    use sluice_vocab::assoc_limits::TresKind;
+    use sluice_vocab::assoc_limits::{AssocLimitsEdit, TresKind};
     use sluice_vocab::qos::QosEdit;
     use sluice_vocab::states::JobState;
 
@@ -232,6 +235,148 @@ mod cases {
         )
         .unwrap();
         assert_eq!(assoc(&store, "mid", "u1").qos, s(&["high", "normal"]));
+    }
+
+    /// `QOS+=x`/`QOS-=x` on `account` (`user` empty) or on `user`'s associations.
+    fn edit(store: &Store, account: &str, user: &str, add: &[&str], remove: &[&str]) {
+        let (users, accounts) = match user {
+            "" => (Vec::new(), s(&[account])),
+            u => (s(&[u]), Vec::new()),
+        };
+        modify_assoc(
+            store,
+            ModifyAssocQos {
+                user_associations: !user.is_empty(),
+                users,
+                accounts,
+                add: s(add),
+                remove: s(remove),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    }
+
+    fn set_list(store: &Store, account: &str, list: &[&str]) {
+        modify_assoc(
+            store,
+            ModifyAssocQos {
+                accounts: s(&[account]),
+                set_list: Some(s(list)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    }
+
+    pub fn a_delta_on_an_inherited_list_follows_the_parents_list(db: &TestDb) {
+        let store = setup(db);
+        add(&store, "high", QosEdit::default());
+        add(&store, "low", QosEdit::default());
+        // u1 (under mid under top) inherits normal; QOS+=high keeps a delta, not a list.
+        edit(&store, "mid", "u1", &["high"], &[]);
+        assert_eq!(assoc(&store, "mid", "u1").qos, s(&["high", "normal"]));
+        // A later change of an account above reaches u1, with its delta still applied.
+        set_list(&store, "top", &["low", "normal"]);
+        assert_eq!(
+            assoc(&store, "mid", "u1").qos,
+            s(&["high", "low", "normal"])
+        );
+        assert_eq!(assoc(&store, "top", "u2").qos, s(&["low", "normal"]));
+        // A delta on an account is inherited below it, and a user's own delta on top of it.
+        edit(&store, "mid", "", &[], &["low"]);
+        assert_eq!(assoc(&store, "mid", "").qos, s(&["normal"]));
+        assert_eq!(assoc(&store, "mid", "u1").qos, s(&["high", "normal"]));
+        // QOS-= takes out what the delta added and what is inherited; QOS+= puts one back.
+        edit(&store, "mid", "u1", &[], &["high", "normal"]);
+        assert_eq!(assoc(&store, "mid", "u1").qos, Vec::<String>::new());
+        edit(&store, "mid", "u1", &["normal"], &[]);
+        assert_eq!(assoc(&store, "mid", "u1").qos, s(&["normal"]));
+        // u1's QOS-=high keeps high out when its parent gains it.
+        set_list(&store, "top", &["high", "low", "normal"]);
+        assert_eq!(assoc(&store, "mid", "").qos, s(&["high", "normal"]));
+        assert_eq!(assoc(&store, "mid", "u1").qos, s(&["normal"]));
+        // Deleting a QOS takes it out of deltas too: revived and in the parent's list again,
+        // it is in the lists of u1 and u2, whose deltas took it out before.
+        edit(&store, "top", "u2", &[], &["high"]);
+        assert_eq!(assoc(&store, "top", "u2").qos, s(&["low", "normal"]));
+        store
+            .delete_qos(
+                &DeleteQos {
+                    names: s(&["high"]),
+                },
+                Apply::Commit,
+                T1,
+            )
+            .unwrap();
+        add(&store, "high", QosEdit::default());
+        set_list(&store, "top", &["high", "low", "normal"]);
+        assert_eq!(assoc(&store, "mid", "u1").qos, s(&["high", "normal"]));
+        assert_eq!(
+            assoc(&store, "top", "u2").qos,
+            s(&["high", "low", "normal"])
+        );
+        // QOS= on an account drops its delta: its list is its own from then on (u1 keeps its
+        // own delta on it).
+        set_list(&store, "mid", &["low"]);
+        assert_eq!(assoc(&store, "mid", "").qos, s(&["low"]));
+        assert_eq!(assoc(&store, "mid", "u1").qos, s(&["low", "normal"]));
+    }
+
+    pub fn qos_and_limits_change_in_one_request(db: &TestDb) {
+        let store = setup(db);
+        add(&store, "high", QosEdit::default());
+        let req = ModifyAssocLimits {
+            user_associations: true,
+            users: s(&["u1"]),
+            set: AssocLimitsEdit {
+                max_jobs: Some(Some(3)),
+                ..Default::default()
+            },
+            qos: Some(ModifyAssocQos {
+                add: s(&["high"]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let names = store.modify_assoc_limits(&req, Apply::Commit, T1).unwrap();
+        assert_eq!(names.names, s(&["c1\tmid\tu1"]));
+        let u1 = assoc(&store, "mid", "u1");
+        assert_eq!(
+            (u1.qos, u1.limits.max_jobs),
+            (s(&["high", "normal"]), Some(3))
+        );
+        // The QOS part alone changes the association too.
+        let only_qos = ModifyAssocLimits {
+            set: AssocLimitsEdit::default(),
+            qos: Some(ModifyAssocQos {
+                default_qos: Some("high".into()),
+                ..Default::default()
+            }),
+            ..req.clone()
+        };
+        let names = store
+            .modify_assoc_limits(&only_qos, Apply::Commit, T1)
+            .unwrap();
+        assert_eq!(names.names, s(&["c1\tmid\tu1"]));
+        assert_eq!(assoc(&store, "mid", "u1").default_qos, "high");
+        // One change: a refused QOS part leaves the limits as they were.
+        let bad = ModifyAssocLimits {
+            set: AssocLimitsEdit {
+                max_jobs: Some(Some(5)),
+                ..Default::default()
+            },
+            qos: Some(ModifyAssocQos {
+                add: s(&["nope"]),
+                ..Default::default()
+            }),
+            ..req
+        };
+        let e = store
+            .modify_assoc_limits(&bad, Apply::Commit, T1)
+            .unwrap_err();
+        assert_eq!(e.to_string(), "Unknown QOS name: nope");
+        assert_eq!(assoc(&store, "mid", "u1").limits.max_jobs, Some(3));
     }
 
     pub fn a_default_outside_the_list_and_unknown_names_are_refused(db: &TestDb) {

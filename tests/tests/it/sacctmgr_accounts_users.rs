@@ -1,4 +1,5 @@
-//! `sacctmgr` account and user commands against a real `sluice-dbd`.
+//! `sacctmgr` account and user commands against a real `sluice-dbd` (with QOS lists and
+//! their deltas, mixed with limits in one modify).
 
 use crate::common;
 
@@ -160,4 +161,62 @@ fn associations_are_listed_in_hierarchical_order_and_as_a_tree() {
     assert_eq!(ok(&one), "theory|bob\n");
     let bad = dbd.sacctmgr(&["show", "assoc", "bogus=1"]);
     assert_eq!(bad.code, 1, "{}", bad.stdout);
+}
+
+#[test]
+fn qos_deltas_follow_the_parents_list_and_mix_with_limits_in_one_modify() {
+    let dbd = Dbd::start();
+    ok(&dbd.sacctmgr(&["-i", "add", "cluster", "c1"]));
+    ok(&dbd.sacctmgr(&["-i", "add", "account", "phys"]));
+    ok(&dbd.sacctmgr(&["-i", "add", "account", "theory", "parent=phys"]));
+    ok(&dbd.sacctmgr(&["-i", "add", "user", "bob", "account=theory"]));
+    ok(&dbd.sacctmgr(&["-i", "add", "qos", "high,low"]));
+    // QOS+= with a limit, in one modify: one change of bob's association.
+    let m = dbd.sacctmgr(&[
+        "-i",
+        "modify",
+        "user",
+        "bob",
+        "set",
+        "QOS+=high",
+        "MaxJobs=3",
+    ]);
+    assert_eq!(
+        ok(&m),
+        " Modified user associations...\n  C = c1         A = theory     U = bob      \n"
+    );
+    let bob = || {
+        let out = dbd.sacctmgr(&[
+            "-n",
+            "-P",
+            "show",
+            "assoc",
+            "user=bob",
+            "format=account,user,qos,maxjobs",
+        ]);
+        ok(&out).to_string()
+    };
+    assert_eq!(bob(), "theory|bob|high,normal|3\n");
+    // bob keeps a delta (+high) on the list it inherits: a later change above reaches it.
+    ok(&dbd.sacctmgr(&["-i", "modify", "account", "phys", "set", "QOS=low,normal"]));
+    assert_eq!(bob(), "theory|bob|high,low,normal|3\n");
+    ok(&dbd.sacctmgr(&[
+        "-i",
+        "modify",
+        "account",
+        "theory",
+        "set",
+        "QOS-=normal",
+        "Fairshare=5",
+    ]));
+    assert_eq!(bob(), "theory|bob|high,low|3\n");
+    let theory = dbd.sacctmgr(&[
+        "-n",
+        "-P",
+        "show",
+        "assoc",
+        "account=theory",
+        "format=account,user,qos,share",
+    ]);
+    assert_eq!(ok(&theory), "theory||low|5\ntheory|bob|high,low|1\n");
 }

@@ -138,24 +138,67 @@ pub struct AssocQosRow {
 }
 
 /// What an association sets itself: its QOS list and its default QOS (`None`: inherited).
+/// Without a list of its own it may keep a delta on the inherited one (`QOS+=`/`QOS-=`, as
+/// Slurm's `delta_qos`): the list in force is then the parent's, whatever it becomes, plus
+/// `add` minus `remove`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OwnQos {
     /// The QOS ids it may use.
     pub list: Option<Vec<i64>>,
     /// Its default QOS id.
     pub default: Option<i64>,
+    /// Without a list: ids added to the inherited list.
+    pub add: Vec<i64>,
+    /// Without a list: ids taken out of the inherited list.
+    pub remove: Vec<i64>,
+}
+
+impl OwnQos {
+    /// The stored form of the list or the delta (`qos_ids`): `1,2` for a list, `+3,-4` for
+    /// a delta, NULL for neither.
+    fn stored_ids(&self) -> Option<String> {
+        let join = |items: Vec<String>| items.join(",");
+        match &self.list {
+            Some(l) => Some(join(l.iter().map(i64::to_string).collect())),
+            None if self.add.is_empty() && self.remove.is_empty() => None,
+            None => Some(join(
+                self.add
+                    .iter()
+                    .map(|id| format!("+{id}"))
+                    .chain(self.remove.iter().map(|id| format!("-{id}")))
+                    .collect(),
+            )),
+        }
+    }
 }
 
 impl AssocQosRow {
     fn own(&self) -> OwnQos {
-        OwnQos {
-            list: self.qos_ids.as_deref().map(|s| {
-                s.split(',')
-                    .filter_map(|id| id.trim().parse::<i64>().ok())
-                    .collect()
-            }),
+        let mut own = OwnQos {
             default: self.default_qos_id,
+            ..OwnQos::default()
+        };
+        let Some(ids) = self.qos_ids.as_deref() else {
+            return own;
+        };
+        let items: Vec<&str> = ids
+            .split(',')
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .collect();
+        if items.iter().any(|i| i.starts_with(['+', '-'])) {
+            for item in items {
+                match item.strip_prefix('-') {
+                    Some(id) => own.remove.extend(id.parse::<i64>().ok()),
+                    None => own
+                        .add
+                        .extend(item.trim_start_matches('+').parse::<i64>().ok()),
+                }
+            }
+        } else {
+            own.list = Some(items.iter().filter_map(|id| id.parse().ok()).collect());
         }
+        own
     }
 }
 
@@ -180,12 +223,7 @@ pub fn put_assoc(
     if *own != OwnQos::default() {
         let row = AssocQosRow {
             assoc_id,
-            qos_ids: own.list.as_ref().map(|l| {
-                l.iter()
-                    .map(|id| id.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            }),
+            qos_ids: own.stored_ids(),
             default_qos_id: own.default,
             mod_time: now,
         };
