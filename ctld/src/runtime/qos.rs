@@ -1,5 +1,7 @@
 //! The accounting daemon's QOS for the controller: fetched with the associations at start and
-//! at every refresh (see [`super::admins`]); while the dbd is away the core keeps the last list.
+//! at every refresh (see [`super::admins`]); while the dbd is away the core keeps the last
+//! list, and the state store saves it with the associations for a restart
+//! ([`crate::core::assoc::cache`]).
 
 use sluice_vocab::assoc_limits::Tres;
 use sluice_vocab::qos::{Qos, QosFlags, QosLimits};

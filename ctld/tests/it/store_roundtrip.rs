@@ -230,9 +230,11 @@ fn the_id_source_is_saved_with_the_jobs_using_it() {
 }
 
 #[test]
-fn the_dbds_associations_and_users_are_saved_once_changed_and_loaded_back() {
+fn the_dbds_associations_users_and_qos_are_saved_once_changed_and_loaded_back() {
     use sluice_ctld::core::assoc::{self, AssocRecord, AssocTable, cache};
+    use sluice_ctld::core::qos::{self, QosTable};
     use sluice_vocab::assoc_limits::{AssocLimits, Tres};
+    use sluice_vocab::qos::{Qos, QosLimits};
     let dir = tempfile::tempdir().unwrap();
     let mut store = StateStore::open(dir.path()).unwrap();
     let mut fx = cluster();
@@ -252,8 +254,8 @@ fn the_dbds_associations_and_users_are_saved_once_changed_and_loaded_back() {
             user: "alice".into(),
             parent_account: String::new(),
             limits,
-            qos: Vec::new(),
-            default_qos: String::new(),
+            qos: vec!["high".into(), "normal".into()],
+            default_qos: "high".into(),
         },
         AssocRecord {
             account: "phys".into(),
@@ -270,8 +272,22 @@ fn the_dbds_associations_and_users_are_saved_once_changed_and_loaded_back() {
         default_account: "phys".into(),
         coord_accounts: vec!["phys".into()],
     }];
+    let high = Qos {
+        name: "high".into(),
+        priority: 100,
+        limits: QosLimits {
+            max_jobs_per_user: Some(1),
+            ..QosLimits::default()
+        },
+        ..Qos::default()
+    };
+    let normal = Qos {
+        name: "normal".into(),
+        ..Qos::default()
+    };
     assoc::set(&mut fx.core, AssocTable::new(records.clone()));
     assoc::set_users(&mut fx.core, users.clone());
+    qos::set(&mut fx.core, QosTable::new([normal.clone()]));
     // The lists are saved with the next commit, whatever else it holds.
     commit(&mut store, &mut fx);
     let saved = store.load_dbd_cache().unwrap().expect("saved");
@@ -279,6 +295,12 @@ fn the_dbds_associations_and_users_are_saved_once_changed_and_loaded_back() {
     let mut want = records;
     want.sort_by(|a, b| (&a.account, &a.user).cmp(&(&b.account, &b.user)));
     assert_eq!(saved.assocs, want);
+    assert_eq!(saved.qos, vec![normal.clone()]);
+    // A change of the QOS alone is saved with the next commit too.
+    qos::set(&mut fx.core, QosTable::new([normal.clone(), high.clone()]));
+    commit(&mut store, &mut fx);
+    let saved = store.load_dbd_cache().unwrap().expect("saved");
+    assert_eq!(saved.qos, vec![high, normal]);
     // A restarted core takes them back and enforces them before the dbd answers.
     let mut again = cluster();
     cache::restore(&mut again.core, saved.clone());
@@ -289,5 +311,16 @@ fn the_dbds_associations_and_users_are_saved_once_changed_and_loaded_back() {
             .and_then(|t| t.get("phys", "alice"))
             .map(|r| r.limits.max_jobs),
         Some(Some(2))
+    );
+    let kept = qos::table(&again.core).and_then(|t| t.get("high"));
+    assert_eq!(
+        kept.map(|q| (q.priority, q.limits.max_jobs_per_user)),
+        Some((100, Some(1)))
+    );
+    assert_eq!(
+        assoc::table(&again.core)
+            .and_then(|t| t.get("phys", "alice"))
+            .map(|r| r.default_qos.as_str()),
+        Some("high")
     );
 }

@@ -16,7 +16,10 @@ pub const DEFAULT_QOS: &str = "normal";
 pub const DEFAULT_QOS_DESCRIPTION: &str = "Normal QOS default";
 
 /// QOS flags Sluice applies.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(default)]
 pub struct QosFlags {
     /// `DenyOnLimit`: a job over a per-job or per-user limit of the QOS is refused at
     /// submission instead of pending.
@@ -50,7 +53,8 @@ impl fmt::Display for QosFlags {
 }
 
 /// A QOS's limits (`None` or an empty TRES list: not limited).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct QosLimits {
     /// `MaxWall` (`MaxWallDurationPerJob`), in minutes.
     pub max_wall_minutes: Option<u32>,
@@ -70,8 +74,9 @@ pub struct QosLimits {
     pub grp_submit_jobs: Option<u32>,
 }
 
-/// One QOS.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+/// One QOS (the controller saves the dbd's with its state, hence serde).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Qos {
     /// Its name (lower case, as Slurm stores it).
     pub name: String,

@@ -1,8 +1,8 @@
-//! What the controller keeps of the accounting daemon's associations and users across a
-//! restart, as Slurm's controller keeps them in its `assoc_mgr` state files: with
+//! What the controller keeps of the accounting daemon's associations (with their QOS lists),
+//! users and QOS across a restart, as Slurm's controller keeps them in its `assoc_mgr` state files: with
 //! `AccountingStorageEnforce`, a controller restarted while the dbd is away still knows who
-//! may submit (and their default accounts, administrators and coordinators) from the last
-//! lists it fetched, instead of refusing everyone until the dbd answers.
+//! may submit (and their default accounts, administrators and coordinators, and the QOS with
+//! their limits) from the last lists it fetched, instead of refusing everyone until the dbd answers.
 //!
 //! The core holds the lists and a fingerprint of them that moves when they change; the state
 //! store saves them in the commit after a change and hands them back at start (and after a
@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{AssocRecord, AssocTable};
 use crate::core::Core;
+use crate::core::qos::QosTable;
+use sluice_vocab::qos::Qos;
 
 /// A user as the dbd lists it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -27,7 +29,7 @@ pub struct DbdUser {
     pub coord_accounts: Vec<String>,
 }
 
-/// The saved form: this cluster's associations and the dbd's users.
+/// The saved form: this cluster's associations, the dbd's users and QOS.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DbdCache {
@@ -35,6 +37,9 @@ pub struct DbdCache {
     pub assocs: Vec<AssocRecord>,
     /// The users.
     pub users: Vec<DbdUser>,
+    /// The QOS, by name (empty in a cache saved before QOS were kept, or before the dbd
+    /// listed them once).
+    pub qos: Vec<Qos>,
 }
 
 /// The lists the core holds and their generation.
@@ -67,10 +72,14 @@ pub fn set_users(core: &mut Core, mut users: Vec<DbdUser>) {
 pub fn restore(core: &mut Core, cache: DbdCache) {
     core.assocs = Some(AssocTable::new(cache.assocs));
     core.dbd_kept.users = cache.users;
+    if !cache.qos.is_empty() {
+        core.qos = Some(QosTable::new(cache.qos));
+    }
     refingerprint(core);
 }
 
-fn refingerprint(core: &mut Core) {
+/// Moves the generation after a change of the kept lists (the QOS refresh calls it too).
+pub(crate) fn refingerprint(core: &mut Core) {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     snapshot(core).hash(&mut h);
@@ -93,8 +102,15 @@ pub fn snapshot(core: &Core) -> Option<DbdCache> {
     let table = core.assocs.as_ref()?;
     let mut assocs: Vec<AssocRecord> = table.records().cloned().collect();
     assocs.sort_by(|a, b| (&a.account, &a.user).cmp(&(&b.account, &b.user)));
+    let mut qos: Vec<Qos> = core
+        .qos
+        .as_ref()
+        .map(|t| t.iter().cloned().collect())
+        .unwrap_or_default();
+    qos.sort_by(|a, b| a.name.cmp(&b.name));
     Some(DbdCache {
         assocs,
         users: core.dbd_kept.users.clone(),
+        qos,
     })
 }

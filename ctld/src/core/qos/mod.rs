@@ -46,15 +46,24 @@ impl QosTable {
             .or_else(|| self.map.get(&name.to_ascii_lowercase()))
     }
 
+    /// Every QOS, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &Qos> {
+        self.map.values()
+    }
+
     /// The largest priority of any QOS (what the QOS factor normalizes by).
     pub fn max_priority(&self) -> u32 {
         self.max_priority
     }
 }
 
-/// Replaces the QOS the core knows (the runtime's refresh).
+/// Replaces the QOS the core knows (the runtime's refresh); a change is saved with the next
+/// commit (see [`super::assoc::cache`]).
 pub fn set(core: &mut Core, table: QosTable) {
-    core.qos = Some(table);
+    if core.qos.as_ref() != Some(&table) {
+        core.qos = Some(table);
+        super::assoc::cache::refingerprint(core);
+    }
 }
 
 /// The QOS the core knows: `None` until the dbd listed them once.
