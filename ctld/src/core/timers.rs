@@ -1,4 +1,5 @@
-//! The periodic tick: node timeouts, time limits, the SIGKILL after KillWait, the MinJobAge
+//! The periodic tick: node timeouts, time limits (and associations' used-up `GrpTRESMins`),
+//! the SIGKILL after KillWait, the MinJobAge
 //! purge, pending jobs past their `--deadline`, the gang timeslice when due, then a scheduling
 //! pass. The runtime calls [`on_tick`] about once a second; tests call
 //! it after moving simulated time.
@@ -20,6 +21,7 @@ pub fn on_tick(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStat
     super::ctld_scripts::restart_prologs(core, out);
     check_nodes(core, out, now);
     check_jobs(core, out, now);
+    super::assoc::on_tick(core, out, now);
     purge(core, out, now);
     super::expiry::on_tick(core, out, now);
     super::gang::on_tick(core, out, now);

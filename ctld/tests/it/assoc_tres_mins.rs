@@ -2,7 +2,8 @@
 //! counted on what a job is allocated: usage (TRES-seconds per user association, the dbd's
 //! decayed usage) is handed to the core as the fair-share refresh does; a job pends with
 //! Slurm's `AssocGrp*Minutes*` reason once the usage under an association reaches its limit,
-//! running jobs run on; with `safe` a job starts only when its whole time limit fits.
+//! and its running jobs end (TIMEOUT) at the next tick; with `safe` a job starts only when its
+//! whole time limit fits.
 
 use std::collections::HashMap;
 
@@ -127,13 +128,48 @@ fn used_up_cpu_minutes_keep_the_group_pending_and_running_jobs_run_on() {
     assert_eq!(
         fx.state(early),
         JobState::Running,
-        "running jobs are not killed"
+        "a pass does not end running jobs (the tick does)"
     );
     // The usage decays below the limit: the jobs start at the next pass.
     used(&mut fx, &[("phys", "alice", cpu_secs(99 * 60))]);
     fx.schedule();
     assert_eq!(fx.state(a), JobState::Running);
     assert_eq!(fx.state(b), JobState::Running);
+}
+
+#[test]
+fn running_jobs_end_as_timeout_once_their_association_used_up_its_minutes() {
+    let mut fx = fixture("limits");
+    tree(&mut fx, AssocLimits::default(), cpu_mins(100));
+    let alice = fx.submit_and_schedule(job("alice", "phys", 60));
+    let bob = fx.submit_and_schedule(job("bob", "phys", 60));
+    let carol = fx.submit_and_schedule(job("carol", "chem", 60));
+    // Below the limit: the tick leaves them running.
+    used(&mut fx, &[("phys", "alice", cpu_secs(99 * 60))]);
+    fx.advance(30);
+    fx.tick();
+    assert_eq!(fx.state(alice), JobState::Running);
+    // A refresh shows phys at its 100 CPU-minutes (alice's usage): phys's running jobs, bob's
+    // too, end at the next tick; chem's run on.
+    used(&mut fx, &[("phys", "alice", cpu_secs(100 * 60))]);
+    fx.advance(30);
+    fx.tick();
+    for id in [alice, bob] {
+        assert_eq!(fx.state(id), JobState::Timeout);
+        assert_eq!(fx.reason(id), JobReason::TimeLimit);
+    }
+    assert_eq!(fx.state(carol), JobState::Running);
+}
+
+#[test]
+fn without_limits_enforced_used_up_minutes_end_no_job() {
+    let mut fx = fixture("associations");
+    tree(&mut fx, AssocLimits::default(), cpu_mins(100));
+    let alice = fx.submit_and_schedule(job("alice", "phys", 60));
+    used(&mut fx, &[("phys", "alice", cpu_secs(200 * 60))]);
+    fx.advance(30);
+    fx.tick();
+    assert_eq!(fx.state(alice), JobState::Running);
 }
 
 #[test]

@@ -346,6 +346,24 @@ fn mins_limits(level: &super::AssocRecord) -> [(Option<u64>, AssocReason); 3] {
     ]
 }
 
+/// The `GrpTRESMins` resource whose usage under `level` has reached its limit: its name, the
+/// limit and the minutes used.
+pub(super) fn mins_reached(
+    level: &super::AssocRecord,
+    held: &Held,
+) -> Option<(&'static str, u64, u64)> {
+    let used = [held.used.cpu, held.used.mem, held.used.node];
+    mins_limits(level)
+        .into_iter()
+        .zip(used)
+        .zip(["cpu", "mem", "node"])
+        .find_map(|(((limit, _), used), name)| {
+            limit
+                .filter(|l| used / 60 >= *l)
+                .map(|l| (name, l, used / 60))
+        })
+}
+
 /// The `GrpTRESMins` resource whose usage under `level` has reached its limit.
 fn mins_used_up(level: &super::AssocRecord, held: &Held) -> Option<AssocReason> {
     let used = [held.used.cpu, held.used.mem, held.used.node];

@@ -8,7 +8,8 @@
 //!
 //! `GrpTRESMins` compares the TRES-minutes used under an association (the dbd's decayed
 //! usage, handed over with the fair-share table, so only under `priority/multifactor` as in
-//! Slurm) with its limit: a job pends once they reach it; running jobs are left to finish.
+//! Slurm) with its limit: a job pends once they reach it, and running jobs under it end
+//! (TIMEOUT, see [`used_up`]).
 //! With `safe` a job starts only when its whole time limit times what it is allocated fits
 //! in what is left after the usage and what running jobs still have to run. Group limits on
 //! resources are checked twice, as Slurm does: with what the job asks before nodes are
@@ -20,12 +21,14 @@
 pub mod cache;
 mod check;
 mod usage;
+mod used_up;
 
 pub use cache::{set, set_users};
 pub use check::AssocReason;
 pub(crate) use check::{allocation_reason, blocking_reason, check_submit};
 pub(crate) use usage::Usage;
 pub use usage::{TresSecs, set_used};
+pub(crate) use used_up::on_tick;
 
 use std::collections::HashMap;
 
