@@ -135,6 +135,9 @@ pub enum CtldError {
     /// `ESLURM_DISABLED`: e.g. requeue of a `--no-requeue` job.
     #[error("Requested operation is presently disabled")]
     Disabled,
+    /// `ESLURM_BATCH_ONLY`: e.g. requeue of an `srun` or `salloc` allocation.
+    #[error("Only batch jobs are accepted or processed")]
+    BatchOnly,
     /// `ESLURM_TRANSITION_STATE_NO_UPDATE`: the job is still completing.
     #[error("Job can not be altered now, try again later")]
     TransitionState,

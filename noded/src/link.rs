@@ -110,6 +110,10 @@ pub async fn keep_registered(node: Arc<Node>, mut client: CtldClient) {
                     "killed: the controller does not hold this run here"
                 );
             }
+            if r.steps.is_empty() {
+                // Ended while this daemon was away: nobody will ask for its adopted steps.
+                crate::step_adopt::forget_job(&node, r.job_id, Some(r.restart_count));
+            }
             // The run is over here: its epilog is due (once its processes are gone).
             if r.steps.is_empty() && node.here.run_of(r.job_id) == Some(r.restart_count) {
                 crate::node_scripts::on_terminate(&node, r.job_id);

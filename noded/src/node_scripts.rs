@@ -174,18 +174,35 @@ pub async fn before_step(node: &Arc<Node>, req: &RunStepRequest) -> bool {
 }
 
 /// `PrologFlags=Alloc`: runs `Prolog` for `req`'s job at its allocation, in the background,
-/// unless it ran or runs here already, and reports its success to the controller (a batch
-/// job's script waits for it). Steps that come meanwhile wait for it.
+/// and reports its success to the controller (a batch job's script waits for it). Steps that
+/// come meanwhile wait for it. Asked again for the same run (a restarted controller that
+/// still waits), it does not run the prolog twice: it reports the success of the one that ran
+/// (or runs) here; a failure was reported when it happened.
 pub fn at_allocation(node: &Arc<Node>, req: &LaunchBatchRequest) {
     let env = prolog::script_env(req, node.facts(), Context::Prolog);
-    let job = req.job_id;
-    let Some(done) = node.here.starting(job, req.restart_count, env.clone()) else {
-        tracing::info!(job, "prolog at allocation: it ran here already");
+    let (job, run) = (req.job_id, req.restart_count);
+    let started = node.here.starting(job, run, env.clone());
+    if started.is_none() && node.here.run_of(job) != Some(run) {
+        tracing::info!(
+            job,
+            run,
+            "prolog at allocation: another run is recorded here"
+        );
         return;
-    };
-    let (node, run) = (Arc::clone(node), req.restart_count);
+    }
+    let node = Arc::clone(node);
     tokio::spawn(async move {
-        if run_prolog(&node, job, &env, done).await {
+        let ok = match started {
+            Some(done) => run_prolog(&node, job, &env, done).await,
+            None => {
+                tracing::info!(
+                    job,
+                    "prolog at allocation asked again: reporting the one here"
+                );
+                node.here.prolog_done(job).await
+            }
+        };
+        if ok {
             tracing::info!(job, "prolog at allocation done");
             // A batch job's script waits for every node's (the controller holds its launch).
             let report = ExitReport {

@@ -262,8 +262,7 @@ impl NodeDaemon for NodeService {
             );
         }
         if terminate {
-            self.node.steps.forget_job(req.job_id);
-            step_adopt::remove_job_spills(&self.node, req.job_id);
+            step_adopt::forget_job(&self.node, req.job_id, None);
             node_scripts::on_terminate(&self.node, req.job_id);
         }
         Ok(Response::new(Ack {}))

@@ -6,6 +6,10 @@
 //! of a step here ended, their exits wait for srun, which lost its stream with the old daemon
 //! and asks for them again (`AwaitStep`). A task whose supervisor was killed before it wrote
 //! the status is reported with exit code [`crate::adopt::UNKNOWN_EXIT_CODE`].
+//!
+//! The records, statuses and spill files stay until srun has the step's output and exits (or
+//! the controller ends the job here): a daemon restarted again before srun came back adopts the
+//! ended tasks anew, from their statuses, and srun still gets everything.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -135,6 +139,8 @@ fn parse_name(name: &str) -> Option<(u32, u32, u32)> {
 #[derive(Debug, Clone)]
 struct Adopted {
     uid: u32,
+    /// The run of its job the tasks belong to.
+    run: u32,
     ranks: Vec<u32>,
     exits: watch::Receiver<Option<Vec<TaskExit>>>,
 }
@@ -190,9 +196,31 @@ impl AdoptedSteps {
         self.with(|m| m.remove(&(job, step)));
     }
 
-    /// Forgets every step of `job` (it ended here).
-    pub fn forget_job(&self, job: u32) {
-        self.with(|m| m.retain(|(j, _), _| *j != job));
+    /// Forgets every step of `job` (of its run `run`, or of any run) (it ended here); the
+    /// steps forgotten whose tasks all ended, with their ranks (the others' files go when they
+    /// end, in [`watch_step`]).
+    fn forget_job(&self, job: u32, run: Option<u32>) -> Vec<(u32, Vec<u32>)> {
+        self.with(|m| {
+            let steps: Vec<(u32, u32)> = m
+                .iter()
+                .filter(|((j, _), a)| *j == job && run.is_none_or(|r| r == a.run))
+                .map(|(&key, _)| key)
+                .collect();
+            let mut ended = Vec::new();
+            for key in steps {
+                if let Some(a) = m.remove(&key)
+                    && a.exits.borrow().is_some()
+                {
+                    ended.push((key.1, a.ranks));
+                }
+            }
+            ended
+        })
+    }
+
+    /// Whether step `job.step` is still adopted here (srun has not had its exits).
+    fn holds(&self, job: u32, step: u32) -> bool {
+        self.with(|m| m.contains_key(&(job, step)))
     }
 }
 
@@ -222,15 +250,24 @@ pub async fn adopt_steps(node: &Arc<Node>) {
         }
     }
     for ((job, step), tasks) in steps {
-        let uid = tasks.first().map_or(0, |(_, r)| r.uid);
+        let (uid, run) = tasks.first().map_or((0, 0), |(_, r)| (r.uid, r.run));
         for (_, record) in &tasks {
             node.jobs.note_run(job, record.run);
             node.jobs.add_group(job, Part::Step(step), record.pgid);
         }
         let (tx, exits) = watch::channel(None);
         let ranks = tasks.iter().map(|(rank, _)| *rank).collect();
-        node.steps
-            .with(|m| m.insert((job, step), Adopted { uid, ranks, exits }));
+        node.steps.with(|m| {
+            m.insert(
+                (job, step),
+                Adopted {
+                    uid,
+                    run,
+                    ranks,
+                    exits,
+                },
+            )
+        });
         tracing::info!(
             job,
             step,
@@ -248,6 +285,7 @@ async fn watch_step(
     tasks: Vec<(u32, TaskRecord)>,
     tx: watch::Sender<Option<Vec<TaskExit>>>,
 ) {
+    let ranks: Vec<u32> = tasks.iter().map(|(rank, _)| *rank).collect();
     let mut exits = Vec::new();
     for (rank, record) in tasks {
         let files = TaskFiles::new(&node, job, step, rank);
@@ -264,8 +302,8 @@ async fn watch_step(
                 signal: 0,
             }
         });
-        // The spill files wait for srun ([`stream_kept`]).
-        files.clear_launch();
+        // The record, status and spill files wait for srun ([`stream_kept`]): a daemon
+        // restarted before srun comes back finds the ended task again.
         exits.push(TaskExit {
             task: rank,
             exit_code,
@@ -276,6 +314,12 @@ async fn watch_step(
     tracing::info!(job, step, ?exits, "adopted step tasks ended");
     node.jobs.remove_part(job, Part::Step(step));
     tx.send_replace(Some(exits));
+    // The job ended here meanwhile: nobody will ask for the step.
+    if !node.steps.holds(job, step) {
+        for rank in ranks {
+            TaskFiles::new(&node, job, step, rank).clear();
+        }
+    }
 }
 
 /// Waits for an adopted task's end: its supervisor gone after writing the status (what the
@@ -291,7 +335,11 @@ async fn task_end(files: &TaskFiles, record: TaskRecord) -> Option<Ended> {
         .unwrap_or((false, false));
         if !stepd_alive {
             if let Some(status) = files.status() {
-                signal_group(pgid, Some(Signal::SIGKILL));
+                // Found again after another restart, the task's group is long gone: its
+                // number may be someone else's now.
+                if group_alive {
+                    signal_group(pgid, Some(Signal::SIGKILL));
+                }
                 return Some(status);
             }
             if !group_alive {
@@ -377,7 +425,7 @@ pub fn stream_kept(
         if tx.send(Ok(last)).await.is_ok() {
             node.steps.delivered(req.job, req.step);
             for &rank in &adopted.ranks {
-                TaskFiles::new(&node, req.job, req.step, rank).clear_kept();
+                TaskFiles::new(&node, req.job, req.step, rank).clear();
             }
             tracing::info!(
                 job = req.job,
@@ -428,8 +476,22 @@ fn tail(
     }
 }
 
+/// The controller ended `job` here (its run `run`, or the job whatever its run): forgets its
+/// adopted steps with their files (srun will not ask for them); for the whole job, removes the
+/// spill files of all its steps too.
+pub fn forget_job(node: &Node, job: u32, run: Option<u32>) {
+    for (step, ranks) in node.steps.forget_job(job, run) {
+        for rank in ranks {
+            TaskFiles::new(node, job, step, rank).clear();
+        }
+    }
+    if run.is_none() {
+        remove_job_spills(node, job);
+    }
+}
+
 /// Removes the spill files of every step of `job` here (it ended here).
-pub fn remove_job_spills(node: &Node, job: u32) {
+fn remove_job_spills(node: &Node, job: u32) {
     let Ok(entries) = std::fs::read_dir(node.spool.launches_dir()) else {
         return;
     };
@@ -474,6 +536,7 @@ mod tests {
                 (5, 0),
                 Adopted {
                     uid: 1000,
+                    run: 0,
                     ranks: vec![0],
                     exits,
                 },

@@ -4,8 +4,12 @@
 //! prolog within the launch, before the script, so the launch waits for the other nodes only.
 //! A failed prolog is reported as any failed prolog is ([`super::node_scripts`]): the node is
 //! drained and the job requeued held, and the held launch is dropped with the run.
+//!
+//! The nodes still waited for are saved with the job: a restarted controller holds the
+//! launch again and asks those nodes anew; a node whose prolog ran or runs already answers
+//! with its outcome instead of running it twice.
 
-use super::outbox::{NodeCommand, Outbox};
+use super::outbox::{NodeCommand, Outbox, SaveHint};
 use super::power::{Configuring, PowerStatus};
 use super::{Core, SimTime};
 use sluice_vocab::{FedJobId, NodeIdx};
@@ -84,6 +88,8 @@ pub fn on_node_prolog_done(
     if c.run != run || !c.node_prologs.remove(&i) {
         return;
     }
+    // Saved: a restarted controller waits for the other nodes only.
+    out.save(SaveHint::Job(id));
     if c.node_prologs.is_empty() {
         super::power::boot::release_ready(core, out, now);
     }

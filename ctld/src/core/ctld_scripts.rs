@@ -139,7 +139,7 @@ fn prolog_failed(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJo
     let Some(job) = core.jobs.map.get(&id) else {
         return;
     };
-    let requeue = job.requeue && !job.launch.interactive;
+    let requeue = job.may_requeue();
     out.node(NodeCommand::Terminate {
         job: id,
         nodes: job.nodes.clone(),

@@ -335,6 +335,13 @@ pub struct Job {
 }
 
 impl Job {
+    /// Whether a run that fails or is killed may go back to the queue: `--requeue` (the
+    /// default) on a batch job. An `srun` or `salloc` allocation never is, as in Slurm: its
+    /// command is gone, so a second run would hold its nodes with nobody to end it.
+    pub fn may_requeue(&self) -> bool {
+        self.requeue && !self.launch.interactive
+    }
+
     /// When the current run reaches its time limit (`NEVER` when unlimited or not running).
     pub fn deadline(&self) -> SimTime {
         match (self.start_time, self.req.time_limit.as_secs()) {

@@ -135,7 +135,7 @@ pub(crate) fn node_failed_job(
     };
     let survivors: Vec<NodeIdx> = job.nodes.iter().copied().filter(|&n| n != failed).collect();
     let was_completing = job.completing;
-    let (requeue, state) = (job.requeue, job.state);
+    let (requeue, state) = (job.may_requeue(), job.state);
     job.completing = false;
     job.kill_at = None;
     job.suspended_at = None;

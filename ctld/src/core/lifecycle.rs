@@ -166,6 +166,9 @@ pub fn on_requeue(
     let ids = core.jobs.resolve(job)?;
     each(core, caller, &ids, |core, id| {
         let job = &core.jobs.map[&id];
+        if job.launch.interactive {
+            return Err(CtldError::BatchOnly);
+        }
         if !job.requeue {
             return Err(CtldError::Disabled);
         }

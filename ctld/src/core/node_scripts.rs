@@ -60,7 +60,7 @@ pub(crate) fn prolog_failed(
     let Some(job) = core.jobs.map.get(&id) else {
         return;
     };
-    let requeue = job.requeue && !job.launch.interactive;
+    let requeue = job.may_requeue();
     let (nodes, completing) = (job.nodes.clone(), job.completing);
     out.node(NodeCommand::Terminate { job: id, nodes });
     release_nodes(core, id);

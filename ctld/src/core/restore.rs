@@ -107,14 +107,12 @@ impl Core {
         }
         let mut jobs = snap.jobs;
         jobs.sort_by_key(|j| j.id);
-        let mut prolog = std::collections::BTreeSet::new();
+        let mut waits = super::power::snap::Waits::default();
         for s in &jobs {
             match job_from_snap(&mut core, s, now) {
                 Ok(job) => {
                     let id = job.id;
-                    if s.prolog_slurmctld {
-                        prolog.insert(id);
-                    }
+                    waits.note(&core, id, s);
                     insert(&mut core, job, s.array_throttle, now);
                     restore_alloc(&mut core, id, s);
                     if let Some(r) = &s.recovery {
@@ -128,7 +126,7 @@ impl Core {
             meta.tasks.sort_unstable();
         }
         super::gang::restore(&mut core);
-        super::power::snap::restore_configuring(&mut core, &prolog);
+        super::power::snap::restore_configuring(&mut core, &waits);
         Ok((core, notes))
     }
 }

@@ -167,6 +167,10 @@ pub struct JobSnap {
     /// `PrologSlurmctld` was running for its current run: it runs again after a restart.
     #[serde(default, skip_serializing_if = "is_false")]
     pub prolog_slurmctld: bool,
+    /// `PrologFlags=Alloc`: the nodes whose prolog has not reported success for its current
+    /// run; its batch launch waits for them, after a restart too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alloc_prologs: Vec<String>,
     pub submit_time: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<u64>,
@@ -309,6 +313,14 @@ impl JobSnap {
                 .configuring
                 .get(&job.id)
                 .is_some_and(|c| c.prolog_running),
+            alloc_prologs: core
+                .power
+                .configuring
+                .get(&job.id)
+                .into_iter()
+                .flat_map(|c| &c.node_prologs)
+                .filter_map(|i| nodes.get(i.get() as usize).map(|n| n.name.clone()))
+                .collect(),
             submit_time: job.submit_time.secs(),
             start_time: job.start_time.map(SimTime::secs),
             end_time: job.end_time.map(SimTime::secs),

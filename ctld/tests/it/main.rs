@@ -9,6 +9,7 @@ mod power_support;
 mod runtime_support;
 mod store_util;
 
+mod alloc_prolog_restart;
 mod assoc_limits;
 mod assoc_tres_mins;
 mod batch_steps;

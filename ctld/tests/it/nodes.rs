@@ -2,10 +2,11 @@
 //! fate, admin updates, and job steps.
 
 use sluice_ctld::core::{
-    AcctRecord, Caller, JobReason, NodeCommand, NodeEventKind, NodeRegistration, NodeRun,
+    AcctRecord, Caller, JobReason, JobRef, NodeCommand, NodeEventKind, NodeRegistration, NodeRun,
     NodeUpdate, StepRequest, SubmitRequest, on_node_heartbeat, on_node_registered, on_node_update,
-    on_step_create,
+    on_requeue, on_step_create,
 };
+use sluice_ctld::error::CtldError;
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
 use sluice_vocab::{FedJobId, JobState};
 
@@ -315,4 +316,44 @@ fn a_node_down_for_silence_that_beats_again_must_register_and_return_to_service_
     .unwrap();
     beat(&mut fx, "n1");
     assert_eq!(fx.core.node("n1").unwrap().state_name(), "DOWN");
+}
+
+#[test]
+fn an_srun_allocation_on_a_node_set_down_ends_as_node_fail_and_frees_the_node() {
+    // The default `--requeue` requeues a batch job; an srun or salloc allocation ends with
+    // its command, so it is never requeued (Slurm answers "Only batch jobs ..." to
+    // `scontrol requeue` of one).
+    let mut fx = cluster("ReturnToService=1");
+    fx.register_all();
+    let mut req = SubmitRequest::new(1, "srun");
+    req.launch.interactive = true;
+    let alloc = fx.submit(req).unwrap();
+    fx.schedule();
+    assert_eq!(fx.nodes_of(alloc), "n1");
+    let refused = on_requeue(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        Caller::admin(),
+        JobRef::Job(alloc),
+    );
+    assert!(matches!(refused, Err(CtldError::BatchOnly)), "{refused:?}");
+    fx.advance(30);
+    beat(&mut fx, "n2");
+    fx.advance(31);
+    fx.tick();
+    let n1 = fx.core.node("n1").unwrap();
+    assert_eq!(n1.state_name(), "DOWN*");
+    assert!(n1.jobs.is_empty(), "{:?}", n1.jobs);
+    assert_eq!(
+        (fx.state(alloc), fx.reason(alloc)),
+        (JobState::NodeFail, JobReason::NodeDown)
+    );
+    assert_eq!(fx.core.job(alloc).unwrap().restarts, 0);
+    // The node back is idle: nothing holds it.
+    let r = reg(&fx, "n1", 8, 4000);
+    register(&mut fx, r);
+    fx.tick();
+    assert_eq!(fx.core.node("n1").unwrap().state_name(), "IDLE");
+    assert_eq!(fx.state(alloc), JobState::NodeFail);
 }

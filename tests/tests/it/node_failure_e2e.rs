@@ -86,8 +86,6 @@ fn a_restarted_controller_asks_its_nodes_to_register_and_an_admin_down_stays_dow
 }
 
 #[test]
-#[ignore = "known bug: srun ends with the node failure, but its allocation stays RUNNING on the \
-            DOWN node, so the node never returns to idle (see the session note)"]
 fn srun_ends_with_a_node_failure_once_the_controller_sets_its_node_down() {
     let c = Cluster::start_with(2, &["SlurmdTimeout=3"]);
     let mut srun: Child = c
@@ -110,6 +108,16 @@ fn srun_ends_with_a_node_failure_once_the_controller_sets_its_node_down() {
         .expect("srun");
     c.wait_for("the task to run", || !c.read("task.pid").trim().is_empty());
     let task: i32 = c.read("task.pid").trim().parse().unwrap();
+    // srun's allocation is never requeued (Slurm's words when asked to).
+    let alloc = c.ok("squeue", &["-h", "-o", "%i", "-w", "clustern2"]);
+    let refused = c.cmd("scontrol", &["requeue", alloc.trim()]);
+    assert!(
+        refused.stderr.contains(&format!(
+            "Only batch jobs are accepted or processed for job {}",
+            alloc.trim()
+        )),
+        "{refused:?}"
+    );
     c.kill9_noded("clustern2");
     // Not the 300 s srun waits for a daemon that may come back: the node is DOWN.
     let mut status = None;
@@ -137,6 +145,15 @@ fn srun_ends_with_a_node_failure_once_the_controller_sets_its_node_down() {
     c.wait_for("clustern2 back", || {
         node_state(&c, "clustern2") == "idle none"
     });
+    let acct = c.ok(
+        "sacct",
+        &["-n", "-X", "-D", "-P", "-o", "State", "-j", alloc.trim()],
+    );
+    assert_eq!(
+        acct.trim(),
+        "NODE_FAIL",
+        "one run, ended by the node failure"
+    );
 }
 
 #[test]

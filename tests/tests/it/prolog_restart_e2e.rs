@@ -1,7 +1,8 @@
 //! A node daemon restart around slurm.conf's `Prolog` and `Epilog`: killed with `kill -9` while
 //! a job's prolog runs, the restarted daemon kills the interrupted prolog and launches the job
 //! again (prolog first), so the launch is not lost; a job adopted after a restart runs its
-//! epilog when it ends, as one the daemon started does.
+//! epilog when it ends, as one the daemon started does; a controller restarted while a job
+//! waits for its nodes' `PrologFlags=Alloc` prologs keeps waiting and launches it once.
 
 use crate::common;
 
@@ -110,4 +111,51 @@ fn an_adopted_job_runs_its_epilog_when_it_ends() {
         ],
     );
     assert_eq!(acct.trim(), "FAILED|4:0");
+}
+
+#[test]
+fn a_controller_restarted_during_the_node_prolog_hold_launches_once_they_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    // Each node notes each prolog run; the second node's waits for a release marker.
+    let prolog = script(
+        dir.path(),
+        "prolog.sh",
+        &format!(
+            "echo $$ >> {d}/runs.$SLURMD_NODENAME\n\
+             if [ \"$SLURMD_NODENAME\" = clustern2 ]; then touch {d}/waiting; \
+             while [ ! -e {d}/release ]; do sleep 0.1; done; fi"
+        ),
+    );
+    let c = Cluster::start_with(2, &[&format!("Prolog={prolog}"), "PrologFlags=Alloc"]);
+    let job = c.sbatch(&["-N", "2", "-o", "job.out", "--wrap", "echo ran"]);
+    c.wait_for("the second node's prolog to run", || {
+        dir.path().join("waiting").exists()
+    });
+    assert_eq!(c.state(&job.to_string()), "CONFIGURING");
+    c.kill9_ctld();
+    c.up();
+    // The restarted controller holds the launch still (not a lost launch to requeue).
+    assert_eq!(c.state(&job.to_string()), "CONFIGURING");
+    std::fs::write(dir.path().join("release"), "").unwrap();
+    assert_eq!(c.wait_done(job), "COMPLETED", "{}", c.read("job.out"));
+    assert_eq!(c.read("job.out"), "ran\n");
+    for node in ["clustern1", "clustern2"] {
+        let runs = std::fs::read_to_string(dir.path().join(format!("runs.{node}"))).unwrap();
+        assert_eq!(runs.lines().count(), 1, "{node}'s prolog ran once: {runs}");
+    }
+    let acct = c.ok(
+        "sacct",
+        &[
+            "-n",
+            "-X",
+            "-D",
+            "-P",
+            "-o",
+            "State,ExitCode",
+            "-j",
+            &job.to_string(),
+        ],
+    );
+    assert_eq!(acct.trim(), "COMPLETED|0:0", "one run");
 }

@@ -71,7 +71,7 @@ pub fn on_node_power(
                 node.power.down_requested = true;
             }
             if let Some(job) = node.job {
-                let requeue = core.jobs.map.get(&job).is_some_and(|j| j.requeue);
+                let requeue = core.jobs.map.get(&job).is_some_and(|j| j.may_requeue());
                 let (state, reason) = if requeue {
                     (JobState::Pending, JobReason::None)
                 } else {

@@ -5,8 +5,10 @@ use super::super::nodes::Node;
 use super::super::outbox::NodeCommand;
 use super::super::{Core, SimTime};
 use super::{Configuring, PowerStatus};
+use crate::core::snapshot::JobSnap;
 use serde::{Deserialize, Serialize};
-use sluice_vocab::JobState;
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A node's saved power state (absent in older saves: the configured state applies).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,23 +74,51 @@ impl PowerSnap {
     }
 }
 
-/// After a restore: running jobs with a node not yet up, or whose `PrologSlurmctld` was running
-/// (`prolog`), are CONFIGURING again, their batch launch rebuilt and held; those prologs run
-/// again from the next tick.
-pub(crate) fn restore_configuring(
-    core: &mut Core,
-    prolog: &std::collections::BTreeSet<sluice_vocab::FedJobId>,
-) {
+/// What the CONFIGURING jobs of a restored snapshot were waiting for.
+#[derive(Debug, Default)]
+pub(crate) struct Waits {
+    /// Jobs whose `PrologSlurmctld` was running.
+    prolog: BTreeSet<FedJobId>,
+    /// `PrologFlags=Alloc`: per job, the nodes whose prolog had not reported success.
+    node_prologs: BTreeMap<FedJobId, BTreeSet<NodeIdx>>,
+}
+
+impl Waits {
+    /// Notes what job `id`, restored from `s`, waited for (a node no longer configured is
+    /// not waited for).
+    pub fn note(&mut self, core: &Core, id: FedJobId, s: &JobSnap) {
+        if s.prolog_slurmctld {
+            self.prolog.insert(id);
+        }
+        let nodes: BTreeSet<NodeIdx> = s
+            .alloc_prologs
+            .iter()
+            .filter_map(|n| core.nodes.lookup(n).ok())
+            .collect();
+        if !nodes.is_empty() {
+            self.node_prologs.insert(id, nodes);
+        }
+    }
+}
+
+/// After a restore: running jobs with a node not yet up, whose `PrologSlurmctld` was running
+/// or whose nodes' `PrologFlags=Alloc` prologs had not all succeeded are CONFIGURING again,
+/// their batch launch rebuilt and held; those `PrologSlurmctld` run again from the next tick,
+/// and the nodes are asked again for their prologs once up (a node whose prolog ran already
+/// reports it again rather than running it twice).
+pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
     let mut found = Vec::new();
     for &id in &core.jobs.active {
         let Some(job) = core.jobs.map.get(&id) else {
             continue;
         };
+        let node_prologs = waits.node_prologs.get(&id).cloned().unwrap_or_default();
         let waiting = job
             .nodes
             .iter()
             .any(|&n| core.nodes.get(n).power.status != PowerStatus::On)
-            || prolog.contains(&id);
+            || waits.prolog.contains(&id)
+            || !node_prologs.is_empty();
         if job.state != JobState::Running || job.completing || !waiting {
             continue;
         }
@@ -110,8 +140,8 @@ pub(crate) fn restore_configuring(
             Configuring {
                 run: job.restarts,
                 launch,
-                prolog_running: prolog.contains(&id),
-                node_prologs: Default::default(),
+                prolog_running: waits.prolog.contains(&id),
+                node_prologs,
                 prologs_asked: false,
             },
         ));
