@@ -77,11 +77,19 @@ pub fn watch(node: &Arc<Node>, job: u32) {
         killed_at: Instant::now(),
         timeout: Duration::from_secs(u64::from(node.config.unkillable_secs)),
     };
+    // Only the groups killed now: a requeued run of the job launched here meanwhile is not
+    // this kill's business.
+    let killed: HashSet<i32> = node.jobs.groups(job).into_iter().collect();
     let node = Arc::clone(node);
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(POLL).await;
-            let groups = node.jobs.groups(job);
+            let groups: Vec<i32> = node
+                .jobs
+                .groups(job)
+                .into_iter()
+                .filter(|g| killed.contains(g))
+                .collect();
             let alive = any_alive(groups.clone()).await;
             match clock.verdict(Instant::now(), alive) {
                 Verdict::Gone => break,
