@@ -195,6 +195,8 @@ fn qos_are_chosen_refused_limited_and_shown() {
     });
     c.ok("sacctmgr", &["-i", "delete", "qos", "low"]);
     c.wait_within(pushed, "the deleted QOS pushed to the controller", || {
-        as_user(&c, &other, "sbatch", &low).stderr.contains("Invalid qos specification")
+        as_user(&c, &other, "sbatch", &low)
+            .stderr
+            .contains("Invalid qos specification")
     });
 }
