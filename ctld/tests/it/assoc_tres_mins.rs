@@ -162,6 +162,18 @@ fn running_jobs_end_as_timeout_once_their_association_used_up_its_minutes() {
 }
 
 #[test]
+fn a_limit_of_zero_ends_running_jobs_before_any_usage_is_listed() {
+    let mut fx = fixture("limits");
+    tree(&mut fx, AssocLimits::default(), AssocLimits::default());
+    let alice = fx.submit_and_schedule(job("alice", "phys", 60));
+    assert_eq!(fx.state(alice), JobState::Running);
+    tree(&mut fx, AssocLimits::default(), cpu_mins(0));
+    fx.advance(1);
+    fx.tick();
+    assert_eq!(fx.state(alice), JobState::Timeout);
+}
+
+#[test]
 fn without_limits_enforced_used_up_minutes_end_no_job() {
     let mut fx = fixture("associations");
     tree(&mut fx, AssocLimits::default(), cpu_mins(100));

@@ -1,6 +1,7 @@
 //! Association enforcement beyond the basic limits, on a real cluster as real Linux users:
 //! limits given with `sacctmgr add`, `Fairshare=` and limits in one `modify`, changes that reach
-//! the controller at once (not at its 30 s refresh), `GrpTRESMins` and
+//! the controller at once (not at its 30 s refresh), `GrpTRESMins` (pending, and running jobs
+//! ended once it is reached) and
 //! `AccountingStorageEnforce=safe`, group limits counted on whole-node allocations, the
 //! associations a controller restarted during a dbd outage keeps enforcing, a coordinator's
 //! plain `sacct` under the dbd's `PrivateData=jobs`, and `PrivateData=cloud`.
@@ -280,7 +281,25 @@ fn grp_tres_mins_and_safe_hold_jobs_with_slurms_reasons() {
     c.wait_within(PUSHED, "the long job to start", || {
         c.state(&long) == "RUNNING"
     });
-    c.ok("scancel", &[&long, &short, &spent]);
+    // A limit reached while jobs run ends them (TIMEOUT), as slurmctld does; a limit of 0 is
+    // reached from the start.
+    c.ok(
+        "sacctmgr",
+        &[
+            "-i",
+            "modify",
+            "account",
+            "phys",
+            "set",
+            "GrpTRESMins=cpu=0",
+        ],
+    );
+    for job in [&long, &short] {
+        c.wait_within(PUSHED, "the running phys jobs to time out", || {
+            c.state(job) == "TIMEOUT"
+        });
+    }
+    c.ok("scancel", &[&spent]);
 }
 
 #[test]

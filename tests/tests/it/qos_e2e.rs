@@ -4,7 +4,8 @@
 //! `normal`, an unknown QOS and one the user may not use are refused with "Invalid qos
 //! specification", `MaxJobsPerUser` keeps the second job pending with
 //! `QOSMaxJobsPerUserLimit` until the first ends, a partition with `AllowQos=high` refuses
-//! other QOS, and sacct shows each job's QOS.
+//! other QOS, and sacct shows each job's QOS; QOS added, given and deleted reach the running
+//! controller at once.
 
 use crate::common;
 
@@ -179,4 +180,23 @@ fn qos_are_chosen_refused_limited_and_shown() {
         ) == format!("{first}|high\n")
     });
     c.ok("scancel", &[&second, &plain]);
+
+    // QOS changes reach the running controller at once (the dbd's WatchAssociations push),
+    // well before its 30 s refresh: a new QOS given to the account, then taken away.
+    c.ok("sacctmgr", &["-i", "add", "qos", "low"]);
+    c.ok(
+        "sacctmgr",
+        &["-i", "modify", "account", "phys", "set", "QOS+=low"],
+    );
+    let low = ["--test-only", "--qos=low", "--wrap", "true"];
+    let pushed = std::time::Duration::from_secs(10);
+    c.wait_within(pushed, "the new QOS pushed to the controller", || {
+        as_user(&c, &other, "sbatch", &low).code == 0
+    });
+    c.ok("sacctmgr", &["-i", "delete", "qos", "low"]);
+    c.wait_within(pushed, "the deleted QOS pushed to the controller", || {
+        as_user(&c, &other, "sbatch", &low)
+            .stderr
+            .contains("Invalid qos specification")
+    });
 }

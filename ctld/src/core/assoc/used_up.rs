@@ -33,7 +33,8 @@ pub(crate) fn jobs_over(core: &Core, now: SimTime) -> Vec<(FedJobId, UsedUp)> {
         return Vec::new();
     };
     let limited = table.records().any(|r| !r.limits.grp_tres_mins.is_empty());
-    if !core.conf.acct_enforce.limits || core.assoc_used.is_empty() || !limited {
+    // No usage listed yet still ends jobs under a limit of 0, as such a limit keeps jobs pending.
+    if !core.conf.acct_enforce.limits || !limited {
         return Vec::new();
     }
     let usage = Usage::of(core, now);
