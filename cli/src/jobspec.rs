@@ -4,6 +4,7 @@
 //! * [`clusters`]: `-M a,b`: the cluster that would start the job soonest.
 //! * [`values`]: counts, node ranges, memory sizes, time limits, flag environment variables.
 //! * [`export`]: the `--export` selection.
+//! * [`files`]: the options that name files read at submission (`--export-file`, `-F`).
 //! * [`request`]: who submits and the request sent to the controller.
 //! * [`signals`]: signal names, numbers and descriptions.
 //! * [`catalog`]: the rest of Slurm's job options: refused as Slurm refuses them here, ignored
@@ -12,6 +13,7 @@
 pub mod catalog;
 pub mod clusters;
 pub mod export;
+pub mod files;
 pub mod request;
 pub mod signals;
 pub mod values;
@@ -48,8 +50,10 @@ pub enum Opt {
     Exclude,
     ExtraNodeInfo,
     Export,
+    ExportFile,
     Gid,
     Hold,
+    Input,
     JobName,
     KillOnInvalidDep,
     MailType,
@@ -60,6 +64,7 @@ pub enum Opt {
     Nice,
     NoKill,
     NoRequeue,
+    NodeFile,
     NodeList,
     Nodes,
     Ntasks,
@@ -192,6 +197,8 @@ pub const COMMON: &[OptSpec<Opt>] = &[
 pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     spec("array", Some('a'), HasArg::Required, Opt::Array),
     spec("error", Some('e'), HasArg::Required, Opt::Error),
+    spec("export-file", None, HasArg::Required, Opt::ExportFile),
+    spec("input", Some('i'), HasArg::Required, Opt::Input),
     spec(
         "kill-on-invalid-dep",
         None,
@@ -199,6 +206,7 @@ pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
         Opt::KillOnInvalidDep,
     ),
     spec("no-requeue", None, HasArg::No, Opt::NoRequeue),
+    spec("nodefile", Some('F'), HasArg::Required, Opt::NodeFile),
     spec("nodelist", Some('w'), HasArg::Required, Opt::NodeList),
     spec(
         "ntasks-per-node",
@@ -276,6 +284,14 @@ pub enum OptError {
     /// `-w/--nodelist` is not a hostlist.
     #[error("Invalid --nodelist specification")]
     NodeList,
+    /// `-F/--nodefile` (or `-w` naming a file) cannot be read: Slurm's two lines.
+    #[error(
+        "slurm_allocate_resources error opening file {path}, {reason}\nInvalid --nodefile node file"
+    )]
+    NodeFile { path: String, reason: String },
+    /// `--export-file` cannot be read.
+    #[error("Could not open user environment file {0}")]
+    ExportFile(String),
     /// `-x/--exclude` is not a hostlist.
     #[error("Invalid --exclude specification")]
     Exclude,
@@ -375,6 +391,11 @@ pub struct JobOpts {
     pub exclude: Vec<String>,
     /// `--export` as written.
     pub export: Option<String>,
+    /// `--export-file`: the variables read from the file (or descriptor), added to the
+    /// submitting environment before the `--export` selection, as Slurm does.
+    pub export_file: Vec<(String, String)>,
+    /// sbatch `-i/--input`: the batch script's stdin pattern (`/dev/null` when not given).
+    pub input: Option<String>,
     /// `--gid` (root only): the group the job runs as.
     pub gid: Option<u32>,
     /// `-H`.
@@ -437,6 +458,9 @@ pub struct JobOpts {
     pub verbose: u8,
     /// `--wckey`.
     pub wckey: Option<String>,
+    /// Lines the command prints (after `prog: error: `) about options it drops as Slurm's
+    /// does (`-S` without `AllowSpecResourcesUsage`), once each.
+    pub notes: Vec<&'static str>,
 }
 
 impl JobOpts {
@@ -480,6 +504,9 @@ impl JobOpts {
             Opt::Exclusive => self.share = Some(values::exclusive(given.as_deref())?),
             Opt::Exclude => self.exclude = values::hostlist(&v).ok_or(OptError::Exclude)?,
             Opt::Export => self.export = Some(v),
+            Opt::ExportFile => self.export_file = files::export_file(&v)?,
+            Opt::Input => self.input = Some(v),
+            Opt::NodeFile => self.nodelist = files::node_file(&v)?,
             Opt::Gid => self.gid = Some(request::gid_of(&v)?),
             Opt::Hold => self.hold = true,
             Opt::JobName => self.job_name = Some(v),
@@ -500,6 +527,8 @@ impl JobOpts {
                 self.no_kill = !given.is_some_and(|v| v.eq_ignore_ascii_case("off"));
             }
             Opt::NoRequeue => self.requeue = Some(false),
+            // Slurm reads a `-w` value with a `/` in it as a node file.
+            Opt::NodeList if v.contains('/') => self.nodelist = files::node_file(&v)?,
             Opt::NodeList => self.nodelist = values::hostlist(&v).ok_or(OptError::NodeList)?,
             Opt::Nodes => self.nodes = Some(values::node_count(&v)?),
             Opt::Ntasks => self.ntasks = Some(values::positive(&v, "--ntasks")?),
@@ -529,7 +558,13 @@ impl JobOpts {
             Opt::Uid => self.uid = Some(request::RunAs::of(&v)?),
             Opt::Verbose => self.verbose = self.verbose.saturating_add(1),
             Opt::Wckey => self.wckey = Some(v),
-            Opt::Other(long) => catalog::apply(long, given.as_deref())?,
+            Opt::Other(long) => {
+                if let Some(note) = catalog::apply(long, given.as_deref())?
+                    && !self.notes.contains(&note)
+                {
+                    self.notes.push(note);
+                }
+            }
         }
         Ok(())
     }

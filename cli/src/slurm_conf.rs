@@ -68,6 +68,34 @@ pub struct SlurmConf {
     /// The keys only srun reads (`KillOnBadExit`, `WaitTime`, `SrunProlog`, `SrunEpilog`,
     /// `KillWait`).
     pub srun: SrunConf,
+    /// The resource limits a job carries from the submitting host when `--propagate` is not
+    /// given: `PropagateResourceLimits` (default `ALL`), or all but
+    /// `PropagateResourceLimitsExcept`.
+    pub propagate: Vec<&'static str>,
+}
+
+/// `PropagateResourceLimits` / `PropagateResourceLimitsExcept` (one at most, as Slurm).
+fn propagate_of(file: &ConfFile) -> Result<Vec<&'static str>, ConfError> {
+    use sluice_wire::rlimits::{LIMITS, parse};
+    let all: Vec<&'static str> = LIMITS.iter().map(|l| l.0).collect();
+    match (
+        file.get("PropagateResourceLimits"),
+        file.get("PropagateResourceLimitsExcept"),
+    ) {
+        (Some(_), Some(except)) => Err(file.bad_value(
+            except,
+            "PropagateResourceLimits and PropagateResourceLimitsExcept are mutually exclusive",
+        )),
+        (Some(pair), None) => {
+            parse(Some(&pair.value)).ok_or_else(|| file.bad_value(pair, "Bad propagation value"))
+        }
+        (None, Some(pair)) => {
+            let except = parse(Some(&pair.value))
+                .ok_or_else(|| file.bad_value(pair, "Bad propagation value"))?;
+            Ok(all.into_iter().filter(|n| !except.contains(n)).collect())
+        }
+        (None, None) => Ok(all),
+    }
 }
 
 impl SlurmConf {
@@ -142,6 +170,7 @@ impl SlurmConf {
             ctld_port,
             message_timeout: Duration::from_secs(message_timeout),
             srun: SrunConf::from_file(file)?,
+            propagate: propagate_of(file)?,
         })
     }
 
@@ -255,6 +284,28 @@ mod tests {
         assert_eq!(c.dbd_port, 6819);
         assert_eq!(c.cluster_name, None);
         assert_eq!(c.key_path(), PathBuf::from("/etc/x/slurm.key"));
+    }
+
+    #[test]
+    fn propagated_limits_follow_the_two_keys() {
+        assert_eq!(parse("").unwrap().propagate.len(), 10, "ALL by default");
+        assert_eq!(
+            parse("PropagateResourceLimits=NONE\n").unwrap().propagate,
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            parse("PropagateResourceLimits=nofile,CORE\n")
+                .unwrap()
+                .propagate,
+            vec!["NOFILE", "CORE"]
+        );
+        let except = parse("PropagateResourceLimitsExcept=MEMLOCK,STACK\n").unwrap();
+        assert_eq!(except.propagate.len(), 8);
+        assert!(!except.propagate.contains(&"MEMLOCK"));
+        assert!(parse("PropagateResourceLimits=BOGUS\n").is_err());
+        assert!(
+            parse("PropagateResourceLimits=ALL\nPropagateResourceLimitsExcept=CORE\n").is_err()
+        );
     }
 
     #[test]

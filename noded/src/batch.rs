@@ -141,13 +141,18 @@ struct Run {
     after: After,
 }
 
-/// The output files of a batch job: stdout, and stderr when it goes elsewhere.
-pub fn output_paths(
-    req: &LaunchBatchRequest,
-    node: &str,
-    dir: &Path,
-) -> (PathBuf, Option<PathBuf>) {
-    let vars = PatternVars {
+/// The file a batch script reads as its stdin: the `-i` pattern expanded (relative to the
+/// working directory), else `/dev/null`.
+pub fn input_path(req: &LaunchBatchRequest, node: &str, dir: &Path) -> PathBuf {
+    if req.stdin.is_empty() {
+        return PathBuf::from("/dev/null");
+    }
+    dir.join(pattern::expand(&req.stdin, &pattern_vars(req, node)))
+}
+
+/// What a batch job's file patterns expand with.
+fn pattern_vars<'a>(req: &'a LaunchBatchRequest, node: &'a str) -> PatternVars<'a> {
+    PatternVars {
         job_id: req.job_id,
         step: StepKind::Batch,
         array_job_id: if req.array_task_id.is_some() {
@@ -161,7 +166,16 @@ pub fn output_paths(
         node,
         node_index: 0,
         task: 0,
-    };
+    }
+}
+
+/// The output files of a batch job: stdout, and stderr when it goes elsewhere.
+pub fn output_paths(
+    req: &LaunchBatchRequest,
+    node: &str,
+    dir: &Path,
+) -> (PathBuf, Option<PathBuf>) {
+    let vars = pattern_vars(req, node);
     let out_pattern = if req.stdout.is_empty() {
         pattern::default_batch_output(req.array_task_id.is_some())
     } else {
@@ -191,6 +205,7 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Started, After)
         .await?;
     let dir = spawn::working_dir(&req.workdir);
     let (out, err) = output_paths(req, &node.config.node_name, &dir);
+    let input = input_path(req, &node.config.node_name, &dir);
     let mut env = env::batch_env(req, node.facts());
     let printed = job_scripts::run_task_prolog(node, &mut env, &dir, run_as)
         .await
@@ -200,6 +215,7 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Started, After)
     }
     let io = spawn::BatchIo {
         script: &script,
+        input: &input,
         args: &req.script_args,
         out: &out,
         err: err.as_deref(),
@@ -346,6 +362,21 @@ async fn wait(node: Arc<Node>, run: Run, mut started: Started, tracker: Option<T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_is_dev_null_unless_a_pattern_is_given() {
+        let mut req = LaunchBatchRequest {
+            job_id: 8,
+            name: "x".into(),
+            ..Default::default()
+        };
+        let dir = Path::new("/w");
+        assert_eq!(input_path(&req, "n1", dir), PathBuf::from("/dev/null"));
+        req.stdin = "in-%j-%x.txt".into();
+        assert_eq!(input_path(&req, "n1", dir), PathBuf::from("/w/in-8-x.txt"));
+        req.stdin = "/abs/in".into();
+        assert_eq!(input_path(&req, "n1", dir), PathBuf::from("/abs/in"));
+    }
 
     #[test]
     fn outputs_default_to_slurm_names_in_the_working_dir() {

@@ -89,6 +89,8 @@ pub struct BatchIo<'a> {
     pub script: &'a Path,
     /// The script's arguments, `$1`...
     pub args: &'a [String],
+    /// Its stdin file (`-i`, else `/dev/null`).
+    pub input: &'a Path,
     /// Its stdout file.
     pub out: &'a Path,
     /// Its stderr file, when not with stdout.
@@ -112,7 +114,7 @@ pub struct Supervisor<'a> {
 }
 
 /// A batch script's command: its supervisor (see [`crate::supervise`]), which runs the
-/// wrapper as the job's user with the script and its arguments, stdin from `/dev/null` and its
+/// wrapper as the job's user with the script and its arguments, stdin from `io.input` and its
 /// output as `io` says, records the launch and writes the script's status. The supervisor's
 /// stdin and stdout carry its conversation with this daemon; its stderr (and the wrapper's,
 /// e.g. a failure to open the output files) is piped so it can be logged.
@@ -129,10 +131,11 @@ pub fn batch_command(
         (true, true) => BATCH_SEPARATE_APPEND,
         (false, true) => BATCH_JOINED_APPEND,
     };
-    let mut argv: Vec<OsString> = [SHELL, "-c", wrapper, WRAPPER_NAME, "/dev/null"]
+    let mut argv: Vec<OsString> = [SHELL, "-c", wrapper, WRAPPER_NAME]
         .into_iter()
         .map(OsString::from)
         .collect();
+    argv.push(io.input.into());
     argv.push(io.out.into());
     argv.extend(io.err.map(OsString::from));
     argv.push(io.script.into());

@@ -76,6 +76,10 @@ const O: HasArg = HasArg::Optional;
 const N: HasArg = HasArg::No;
 const GRES: Kind = Kind::SlurmRefuses(NO_GRES);
 const MISSING: Kind = Kind::Missing;
+const SPEC_NOT_ALLOWED: Kind = Kind::IgnoredAsSlurm(
+    "AllowSpecResourcesUsage is No (its default; Sluice does not read it): no cores or threads \
+     are reserved for system use",
+);
 
 /// Every Slurm 22.05 job option of sbatch, srun and salloc that Sluice does not implement.
 pub const ENTRIES: &[Entry] = &[
@@ -163,20 +167,20 @@ pub const ENTRIES: &[Entry] = &[
     e("bb", None, R, ALL, MISSING),
     e("bbf", None, R, SBATCH | SALLOC, MISSING),
     e("container", None, R, ALL, MISSING),
-    e("core-spec", Some('S'), R, ALL, MISSING),
+    // Slurm 22.05's commands check the count, print `error: Ignoring -S since it's not
+    // allowed by configuration (AllowSpecResourcesUsage = No)` and submit the job without it
+    // (seen on the oracle, as root and as a normal user); Sluice reads no
+    // `AllowSpecResourcesUsage`, so it is always No here.
+    e("core-spec", Some('S'), R, ALL, SPEC_NOT_ALLOWED),
     e("cpu-freq", None, R, ALL, MISSING),
     e("distribution", Some('m'), R, ALL, MISSING),
-    e("export-file", None, R, SBATCH, MISSING),
     e("get-user-env", None, O, SBATCH | SALLOC, MISSING),
     e("hint", None, R, ALL, MISSING),
-    e("ignore-pbs", None, N, SBATCH, MISSING),
-    e("input", Some('i'), R, SBATCH, MISSING),
     e("mem-bind", None, R, ALL, MISSING),
-    e("nodefile", Some('F'), R, SBATCH | SALLOC, MISSING),
     e("overcommit", Some('O'), N, ALL, MISSING),
     e("reboot", None, N, ALL, MISSING),
     e("spread-job", None, N, ALL, MISSING),
-    e("thread-spec", None, R, ALL, MISSING),
+    e("thread-spec", None, R, ALL, SPEC_NOT_ALLOWED),
     e("use-min-nodes", None, N, ALL, MISSING),
     e("wait-all-nodes", None, R, SBATCH | SALLOC, MISSING),
     // srun's own.
@@ -218,20 +222,54 @@ pub fn specs(cmd: u8) -> impl Iterator<Item = OptSpec<Opt>> {
 }
 
 /// What applying catalog option `long` with `value` does: nothing for the ignored ones (once
-/// their value is checked), else the refusal.
-pub fn apply(long: &'static str, value: Option<&str>) -> Result<(), OptError> {
+/// their value is checked) but the line Slurm's command prints about some of them (returned,
+/// without the `prog: error: ` prefix), else the refusal.
+pub fn apply(long: &'static str, value: Option<&str>) -> Result<Option<&'static str>, OptError> {
     let Some(entry) = ENTRIES.iter().find(|entry| entry.long == long) else {
         return Err(OptError::Unsupported(long));
     };
     match entry.kind {
         Kind::SlurmRefuses(text) => Err(OptError::Refused(text)),
-        Kind::IgnoredAsSlurm(_) => check_ignored(long, value.unwrap_or_default()),
+        Kind::IgnoredAsSlurm(_) => {
+            check_ignored(long, value.unwrap_or_default())?;
+            Ok(ignored_note(long))
+        }
         Kind::Missing => Err(OptError::Unsupported(long)),
+    }
+}
+
+/// The line Slurm's commands print when they drop an ignored option, where they print one.
+fn ignored_note(long: &str) -> Option<&'static str> {
+    match long {
+        "core-spec" => Some(
+            "Ignoring -S since it's not allowed by configuration (AllowSpecResourcesUsage = No)",
+        ),
+        "thread-spec" => Some(
+            "Ignoring --thread-spec since it's not allowed by configuration \
+             (AllowSpecResourcesUsage = No)",
+        ),
+        _ => None,
     }
 }
 
 /// The checks Slurm's commands make on the ignored options' values.
 fn check_ignored(long: &'static str, value: &str) -> Result<(), OptError> {
+    if let "core-spec" | "thread-spec" = long {
+        // A count, zero included (Slurm's `parse_int` without the positive check).
+        let option = if long == "core-spec" {
+            "--core-spec"
+        } else {
+            "--thread-spec"
+        };
+        return value
+            .trim()
+            .parse::<u16>()
+            .map(|_| ())
+            .map_err(|_| OptError::InvalidNumeric {
+                value: value.to_string(),
+                option,
+            });
+    }
     let ok = match long {
         "gres-flags" => value
             .split(',')
@@ -280,22 +318,43 @@ mod tests {
 
     #[test]
     fn missing_options_are_refused_by_name() {
-        let e = apply("core-spec", Some("1")).unwrap_err();
-        assert_eq!(e.to_string(), "--core-spec is not supported");
+        let e = apply("use-min-nodes", None).unwrap_err();
+        assert_eq!(e.to_string(), "--use-min-nodes is not supported");
         assert!(!e.is_submit_refusal());
     }
 
     #[test]
+    fn specialized_cores_and_threads_are_dropped_with_slurms_line() {
+        assert_eq!(
+            apply("core-spec", Some("1")),
+            Ok(Some(
+                "Ignoring -S since it's not allowed by configuration \
+                 (AllowSpecResourcesUsage = No)"
+            ))
+        );
+        assert!(apply("thread-spec", Some("2")).unwrap().is_some());
+        assert_eq!(
+            apply("core-spec", Some("x")).unwrap_err().to_string(),
+            "Invalid numeric value \"x\" for --core-spec."
+        );
+        assert_eq!(
+            apply("thread-spec", Some("x")).unwrap_err().to_string(),
+            "Invalid numeric value \"x\" for --thread-spec."
+        );
+        assert_eq!(apply("network", Some("x")), Ok(None));
+    }
+
+    #[test]
     fn ignored_options_check_their_values() {
-        assert_eq!(apply("network", Some("anything")), Ok(()));
-        assert_eq!(apply("gres-flags", Some("enforce-binding")), Ok(()));
+        assert_eq!(apply("network", Some("anything")), Ok(None));
+        assert_eq!(apply("gres-flags", Some("enforce-binding")), Ok(None));
         assert_eq!(
             apply("gres-flags", Some("sometimes"))
                 .unwrap_err()
                 .to_string(),
             "Invalid --gres-flags specification: sometimes"
         );
-        assert_eq!(apply("profile", Some("task,energy")), Ok(()));
+        assert_eq!(apply("profile", Some("task,energy")), Ok(None));
         assert!(apply("profile", Some("x")).is_err());
     }
 

@@ -112,6 +112,20 @@ impl JobOpts {
     /// The environment the job gets: the `--export` selection, and the output variables of
     /// the socket, core and thread options (Slurm's commands set them for the job).
     fn job_env(&self, environ: &[(String, String)]) -> Vec<sluice_wire::proto::EnvVar> {
+        // `--export-file` definitions join the submitting environment (overriding it), and
+        // the `--export` selection applies to both: on Slurm 22.05, `--export=NONE` drops
+        // them and `--export=NAME=v` overrides one of them.
+        let mut merged;
+        let environ = if self.export_file.is_empty() {
+            environ
+        } else {
+            merged = environ.to_vec();
+            for (name, value) in &self.export_file {
+                merged.retain(|(n, _)| n != name);
+                merged.push((name.clone(), value.clone()));
+            }
+            merged.as_slice()
+        };
         let mut env = self.export().apply(environ);
         for (name, value) in self.topo_vars() {
             env.retain(|e| e.name != name);
@@ -125,12 +139,12 @@ impl JobOpts {
 
     /// The `SLURM_RLIMIT_*` variables carrying this process's resource limits to the job's
     /// processes (see [`sluice_wire::rlimits`]): those `--propagate` names, flagged as asked,
-    /// else all of them, as Slurm's default `PropagateResourceLimits=ALL`.
-    pub fn rlimit_env(&self) -> Vec<sluice_wire::proto::EnvVar> {
-        let all: Vec<&str> = sluice_wire::rlimits::LIMITS.iter().map(|l| l.0).collect();
+    /// else `conf_default` (the configuration's `PropagateResourceLimits[Except]`, all of them
+    /// by default).
+    pub fn rlimit_env(&self, conf_default: &[&str]) -> Vec<sluice_wire::proto::EnvVar> {
         let (names, asked) = match &self.propagate {
             Some(names) => (names.as_slice(), true),
-            None => (all.as_slice(), false),
+            None => (conf_default, false),
         };
         sluice_wire::rlimits::env_of(names, asked)
             .into_iter()
@@ -201,6 +215,7 @@ impl JobOpts {
             env: self.job_env(environ),
             stdout: self.output.clone(),
             stderr: self.error.clone(),
+            stdin: self.input.clone(),
             account: self.account.clone().unwrap_or_default(),
             comment: self.comment.clone().unwrap_or_default(),
             submit_host: who.host.clone(),

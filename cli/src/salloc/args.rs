@@ -48,6 +48,12 @@ pub fn table() -> Vec<OptSpec<SaOpt>> {
             SaOpt::Job(Opt::NtasksPerNode),
         ),
         own("signal", None, HasArg::Required, SaOpt::Job(Opt::Signal)),
+        own(
+            "nodefile",
+            Some('F'),
+            HasArg::Required,
+            SaOpt::Job(Opt::NodeFile),
+        ),
         own("qos", Some('q'), HasArg::Required, SaOpt::Job(Opt::Qos)),
         own("no-shell", None, HasArg::No, SaOpt::NoShell),
         own("immediate", Some('I'), HasArg::Optional, SaOpt::Immediate),

@@ -89,6 +89,9 @@ pub async fn run_async(
             return BAD_ARGS;
         }
     };
+    for note in &opts.job.notes {
+        jobspec::print_error(err, "salloc", note);
+    }
     let conf = match SlurmConf::read(&jobspec::conf_path(environ)) {
         Ok(c) => c,
         Err(e) => return fail(err, &e.to_string()),

@@ -15,6 +15,8 @@ pub enum SbOpt {
     Parsable,
     TestOnly,
     Wait,
+    /// `--ignore-pbs`: `#PBS` lines are not read.
+    IgnorePbs,
     Help,
     Usage,
     Version,
@@ -40,6 +42,7 @@ pub fn table() -> Vec<OptSpec<SbOpt>> {
         own("parsable", None, HasArg::Optional, SbOpt::Parsable),
         own("test-only", None, HasArg::No, SbOpt::TestOnly),
         own("wait", Some('W'), HasArg::No, SbOpt::Wait),
+        own("ignore-pbs", None, HasArg::No, SbOpt::IgnorePbs),
         own("help", Some('h'), HasArg::No, SbOpt::Help),
         own("usage", Some('u'), HasArg::No, SbOpt::Usage),
         own("version", Some('V'), HasArg::No, SbOpt::Version),
@@ -195,7 +198,6 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
     other("SBATCH_GRES", "gres", false),
     other("SBATCH_GRES_FLAGS", "gres-flags", false),
     other("SBATCH_HINT", "hint", false),
-    other("SBATCH_IGNORE_PBS", "ignore-pbs", true),
     other("SBATCH_MEM_BIND", "mem-bind", false),
     other("SBATCH_MEM_PER_GPU", "mem-per-gpu", false),
     other("SBATCH_NETWORK", "network", false),
@@ -211,11 +213,18 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
 ];
 
 /// sbatch's own options set through the environment.
-const ENV_OWN: &[EnvOpt<SbOpt>] = &[EnvOpt {
-    var: "SBATCH_WAIT",
-    id: SbOpt::Wait,
-    flag: true,
-}];
+pub const ENV_OWN: &[EnvOpt<SbOpt>] = &[
+    EnvOpt {
+        var: "SBATCH_IGNORE_PBS",
+        id: SbOpt::IgnorePbs,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SBATCH_WAIT",
+        id: SbOpt::Wait,
+        flag: true,
+    },
+];
 
 const fn other(var: &'static str, long: &'static str, flag: bool) -> EnvOpt<Opt> {
     EnvOpt {
@@ -238,6 +247,8 @@ pub struct SbatchOpts {
     pub test_only: bool,
     /// `-W/--wait`: exit when the job ends, with its exit code.
     pub wait: bool,
+    /// `--ignore-pbs`.
+    pub ignore_pbs: bool,
 }
 
 impl SbatchOpts {
@@ -249,6 +260,7 @@ impl SbatchOpts {
             SbOpt::Parsable => self.parsable = true,
             SbOpt::TestOnly => self.test_only = true,
             SbOpt::Wait => self.wait = true,
+            SbOpt::IgnorePbs => self.ignore_pbs = true,
             SbOpt::Help | SbOpt::Usage | SbOpt::Version => {}
         }
         Ok(())
@@ -333,7 +345,11 @@ Parallel run options:
   -x, --exclude=hosts...      exclude a specific list of hosts
       --exclusive             allocate nodes in exclusive mode
       --export[=names]        specify environment variables to export
+      --export-file=file|fd   specify environment variables file or file
+                              descriptor to export
   -H, --hold                  submit job in held state
+      --ignore-pbs            Ignore #PBS and #BSUB options in the batch script
+  -i, --input=in              file for batch script's standard input
   -J, --job-name=jobname      name of job
       --kill-on-invalid-dep=<yes|no> kill job if it has an invalid dependency
   -k, --no-kill[=off]         do not kill job on node failure
@@ -355,6 +371,7 @@ Parallel run options:
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
       --ntasks-per-node=n     number of tasks to invoke on each node
   -w, --nodelist=hosts...     request a specific list of hosts
+  -F, --nodefile=filename     request a specific list of hosts
       --open-mode={append|truncate} output and error file open mode
   -o, --output=out            file for batch script's standard output
   -p, --partition=partition   partition requested

@@ -2,12 +2,15 @@
 //!
 //! * [`args`]: the option table, the `SBATCH_*` environment variables, the command line.
 //! * [`script`]: `--wrap`, the script checks, `#SBATCH` directives.
+//! * [`pbs`], [`lsf`]: `#PBS` and `#BSUB` directives translated into sbatch's options.
 //! * [`submit`]: the request to the controller, retries and the printed result.
 //!
 //! Options are applied as Slurm applies them: directives first, then the environment, then the
 //! command line, so the command line wins.
 
 pub mod args;
+pub mod lsf;
+pub mod pbs;
 pub mod script;
 pub mod submit;
 pub mod wait;
@@ -55,6 +58,9 @@ pub enum SbatchError {
     /// A word in an `#SBATCH` line that is not an option.
     #[error("Invalid directive found in batch script: {0}")]
     Directive(String),
+    /// A `#PBS` or `#BSUB` option letter sbatch does not read (printed as getopt prints it).
+    #[error("invalid option -- '{0}'")]
+    ForeignOption(char),
     /// A directive with an open quote (Slurm treats it as fatal).
     #[error("{file}: line {line}: Unmatched `{quote}` in [{text}]")]
     UnmatchedQuote {
@@ -78,11 +84,24 @@ pub enum SbatchError {
 }
 
 impl SbatchError {
-    /// Prints the error as Slurm does; sbatch then exits with 1.
+    /// sbatch's exit code for this error: 1, but 255 for an unreadable node file (as Slurm's
+    /// sbatch exits then).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Opt(OptError::NodeFile { .. }) => 255,
+            _ => 1,
+        }
+    }
+
+    /// Prints the error as Slurm does; sbatch then exits with [`SbatchError::exit_code`].
     pub fn print(&self, err: &mut dyn Write) {
         match self {
             Self::Getopt(e) => {
                 let _ = writeln!(err, "{}", e.usage_text("sbatch", Ambiguity::Listed));
+            }
+            Self::ForeignOption(_) => {
+                let _ = writeln!(err, "sbatch: {self}");
+                jobspec::print_error(err, "sbatch", "Unrecognized command line parameter ?");
             }
             Self::UnmatchedQuote { .. } => {
                 let _ = writeln!(err, "sbatch: fatal: {self}");
@@ -125,6 +144,24 @@ pub struct Submission {
     pub clusters_given: bool,
     /// `-W/--wait`: wait for the job to end and exit with its code.
     pub wait: bool,
+    /// Lines printed about options dropped as Slurm drops them (see [`jobspec::JobOpts::notes`]).
+    pub notes: Vec<&'static str>,
+    /// The job's options (the limits to carry are settled once the configuration is read).
+    pub job: jobspec::JobOpts,
+}
+
+/// Every resource limit (the default `PropagateResourceLimits=ALL`).
+fn all_limits() -> Vec<&'static str> {
+    sluice_wire::rlimits::LIMITS.iter().map(|l| l.0).collect()
+}
+
+/// Puts the `SLURM_RLIMIT_*` variables of `job` into the request: its `--propagate` limits,
+/// else `conf_default`.
+fn set_rlimits(request: &mut SubmitJobRequest, job: &jobspec::JobOpts, conf_default: &[&str]) {
+    request
+        .env
+        .retain(|e| !e.name.starts_with(sluice_wire::rlimits::PREFIX));
+    request.env.extend(job.rlimit_env(conf_default));
 }
 
 /// Runs the `sbatch` binary.
@@ -158,12 +195,18 @@ pub fn run(
             let _ = out.write_all(text.as_bytes());
             return 0;
         }
-        Ok(Plan::Submit(s)) => *s,
+        Ok(Plan::Submit(s)) => {
+            for note in &s.notes {
+                jobspec::print_error(err, "sbatch", note);
+            }
+            *s
+        }
         Err(e) => {
             e.print(err);
-            return 1;
+            return e.exit_code();
         }
     };
+    let mut submission = submission;
     let conf = match SlurmConf::read(&jobspec::conf_path(environ)) {
         Ok(c) => c,
         Err(e) => {
@@ -171,6 +214,7 @@ pub fn run(
             return 1;
         }
     };
+    set_rlimits(&mut submission.request, &submission.job, &conf.propagate);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -231,6 +275,23 @@ pub fn plan(
         for (opt, value) in parsed.opts {
             opts.apply(opt, value)?;
         }
+        let ignore_pbs = opts.ignore_pbs
+            || cmdline.iter().any(|(o, _)| *o == SbOpt::IgnorePbs)
+            || jobspec::env_options(args::ENV_OWN, environ)
+                .iter()
+                .any(|(o, _)| *o == SbOpt::IgnorePbs);
+        if !ignore_pbs {
+            // A script with `#BSUB` lines is read as LSF's, its `#PBS` lines left (as Slurm).
+            let lsf = script::directives_of("#BSUB", file, &body)?;
+            let foreign = if lsf.is_empty() {
+                pbs::options(&script::directives_of("#PBS", file, &body)?)?
+            } else {
+                lsf::options(&lsf)?
+            };
+            for (opt, value) in foreign {
+                opts.apply(opt, value)?;
+            }
+        }
         (body, script::default_name(script.as_deref()))
     };
     let env_ids: Vec<jobspec::Opt> = jobspec::env_options(args::ENV, environ)
@@ -250,11 +311,7 @@ pub fn plan(
     }
     opts.job.settle_memory(cli_ids, env_ids)?;
     let mut request = opts.job.to_request(&name, body, who, environ);
-    let limits = opts.job.rlimit_env();
-    request
-        .env
-        .retain(|e| !e.name.starts_with(sluice_wire::rlimits::PREFIX));
-    request.env.extend(limits);
+    set_rlimits(&mut request, &opts.job, &all_limits());
     request.test_only = opts.test_only;
     request.script_args = script_args;
     Ok(Plan::Submit(Box::new(Submission {
@@ -263,6 +320,8 @@ pub fn plan(
         quiet: opts.job.quiet,
         clusters_given: opts.job.clusters.is_some(),
         wait: opts.wait && !opts.test_only,
+        notes: opts.job.notes.clone(),
+        job: opts.job,
     })))
 }
 
@@ -289,3 +348,6 @@ fn read_script(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod tests_files_pbs;

@@ -1,5 +1,6 @@
 //! The batch script: `--wrap`, the checks sbatch makes before sending it, and its `#SBATCH`
-//! directives (read until the first line that is neither blank nor a comment).
+//! (and `#PBS`, see [`super::pbs`]) directives, read until the first line that is neither
+//! blank nor a comment.
 
 use super::SbatchError;
 
@@ -32,9 +33,15 @@ pub fn check(body: &[u8]) -> Result<(), SbatchError> {
 /// The words of the `#SBATCH` lines, in order, stopping at the first command line.
 /// `file` names the script in error messages.
 pub fn directives(file: &str, body: &str) -> Result<Vec<String>, SbatchError> {
+    directives_of("#SBATCH", file, body)
+}
+
+/// The words of the lines starting with `prefix` (`#SBATCH`, `#PBS`), in order, stopping at
+/// the first command line.
+pub fn directives_of(prefix: &str, file: &str, body: &str) -> Result<Vec<String>, SbatchError> {
     let mut words = Vec::new();
     for (n, line) in body.lines().enumerate() {
-        if let Some(rest) = line.strip_prefix("#SBATCH") {
+        if let Some(rest) = line.strip_prefix(prefix) {
             split_directive(rest, &mut words).map_err(|quote| SbatchError::UnmatchedQuote {
                 file: file.to_string(),
                 line: n + 1,

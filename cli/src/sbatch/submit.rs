@@ -128,6 +128,8 @@ mod tests {
             quiet,
             clusters_given: clusters,
             wait: false,
+            notes: Vec::new(),
+            job: Default::default(),
         }
     }
 

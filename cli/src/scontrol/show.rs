@@ -200,7 +200,12 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
             output_file(j, &user, &j.stderr)
         };
         lines.push(format!("StdErr={stderr}"));
-        lines.push("StdIn=/dev/null".to_string());
+        let stdin = if j.stdin.is_empty() {
+            "/dev/null".to_string()
+        } else {
+            output_file(j, &user, &j.stdin)
+        };
+        lines.push(format!("StdIn={stdin}"));
         lines.push(format!("StdOut={stdout}"));
     }
     record(lines, one_liner)

@@ -162,6 +162,9 @@ pub async fn run_with(
         );
         return 1;
     }
+    for note in &opts.job.notes {
+        jobspec::print_error(err, "srun", note);
+    }
     let conf = match SlurmConf::read(&jobspec::conf_path(environ)) {
         Ok(c) => c,
         Err(e) => return fail(err, &e.to_string()),
@@ -281,7 +284,7 @@ pub async fn run_with(
         gid,
         argv: opts.command.clone(),
         workdir: workdir(opts.job.chdir.as_deref(), &who.cwd),
-        env: task_env(&opts, environ),
+        env: task_env(&opts, environ, &conf.propagate),
         node_list: alloc.node_list.clone(),
         node_count: u32::try_from(node_count).unwrap_or(u32::MAX),
         ntasks,
@@ -405,10 +408,14 @@ fn array_ids(environ: &[(String, String)], job_id: u32) -> (u32, Option<u32>) {
 }
 
 /// The tasks' environment: what `--export` passes, with `SLURM_NTASKS_PER_NODE` when asked.
-fn task_env(opts: &args::SrunOpts, environ: &[(String, String)]) -> Vec<EnvVar> {
+fn task_env(
+    opts: &args::SrunOpts,
+    environ: &[(String, String)],
+    propagate: &[&str],
+) -> Vec<EnvVar> {
     let mut env = opts.job.export().apply(environ);
     env.retain(|v| !v.name.starts_with(sluice_wire::rlimits::PREFIX));
-    env.extend(opts.job.rlimit_env());
+    env.extend(opts.job.rlimit_env(propagate));
     if let Some(n) = opts.job.ntasks_per_node {
         env.retain(|v| v.name != "SLURM_NTASKS_PER_NODE");
         env.push(EnvVar {

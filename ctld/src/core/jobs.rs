@@ -29,6 +29,8 @@ pub struct LaunchSpec {
     pub stdout: Option<String>,
     /// `--error` pattern, if any.
     pub stderr: Option<String>,
+    /// sbatch `-i/--input` pattern: the script's stdin (`None`: `/dev/null`).
+    pub stdin: Option<String>,
     /// An `srun` allocation: there is no batch script to launch; `srun` runs the steps.
     pub interactive: bool,
     /// `--account` as given ("" = the user's default account).

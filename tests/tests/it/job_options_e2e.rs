@@ -87,8 +87,21 @@ fn gres_options_are_refused_as_slurm_refuses_them_here() {
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "");
     // What Sluice lacks is refused by name, never accepted and dropped; what Slurm ignores
     // here is accepted (its value still checked).
-    let out = c.cmd("sbatch", &["--core-spec=1", "--wrap", "true"]);
-    assert_eq!(out.stderr, "sbatch: error: --core-spec is not supported\n");
+    let out = c.cmd("sbatch", &["--use-min-nodes", "--wrap", "true"]);
+    assert_eq!(
+        out.stderr,
+        "sbatch: error: --use-min-nodes is not supported\n"
+    );
+    // -S and --thread-spec: dropped with Slurm's line (AllowSpecResourcesUsage = No).
+    let out = c.cmd("sbatch", &["--parsable", "-S", "1", "--wrap", "true"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "sbatch: error: Ignoring -S since it's not allowed by configuration \
+         (AllowSpecResourcesUsage = No)\n"
+    );
+    let spec: u32 = out.stdout.trim().parse().unwrap();
+    assert_eq!(c.wait_done(spec), "COMPLETED");
     let out = c.cmd("sbatch", &["--gres-flags=often", "--wrap", "true"]);
     assert!(
         out.stderr

@@ -55,6 +55,7 @@ mod sacctmgr_clusters;
 mod sacctmgr_federations;
 mod salloc_e2e;
 mod sattach_e2e;
+mod sbatch_files_pbs_e2e;
 mod sbatch_options_e2e;
 mod slurm_differences;
 mod srun_bind_e2e;
