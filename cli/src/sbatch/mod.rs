@@ -248,7 +248,8 @@ pub fn plan(
     for (opt, value) in cmdline {
         opts.apply(opt, value)?;
     }
-    opts.job.settle_memory(cli_ids, env_ids)?;
+    opts.job.settle_memory(cli_ids.clone(), env_ids)?;
+    opts.job.settle_hint(&cli_ids, false);
     let mut request = opts.job.to_request(&name, body, who, environ);
     let limits = opts.job.rlimit_env();
     request
