@@ -299,6 +299,8 @@ pub enum Invocation {
     MpiList,
     /// `--hint=help`.
     HintHelp,
+    /// `--mem-bind=help`.
+    MemBindHelp,
     Run(Box<SrunOpts>),
 }
 
@@ -394,6 +396,9 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
             SrOpt::Mpi if value.as_deref() == Some("list") => return Ok(Invocation::MpiList),
             SrOpt::Job(Opt::Hint) if value.as_deref() == Some("help") => {
                 return Ok(Invocation::HintHelp);
+            }
+            SrOpt::Job(Opt::MemBind) if value.as_deref() == Some("help") => {
+                return Ok(Invocation::MemBindHelp);
             }
             SrOpt::Usage => return Ok(Invocation::Usage),
             SrOpt::Version => return Ok(Invocation::Version),
@@ -990,6 +995,10 @@ mod tests {
         let o = run("true", &[("SLURM_HINT", "compute_bound")]).unwrap();
         assert_eq!(o.cpu_bind.unwrap().kind, BindKind::Cores);
         assert_eq!(parse(&words("--hint=help"), &[]), Ok(Invocation::HintHelp));
+        assert_eq!(
+            parse(&words("--mem-bind=help"), &[]),
+            Ok(Invocation::MemBindHelp)
+        );
     }
 
     #[test]

@@ -114,6 +114,11 @@ pub async fn run_with(
         Ok(Invocation::CpuBindHelp) => return print(out, args::CPU_BIND_HELP),
         Ok(Invocation::MpiList) => return print(out, args::MPI_LIST),
         Ok(Invocation::HintHelp) => return print(out, sluice_vocab::hint::HELP),
+        // Seen on Slurm 22.05: the help, then exit 255.
+        Ok(Invocation::MemBindHelp) => {
+            print(out, sluice_vocab::mem_bind::HELP);
+            return 255;
+        }
         Ok(Invocation::Version) => {
             return print(out, &format!("sluice {}\n", env!("CARGO_PKG_VERSION")));
         }

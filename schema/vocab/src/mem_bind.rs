@@ -58,6 +58,23 @@ pub enum MemBindError {
     List(String),
 }
 
+/// What `--mem-bind=help` prints (srun then exits 255, as Slurm's does).
+pub const HELP: &str = "Memory bind options:
+    --mem-bind=         Bind memory to locality domains (ldom)
+        nosort          avoid sorting pages at startup
+        sort            sort pages at startup
+        q[uiet]         quietly bind before task runs (default)
+        v[erbose]       verbosely report binding before task runs
+        no[ne]          don't bind tasks to memory (default)
+        rank            bind by task rank
+        local           bind to memory local to processor
+        map_mem:<list>  specify a memory binding for each task
+                        where <list> is <cpuid1>,<cpuid2>,...<cpuidN>
+        mask_mem:<list> specify a memory binding mask for each tasks
+                        where <list> is <mask1>,<mask2>,...<maskN>
+        help            show this help message
+";
+
 /// The kernel's memory policy modes (`<linux/mempolicy.h>`).
 pub const MPOL_PREFERRED: i32 = 1;
 /// Strict binding.
@@ -147,10 +164,17 @@ impl MemBind {
 
     /// The `SLURM_MEM_BIND*` variables a task sees.
     pub fn env(&self) -> Vec<(&'static str, String)> {
+        // Seen on Slurm 22.05: `prefer,local` shows as `quiet,prefer,local`.
+        let prefer = if self.prefer { "prefer," } else { "" };
         let mut vars = vec![
             (
                 "SLURM_MEM_BIND",
-                format!("{},{}{}", self.verbosity(), self.type_word(), self.list),
+                format!(
+                    "{},{prefer}{}{}",
+                    self.verbosity(),
+                    self.type_word(),
+                    self.list
+                ),
             ),
             ("SLURM_MEM_BIND_VERBOSE", self.verbosity().to_string()),
             ("SLURM_MEM_BIND_TYPE", self.type_word().to_string()),
@@ -284,6 +308,9 @@ mod tests {
             p.env()
                 .contains(&("SLURM_MEM_BIND_SORT", "nosort".to_string()))
         );
+        let e = env_of("p,local");
+        assert_eq!(e[0].1, "quiet,prefer,local");
+        assert!(e.contains(&("SLURM_MEM_BIND_PREFER", "prefer".to_string())));
     }
 
     #[test]

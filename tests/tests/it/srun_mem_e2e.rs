@@ -24,7 +24,7 @@ fn mem_bind_sets_each_task_s_policy_before_it_runs() {
     );
     let out = c.cmd("srun", &["--mem-bind=prefer,map_mem:0", "sh", "-c", POLICY]);
     assert_eq!(
-        out.stdout, "prefer:0\nquiet,map_mem:0 map_mem: 0\n",
+        out.stdout, "prefer:0\nquiet,prefer,map_mem:0 map_mem: 0\n",
         "{out:?}"
     );
     let out = c.cmd("srun", &["-n2", "--mem-bind=verbose,rank", "true"]);
@@ -60,6 +60,9 @@ fn mem_bind_refusals() {
         ),
         "{out:?}"
     );
+    let out = c.cmd("srun", &["--mem-bind=help"]);
+    assert_eq!(out.code, 255, "as Slurm's srun: {out:?}");
+    assert!(out.stdout.starts_with("Memory bind options:\n"), "{out:?}");
     let out = c.cmd("srun", &["--mem-bind=map_mem:7", "true"]);
     assert_ne!(out.code, 0, "{out:?}");
     assert!(
