@@ -33,6 +33,7 @@ pub use request::Submitter;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opt {
     Account,
+    AcctgFreq,
     Array,
     Begin,
     Chdir,
@@ -42,9 +43,11 @@ pub enum Opt {
     Constraint,
     Contiguous,
     CoresPerSocket,
+    CpuFreq,
     CpusPerTask,
     Deadline,
     Dependency,
+    Distribution,
     Error,
     Exclusive,
     Exclude,
@@ -52,6 +55,7 @@ pub enum Opt {
     Export,
     ExportFile,
     Gid,
+    Hint,
     Hold,
     Input,
     JobName,
@@ -59,6 +63,7 @@ pub enum Opt {
     MailType,
     MailUser,
     Mem,
+    MemBind,
     MemPerCpu,
     MinCpus,
     Nice,
@@ -118,6 +123,16 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     ),
     spec("clusters", Some('M'), HasArg::Required, Opt::Clusters),
     spec("comment", None, HasArg::Required, Opt::Comment),
+    spec(
+        "distribution",
+        Some('m'),
+        HasArg::Required,
+        Opt::Distribution,
+    ),
+    spec("hint", None, HasArg::Required, Opt::Hint),
+    spec("acctg-freq", None, HasArg::Required, Opt::AcctgFreq),
+    spec("cpu-freq", None, HasArg::Required, Opt::CpuFreq),
+    spec("mem-bind", None, HasArg::Required, Opt::MemBind),
     spec("constraint", Some('C'), HasArg::Required, Opt::Constraint),
     spec("contiguous", None, HasArg::No, Opt::Contiguous),
     spec(
@@ -338,6 +353,21 @@ pub enum OptError {
     /// `--cpu-bind` is not one of Slurm's bindings.
     #[error(transparent)]
     CpuBind(#[from] sluice_vocab::cpu_bind::CpuBindError),
+    /// `-m/--distribution` is not one of Slurm's layouts.
+    #[error(transparent)]
+    Distribution(#[from] sluice_vocab::distribution::DistributionError),
+    /// `--hint` names an unknown hint.
+    #[error(transparent)]
+    Hint(#[from] sluice_vocab::hint::HintError),
+    /// `--mem-bind` is not one of Slurm's policies.
+    #[error(transparent)]
+    MemBind(#[from] sluice_vocab::mem_bind::MemBindError),
+    /// `--cpu-freq` is not a frequency, range or allowed governor.
+    #[error(transparent)]
+    CpuFreq(#[from] sluice_vocab::cpu_freq::CpuFreqError),
+    /// `--acctg-freq` has an item Slurm does not read.
+    #[error(transparent)]
+    AcctgFreq(#[from] sluice_vocab::acctg_freq::AcctgFreqError),
 }
 
 impl OptError {
@@ -383,6 +413,17 @@ pub struct JobOpts {
     pub deadline: Option<i64>,
     /// `-d`, passed through.
     pub dependency: Option<String>,
+    /// `-m/--distribution`: how a step's tasks are laid out (srun), carried to the job's
+    /// steps in `SLURM_DISTRIBUTION` (sbatch, salloc).
+    pub distribution: Option<sluice_vocab::distribution::Distribution>,
+    /// `--hint`: a binding and threads-per-core choice (see [`JobOpts::settle_hint`]).
+    pub hint: Option<sluice_vocab::hint::Hint>,
+    /// `--mem-bind` as given (checked): the tasks' NUMA memory policy.
+    pub mem_bind: Option<String>,
+    /// `--cpu-freq`: the tasks' CPU frequency or governor.
+    pub cpu_freq: Option<sluice_vocab::cpu_freq::CpuFreq>,
+    /// `--acctg-freq` as given (checked): how often the steps' usage is sampled.
+    pub acctg_freq: Option<String>,
     /// `-e` pattern.
     pub error: Option<String>,
     /// `-s/--oversubscribe` or `--exclusive` (the last one given wins, as in Slurm).
@@ -500,6 +541,19 @@ impl JobOpts {
                 self.deadline = Some(values::begin(&v).map_err(|_| OptError::Deadline)?);
             }
             Opt::Dependency => self.dependency = Some(v),
+            Opt::Distribution => {
+                self.distribution = Some(sluice_vocab::distribution::Distribution::parse(&v)?);
+            }
+            Opt::Hint => self.hint = Some(sluice_vocab::hint::Hint::parse(&v)?),
+            Opt::MemBind => {
+                sluice_vocab::mem_bind::MemBind::parse(&v)?;
+                self.mem_bind = Some(v);
+            }
+            Opt::CpuFreq => self.cpu_freq = Some(sluice_vocab::cpu_freq::CpuFreq::parse(&v)?),
+            Opt::AcctgFreq => {
+                sluice_vocab::acctg_freq::AcctgFreq::parse(&v)?;
+                self.acctg_freq = Some(v);
+            }
             Opt::Error => self.error = Some(v),
             Opt::Exclusive => self.share = Some(values::exclusive(given.as_deref())?),
             Opt::Exclude => self.exclude = values::hostlist(&v).ok_or(OptError::Exclude)?,

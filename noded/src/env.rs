@@ -110,6 +110,15 @@ pub fn batch_env(req: &LaunchBatchRequest, node: NodeFacts<'_>) -> Env {
     env
 }
 
+/// The global rank of this node's `local`-th task: from srun's list under a cyclic, plane
+/// or arbitrary distribution, else consecutive from `first_task`.
+pub fn task_rank(req: &RunStepRequest, local: u32) -> u32 {
+    req.task_ranks
+        .get(local as usize)
+        .copied()
+        .unwrap_or(req.first_task + local)
+}
+
 /// The environment of step task `rank` (global) that is the `local`-th task on this node.
 pub fn step_env(req: &RunStepRequest, node: NodeFacts<'_>, rank: u32, local: u32) -> Env {
     let mut env = base(&req.env);
@@ -147,7 +156,7 @@ pub fn step_env(req: &RunStepRequest, node: NodeFacts<'_>, rank: u32, local: u32
     set(&mut env, "SLURM_LOCALID", local);
     set(&mut env, "SLURM_NODEID", req.node_index);
     let gtids: Vec<String> = (0..req.tasks_here)
-        .map(|i| (req.first_task + i).to_string())
+        .map(|i| task_rank(req, i).to_string())
         .collect();
     set(&mut env, "SLURM_GTIDS", gtids.join(","));
     set(&mut env, "SLURMD_NODENAME", node.node_name);
@@ -246,5 +255,25 @@ mod tests {
         assert_eq!(env["SLURM_STEP_NODELIST"], "n[1-2]");
         assert_eq!(env["SLURM_JOB_NODELIST"], "n[1-4]");
         assert_eq!(env["SLURM_STEP_NUM_TASKS"], "4");
+    }
+
+    #[test]
+    fn cyclic_ranks_come_from_srun_s_list() {
+        let req = RunStepRequest {
+            ntasks: 5,
+            first_task: 1,
+            tasks_here: 2,
+            task_ranks: vec![1, 3],
+            ..Default::default()
+        };
+        assert_eq!((task_rank(&req, 0), task_rank(&req, 1)), (1, 3));
+        let env = step_env(&req, facts(), 3, 1);
+        assert_eq!(env["SLURM_GTIDS"], "1,3");
+        let block = RunStepRequest {
+            first_task: 2,
+            tasks_here: 2,
+            ..Default::default()
+        };
+        assert_eq!(task_rank(&block, 1), 3);
     }
 }

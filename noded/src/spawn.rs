@@ -68,6 +68,12 @@ pub fn working_dir(workdir: &str) -> PathBuf {
     }
 }
 
+/// `/bin/sh` as the job's user (when the daemon is root), in `dir`, with exactly `env`, in a
+/// process group of its own.
+pub fn user_shell(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
+    base(run_as, dir, env)
+}
+
 fn base(run_as: Option<RunAs>, dir: &Path, env: &Env) -> Command {
     let mut cmd = Command::new(SHELL);
     cmd.env_clear()
@@ -196,8 +202,9 @@ pub struct TaskIo {
     pub stdout: Option<String>,
     /// Its stderr.
     pub stderr: TaskStderr,
-    /// `--cpu-bind=verbose`: the line printed on its stderr, split around its pid.
-    pub report: Option<(String, String)>,
+    /// `--cpu-bind=verbose`, `--mem-bind=verbose`: the lines printed on its stderr, each
+    /// split around its pid.
+    pub reports: Vec<(String, String)>,
 }
 
 /// The wrapper script for `io` and its positional arguments before the program's. Files are
@@ -233,7 +240,7 @@ fn step_script(io: &TaskIo) -> (String, Vec<String>) {
         script.push_str(&checks);
         script.push_str(&format!("exec {}; ", redirects.join(" ")));
     }
-    if let Some((before, after)) = &io.report {
+    for (before, after) in &io.reports {
         args.push(before.clone());
         args.push(after.clone());
         let (b, a) = (args.len() - 1, args.len());
@@ -331,7 +338,7 @@ mod tests {
             stdin,
             stdout: stdout.map(String::from),
             stderr,
-            report: None,
+            reports: Vec::new(),
         }
     }
 
@@ -354,7 +361,7 @@ mod tests {
         let probe = "{ true <\"$1\"; } 2>/dev/null || cannot_open stdin \"$1\";";
         assert!(script.contains(probe), "{script}");
         let mut split = io(TaskStdin::Null, Some("o"), TaskStderr::File("e".into()));
-        split.report = Some(("a [".into(), "] b".into()));
+        split.reports = vec![("a [".into(), "] b".into())];
         let (script, args) = step_script(&split);
         assert!(
             script.contains("exec >>\"$1\" 2>>\"$2\"; printf"),

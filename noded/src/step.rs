@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use nix::sys::signal::Signal;
 use sluice_vocab::cpu_bind::CpuBind;
+use sluice_vocab::cpu_freq::CpuFreq;
 use sluice_vocab::jobacct::{StepUsage, TaskUsage};
+use sluice_vocab::mem_bind::MemBind;
 use sluice_wire::proto::{AttachedStep, RunStepRequest, StepOutput, TaskExit};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
@@ -22,16 +24,20 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::acct::{self, Tracker};
 use crate::affinity;
+use crate::bcast;
+use crate::cpufreq;
 use crate::env::{self, Env};
 use crate::error::NodedError;
 use crate::job_scripts;
 use crate::jobs::{Part, signal_group};
+use crate::mempolicy;
 use crate::node::Node;
 use crate::pty;
 use crate::spawn::TaskStdin;
 use crate::spawn::{self, RunAs, TaskIo};
 use crate::stdin::{Pipes, Waiting};
 use crate::step_adopt;
+use crate::step_debug::{self, StepDebug};
 use crate::step_io;
 use crate::supervise::Ended;
 
@@ -45,7 +51,7 @@ const CHUNK: usize = 16 * 1024;
 
 /// Starts `req`'s tasks on this node (each after `TaskProlog`, whose `print` lines go first to
 /// its output; `TaskEpilog` runs after it) and returns their output stream.
-pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, NodedError> {
+pub async fn run(node: &Arc<Node>, mut req: RunStepRequest) -> Result<OutputStream, NodedError> {
     if req.argv.is_empty() || req.tasks_here == 0 {
         return Err(NodedError::BadRequest {
             why: format!(
@@ -64,7 +70,26 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     node.jobs.note_run(job, run);
     let run_as = RunAs::for_job(req.uid, req.gid);
     let dir = spawn::working_dir(&req.workdir);
-    let tasks = plan(node, &req)?;
+    let mut tasks = plan(node, &req)?;
+    if let Some(file) = req.bcast.take() {
+        // srun --bcast: the tasks run this node's copy of the executable.
+        let env = tasks.first().map(|t| t.env.clone()).unwrap_or_default();
+        let at = bcast::dest_path(&req, &file.dest, &dir, &node.config.node_name);
+        let copy = bcast::place(&file, &at, run_as, &dir, &env)
+            .await
+            .map_err(|why| NodedError::BadRequest { why })?;
+        if let Some(program) = req.argv.first_mut() {
+            *program = copy.display().to_string();
+        }
+        if file.send_libs {
+            for t in &mut tasks {
+                let path = bcast::library_path(&copy, &t.env);
+                t.env.insert("LD_LIBRARY_PATH".to_string(), path);
+            }
+        }
+    }
+    let gather = acct::for_step(node.config.jobacct, req.acctg_task_secs);
+    let freq = cpu_freq(&req, &tasks)?;
     let ios: Vec<TaskIo> = tasks.iter().map(|t| t.io.clone()).collect();
     let files = step_io::files_to_truncate(&req, &ios);
     if let (false, Some(first)) = (files.is_empty(), tasks.first()) {
@@ -90,6 +115,11 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
     let mut waits = JoinSet::new();
     let mut groups = Vec::new();
     let mut stdin = Pipes::default();
+    let debug = StepDebug::new(req.slurmd_debug, &node.config.node_name, &tx);
+    if let (Some(d), Some(first)) = (&debug, tasks.first()) {
+        d.line(first.rank, &format!("starting {} tasks", tasks.len()))
+            .await;
+    }
     for task in tasks {
         let rank = task.rank;
         let mut env = task.env;
@@ -127,7 +157,9 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                         if master.is_some() {
                             stdin.tty = master;
                         }
-                        affinity::spawn_bound(&mut cmd, task.cpus.as_deref())
+                        mempolicy::spawn_with(&mut cmd, task.mems.as_ref(), |cmd| {
+                            affinity::spawn_bound(cmd, task.cpus.as_deref())
+                        })
                     }
                     Err(e) => Err(e),
                 }
@@ -149,6 +181,10 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
             }
         };
         let pgid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        if let Some(d) = &debug {
+            d.line(rank, &step_debug::started(rank, pgid, chrono::Local::now()))
+                .await;
+        }
         groups.push(pgid);
         node.jobs.add_group(job, Part::Step(step), pgid);
         if let Some(pipe) = child.stdin.take() {
@@ -174,7 +210,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         if let Some(err) = child.stderr.take() {
             readers.spawn(forward(err, rank, true, to));
         }
-        let tracker = Tracker::start(&node.config.jobacct, pgid, rank, req.node_index);
+        let tracker = Tracker::start(&gather, pgid, rank, req.node_index);
         if let Some(t) = &tracker {
             let step_no = i32::try_from(step).unwrap_or(i32::MAX);
             node.live.add(job, step_no, req.uid, &req.node_list, t);
@@ -186,6 +222,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                 (Arc::clone(node), env, dir)
             });
         let files = step_adopt::TaskFiles::new(node, job, step, rank);
+        let debug = debug.clone();
         waits.spawn(async move {
             // The last sample sees the exited supervisor (its reaped task's times included)
             // before it is reaped.
@@ -202,6 +239,10 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
                 }),
             };
             files.clear();
+            if let (Some(d), Ok(e)) = (&debug, &status) {
+                d.line(rank, &step_debug::ended(rank, pgid, e.exit_code, e.signal))
+                    .await;
+            }
             if let Some((node, env, dir)) = epilog {
                 let own = own_epilog.as_deref();
                 job_scripts::run_step_task_epilog(&node, own, job, &env, (&dir, run_as)).await;
@@ -225,6 +266,7 @@ pub async fn run(node: &Arc<Node>, req: RunStepRequest) -> Result<OutputStream, 
         readers,
         waits,
         tx,
+        freq,
     ));
     Ok(ReceiverStream::new(rx))
 }
@@ -273,6 +315,8 @@ struct Planned {
     io: TaskIo,
     /// The CPUs it is bound to (`None`: not bound).
     cpus: Option<Vec<u32>>,
+    /// Its memory policy (`None`: the daemon's, the default).
+    mems: Option<mempolicy::Policy>,
     env: Env,
 }
 
@@ -283,11 +327,16 @@ fn plan(node: &Node, req: &RunStepRequest) -> Result<Vec<Planned>, NodedError> {
         "" => None,
         spec => Some(CpuBind::parse(spec).map_err(|e| bad(e.to_string()))?),
     };
+    let mem_bind = match req.mem_bind.as_str() {
+        "" => None,
+        spec => Some(MemBind::parse(spec).map_err(|e| bad(e.to_string()))?),
+    };
     let avail = affinity::available_cpus();
+    let numa = mempolicy::numa_nodes(Path::new("/"), &avail);
     let host = node.config.node_name.as_str();
     let mut tasks = Vec::new();
     for local in 0..req.tasks_here {
-        let rank = req.first_task + local;
+        let rank = env::task_rank(req, local);
         let mut env = env::step_env(req, node.facts(), rank, local);
         let mut io = step_io::task_io(req, host, rank);
         let mut cpus = None;
@@ -298,13 +347,26 @@ fn plan(node: &Node, req: &RunStepRequest) -> Result<Vec<Planned>, NodedError> {
             env.extend(b.env().into_iter().map(|(k, v)| (k.to_string(), v)));
             if b.verbose {
                 let mask = cpus.as_deref().unwrap_or(&avail);
-                io.report = Some(b.verbose_line(host, rank, local, mask));
+                io.reports.push(b.verbose_line(host, rank, local, mask));
             }
+        }
+        let mut mems = None;
+        if let Some(m) = &mem_bind {
+            let policy = m
+                .policy_for(local, cpus.as_deref(), &numa)
+                .map_err(|why| bad(format!("--mem-bind={}: {why}", req.mem_bind)))?;
+            env.extend(m.env().into_iter().map(|(k, v)| (k.to_string(), v)));
+            if m.verbose {
+                let nodes = policy.as_ref().map(|p| p.1.clone()).unwrap_or_default();
+                io.reports.push(m.verbose_line(host, rank, local, &nodes));
+            }
+            mems = policy.map(|(mode, nodes)| mempolicy::Policy { mode, nodes });
         }
         tasks.push(Planned {
             rank,
             io,
             cpus,
+            mems,
             env,
         });
     }
@@ -313,6 +375,24 @@ fn plan(node: &Node, req: &RunStepRequest) -> Result<Vec<Planned>, NodedError> {
 
 type Waits = JoinSet<(u32, std::io::Result<Ended>, Option<TaskUsage>)>;
 
+/// `--cpu-freq`: sets the frequency of the CPUs the step's tasks are bound to (every CPU of
+/// this daemon when they are not bound); returns the settings to put back at the step's end.
+fn cpu_freq(req: &RunStepRequest, tasks: &[Planned]) -> Result<Vec<cpufreq::Saved>, NodedError> {
+    if req.cpu_freq.is_empty() {
+        return Ok(Vec::new());
+    }
+    let freq =
+        CpuFreq::parse(&req.cpu_freq).map_err(|e| NodedError::BadRequest { why: e.to_string() })?;
+    let mut cpus: Vec<u32> = tasks
+        .iter()
+        .flat_map(|t| t.cpus.clone().unwrap_or_else(affinity::available_cpus))
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpufreq::apply(Path::new("/"), &cpus, &freq))
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn supervise(
     node: Arc<Node>,
     job: u32,
@@ -321,6 +401,7 @@ async fn supervise(
     mut readers: JoinSet<()>,
     mut waits: Waits,
     tx: mpsc::Sender<Result<StepOutput, tonic::Status>>,
+    freq: Vec<cpufreq::Saved>,
 ) {
     let mut exits = Vec::new();
     let mut usages = Vec::new();
@@ -358,6 +439,7 @@ async fn supervise(
         signal_group(*pgid, Some(Signal::SIGKILL));
     }
     while readers.join_next().await.is_some() {}
+    cpufreq::restore(&freq);
     node.jobs.remove_part(job, Part::Step(step));
     // Pipes srun never came for close with the step.
     node.stdin.remove(job, step);

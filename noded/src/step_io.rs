@@ -31,7 +31,7 @@ pub fn task_io(req: &RunStepRequest, node_name: &str, rank: u32) -> TaskIo {
             stdin: TaskStdin::Terminal,
             stdout: None,
             stderr: TaskStderr::Piped,
-            report: None,
+            reports: Vec::new(),
         };
     }
     let stdin = if req.stdin_from_srun {
@@ -51,7 +51,7 @@ pub fn task_io(req: &RunStepRequest, node_name: &str, rank: u32) -> TaskIo {
         stdin,
         stdout: file(&req.stdout_file),
         stderr,
-        report: None,
+        reports: Vec::new(),
     }
 }
 

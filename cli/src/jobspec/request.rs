@@ -127,14 +127,74 @@ impl JobOpts {
             merged.as_slice()
         };
         let mut env = self.export().apply(environ);
-        for (name, value) in self.topo_vars() {
+        let topo = self
+            .topo_vars()
+            .into_iter()
+            .map(|(n, v)| (n, v.to_string()));
+        for (name, value) in topo.chain(self.placement_vars()) {
             env.retain(|e| e.name != name);
             env.push(sluice_wire::proto::EnvVar {
                 name: name.to_string(),
-                value: value.to_string(),
+                value,
             });
         }
         env
+    }
+
+    /// `--hint` once every source was applied (`cli`: the options given on the command
+    /// line, `cpu_bind_type`: a `--cpu-bind` type was given there): dropped when
+    /// `--ntasks-per-core`, `--threads-per-core` or a binding type takes its place, as
+    /// Slurm's srun drops it; else its threads per core become the job's. Returns what the
+    /// hint stands for, when it stays.
+    pub fn settle_hint(
+        &mut self,
+        cli: &[super::Opt],
+        cpu_bind_type: bool,
+    ) -> Option<sluice_vocab::hint::HintEffect> {
+        use super::Opt;
+        let replaced = cpu_bind_type
+            || cli
+                .iter()
+                .any(|o| matches!(o, Opt::NtasksPerCore | Opt::ThreadsPerCore));
+        if replaced {
+            self.hint = None;
+        }
+        let effect = self.hint.as_ref()?.effect();
+        if let Some(t) = effect.threads_per_core {
+            self.topo.threads_per_core = Some(t);
+        }
+        Some(effect)
+    }
+
+    /// `SLURM_DISTRIBUTION` (and `SLURM_DIST_PLANESIZE`), `SLURM_HINT` (and under
+    /// `--hint=multithread` `SLURM_NTASKS_PER_CORE`), `SLURM_MEM_BIND` (as given, with
+    /// `SLURM_MEM_BIND_VERBOSE`), `SLURM_CPU_FREQ_REQ` and `SLURM_ACCTG_FREQ`, each when its
+    /// option was given, as Slurm's sbatch and salloc set them: the job's steps read them back
+    /// as options.
+    pub fn placement_vars(&self) -> Vec<(&'static str, String)> {
+        let mut vars = Vec::new();
+        if let Some(d) = &self.distribution {
+            vars.extend(d.env());
+        }
+        if let Some(h) = &self.hint {
+            vars.push(("SLURM_HINT", h.env_value()));
+            if let (Some(n), None) = (h.effect().ntasks_per_core, self.topo.ntasks_per_core) {
+                vars.push(("SLURM_NTASKS_PER_CORE", n.to_string()));
+            }
+        }
+        if let Some(m) = &self.mem_bind {
+            let verbose = sluice_vocab::mem_bind::MemBind::parse(m).is_ok_and(|b| b.verbose);
+            vars.push(("SLURM_MEM_BIND", m.clone()));
+            let verbosity = if verbose { "verbose" } else { "quiet" };
+            vars.push(("SLURM_MEM_BIND_VERBOSE", verbosity.to_string()));
+        }
+        if let Some(f) = &self.cpu_freq {
+            vars.push(("SLURM_CPU_FREQ_REQ", f.env_value()));
+        }
+        if let Some(a) = &self.acctg_freq {
+            vars.push(("SLURM_ACCTG_FREQ", a.clone()));
+        }
+        vars
     }
 
     /// The `SLURM_RLIMIT_*` variables carrying this process's resource limits to the job's

@@ -90,7 +90,8 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_TIMELIMIT", SaOpt::Job(Opt::Time)),
     env("SALLOC_WCKEY", SaOpt::Job(Opt::Wckey)),
     // Catalog options (refused or ignored as the options are).
-    env("SALLOC_ACCTG_FREQ", SaOpt::Job(Opt::Other("acctg-freq"))),
+    env("SALLOC_ACCTG_FREQ", SaOpt::Job(Opt::AcctgFreq)),
+    env("SALLOC_CPU_FREQ_REQ", SaOpt::Job(Opt::CpuFreq)),
     env("SALLOC_CORE_SPEC", SaOpt::Job(Opt::Other("core-spec"))),
     env(
         "SALLOC_CPUS_PER_GPU",
@@ -110,8 +111,9 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     ),
     env("SALLOC_GRES", SaOpt::Job(Opt::Other("gres"))),
     env("SALLOC_GRES_FLAGS", SaOpt::Job(Opt::Other("gres-flags"))),
-    env("SALLOC_HINT", SaOpt::Job(Opt::Other("hint"))),
-    env("SALLOC_MEM_BIND", SaOpt::Job(Opt::Other("mem-bind"))),
+    env("SALLOC_DISTRIBUTION", SaOpt::Job(Opt::Distribution)),
+    env("SALLOC_HINT", SaOpt::Job(Opt::Hint)),
+    env("SALLOC_MEM_BIND", SaOpt::Job(Opt::MemBind)),
     env("SALLOC_MEM_PER_GPU", SaOpt::Job(Opt::Other("mem-per-gpu"))),
     env("SALLOC_NETWORK", SaOpt::Job(Opt::Other("network"))),
     env("SALLOC_POWER", SaOpt::Job(Opt::Other("power"))),
@@ -238,7 +240,8 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
     for (opt, value) in parsed.opts {
         opts.apply(opt, value)?;
     }
-    opts.job.settle_memory(cli_ids, env_ids)?;
+    opts.job.settle_memory(cli_ids.clone(), env_ids)?;
+    opts.job.settle_hint(&cli_ids, false);
     opts.command = parsed.operands;
     Ok(Invocation::Run(Box::new(opts)))
 }

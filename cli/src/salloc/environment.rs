@@ -68,6 +68,7 @@ pub fn for_command(
     for (name, value) in job.topo_vars() {
         set.push((name, value.to_string()));
     }
+    set.extend(job.placement_vars());
     let mut env: Vec<(String, String)> = environ
         .iter()
         .filter(|(k, _)| !set.iter().any(|(s, _)| s == k))

@@ -182,13 +182,26 @@ pub const ENV: &[EnvOpt<Opt>] = &[
 
 /// The `SBATCH_*` variables of [`catalog`] options (refused or ignored as the options are).
 pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
-    other("SBATCH_ACCTG_FREQ", "acctg-freq", false),
+    EnvOpt {
+        var: "SBATCH_ACCTG_FREQ",
+        id: Opt::AcctgFreq,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_CPU_FREQ_REQ",
+        id: Opt::CpuFreq,
+        flag: false,
+    },
     other("SBATCH_BATCH", "batch", false),
     other("SBATCH_CONTAINER", "container", false),
     other("SBATCH_CORE_SPEC", "core-spec", false),
     other("SBATCH_CPUS_PER_GPU", "cpus-per-gpu", false),
     other("SBATCH_DELAY_BOOT", "delay-boot", false),
-    other("SBATCH_DISTRIBUTION", "distribution", false),
+    EnvOpt {
+        var: "SBATCH_DISTRIBUTION",
+        id: Opt::Distribution,
+        flag: false,
+    },
     other("SBATCH_GET_USER_ENV", "get-user-env", false),
     other("SBATCH_GPU_BIND", "gpu-bind", false),
     other("SBATCH_GPU_FREQ", "gpu-freq", false),
@@ -197,8 +210,16 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
     other("SBATCH_GPUS_PER_TASK", "gpus-per-task", false),
     other("SBATCH_GRES", "gres", false),
     other("SBATCH_GRES_FLAGS", "gres-flags", false),
-    other("SBATCH_HINT", "hint", false),
-    other("SBATCH_MEM_BIND", "mem-bind", false),
+    EnvOpt {
+        var: "SBATCH_HINT",
+        id: Opt::Hint,
+        flag: false,
+    },
+    EnvOpt {
+        var: "SBATCH_MEM_BIND",
+        id: Opt::MemBind,
+        flag: false,
+    },
     other("SBATCH_MEM_PER_GPU", "mem-per-gpu", false),
     other("SBATCH_NETWORK", "network", false),
     other("SBATCH_OVERCOMMIT", "overcommit", true),

@@ -309,7 +309,8 @@ pub fn plan(
     for (opt, value) in cmdline {
         opts.apply(opt, value)?;
     }
-    opts.job.settle_memory(cli_ids, env_ids)?;
+    opts.job.settle_memory(cli_ids.clone(), env_ids)?;
+    opts.job.settle_hint(&cli_ids, false);
     let mut request = opts.job.to_request(&name, body, who, environ);
     set_rlimits(&mut request, &opts.job, &all_limits());
     request.test_only = opts.test_only;

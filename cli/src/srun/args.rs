@@ -6,6 +6,7 @@
 use crate::getopt::{self, GetoptError, HasArg, Mode, OptSpec};
 use crate::jobspec::{COMMON, JobOpts, Opt, OptError, catalog, env_options, map_table, values};
 use sluice_vocab::cpu_bind::CpuBind;
+use sluice_vocab::distribution::Distribution;
 
 pub use super::input_env::ENV;
 use super::step_opts::{self, StepOpt, StepOptError, StepOpts};
@@ -26,6 +27,11 @@ pub enum SrOpt {
     Error,
     Unbuffered,
     CpuBind,
+    SlurmdDebug,
+    ResvPorts,
+    Bcast,
+    BcastExclude,
+    SendLibs,
     Mpi,
     Pty,
     /// One of the step options ([`step_opts`]).
@@ -120,6 +126,11 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("cpu-bind", None, HasArg::Required, SrOpt::CpuBind),
         own("cpu_bind", None, HasArg::Required, SrOpt::CpuBind),
         own("mpi", None, HasArg::Required, SrOpt::Mpi),
+        own("resv-ports", None, HasArg::Optional, SrOpt::ResvPorts),
+        own("bcast", None, HasArg::Optional, SrOpt::Bcast),
+        own("bcast-exclude", None, HasArg::Required, SrOpt::BcastExclude),
+        own("send-libs", None, HasArg::Optional, SrOpt::SendLibs),
+        own("slurmd-debug", None, HasArg::Required, SrOpt::SlurmdDebug),
         own(
             "propagate",
             None,
@@ -260,6 +271,16 @@ pub struct SrunOpts {
     pub cpu_bind: Option<CpuBind>,
     /// `--pty`: task 0 runs on a pseudo-terminal, srun's terminal in raw mode.
     pub pty: bool,
+    /// `--slurmd-debug`: how much the node daemons tell about the step on srun's stderr
+    /// (0: nothing; at most [`MAX_SLURMD_DEBUG`]).
+    pub slurmd_debug: u32,
+    /// `--slurmd-debug` asked for more than [`MAX_SLURMD_DEBUG`] (srun says so).
+    pub slurmd_debug_capped: bool,
+    /// `--resv-ports=<count>`: ports the step asks to reserve for its MPI (see
+    /// [`RESV_PORTS_REFUSED`]); `--resv-ports` without a count asks for none.
+    pub resv_ports: Option<u32>,
+    /// `--bcast`, `--send-libs`, `--bcast-exclude`.
+    pub bcast: super::bcast::Bcast,
     /// How the step is created, launched and ended.
     pub step: StepOpts,
     /// The command and its arguments.
@@ -276,6 +297,10 @@ pub enum Invocation {
     CpuBindHelp,
     /// `--mpi=list`.
     MpiList,
+    /// `--hint=help`.
+    HintHelp,
+    /// `--mem-bind=help`.
+    MemBindHelp,
     Run(Box<SrunOpts>),
 }
 
@@ -317,6 +342,30 @@ impl SrunOpts {
             SrOpt::Error => self.error = Some(IoTarget::parse(&value.unwrap_or_default())),
             SrOpt::Unbuffered => self.unbuffered = true,
             SrOpt::Pty => self.pty = true,
+            SrOpt::Bcast => self.bcast.dest = Some(value.unwrap_or_default()),
+            SrOpt::BcastExclude => {
+                let v = value.unwrap_or_default();
+                self.bcast.exclude = Some(v.split(',').map(String::from).collect());
+            }
+            SrOpt::SendLibs => {
+                let v = value.as_deref();
+                self.bcast.send_libs =
+                    super::bcast::send_libs(v).ok_or_else(|| OptError::InvalidValue {
+                        option: "send-libs",
+                        value: v.unwrap_or_default().to_string(),
+                    })?;
+            }
+            SrOpt::ResvPorts => {
+                self.resv_ports = match value.as_deref() {
+                    None | Some("") => None,
+                    Some(v) => Some(values::positive(v, "--resv-ports")?),
+                };
+            }
+            SrOpt::SlurmdDebug => {
+                let asked = debug_level(&value.unwrap_or_default());
+                self.slurmd_debug_capped = asked.is_none_or(|l| l > MAX_SLURMD_DEBUG);
+                self.slurmd_debug = asked.unwrap_or(MAX_SLURMD_DEBUG).min(MAX_SLURMD_DEBUG);
+            }
             SrOpt::Step(o) => self.step.apply(o, value)?,
             SrOpt::CpuBind => {
                 let bind = CpuBind::parse(&value.unwrap_or_default()).map_err(OptError::from)?;
@@ -345,6 +394,12 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
                 return Ok(Invocation::CpuBindHelp);
             }
             SrOpt::Mpi if value.as_deref() == Some("list") => return Ok(Invocation::MpiList),
+            SrOpt::Job(Opt::Hint) if value.as_deref() == Some("help") => {
+                return Ok(Invocation::HintHelp);
+            }
+            SrOpt::Job(Opt::MemBind) if value.as_deref() == Some("help") => {
+                return Ok(Invocation::MemBindHelp);
+            }
             SrOpt::Usage => return Ok(Invocation::Usage),
             SrOpt::Version => return Ok(Invocation::Version),
             _ => {}
@@ -369,21 +424,89 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
     if given(Opt::NtasksPerNode) && !given(Opt::Ntasks) {
         opts.job.ntasks = None;
     }
+    // `SLURM_DISTRIBUTION` as sbatch and salloc leave it (`plane` with its size apart).
+    let var = |name: &str| {
+        environ
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    if let Some(d) = Distribution::from_env(var("SLURM_DISTRIBUTION"), var("SLURM_DIST_PLANESIZE"))
+    {
+        opts.job.distribution = Some(d);
+    }
     let cli_ids: Vec<Opt> = parsed
         .opts
         .iter()
         .filter_map(|(o, _)| job_opt(*o))
         .collect();
+    let bind_type = parsed
+        .opts
+        .iter()
+        .any(|(o, v)| *o == SrOpt::CpuBind && names_a_binding(v.as_deref().unwrap_or_default()));
     for (opt, value) in parsed.opts {
         check_mpi(opt, value.as_deref())?;
         opts.apply(opt, value)?;
     }
-    opts.job.settle_memory(cli_ids, env_ids)?;
+    opts.job.settle_memory(cli_ids.clone(), env_ids)?;
+    if let Some(effect) = opts.job.settle_hint(&cli_ids, bind_type) {
+        // The hint's binding, keeping a `verbose` given with --cpu-bind.
+        let verbose = opts.cpu_bind.as_ref().is_some_and(|b| b.verbose);
+        let words = format!("{},{}", if verbose { "v" } else { "q" }, effect.cpu_bind);
+        opts.cpu_bind = Some(CpuBind::parse(&words).map_err(OptError::from)?);
+    } else if opts.job.topo.ntasks_per_core.is_some() && !bind_type {
+        // Seen on Slurm 22.05: `srun --ntasks-per-core=2` binds its tasks to cores.
+        let verbose = opts.cpu_bind.as_ref().is_some_and(|b| b.verbose);
+        let words = if verbose { "v,cores" } else { "q,cores" };
+        opts.cpu_bind = Some(CpuBind::parse(words).map_err(OptError::from)?);
+    }
     if parsed.operands.is_empty() {
         return Err(ArgsError::NoCommand);
     }
     opts.command = parsed.operands;
     Ok(Invocation::Run(Box::new(opts)))
+}
+
+/// `--resv-ports`: Slurm reserves ports for a step only from `MpiParams=ports=<range>`, which
+/// Sluice does not read (no cluster here has a port range). Seen on Slurm 22.05 without it:
+/// `srun --resv-ports true` runs, the task has no `SLURM_STEP_RESV_PORTS`; `srun
+/// --resv-ports=2 true` gets its allocation, then fails with `Unable to create step for job
+/// N: ` and these words (exit 1).
+pub const RESV_PORTS_REFUSED: &str = "Requires more ports than can be reserved";
+
+/// The most `--slurmd-debug` adds to the step daemons' level, as in Slurm's srun.
+pub const MAX_SLURMD_DEBUG: u32 = 4;
+
+/// What srun says when `--slurmd-debug` asks for more (or for a level it cannot read: Slurm's
+/// srun takes that as the most too, as seen with `--slurmd-debug=bogus`).
+pub const SLURMD_DEBUG_CAPPED: &str = "Using srun's max debug increment of 4";
+
+/// A log level as Slurm reads it: a number, or `quiet`, `fatal`, `error`, `info`, `verbose`,
+/// `debug`, `debug2`...`debug5`.
+fn debug_level(value: &str) -> Option<u32> {
+    if let Ok(n) = value.trim().parse::<u32>() {
+        return Some(n);
+    }
+    let words = [
+        "quiet", "fatal", "error", "info", "verbose", "debug", "debug2", "debug3", "debug4",
+        "debug5",
+    ];
+    let lower = value.trim().to_ascii_lowercase();
+    words
+        .iter()
+        .position(|w| *w == lower)
+        .and_then(|p| u32::try_from(p).ok())
+}
+
+/// Whether a `--cpu-bind` value names a binding type (not only `verbose`/`quiet`): one that
+/// takes `--hint`'s place.
+fn names_a_binding(value: &str) -> bool {
+    value.split(',').any(|w| {
+        !matches!(
+            w.to_ascii_lowercase().as_str(),
+            "q" | "quiet" | "v" | "verbose"
+        )
+    })
 }
 
 /// The shared job option `o` stands for, if any.
@@ -820,5 +943,93 @@ mod tests {
             parse(&["--mpi=list".to_string()], &[]),
             Ok(Invocation::MpiList)
         );
+    }
+
+    #[test]
+    fn distribution_from_the_command_line_and_the_job() {
+        use sluice_vocab::distribution::NodeDist;
+        let o = run("-m cyclic:block true", &[]).unwrap();
+        let d = o.job.distribution.unwrap();
+        assert_eq!(d.nodes, Some(NodeDist::Cyclic));
+        assert_eq!(d.env_value(), "cyclic:block");
+        let env = [
+            ("SLURM_DISTRIBUTION", "plane"),
+            ("SLURM_DIST_PLANESIZE", "3"),
+        ];
+        let o = run("true", &env).unwrap();
+        assert_eq!(o.job.distribution.unwrap().nodes, Some(NodeDist::Plane(3)));
+        let o = run("--distribution=block true", &env).unwrap();
+        assert_eq!(
+            o.job.distribution.unwrap().nodes,
+            Some(NodeDist::Block),
+            "the command line wins"
+        );
+        assert_eq!(
+            run("-m plane true", &[]).unwrap_err().to_string(),
+            "Invalid plane size or size not specified"
+        );
+    }
+
+    #[test]
+    fn hints_become_a_binding_unless_an_explicit_option_replaces_them() {
+        use sluice_vocab::cpu_bind::BindKind;
+        let o = run("--hint=nomultithread true", &[]).unwrap();
+        assert_eq!(
+            o.cpu_bind.as_ref().map(|b| &b.kind),
+            Some(&BindKind::Threads)
+        );
+        assert_eq!(o.job.topo.threads_per_core, Some(1));
+        let o = run("--hint=memory_bound --cpu-bind=verbose true", &[]).unwrap();
+        let b = o.cpu_bind.unwrap();
+        assert_eq!((b.kind, b.verbose), (BindKind::Cores, true));
+        let o = run("--hint=nomultithread --cpu-bind=rank true", &[]).unwrap();
+        assert_eq!(o.cpu_bind.unwrap().kind, BindKind::Rank);
+        assert_eq!(o.job.hint, None);
+        let o = run("--hint=nomultithread --ntasks-per-core=2 true", &[]).unwrap();
+        assert_eq!(o.job.topo.threads_per_core, None);
+        assert_eq!(
+            o.cpu_bind.map(|b| b.kind),
+            Some(BindKind::Cores),
+            "--ntasks-per-core binds to cores"
+        );
+        let o = run("true", &[("SLURM_HINT", "compute_bound")]).unwrap();
+        assert_eq!(o.cpu_bind.unwrap().kind, BindKind::Cores);
+        assert_eq!(parse(&words("--hint=help"), &[]), Ok(Invocation::HintHelp));
+        assert_eq!(
+            parse(&words("--mem-bind=help"), &[]),
+            Ok(Invocation::MemBindHelp)
+        );
+    }
+
+    #[test]
+    fn memory_frequency_and_sampling_options() {
+        let o = run(
+            "--mem-bind=v,local --cpu-freq=low-high --acctg-freq=task=2 true",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(o.job.mem_bind.as_deref(), Some("v,local"));
+        assert_eq!(o.job.cpu_freq.unwrap().env_value(), "Low-High");
+        assert_eq!(o.job.acctg_freq.as_deref(), Some("task=2"));
+        let env = [("SLURM_CPU_FREQ_REQ", "High"), ("SLURM_MEM_BIND", "local")];
+        let o = run("true", &env).unwrap();
+        assert_eq!(o.job.cpu_freq.unwrap().env_value(), "High");
+        assert_eq!(o.job.mem_bind.as_deref(), Some("local"));
+        for (bad, words) in [
+            (
+                "--mem-bind=bogus",
+                "unrecognized --mem-bind argument \"bogus\"",
+            ),
+            ("--cpu-freq=0", "unrecognized --cpu-freq argument \"0\""),
+            (
+                "--acctg-freq=task=x",
+                "Invalid --acctg-freq specification: task=x",
+            ),
+        ] {
+            assert_eq!(
+                run(&format!("{bad} true"), &[]).unwrap_err().to_string(),
+                words
+            );
+        }
     }
 }

@@ -32,6 +32,26 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SLURM_ACCTG_FREQ",
+        id: SrOpt::Job(Opt::AcctgFreq),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_CPU_FREQ_REQ",
+        id: SrOpt::Job(Opt::CpuFreq),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_MEM_BIND",
+        id: SrOpt::Job(Opt::MemBind),
+        flag: false,
+    },
+    EnvOpt {
+        var: "SLURM_HINT",
+        id: SrOpt::Job(Opt::Hint),
+        flag: false,
+    },
+    EnvOpt {
         var: "SRUN_CPUS_PER_TASK",
         id: SrOpt::Job(Opt::CpusPerTask),
         flag: false,

@@ -172,11 +172,19 @@ pub async fn run(
             .map(NodedClient::new);
         let mut req = template.clone();
         req.node_index = u32::try_from(place.node).unwrap_or(u32::MAX);
-        req.first_task = place.first;
-        req.tasks_here = place.count;
+        req.first_task = place.ranks.first().copied().unwrap_or(0);
+        req.tasks_here = place.count();
+        // Consecutive ranks need no list (block distribution, the common case).
+        let consecutive = (req.first_task..)
+            .zip(&place.ranks)
+            .all(|(want, r)| *r == want);
+        req.task_ranks = if consecutive {
+            Vec::new()
+        } else {
+            place.ranks.clone()
+        };
         // --multi-prog: each node gets its own tasks' command lines.
-        let mine = place.first..place.first + place.count;
-        req.task_argv.retain(|t| mine.contains(&t.task));
+        req.task_argv.retain(|t| place.runs(t.task));
         let tx = tx.clone();
         let index = place.node;
         let stream_client = client.clone();
@@ -203,7 +211,7 @@ pub async fn run(
             template.window,
         ));
     }
-    let ntasks = layout.iter().map(|p| p.count).sum();
+    let ntasks = layout.iter().map(NodeTasks::count).sum();
     let mut exited: Vec<TaskExit> = Vec::new();
     let mut cancelled = false;
     let mut open = layout.len();
@@ -290,9 +298,9 @@ pub async fn run(
                     open -= 1;
                     let place = layout.iter().find(|p| p.node == node);
                     let reported = exited.iter().filter(|e| place.is_some_and(|p| {
-                        e.task >= p.first && e.task < p.first + p.count
+                        p.runs(e.task)
                     })).count();
-                    if place.is_some_and(|p| reported < p.count as usize) {
+                    if place.is_some_and(|p| reported < p.ranks.len()) {
                         outcome.exit_code = outcome.exit_code.max(1);
                     }
                 }
@@ -668,7 +676,7 @@ async fn signal_all(clients: &[Option<NodedClient>], template: &RunStepRequest, 
 
 /// `srun: StepId=J.S tasks 0-3: running` and the same for tasks that already ended.
 fn print_status(err: &mut dyn Write, step: &str, layout: &[NodeTasks], exited: &[TaskExit]) {
-    let all = layout.iter().flat_map(|p| p.first..p.first + p.count);
+    let all = layout.iter().flat_map(|p| p.ranks.iter().copied());
     let running: Vec<u32> = all
         .filter(|t| !exited.iter().any(|e| e.task == *t))
         .collect();

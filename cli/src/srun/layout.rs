@@ -1,60 +1,59 @@
-//! Where tasks run and how their ends add up: block distribution over the step's nodes (or
-//! the controller's per-node counts), Slurm's task lists (`tasks 0-2,5`), and srun's exit code.
+//! Where tasks run and how their ends add up: the `--distribution` of the step's tasks over
+//! its nodes (on the controller's per-node counts when it gives them), Slurm's task lists
+//! (`tasks 0-2,5`), and srun's exit code.
 
+use sluice_vocab::distribution::{self, NodeDist};
 use sluice_wire::proto::TaskExit;
 
 use crate::jobspec::signals;
 
 /// The tasks one node runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeTasks {
     /// The node's index in the step.
     pub node: usize,
-    /// Global rank of its first task.
-    pub first: u32,
+    /// Global ranks of its tasks, ascending (consecutive under block distribution).
+    pub ranks: Vec<u32>,
+}
+
+impl NodeTasks {
     /// How many tasks it runs.
-    pub count: u32,
+    pub fn count(&self) -> u32 {
+        u32::try_from(self.ranks.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Whether it runs task `rank`.
+    pub fn runs(&self, rank: u32) -> bool {
+        self.ranks.contains(&rank)
+    }
 }
 
-/// Block distribution: consecutive ranks per node, the first `ntasks % nodes` nodes one more.
-/// Nodes that would get no task are left out (fewer tasks than nodes).
-pub fn block(ntasks: u32, nodes: usize) -> Vec<NodeTasks> {
-    let Ok(n) = u32::try_from(nodes) else {
-        return Vec::new();
+/// The step's layout: `ntasks` over `nodes` nodes as `dist` says, on the controller's
+/// per-node counts when it gave them (`counts`, one per node), else on srun's own
+/// (`--distribution=arbitrary` is laid out by the caller). Nodes without a task are left out.
+pub fn lay_out(dist: NodeDist, ntasks: u32, nodes: usize, counts: &[u32]) -> Vec<NodeTasks> {
+    let counts = if counts.len() == nodes && nodes > 0 {
+        counts.to_vec()
+    } else {
+        distribution::counts(dist, ntasks, nodes)
     };
-    if n == 0 {
-        return Vec::new();
-    }
-    let (base, extra) = (ntasks / n, ntasks % n);
-    let mut first = 0;
-    let mut out = Vec::new();
-    for node in 0..n {
-        let count = base + u32::from(node < extra);
-        if count == 0 {
-            break;
-        }
-        out.push(NodeTasks {
-            node: node as usize,
-            first,
-            count,
-        });
-        first += count;
-    }
-    out
+    from_ranks(distribution::place(dist, &counts))
 }
 
-/// The controller's layout: `counts[k]` consecutive ranks on node `k`; nodes without a task
-/// are left out.
-pub fn from_counts(counts: &[u32]) -> Vec<NodeTasks> {
-    let mut first = 0;
-    let mut out = Vec::new();
-    for (node, &count) in counts.iter().enumerate() {
-        if count > 0 {
-            out.push(NodeTasks { node, first, count });
-            first += count;
-        }
-    }
-    out
+/// Each node's ranks as the step's layout, leaving out the nodes without a task.
+pub fn from_ranks(per_node: Vec<Vec<u32>>) -> Vec<NodeTasks> {
+    per_node
+        .into_iter()
+        .enumerate()
+        .filter(|(_, ranks)| !ranks.is_empty())
+        .map(|(node, ranks)| NodeTasks { node, ranks })
+        .collect()
+}
+
+/// `SLURM_TASKS_PER_NODE` (and `SLURM_STEP_TASKS_PER_NODE`) of a layout: `2(x3),1`.
+pub fn tasks_per_node(layout: &[NodeTasks]) -> String {
+    let counts: Vec<u32> = layout.iter().map(NodeTasks::count).collect();
+    sluice_vocab::counts::run_length(&counts)
 }
 
 /// `task 3` or `tasks 0-2,5`, as srun names tasks in its messages.
@@ -151,23 +150,48 @@ mod tests {
         }
     }
 
-    #[test]
-    fn block_gives_the_remainder_to_the_first_nodes() {
-        let firsts: Vec<(u32, u32)> = block(5, 2).iter().map(|t| (t.first, t.count)).collect();
-        assert_eq!(firsts, vec![(0, 3), (3, 2)]);
-        let even: Vec<(u32, u32)> = block(4, 4).iter().map(|t| (t.first, t.count)).collect();
-        assert_eq!(even, vec![(0, 1), (1, 1), (2, 1), (3, 1)]);
-        assert_eq!(block(1, 3).len(), 1, "no node without a task");
-        assert!(block(3, 0).is_empty());
+    fn places(layout: &[NodeTasks]) -> Vec<(usize, Vec<u32>)> {
+        layout.iter().map(|t| (t.node, t.ranks.clone())).collect()
     }
 
     #[test]
-    fn controller_counts_give_consecutive_ranks() {
-        let places: Vec<(usize, u32, u32)> = from_counts(&[1, 3, 0, 2])
-            .iter()
-            .map(|t| (t.node, t.first, t.count))
-            .collect();
-        assert_eq!(places, vec![(0, 0, 1), (1, 1, 3), (3, 4, 2)]);
+    fn block_gives_the_remainder_to_the_first_nodes() {
+        let l = lay_out(NodeDist::Block, 5, 2, &[]);
+        assert_eq!(places(&l), vec![(0, vec![0, 1, 2]), (1, vec![3, 4])]);
+        assert_eq!(tasks_per_node(&l), "3,2");
+        assert_eq!(
+            tasks_per_node(&lay_out(NodeDist::Block, 4, 4, &[])),
+            "1(x4)"
+        );
+        assert_eq!(
+            lay_out(NodeDist::Block, 1, 3, &[]).len(),
+            1,
+            "no node without a task"
+        );
+        assert!(lay_out(NodeDist::Block, 3, 0, &[]).is_empty());
+    }
+
+    #[test]
+    fn controller_counts_are_kept_under_every_distribution() {
+        let counts = [1, 3, 0, 2];
+        assert_eq!(
+            places(&lay_out(NodeDist::Block, 6, 4, &counts)),
+            vec![(0, vec![0]), (1, vec![1, 2, 3]), (3, vec![4, 5])]
+        );
+        assert_eq!(
+            places(&lay_out(NodeDist::Cyclic, 6, 4, &counts)),
+            vec![(0, vec![0]), (1, vec![1, 3, 5]), (3, vec![2, 4])]
+        );
+    }
+
+    #[test]
+    fn cyclic_and_plane_without_controller_counts() {
+        let l = lay_out(NodeDist::Cyclic, 5, 2, &[]);
+        assert_eq!(places(&l), vec![(0, vec![0, 2, 4]), (1, vec![1, 3])]);
+        assert!(l[1].runs(3) && !l[1].runs(2));
+        let p = lay_out(NodeDist::Plane(4), 6, 2, &[]);
+        assert_eq!(places(&p), vec![(0, vec![0, 1, 2, 3]), (1, vec![4, 5])]);
+        assert_eq!(tasks_per_node(&p), "4,2");
     }
 
     #[test]

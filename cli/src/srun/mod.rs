@@ -4,7 +4,7 @@
 //! `queued and waiting` / `has been allocated` lines when the job had to wait); inside one
 //! (`SLURM_JOB_ID` or `--jobid`) it uses that job. Either way it then creates a step
 //! (`CreateStep`, waiting while the job's other steps hold the CPUs it needs), runs the tasks
-//! on the step's node daemons (`RunStep`, block distribution),
+//! on the step's node daemons (`RunStep`, laid out by `-m/--distribution`),
 //! exits with Slurm's rule (the highest exit code; `128 + signal` when a signal ended a task)
 //! and reports the step's end (`StepDone`, ending the job when srun created it).
 //!
@@ -14,6 +14,7 @@
 //!   [`step`]: creating the step (and waiting for its CPUs).
 
 pub mod args;
+pub mod bcast;
 pub mod input_env;
 pub mod interrupt;
 pub mod launch;
@@ -40,6 +41,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use sluice_vocab::cpu_bind::CpuBindError;
+use sluice_vocab::distribution::{self, DistributionError, NodeDist};
 
 use crate::getopt::Ambiguity;
 use crate::jobspec::{self, Submitter, request::workdir};
@@ -111,6 +113,12 @@ pub async fn run_with(
         Ok(Invocation::Usage) => return print(out, args::USAGE),
         Ok(Invocation::CpuBindHelp) => return print(out, args::CPU_BIND_HELP),
         Ok(Invocation::MpiList) => return print(out, args::MPI_LIST),
+        Ok(Invocation::HintHelp) => return print(out, sluice_vocab::hint::HELP),
+        // Seen on Slurm 22.05: the help, then exit 255.
+        Ok(Invocation::MemBindHelp) => {
+            print(out, sluice_vocab::mem_bind::HELP);
+            return 255;
+        }
         Ok(Invocation::Version) => {
             return print(out, &format!("sluice {}\n", env!("CARGO_PKG_VERSION")));
         }
@@ -127,6 +135,26 @@ pub async fn run_with(
             let _ = writeln!(err, "srun: fatal: {}", CpuBindError::FATAL);
             return 1;
         }
+        Err(ArgsError::Opt(jobspec::OptError::Distribution(e))) => {
+            // Slurm's srun adds its general line after a bad plane size, and exits 255.
+            fail(err, &e.to_string());
+            if e != DistributionError::Invalid {
+                fail(err, DistributionError::LAST);
+            }
+            return 255;
+        }
+        Err(ArgsError::Opt(
+            e @ (jobspec::OptError::MemBind(_)
+            | jobspec::OptError::CpuFreq(_)
+            | jobspec::OptError::AcctgFreq(_)),
+        )) => {
+            // Slurm's srun exits 255 for these, the frequency's with a second line.
+            fail(err, &e.to_string());
+            if matches!(e, jobspec::OptError::CpuFreq(_)) {
+                fail(err, sluice_vocab::cpu_freq::CpuFreqError::LAST);
+            }
+            return 255;
+        }
         Err(ArgsError::Opt(e)) if e.is_fatal() => {
             let _ = writeln!(err, "srun: fatal: {e}");
             return 1;
@@ -135,6 +163,32 @@ pub async fn run_with(
             return fail(err, &format!("Unable to allocate resources: {e}"));
         }
         Err(e) => return fail(err, &e.to_string()),
+    };
+    if opts.slurmd_debug_capped {
+        let _ = writeln!(err, "srun: {}", args::SLURMD_DEBUG_CAPPED);
+    }
+    let arbitrary = opts.job.distribution.and_then(|d| d.nodes) == Some(NodeDist::Arbitrary);
+    if arbitrary && opts.nodelist.is_empty() {
+        return fail(
+            err,
+            "With Arbitrary distribution you need to specify a nodelist or hostfile with the -w option",
+        );
+    }
+    // --bcast: the executable is read before anything is asked of the controller.
+    let path = environ
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str());
+    let bcast = match opts.bcast.file(
+        &opts.command[0],
+        Path::new(&workdir(opts.job.chdir.as_deref(), &who.cwd)),
+        path,
+    ) {
+        Ok(file) => file,
+        Err(program) => {
+            let _ = writeln!(err, "srun: fatal: Can not execute {program}");
+            return 1;
+        }
     };
     if opts.step.launch_cmd {
         // Only launch plugins other than launch/slurm print a launch command.
@@ -234,14 +288,20 @@ pub async fn run_with(
         }
     };
     let step_req = step::request(&opts, job_id, &name, !allocated_here);
-    let created = step::create(
-        &mut ctld,
-        step_req,
-        (opts.job.quiet, patience),
-        err,
-        &mut interrupts,
-    )
-    .await;
+    let created = if opts.resv_ports.is_some() {
+        Err(step::StepFailure::Refused(
+            args::RESV_PORTS_REFUSED.to_string(),
+        ))
+    } else {
+        step::create(
+            &mut ctld,
+            step_req,
+            (opts.job.quiet, patience),
+            err,
+            &mut interrupts,
+        )
+        .await
+    };
     let step = match created {
         Ok(s) => s,
         Err(failure) => {
@@ -277,6 +337,22 @@ pub async fn run_with(
         .and_then(sluice_wire::auth::credential::read_unchecked);
     let gid = body.as_ref().map_or(who.gid, |body| body.gid);
     let run = body.as_ref().map_or(0, |body| body.restart_count);
+    let dist = opts.job.distribution.and_then(|d| d.nodes);
+    let step_layout = match dist {
+        Some(NodeDist::Arbitrary) => {
+            let names: Vec<String> = alloc.nodes.iter().map(|n| n.name.clone()).collect();
+            match distribution::arbitrary(&opts.nodelist, &names) {
+                Some(ranks) => layout::from_ranks(ranks),
+                None => layout::lay_out(NodeDist::Block, ntasks, node_count, &[]),
+            }
+        }
+        _ => layout::lay_out(
+            dist.unwrap_or(NodeDist::Block),
+            ntasks,
+            alloc.nodes.len(),
+            &alloc.tasks_per_node,
+        ),
+    };
     let mut template = RunStepRequest {
         job_id,
         step_id: step.step_id,
@@ -284,7 +360,13 @@ pub async fn run_with(
         gid,
         argv: opts.command.clone(),
         workdir: workdir(opts.job.chdir.as_deref(), &who.cwd),
-        env: task_env(&opts, environ, &conf.propagate),
+        env: task_env(
+            &opts,
+            environ,
+            &conf.propagate,
+            &layout::tasks_per_node(&step_layout),
+        ),
+        bcast,
         node_list: alloc.node_list.clone(),
         node_count: u32::try_from(node_count).unwrap_or(u32::MAX),
         ntasks,
@@ -331,11 +413,7 @@ pub async fn run_with(
     let _raw = opts.pty.then(tty::Raw::enter).flatten();
     let launch = launch::Step {
         template,
-        layout: if alloc.tasks_per_node.len() == alloc.nodes.len() && !alloc.nodes.is_empty() {
-            layout::from_counts(&alloc.tasks_per_node)
-        } else {
-            layout::block(ntasks, alloc.nodes.len())
-        },
+        layout: step_layout,
         nodes: alloc.nodes,
         label: opts.label,
         unbuffered: opts.unbuffered || opts.pty,
@@ -407,15 +485,48 @@ fn array_ids(environ: &[(String, String)], job_id: u32) -> (u32, Option<u32>) {
     }
 }
 
+/// Variables of [`jobspec::JobOpts::placement_vars`] Slurm's srun does not set for its tasks
+/// (the node daemon sets the `SLURM_MEM_BIND*` ones from the policy it applies).
+const SRUN_LEAVES: [&str; 4] = [
+    "SLURM_HINT",
+    "SLURM_ACCTG_FREQ",
+    "SLURM_MEM_BIND",
+    "SLURM_MEM_BIND_VERBOSE",
+];
+
 /// The tasks' environment: what `--export` passes, with `SLURM_NTASKS_PER_NODE` when asked.
 fn task_env(
     opts: &args::SrunOpts,
     environ: &[(String, String)],
     propagate: &[&str],
+    tasks_per_node: &str,
 ) -> Vec<EnvVar> {
     let mut env = opts.job.export().apply(environ);
     env.retain(|v| !v.name.starts_with(sluice_wire::rlimits::PREFIX));
     env.extend(opts.job.rlimit_env(propagate));
+    // The step's own layout and the options that shaped it, as Slurm's srun sets them (its
+    // tasks see the binding a hint stands for, not `SLURM_HINT`).
+    let topo = opts
+        .job
+        .topo_vars()
+        .into_iter()
+        .map(|(n, v)| (n, v.to_string()));
+    let placement = opts
+        .job
+        .placement_vars()
+        .into_iter()
+        .filter(|(n, _)| !SRUN_LEAVES.contains(n));
+    let layout = [
+        ("SLURM_TASKS_PER_NODE", tasks_per_node.to_string()),
+        ("SLURM_STEP_TASKS_PER_NODE", tasks_per_node.to_string()),
+    ];
+    for (name, value) in topo.chain(placement).chain(layout) {
+        env.retain(|v| v.name != name);
+        env.push(EnvVar {
+            name: name.to_string(),
+            value,
+        });
+    }
     if let Some(n) = opts.job.ntasks_per_node {
         env.retain(|v| v.name != "SLURM_NTASKS_PER_NODE");
         env.push(EnvVar {

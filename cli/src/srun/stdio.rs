@@ -61,6 +61,15 @@ fn fill_binding(req: &mut RunStepRequest, opts: &SrunOpts) {
         .map(|b| b.to_spec())
         .unwrap_or_default();
     req.cpus_per_task = opts.job.cpus_per_task.unwrap_or(1);
+    req.mem_bind = opts.job.mem_bind.clone().unwrap_or_default();
+    req.slurmd_debug = opts.slurmd_debug;
+    req.cpu_freq = opts.job.cpu_freq.map(|f| f.env_value()).unwrap_or_default();
+    req.acctg_task_secs = opts
+        .job
+        .acctg_freq
+        .as_deref()
+        .and_then(|a| sluice_vocab::acctg_freq::AcctgFreq::parse(a).ok())
+        .and_then(|a| a.task);
 }
 
 fn file_of(target: &IoTarget) -> String {
@@ -73,10 +82,7 @@ fn file_of(target: &IoTarget) -> String {
 
 /// Whether the node running `place` gets srun's stdin.
 pub fn node_reads(req: &RunStepRequest, place: &NodeTasks) -> bool {
-    req.stdin_from_srun
-        && req
-            .stdin_task
-            .is_none_or(|t| t >= place.first && t < place.first + place.count)
+    req.stdin_from_srun && req.stdin_task.is_none_or(|t| place.runs(t))
 }
 
 /// Reads `source` in chunks on a thread of its own.
@@ -209,10 +215,9 @@ mod tests {
     #[test]
     fn only_the_node_of_the_input_task_reads_stdin() {
         let mut r = filled("-i 3 true");
-        let place = |first, count| NodeTasks {
+        let place = |first: u32, count: u32| NodeTasks {
             node: 0,
-            first,
-            count,
+            ranks: (first..first + count).collect(),
         };
         assert!(node_reads(&r, &place(2, 2)));
         assert!(!node_reads(&r, &place(0, 2)));

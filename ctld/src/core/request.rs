@@ -153,6 +153,31 @@ impl TopoAsk {
         }
         tasks
     }
+
+    /// The CPUs `tasks` tasks of `cpt` CPUs hold on a node laid out as `t`. With
+    /// `--threads-per-core` below the node's threads or with `--ntasks-per-core`, tasks get
+    /// whole cores, as Slurm hands them out: a task uses at most `--threads-per-core` threads
+    /// of each of its cores, a core runs at most `--ntasks-per-core` tasks, and every thread
+    /// of a core given to the job is the job's. Otherwise `tasks * cpt`.
+    pub fn cpus_for(&self, t: super::nodes::Topo, tasks: u32, cpt: u32) -> u32 {
+        let cpt = cpt.max(1);
+        let node_tpc = t.threads_per_core.max(1);
+        let fewer_threads = self.threads_per_core.is_some_and(|a| a < node_tpc);
+        if !fewer_threads && self.ntasks_per_core.is_none() {
+            return tasks.saturating_mul(cpt);
+        }
+        let usable = self
+            .threads_per_core
+            .map_or(node_tpc, |a| a.min(node_tpc))
+            .max(1);
+        let cores = if cpt >= usable {
+            tasks.saturating_mul(cpt.div_ceil(usable))
+        } else {
+            let per_core = (usable / cpt).min(self.ntasks_per_core.unwrap_or(u32::MAX));
+            tasks.div_ceil(per_core.max(1))
+        };
+        cores.saturating_mul(node_tpc)
+    }
 }
 
 fn is_zero_u16(n: &u16) -> bool {
@@ -323,4 +348,42 @@ pub struct SubmitReply {
     pub job_id: FedJobId,
     /// Every record created: the job, or each array task in task order.
     pub jobs: Vec<FedJobId>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TopoAsk;
+    use crate::core::nodes::Topo;
+
+    /// 2 sockets of 2 cores of 2 threads.
+    const SMT: Topo = Topo {
+        cpus: 8,
+        sockets: 2,
+        cores_per_socket: 2,
+        threads_per_core: 2,
+    };
+
+    #[test]
+    fn whole_cores_under_threads_or_tasks_per_core() {
+        let none = TopoAsk::default();
+        assert_eq!(none.cpus_for(SMT, 3, 1), 3, "threads one by one");
+        let one_thread = TopoAsk {
+            threads_per_core: Some(1),
+            ..TopoAsk::default()
+        };
+        assert_eq!(one_thread.cpus_for(SMT, 3, 1), 6, "a core each");
+        assert_eq!(one_thread.cpus_for(SMT, 1, 2), 4, "two cores of one thread");
+        let per_core = |n| TopoAsk {
+            ntasks_per_core: Some(n),
+            ..TopoAsk::default()
+        };
+        assert_eq!(per_core(1).cpus_for(SMT, 3, 1), 6);
+        assert_eq!(per_core(2).cpus_for(SMT, 3, 1), 4, "two tasks share a core");
+        assert_eq!(per_core(2).cpus_for(SMT, 2, 2), 4, "a task fills its core");
+        let single = Topo {
+            threads_per_core: 1,
+            ..SMT
+        };
+        assert_eq!(per_core(1).cpus_for(single, 3, 1), 3, "cores are CPUs");
+    }
 }

@@ -245,13 +245,14 @@ fn socket_core_and_thread_options_pick_nodes_and_cap_their_tasks() {
     })));
     assert_eq!(fx.nodes_of(a), "big");
     fx.exit(a, 0).unwrap();
-    // --ntasks-per-core=1: big takes four tasks (four cores), small two.
+    // --ntasks-per-core=1: big takes four tasks (four cores), small two; each task holds its
+    // whole core, so big's eight CPUs are the job's.
     let per_core = TopoAsk {
         ntasks_per_core: Some(1),
         ..TopoAsk::default()
     };
     let b = fx.submit_and_schedule(job(ask(per_core)).ntasks(6));
-    assert_eq!(fx.core.job_cpus(b), [2, 4]);
+    assert_eq!(fx.core.job_cpus(b), [2, 8]);
     fx.exit(b, 0).unwrap();
     let c = fx.submit(one_node(job(ask(per_core)).ntasks(5))).unwrap();
     fx.schedule();
@@ -267,6 +268,7 @@ fn socket_core_and_thread_options_pick_nodes_and_cap_their_tasks() {
     };
     let d = fx.submit_and_schedule(one_node(job(ask(one_thread)).ntasks(4)));
     assert_eq!(fx.nodes_of(d), "big");
+    assert_eq!(fx.core.job_cpus(d), [8], "whole cores");
     fx.exit(d, 0).unwrap();
     let e = fx.submit(one_node(job(ask(one_thread)).ntasks(5))).unwrap();
     fx.schedule();
@@ -288,4 +290,32 @@ fn socket_core_and_thread_options_pick_nodes_and_cap_their_tasks() {
         .unwrap();
     fx.schedule();
     assert_eq!(fx.reason(g), JobReason::PartitionConfig);
+}
+
+#[test]
+fn whole_cores_leave_no_thread_of_a_core_to_another_job() {
+    // One node of 2 cores of 2 threads.
+    let mut fx = cluster(
+        &[(
+            "n1",
+            "Sockets=1 CoresPerSocket=2 ThreadsPerCore=2 RealMemory=1000",
+        )],
+        &["SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU"],
+    );
+    let one_thread = PlaceOpts {
+        topo: TopoAsk {
+            threads_per_core: Some(1),
+            ..TopoAsk::default()
+        },
+        ..PlaceOpts::default()
+    };
+    // One task on one thread holds its whole core: two CPUs.
+    let a = fx.submit_and_schedule(job(one_thread.clone()));
+    assert_eq!(fx.core.job_cpus(a), [2]);
+    // The other core is free for a job of two CPUs; a third CPU is not there.
+    let b = fx.submit_and_schedule(job(PlaceOpts::default()).ntasks(2));
+    assert_eq!(fx.core.job_cpus(b), [2]);
+    let c = fx.submit(job(PlaceOpts::default())).unwrap();
+    fx.schedule();
+    assert_eq!(fx.state(c), JobState::Pending);
 }

@@ -32,6 +32,15 @@ use gather::{TaskGather, Units};
 /// When the second sample of a task is taken (then one every `JobAcctGatherFrequency`).
 const EARLY_SAMPLE: Duration = Duration::from_millis(200);
 
+/// The sampling of a step's tasks: the node's (`JobAcctGatherType`,
+/// `JobAcctGatherFrequency`), at the step's own `--acctg-freq=task=N` interval when it has one.
+pub fn for_step(node: JobAcctGather, task_secs: Option<u32>) -> JobAcctGather {
+    JobAcctGather {
+        frequency: task_secs.unwrap_or(node.frequency),
+        ..node
+    }
+}
+
 /// Samples one task's process group until [`Tracker::finish`].
 #[derive(Debug)]
 pub struct Tracker {

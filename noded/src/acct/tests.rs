@@ -50,3 +50,15 @@ async fn gathering_off_or_without_a_group_measures_nothing() {
     assert!(Tracker::start(&conf(30), 0, 0, 0).is_none());
     exited(0).await;
 }
+
+#[test]
+fn a_step_s_acctg_freq_replaces_the_node_s_interval() {
+    assert_eq!(for_step(conf(30), Some(2)), conf(2));
+    assert_eq!(for_step(conf(30), Some(0)), conf(0));
+    assert_eq!(for_step(conf(30), None), conf(30));
+    let off = JobAcctGather {
+        enabled: false,
+        ..conf(30)
+    };
+    assert!(!for_step(off, Some(5)).enabled, "gathering stays off");
+}

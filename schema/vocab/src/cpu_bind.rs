@@ -232,7 +232,7 @@ fn is_list_item(token: &str) -> bool {
 }
 
 /// `0,3,0x4,2*3`: CPU ids, decimal or `0x` hex, each optionally repeated `*count` times.
-fn map_list(items: &[String]) -> Result<Vec<u32>, CpuBindError> {
+pub(crate) fn map_list(items: &[String]) -> Result<Vec<u32>, CpuBindError> {
     repeated(items, "map_cpu", |s| {
         match s.strip_prefix("0x").or(s.strip_prefix("0X")) {
             Some(hex) => number(s, hex, 16),
@@ -242,7 +242,7 @@ fn map_list(items: &[String]) -> Result<Vec<u32>, CpuBindError> {
 }
 
 /// `0x3,c,f*2`: hex masks (the `0x` is optional), each as its CPU ids.
-fn mask_list(items: &[String]) -> Result<Vec<Vec<u32>>, CpuBindError> {
+pub(crate) fn mask_list(items: &[String]) -> Result<Vec<Vec<u32>>, CpuBindError> {
     repeated(items, "mask_cpu", |s| {
         let hex = s.strip_prefix("0x").or(s.strip_prefix("0X")).unwrap_or(s);
         let mut cpus = Vec::new();

@@ -6,17 +6,22 @@
 //! `nonstop.conf`, and job usage (Slurm's TRES usage maps). The wire protocol is `sluice-wire`; the accounting
 //! database schema belongs to `sluice-dbd`.
 
+pub mod acctg_freq;
 pub mod assoc_limits;
 pub mod auth_conf;
 pub mod cluster_conf;
 pub mod conf;
 pub mod counts;
 pub mod cpu_bind;
+pub mod cpu_freq;
+pub mod distribution;
 pub mod fairshare;
+pub mod hint;
 pub mod hostlist;
 pub mod ids;
 pub mod jobacct;
 pub mod mail_type;
+pub mod mem_bind;
 pub mod node_states;
 pub mod nonstop_conf;
 pub mod private_data;

@@ -81,7 +81,7 @@ fn pick_at(
         if shares && node.solo > 0 {
             return true;
         }
-        let cap = capacity(&policy, node, max, cpt, req_mem);
+        let cap = whole_cores(job, node, capacity(&policy, node, max, cpt, req_mem));
         let cap = cap.min(job.req.tasks_on(node.topo));
         if cap == 0 {
             return true;
@@ -102,7 +102,12 @@ fn pick_at(
         let node = &core.nodes.nodes[i];
         let cpus = match policy.unit {
             Unit::Node => node.cpus,
-            Unit::Cpu | Unit::Core => t.max(1).saturating_mul(cpt).min(node.cpus),
+            Unit::Cpu | Unit::Core => job
+                .req
+                .place
+                .topo
+                .cpus_for(node.topo, t.max(1), cpt)
+                .min(node.cpus),
         };
         if policy.unit == Unit::Core {
             alloc.cores.push(least_used_cores(node, cpus, max));
@@ -114,6 +119,19 @@ fn pick_at(
             .push(policy.mem_on(req_mem, cpus, node.real_memory_mb));
     }
     Some(alloc)
+}
+
+/// Of `cap` tasks that fit `node` by free CPUs, those that still fit when the job holds whole
+/// cores (see [`crate::core::request::TopoAsk::cpus_for`]).
+fn whole_cores(job: &Job, node: &Node, cap: u32) -> u32 {
+    let cpt = job.req.cpus_per_task.max(1);
+    let free = cap.saturating_mul(cpt);
+    let topo = &job.req.place.topo;
+    let mut tasks = cap;
+    while tasks > 0 && topo.cpus_for(node.topo, tasks, cpt) > free {
+        tasks -= 1;
+    }
+    tasks
 }
 
 /// Whether a job asking `req_mem` per node fits the free memory of `node` with `cpus` CPUs.
