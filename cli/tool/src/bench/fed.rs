@@ -38,11 +38,14 @@ pub struct FedBenchArgs {
     /// `sbatch` processes run one after another for the serial submission measure.
     #[arg(long, default_value_t = 300)]
     pub sbatch_jobs: usize,
-    /// Jobs submitted for the submission rate.
+    /// Jobs submitted for the submission rate with concurrent RPCs.
     #[arg(long, default_value_t = 2000)]
     pub rate_jobs: usize,
+    /// Jobs submitted for the submission rate with one RPC at a time (0: not measured).
+    #[arg(long, default_value_t = 500)]
+    pub serial_jobs: usize,
     /// Concurrent Submit RPCs.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 64)]
     pub workers: usize,
     /// Jobs started one at a time for submit-to-start and revocation.
     #[arg(long, default_value_t = 20)]
@@ -58,7 +61,7 @@ pub struct FedBenchArgs {
 /// A part of the federation benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FedPart {
-    /// Federated Submit RPCs accepted per second.
+    /// Federated Submit RPCs accepted per second: one at a time, then concurrent.
     Rate,
     /// `sbatch -o /dev/null --wrap true`, one process after another, into the federation.
     Sbatch,
@@ -119,19 +122,23 @@ async fn measure(args: &FedBenchArgs, up_args: &UpArgs) -> Result<Vec<Gauge>, Be
     }
     if wants(FedPart::Rate) {
         let request = job(&work, "true", false);
-        let (ids, took) = submit_many(&clients[0], &request, args.rate_jobs, args.workers).await?;
-        let rate = ids.len() as f64 / took.as_secs_f64().max(1e-9);
-        gauges.push(
-            Gauge::at_least("federated Submit RPCs accepted", rate, 5000.0, "jobs/s").with(
-                format!(
-                    "{} jobs viable on all {} clusters, {} concurrent RPCs, {:.2} s",
-                    ids.len(),
-                    clients.len(),
-                    args.workers,
-                    took.as_secs_f64()
-                ),
-            ),
-        );
+        let runs = [(args.serial_jobs, 1), (args.rate_jobs, args.workers)];
+        for (count, workers) in runs.into_iter().filter(|r| r.0 > 0) {
+            let (ids, took) = submit_many(&clients[0], &request, count, workers).await?;
+            let rate = ids.len() as f64 / took.as_secs_f64().max(1e-9);
+            let what = if workers == 1 {
+                "federated Submit RPCs accepted, serial".to_string()
+            } else {
+                format!("federated Submit RPCs accepted, {workers} callers")
+            };
+            gauges.push(Gauge::at_least(what, rate, 5000.0, "jobs/s").with(format!(
+                "{} jobs viable on all {} clusters, {} concurrent RPCs, {:.2} s",
+                ids.len(),
+                clients.len(),
+                workers,
+                took.as_secs_f64()
+            )));
+        }
     }
     Ok(gauges)
 }
