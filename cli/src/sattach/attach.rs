@@ -25,6 +25,10 @@ pub struct Attached {
     pub stream: Streaming<StepOutput>,
 }
 
+/// How long a node of the step's list that has no tasks of it yet is asked again (srun is
+/// still launching there).
+const LAUNCH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Attaches to every node running part of `job.step`; `Err` is the error text (without the
 /// `sattach: error: ` prefix).
 pub async fn attach(conf: &SlurmConf, job: u32, step: u32) -> Result<Vec<Attached>, String> {
@@ -55,49 +59,33 @@ pub async fn attach(conf: &SlurmConf, job: u32, step: u32) -> Result<Vec<Attache
         .nodes;
     let signer = conf.signer().map_err(|e| e.to_string())?;
     let mut attached = Vec::new();
+    let mut unanswered = Vec::new();
     for node in nodes {
-        let host = if node.addr.is_empty() {
-            &node.name
-        } else {
-            &node.addr
-        };
-        let port = u16::try_from(node.port).unwrap_or(0);
-        let channel = connect_lazy(host, port, signer.clone())
-            .map_err(|e| format!("node {}: {e}", node.name))?;
-        let mut client = NodedClient::new(channel);
-        let req = AttachStepRequest {
-            job_id: job,
-            step_id: step,
-        };
-        let mut stream = match client.attach_step(req).await {
-            Ok(resp) => resp.into_inner(),
-            // The step has no tasks on this node of the job.
-            Err(s) if s.code() == Code::NotFound => continue,
-            Err(s) if s.code() == Code::PermissionDenied => {
-                return Err(format!(
-                    "Unable to attach to {step_name}: Access/permission denied"
-                ));
-            }
-            Err(s) => return Err(format!("node {}: {}", node.name, s.message())),
-        };
-        let layout = match stream.message().await {
-            Ok(Some(StepOutput {
-                attached: Some(layout),
-                ..
-            })) => layout,
-            // The step ended between the two messages.
-            Ok(_) => continue,
-            Err(s) => return Err(format!("node {}: {}", node.name, s.message())),
-        };
-        attached.push(Attached {
-            node: node.name,
-            client,
-            layout,
-            stream,
-        });
+        match attach_node(&node, &signer, job, step, &step_name).await? {
+            Some(part) => attached.push(part),
+            None => unanswered.push(node),
+        }
     }
     if attached.is_empty() {
         return Err(format!("{step_name} is not running"));
+    }
+    // srun launches a step on its nodes at once, but not at the same instant: a node of the
+    // step's own list that has no tasks yet is asked again for a moment, so that the layout
+    // and the streams cover the whole step (a node outside the step's list has none to give).
+    let step_nodes =
+        sluice_vocab::hostlist::expand(&attached[0].layout.node_list).unwrap_or_default();
+    unanswered.retain(|n| step_nodes.contains(&n.name));
+    let deadline = tokio::time::Instant::now() + LAUNCH_GRACE;
+    while !unanswered.is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let mut still = Vec::new();
+        for node in unanswered {
+            match attach_node(&node, &signer, job, step, &step_name).await? {
+                Some(part) => attached.push(part),
+                None => still.push(node),
+            }
+        }
+        unanswered = still;
     }
     attached.sort_by_key(|a| a.layout.node_index);
     Ok(attached)
@@ -127,4 +115,53 @@ pub fn layout_text(parts: &[Attached]) -> String {
         ));
     }
     text
+}
+
+/// Attaches to `node`'s part of `job.step`: `None` when the node runs none of its tasks (not
+/// one of its nodes, not launched there yet, or already ended there).
+async fn attach_node(
+    node: &sluice_wire::proto::NodeInfo,
+    signer: &sluice_wire::auth::Signer,
+    job: u32,
+    step: u32,
+    step_name: &str,
+) -> Result<Option<Attached>, String> {
+    let host = if node.addr.is_empty() {
+        &node.name
+    } else {
+        &node.addr
+    };
+    let port = u16::try_from(node.port).unwrap_or(0);
+    let channel =
+        connect_lazy(host, port, signer.clone()).map_err(|e| format!("node {}: {e}", node.name))?;
+    let mut client = NodedClient::new(channel);
+    let req = AttachStepRequest {
+        job_id: job,
+        step_id: step,
+    };
+    let mut stream = match client.attach_step(req).await {
+        Ok(resp) => resp.into_inner(),
+        Err(s) if s.code() == Code::NotFound => return Ok(None),
+        Err(s) if s.code() == Code::PermissionDenied => {
+            return Err(format!(
+                "Unable to attach to {step_name}: Access/permission denied"
+            ));
+        }
+        Err(s) => return Err(format!("node {}: {}", node.name, s.message())),
+    };
+    let layout = match stream.message().await {
+        Ok(Some(StepOutput {
+            attached: Some(layout),
+            ..
+        })) => layout,
+        // The step ended between the two messages.
+        Ok(_) => return Ok(None),
+        Err(s) => return Err(format!("node {}: {}", node.name, s.message())),
+    };
+    Ok(Some(Attached {
+        node: node.name.clone(),
+        client,
+        layout,
+        stream,
+    }))
 }

@@ -224,27 +224,12 @@ fn socket_core_and_thread_options_reach_selection_and_the_job() {
     );
 }
 
-/// Runs `script` with `/bin/sh` as the commands run (the cluster's configuration, the work
-/// directory, the binaries first on `PATH`).
-fn shell(c: &Cluster, script: &str) -> common::CmdOutput {
-    let mut cmd = std::process::Command::new("/bin/sh");
-    cmd.args(["-c", script])
-        .current_dir(&c.work)
-        .env("SLURM_CONF", c.conf())
-        .env(
-            "PATH",
-            format!("{}:/usr/bin:/bin", common::federation::bin_dir().display()),
-        );
-    common::run(&mut cmd, None)
-}
-
 #[test]
 fn resource_limits_travel_with_the_job_as_slurm_propagates_them() {
     let c = Cluster::start(1);
     // By default (PropagateResourceLimits=ALL) every soft limit goes along; the variables
     // carrying them are not left in the job's environment.
-    let out = shell(
-        &c,
+    let out = c.shell(
         "ulimit -S -n 321 && exec sbatch --parsable --wrap 'ulimit -n; env | grep -c SLURM_RLIMIT || true'",
     );
     let job: u32 = out
@@ -255,10 +240,8 @@ fn resource_limits_travel_with_the_job_as_slurm_propagates_them() {
     assert_eq!(c.wait_done(job), "COMPLETED");
     assert_eq!(c.read(&format!("slurm-{job}.out")), "321\n0\n");
     // --propagate=NONE: the node's own limit.
-    let out = shell(
-        &c,
-        "ulimit -S -n 321 && exec sbatch --parsable --propagate=NONE --wrap 'ulimit -n'",
-    );
+    let out =
+        c.shell("ulimit -S -n 321 && exec sbatch --parsable --propagate=NONE --wrap 'ulimit -n'");
     let job: u32 = out
         .stdout
         .trim()
@@ -267,8 +250,7 @@ fn resource_limits_travel_with_the_job_as_slurm_propagates_them() {
     assert_eq!(c.wait_done(job), "COMPLETED");
     assert_ne!(c.read(&format!("slurm-{job}.out")), "321\n");
     // srun's tasks, only the limit named.
-    let out = shell(
-        &c,
+    let out = c.shell(
         "ulimit -S -n 300 && ulimit -S -c 0 && exec srun --propagate=NOFILE sh -c 'ulimit -n'",
     );
     assert_eq!((out.code, out.stdout.as_str()), (0, "300\n"), "{out:?}");

@@ -104,25 +104,10 @@ fn pbs_and_bsub_directives_are_read_unless_ignored() {
     );
 }
 
-/// Runs `script` with `/bin/sh` as the commands run (the cluster's configuration, the work
-/// directory, the binaries first on `PATH`).
-fn shell(c: &Cluster, script: &str) -> common::CmdOutput {
-    let mut cmd = std::process::Command::new("/bin/sh");
-    cmd.args(["-c", script])
-        .current_dir(&c.work)
-        .env("SLURM_CONF", c.conf())
-        .env(
-            "PATH",
-            format!("{}:/usr/bin:/bin", common::federation::bin_dir().display()),
-        );
-    common::run(&mut cmd, None)
-}
-
 #[test]
 fn propagate_resource_limits_except_keeps_a_limit_at_home() {
     let c = Cluster::start_with(1, &["PropagateResourceLimitsExcept=NOFILE"]);
-    let out = shell(
-        &c,
+    let out = c.shell(
         "ulimit -S -n 321 && ulimit -S -c 1234 && exec sbatch --parsable --wrap 'ulimit -n; ulimit -c'",
     );
     let job: u32 = out
@@ -136,10 +121,8 @@ fn propagate_resource_limits_except_keeps_a_limit_at_home() {
     assert_ne!(lines.next(), Some("321"), "NOFILE is not carried: {text}");
     assert_eq!(lines.next(), Some("1234"), "CORE still is: {text}");
     // --propagate overrides the configuration.
-    let out = shell(
-        &c,
-        "ulimit -S -n 321 && exec sbatch --parsable --propagate=NOFILE --wrap 'ulimit -n'",
-    );
+    let out =
+        c.shell("ulimit -S -n 321 && exec sbatch --parsable --propagate=NOFILE --wrap 'ulimit -n'");
     let job: u32 = out.stdout.trim().parse().unwrap();
     assert_eq!(c.wait_done(job), "COMPLETED");
     assert_eq!(c.read(&format!("slurm-{job}.out")), "321\n");

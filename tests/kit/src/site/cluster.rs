@@ -63,6 +63,20 @@ impl Cluster {
         self.0.cmd_stdin(0, program, args, stdin)
     }
 
+    /// Runs `script` with `/bin/sh` as the commands run (the cluster's configuration, the work
+    /// directory, the binaries first on `PATH`).
+    pub fn shell(&self, script: &str) -> CmdOutput {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", script])
+            .current_dir(&self.work)
+            .env("SLURM_CONF", self.conf())
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", super::federation::bin_dir().display()),
+            );
+        crate::cmd::run(&mut cmd, None)
+    }
+
     /// Runs a command that must succeed; returns its stdout.
     pub fn ok(&self, program: &str, args: &[&str]) -> String {
         self.0.ok(0, program, args)
