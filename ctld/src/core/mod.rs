@@ -107,7 +107,7 @@ pub use sched::{PassStats, schedule};
 pub use signal::{JobPart, on_signal_part};
 pub use steps::{StepEnd, StepGrant, StepRequest, StepStart, on_step_create, on_step_done};
 pub use submit::on_submit;
-pub use timers::on_tick;
+pub use timers::{on_controller_stalled, on_tick};
 pub use update::{JobChange, on_requeue_hold, on_update_job};
 pub use will_run::{WillRun, on_will_run};
 

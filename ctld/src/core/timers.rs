@@ -62,6 +62,17 @@ fn check_nodes(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
     }
 }
 
+/// The controller itself did not run for `secs` seconds (stopped with SIGSTOP, or its host
+/// froze): nothing a node sent in that time could be heard, so that time does not count as the
+/// nodes' silence. Without this, waking up past SlurmdTimeout would set every node DOWN and
+/// requeue or fail every running job, though the nodes and their jobs were fine (Slurm, too,
+/// judges a node's silence from its previous ping round, not from the moment it wakes).
+pub fn on_controller_stalled(core: &mut Core, now: SimTime, secs: u64) {
+    for n in &mut core.nodes.nodes {
+        n.last_heard = n.last_heard.plus(secs).min(now);
+    }
+}
+
 /// Seconds of silence after which a node is shown not responding: a third of SlurmdTimeout
 /// (Slurm's ping interval, also the nodes' heartbeat interval below 90 s) plus half of that
 /// again, so a heartbeat arriving on time, or a little late, never makes a node flap to `*`.

@@ -17,7 +17,7 @@ use crate::core::restore::{self, RestoreNote};
 use crate::core::snapshot::Snapshot;
 use crate::core::{
     BATCH_STEP, Caller, CancelRequest, Core, IdLease, JobIdSource, JobRef, RunReport, SimTime,
-    on_cancel, on_launch_failed, on_tick, schedule, schedule_fresh,
+    on_cancel, on_controller_stalled, on_launch_failed, on_tick, schedule, schedule_fresh,
 };
 use crate::error::CtldError;
 use crate::shipper::{Shipper, ShipperHandle};
@@ -34,6 +34,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How often the core's timers and a full scheduling pass run.
 const TICK: Duration = Duration::from_secs(1);
+/// A tick this late means the loop itself was held up (see `Loop::note_stall`).
+const STALL: Duration = Duration::from_secs(5);
 /// Most requests handled in one batch (one commit).
 const MAX_BATCH: usize = 4096;
 
@@ -332,6 +334,7 @@ impl Loop {
         // The node daemons learn of this start now, not at their next heartbeat.
         self.dispatcher.request_registrations(&self.core);
         let mut next_tick = Instant::now();
+        let mut last_tick = Instant::now();
         let mut stop = false;
         while !stop {
             let wait = next_tick.saturating_duration_since(Instant::now());
@@ -373,6 +376,8 @@ impl Loop {
                 continue;
             }
             if Instant::now() >= next_tick {
+                self.note_stall(last_tick.elapsed(), now);
+                last_tick = Instant::now();
                 self.tick(now);
                 next_tick = Instant::now() + TICK;
             } else {
@@ -482,6 +487,23 @@ impl Loop {
                 self.stale = true;
             }
         }
+    }
+
+    /// A tick `since` after the last one: when the loop was held up well past its tick (the
+    /// process was stopped, or the host froze), the nodes are not blamed for that silence and
+    /// are asked to register at once, so that the ends of runs they could not report arrive
+    /// before anything is decided about them.
+    fn note_stall(&mut self, since: Duration, now: SimTime) {
+        if since < STALL {
+            return;
+        }
+        let secs = since.saturating_sub(TICK).as_secs();
+        tracing::warn!(
+            "the controller did not run for {secs} s (stopped, or its host froze): nodes are not \
+             held to that silence, and are asked to register again"
+        );
+        on_controller_stalled(&mut self.core, now, secs);
+        self.dispatcher.request_registrations(&self.core);
     }
 
     fn tick(&mut self, now: SimTime) {

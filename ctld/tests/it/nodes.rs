@@ -3,8 +3,8 @@
 
 use sluice_ctld::core::{
     AcctRecord, Caller, JobReason, JobRef, NodeCommand, NodeEventKind, NodeRegistration, NodeRun,
-    NodeUpdate, StepRequest, SubmitRequest, on_node_heartbeat, on_node_registered, on_node_update,
-    on_requeue, on_step_create,
+    NodeUpdate, StepRequest, SubmitRequest, on_controller_stalled, on_node_heartbeat,
+    on_node_registered, on_node_update, on_requeue, on_step_create,
 };
 use sluice_ctld::error::CtldError;
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
@@ -284,7 +284,7 @@ fn a_node_heartbeating_every_interval_never_shows_not_responding() {
 
 #[test]
 fn a_node_down_for_silence_that_beats_again_must_register_and_return_to_service_decides() {
-    // The controller itself was stopped past SlurmdTimeout: on waking, every node looks silent.
+    // Every node silent past SlurmdTimeout (the controller ran all along: a network cut).
     let mut fx = cluster("ReturnToService=1");
     fx.register_all();
     fx.advance(61);
@@ -316,6 +316,46 @@ fn a_node_down_for_silence_that_beats_again_must_register_and_return_to_service_
     .unwrap();
     beat(&mut fx, "n1");
     assert_eq!(fx.core.node("n1").unwrap().state_name(), "DOWN");
+}
+
+#[test]
+fn a_controller_stopped_past_slurmd_timeout_does_not_blame_the_nodes_for_its_own_silence() {
+    // The controller was held (SIGSTOP) for 61 s past a 60 s SlurmdTimeout while a job ran:
+    // its nodes were fine, and its job must keep running (its end, if it came meanwhile, is
+    // reported once the nodes are heard again).
+    let mut fx = cluster("");
+    fx.register_all();
+    let job = fx.submit(SubmitRequest::new(1, "j")).unwrap();
+    fx.schedule();
+    fx.advance(10);
+    beat(&mut fx, "n1");
+    beat(&mut fx, "n2");
+    fx.advance(10);
+    fx.tick();
+    fx.advance(61);
+    on_controller_stalled(&mut fx.core, fx.now, 61);
+    fx.tick();
+    for n in ["n1", "n2"] {
+        let node = fx.core.node(n).unwrap();
+        assert!(
+            node.reason.is_none() && !node.not_responding,
+            "{n} blamed for the controller's stop: {:?}",
+            node.reason
+        );
+    }
+    assert_eq!(fx.state(job), JobState::Running);
+    // The silence before the stop still counts: 10 s before it and 20 s after, the nodes are
+    // shown not responding (SlurmdTimeout=60 beats every 20 s), and 30 s later they are DOWN.
+    fx.advance(20);
+    fx.tick();
+    assert!(fx.core.node("n1").unwrap().not_responding);
+    assert_eq!(fx.core.node("n1").unwrap().reason, None);
+    fx.advance(30);
+    fx.tick();
+    assert_eq!(
+        fx.core.node("n1").unwrap().reason.as_deref(),
+        Some("Not responding")
+    );
 }
 
 #[test]
