@@ -1,12 +1,13 @@
 //! Batch jobs that outlive a restart of the node daemon.
 //!
-//! Every started batch script leaves a launch record in the spool (`launches/<job>`: its process
+//! Every started batch script leaves a launch record in the spool (`launches/<job>_<run>`, see
+//! [`RunId`]: its process
 //! group, launch count and supervisor's pid, written by the supervisor as soon as the script
 //! runs) until its exit report is queued. A daemon starting
 //! over finds the records of jobs whose processes still run, adopts them (they are listed as
 //! running, can be signalled, and are watched until their process group is gone), so a node
 //! daemon restart costs no job. The script's supervisor outlived the daemon too and leaves the
-//! script's status in `launches/<job>.status`: that is the exit code reported. Only when the
+//! script's status in `launches/<job>_<run>.status`: that is the exit code reported. Only when the
 //! supervisor itself was killed is the status lost; the end is then reported as exit code
 //! [`UNKNOWN_EXIT_CODE`], and logged as unknown.
 
@@ -17,38 +18,40 @@ use std::time::Duration;
 use crate::jobs::Part;
 use crate::node::{Node, unix_now};
 use crate::outbox::{ExitReport, NodeScript};
+use crate::spool::RunId;
 use crate::supervise::Ended;
 use crate::{job_scripts, launch_request, prolog};
 
 /// The exit code reported for a job whose real status is lost (its supervisor was killed).
 pub const UNKNOWN_EXIT_CODE: i32 = 1;
-/// The suffix of a supervisor's status file, `launches/<job>.status`.
+/// The suffix of a supervisor's status file, `launches/<job>_<run>.status`.
 const STATUS_SUFFIX: &str = "status";
 /// How often a gone script's status is looked for while its supervisor still runs.
 const STATUS_POLL: Duration = Duration::from_millis(50);
 /// How often an adopted job's process group is looked for.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Where `job`'s launch record is (written by its supervisor once the script runs).
-pub fn record_path(node: &Node, job: u32) -> PathBuf {
-    node.spool.launches_dir().join(job.to_string())
+/// Where `run`'s launch record is (written by its supervisor once the script runs).
+pub fn record_path(node: &Node, run: RunId) -> PathBuf {
+    node.spool.launches_dir().join(run.stem())
 }
 
-/// Where `job`'s supervisor leaves the script's status.
-pub fn status_path(node: &Node, job: u32) -> PathBuf {
+/// Where `run`'s supervisor leaves the script's status.
+pub fn status_path(node: &Node, run: RunId) -> PathBuf {
     node.spool
         .launches_dir()
-        .join(format!("{job}.{STATUS_SUFFIX}"))
+        .join(format!("{}.{STATUS_SUFFIX}", run.stem()))
 }
 
-/// Drops `job`'s launch record (and its status, kept request and prolog mark) once its end
-/// is queued.
-pub async fn forget_launch(node: &Node, job: u32) {
+/// Drops `run`'s launch record (and its status, kept request and prolog mark) once its end
+/// is queued; a newer run of the same job keeps its own.
+pub async fn forget_launch(node: &Node, run: RunId) {
+    let job = run.job;
     let kept = [
-        record_path(node, job),
-        status_path(node, job),
-        launch_request::request_path(node, job),
-        launch_request::prolog_path(node, job),
+        record_path(node, run),
+        status_path(node, run),
+        launch_request::request_path(node, run),
+        launch_request::prolog_path(node, run),
     ];
     for path in kept {
         if let Err(e) = tokio::fs::remove_file(&path).await
@@ -75,20 +78,30 @@ pub async fn adopt_orphans(node: &Arc<Node>) {
             .await
             .unwrap_or_default();
         let (
-            Ok(job),
+            Some(run),
             Some(Record {
                 pgid,
                 restart,
                 stepd,
             }),
-        ) = (name.parse::<u32>(), parse_record(&text))
+        ) = (RunId::parse_stem(&name), parse_record(&text))
         else {
             tracing::warn!("{}: not a launch record, removed", entry.path().display());
             let _ = tokio::fs::remove_file(entry.path()).await;
             continue;
         };
+        let job = run.job;
+        if restart != run.restart {
+            tracing::warn!(
+                "{}: names run {} but holds run {restart}: removed",
+                entry.path().display(),
+                run.restart
+            );
+            let _ = tokio::fs::remove_file(entry.path()).await;
+            continue;
+        }
         if node.outbox.has(job, restart) {
-            forget_launch(node, job).await;
+            forget_launch(node, run).await;
         } else if group_alive(pgid).await {
             tracing::info!(
                 job,
@@ -98,20 +111,20 @@ pub async fn adopt_orphans(node: &Arc<Node>) {
             node.jobs.claim_batch(job, restart);
             node.jobs.add_group(job, Part::Batch, pgid);
             // Its steps here run no prolog of their own; its end runs the epilog.
-            if let Some(req) = launch_request::load(node, job) {
+            if let Some(req) = launch_request::load(node, run) {
                 let env = prolog::script_env(&req, node.facts(), prolog::Context::Prolog);
                 node.here.first(job, restart, env);
             }
-            tokio::spawn(watch(Arc::clone(node), job, restart, pgid, stepd));
+            tokio::spawn(watch(Arc::clone(node), run, pgid, stepd));
         } else {
             // Listed as running until its end (after its epilog) is queued.
             node.jobs.claim_batch(job, restart);
             let node = Arc::clone(node);
             tokio::spawn(async move {
-                let status = final_status(&node, job, stepd).await;
-                ended(&node, job, restart, status).await;
+                let status = final_status(&node, run, stepd).await;
+                ended(&node, run, status).await;
                 node.jobs.finish_batch(job, restart);
-                node.spool.remove_job_dir(job).await;
+                node.spool.remove_job_dir(run).await;
             });
         }
     }
@@ -138,21 +151,21 @@ fn parse_record(text: &str) -> Option<Record> {
     })
 }
 
-async fn watch(node: Arc<Node>, job: u32, restart: u32, pgid: i32, stepd: u32) {
+async fn watch(node: Arc<Node>, run: RunId, pgid: i32, stepd: u32) {
     while group_alive(pgid).await {
         tokio::time::sleep(WATCH_INTERVAL).await;
     }
-    let status = final_status(&node, job, stepd).await;
-    node.here.forget(job);
-    ended(&node, job, restart, status).await;
-    node.jobs.finish_batch(job, restart);
-    node.spool.remove_job_dir(job).await;
+    let status = final_status(&node, run, stepd).await;
+    node.here.forget(run.job);
+    ended(&node, run, status).await;
+    node.jobs.finish_batch(run.job, run.restart);
+    node.spool.remove_job_dir(run).await;
 }
 
 /// The status `job`'s supervisor leaves once it has reaped the script; `None` when the
 /// supervisor is gone without leaving one.
-async fn final_status(node: &Node, job: u32, stepd: u32) -> Option<Ended> {
-    let path = status_path(node, job);
+async fn final_status(node: &Node, run: RunId, stepd: u32) -> Option<Ended> {
+    let path = status_path(node, run);
     loop {
         // Looked for before the liveness check: a supervisor writes its status, then exits.
         let alive = stepd_alive(stepd);
@@ -174,7 +187,8 @@ fn stepd_alive(pid: u32) -> bool {
     pid > 0 && stat_group(&stat).is_some_and(|(state, _)| !matches!(state, 'Z' | 'X'))
 }
 
-async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
+async fn ended(node: &Node, run: RunId, status: Option<Ended>) {
+    let RunId { job, restart } = run;
     let Ended { exit_code, signal } = match status {
         Some(status) => {
             tracing::info!(
@@ -197,7 +211,7 @@ async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
             }
         }
     };
-    let epilog_ok = run_epilog(node, job).await;
+    let epilog_ok = run_epilog(node, run).await;
     let report = ExitReport {
         job_id: job,
         restart,
@@ -216,11 +230,12 @@ async fn ended(node: &Node, job: u32, restart: u32, status: Option<Ended>) {
 /// Runs `Epilog` for an adopted job with the environment of its kept launch request, as the
 /// daemon that started it would have; `false` when it failed. A job launched before requests
 /// were kept runs none (logged).
-async fn run_epilog(node: &Node, job: u32) -> bool {
+async fn run_epilog(node: &Node, run: RunId) -> bool {
+    let job = run.job;
     if node.config.prolog.epilog.is_none() {
         return true;
     }
-    let Some(req) = launch_request::load(node, job) else {
+    let Some(req) = launch_request::load(node, run) else {
         tracing::warn!(
             job,
             "no launch request kept for this job: its epilog cannot run"
@@ -243,7 +258,7 @@ pub async fn report_end(node: &Node, report: ExitReport) {
     // A report kept in memory only (the spool is full) leaves the launch record, so a
     // restarted daemon still finds the run and reports it.
     if kept {
-        forget_launch(node, job).await;
+        forget_launch(node, RunId::new(job, restart)).await;
     }
 }
 

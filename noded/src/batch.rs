@@ -27,6 +27,7 @@ use crate::node::{Node, unix_now};
 use crate::outbox::{ExitReport, NodeScript};
 use crate::pattern::{self, PatternVars, StepKind};
 use crate::spawn::{self, RunAs};
+use crate::spool::RunId;
 use crate::supervise::Ended;
 use crate::{adopt, env, job_scripts, launch_request};
 
@@ -97,10 +98,11 @@ async fn begin(node: &Arc<Node>, req: &LaunchBatchRequest) -> Result<(), NodedEr
             Ok(())
         }
         Err(e) => {
+            let run = RunId::new(job, restart);
             node.jobs.finish_batch(job, restart);
-            node.spool.remove_job_dir(job).await;
+            node.spool.remove_job_dir(run).await;
             // Nothing started that a restarted daemon should find.
-            adopt::forget_launch(node, job).await;
+            adopt::forget_launch(node, run).await;
             Err(e)
         }
     }
@@ -122,9 +124,10 @@ async fn report_not_started(node: &Arc<Node>, job: u32, restart: u32, (code, sig
     };
     adopt::report_end(node, report).await;
     // No script ran: nothing a restarted daemon should find.
-    adopt::forget_launch(node, job).await;
+    let run = RunId::new(job, restart);
+    adopt::forget_launch(node, run).await;
     node.jobs.finish_batch(job, restart);
-    node.spool.remove_job_dir(job).await;
+    node.spool.remove_job_dir(run).await;
 }
 
 /// What runs once the script has ended: `TaskEpilog` (with the script's environment, as the
@@ -201,7 +204,11 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Started, After)
     let run_as = RunAs::for_job(req.uid, req.gid);
     let script = node
         .spool
-        .write_script(job_id, req.script.clone(), run_as)
+        .write_script(
+            RunId::new(job_id, req.restart_count),
+            req.script.clone(),
+            run_as,
+        )
         .await?;
     let dir = spawn::working_dir(&req.workdir);
     let (out, err) = output_paths(req, &node.config.node_name, &dir);
@@ -246,13 +253,14 @@ async fn supervised(
     env: &Env,
     io: spawn::BatchIo<'_>,
 ) -> Result<Started, NodedError> {
-    let status = adopt::status_path(node, job_id);
-    // A status left by an earlier run of this job is not this run's.
+    let run = RunId::new(job_id, restart);
+    let status = adopt::status_path(node, run);
+    // A status left by an earlier launch of this very run is not this launch's.
     let _ = tokio::fs::remove_file(&status).await;
     let supervisor = spawn::Supervisor {
         program: &node.config.stepd,
         status: &status,
-        record: &adopt::record_path(node, job_id),
+        record: &adopt::record_path(node, run),
         restart,
     };
     let mut stepd = spawn::batch_command(supervisor, run_as, dir, env, io)
@@ -320,7 +328,8 @@ async fn wait(node: Arc<Node>, run: Run, mut started: Started, tracker: Option<T
     if !wrapper_text.trim().is_empty() {
         tracing::warn!(job, "{}", wrapper_text.trim());
     }
-    let status = status.or_else(|| Ended::read(&adopt::status_path(&node, job)));
+    let run_id = RunId::new(job, restart);
+    let status = status.or_else(|| Ended::read(&adopt::status_path(&node, run_id)));
     let Ended { exit_code, signal } = status.unwrap_or_else(|| {
         tracing::error!(
             job,
@@ -343,7 +352,7 @@ async fn wait(node: Arc<Node>, run: Run, mut started: Started, tracker: Option<T
         Some(env) => job_scripts::run_epilog(&node, job, env).await,
         None => true,
     };
-    node.spool.remove_job_dir(job).await;
+    node.spool.remove_job_dir(run_id).await;
     let report = ExitReport {
         job_id: job,
         restart,

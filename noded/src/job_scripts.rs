@@ -18,6 +18,7 @@ use crate::node::{Node, unix_now};
 use crate::outbox::{ExitReport, NodeScript};
 use crate::prolog::{self, Context};
 use crate::spawn::RunAs;
+use crate::spool::RunId;
 
 /// Where the node's own programs run.
 const ROOT_DIR: &str = "/";
@@ -36,12 +37,13 @@ pub async fn run_prolog(node: &Node, req: &LaunchBatchRequest) -> bool {
     let env = prolog::script_env(req, node.facts(), Context::Prolog);
     let timeout = node.config.prolog.timeout_secs;
     let job = req.job_id;
+    let run = RunId::new(job, req.restart_count);
     // Its process group is kept while it runs: a restarted daemon kills it before it launches
     // the job again (see `launch_request`).
-    let recorded = |pgid| launch_request::prolog_running(node, job, Some(pgid));
+    let recorded = |pgid| launch_request::prolog_running(node, run, Some(pgid));
     let result =
         prolog::run_watched(program, &env, Path::new(ROOT_DIR), None, timeout, recorded).await;
-    launch_request::prolog_running(node, job, None);
+    launch_request::prolog_running(node, run, None);
     match result {
         Ok(_) => true,
         Err(why) => {
@@ -177,7 +179,8 @@ pub async fn report_prolog_failure(node: &Arc<Node>, job: u32, restart: u32) {
     node.outbox.push(report).await;
     // No script ran: nothing a restarted daemon should find (not even when the report is
     // kept in memory only, which would launch the job again).
-    adopt::forget_launch(node, job).await;
+    let run = RunId::new(job, restart);
+    adopt::forget_launch(node, run).await;
     node.jobs.finish_batch(job, restart);
-    node.spool.remove_job_dir(job).await;
+    node.spool.remove_job_dir(run).await;
 }

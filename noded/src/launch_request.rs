@@ -1,9 +1,9 @@
-//! A batch launch kept in the spool (`launches/<job>.request`) from the moment it is accepted
+//! A batch launch kept in the spool (`launches/<job>_<run>.request`) from the moment it is accepted
 //! until its end is queued, so a restart of the node daemon loses neither the launch nor what
 //! its end needs:
 //! - a daemon killed while the launch's `Prolog` ran (no script started, so no launch record)
 //!   finds the request again, kills the interrupted prolog (its process group is kept in
-//!   `launches/<job>.prolog` while it runs) and launches the job again, prolog first;
+//!   `launches/<job>_<run>.prolog` while it runs) and launches the job again, prolog first;
 //! - an adopted job (see [`crate::adopt`]) runs its `Epilog` with the environment of its
 //!   launch once it ends, as a job this daemon started does.
 
@@ -17,30 +17,31 @@ use sluice_wire::proto::LaunchBatchRequest;
 
 use crate::jobs::signal_group;
 use crate::node::Node;
+use crate::spool::RunId;
 
-/// The suffix of a kept launch request, `launches/<job>.request`.
+/// The suffix of a kept launch request, `launches/<job>_<run>.request`.
 pub const REQUEST_SUFFIX: &str = "request";
-/// The suffix of a running prolog's process group, `launches/<job>.prolog`.
+/// The suffix of a running prolog's process group, `launches/<job>_<run>.prolog`.
 pub const PROLOG_SUFFIX: &str = "prolog";
 
 /// Where `job`'s launch request is kept.
-pub fn request_path(node: &Node, job: u32) -> PathBuf {
+pub fn request_path(node: &Node, run: RunId) -> PathBuf {
     node.spool
         .launches_dir()
-        .join(format!("{job}.{REQUEST_SUFFIX}"))
+        .join(format!("{}.{REQUEST_SUFFIX}", run.stem()))
 }
 
 /// Where the process group of `job`'s running prolog is kept.
-pub fn prolog_path(node: &Node, job: u32) -> PathBuf {
+pub fn prolog_path(node: &Node, run: RunId) -> PathBuf {
     node.spool
         .launches_dir()
-        .join(format!("{job}.{PROLOG_SUFFIX}"))
+        .join(format!("{}.{PROLOG_SUFFIX}", run.stem()))
 }
 
 /// Keeps `req` in the spool (synced, renamed into place). A spool that cannot take it is
 /// logged: the launch goes on, only a restart of the daemon would not find it.
 pub async fn save(node: &Node, req: &LaunchBatchRequest) {
-    let path = request_path(node, req.job_id);
+    let path = request_path(node, RunId::new(req.job_id, req.restart_count));
     let bytes = req.encode_to_vec();
     let target = path.clone();
     let written = tokio::task::spawn_blocking(move || write_atomically(&target, &bytes)).await;
@@ -65,10 +66,11 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// The launch request kept for `job`, if any (one that does not decode is `None`).
-pub fn load(node: &Node, job: u32) -> Option<LaunchBatchRequest> {
-    let bytes = std::fs::read(request_path(node, job)).ok()?;
+pub fn load(node: &Node, run: RunId) -> Option<LaunchBatchRequest> {
+    let job = run.job;
+    let bytes = std::fs::read(request_path(node, run)).ok()?;
     match LaunchBatchRequest::decode(bytes.as_slice()) {
-        Ok(req) if req.job_id == job => Some(req),
+        Ok(req) if req.job_id == job && req.restart_count == run.restart => Some(req),
         _ => {
             tracing::warn!(job, "the kept launch request does not decode: ignored");
             None
@@ -77,8 +79,9 @@ pub fn load(node: &Node, job: u32) -> Option<LaunchBatchRequest> {
 }
 
 /// Records that `job`'s prolog runs in process group `pgid` (`None`: it ended).
-pub fn prolog_running(node: &Node, job: u32, pgid: Option<i32>) {
-    let path = prolog_path(node, job);
+pub fn prolog_running(node: &Node, run: RunId, pgid: Option<i32>) {
+    let job = run.job;
+    let path = prolog_path(node, run);
     let result = match pgid {
         Some(pgid) => sluice_wire::daemon::write_file_atomically(&path, &format!("{pgid}\n"))
             .map_err(|e| e.to_string()),
@@ -99,21 +102,22 @@ pub async fn resume_interrupted(node: &Arc<Node>) {
     let Ok(mut entries) = tokio::fs::read_dir(node.spool.launches_dir()).await else {
         return;
     };
-    let mut jobs = Vec::new();
+    let mut runs = Vec::new();
     while let Ok(Some(entry)) = entries.next_entry().await {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if let Some(job) = name
+        if let Some(run) = name
             .strip_suffix(&format!(".{REQUEST_SUFFIX}"))
-            .and_then(|j| j.parse::<u32>().ok())
+            .and_then(RunId::parse_stem)
         {
-            jobs.push(job);
+            runs.push(run);
         }
     }
-    jobs.sort_unstable();
-    for job in jobs {
-        let started = crate::adopt::record_path(node, job).exists();
-        let Some(req) = load(node, job) else {
-            crate::adopt::forget_launch(node, job).await;
+    runs.sort_unstable();
+    for run in runs {
+        let job = run.job;
+        let started = crate::adopt::record_path(node, run).exists();
+        let Some(req) = load(node, run) else {
+            crate::adopt::forget_launch(node, run).await;
             continue;
         };
         if started || node.jobs.has_batch(job) {
@@ -121,10 +125,10 @@ pub async fn resume_interrupted(node: &Arc<Node>) {
             continue;
         }
         if node.outbox.has(job, req.restart_count) {
-            crate::adopt::forget_launch(node, job).await;
+            crate::adopt::forget_launch(node, run).await;
             continue;
         }
-        kill_interrupted_prolog(node, job);
+        kill_interrupted_prolog(node, run);
         tracing::warn!(
             job,
             restart = req.restart_count,
@@ -137,8 +141,9 @@ pub async fn resume_interrupted(node: &Arc<Node>) {
 }
 
 /// Kills the process group of a prolog a restart interrupted, so it never runs twice at once.
-fn kill_interrupted_prolog(node: &Node, job: u32) {
-    let path = prolog_path(node, job);
+fn kill_interrupted_prolog(node: &Node, run: RunId) {
+    let job = run.job;
+    let path = prolog_path(node, run);
     let pgid = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| t.trim().parse::<i32>().ok());
@@ -146,5 +151,5 @@ fn kill_interrupted_prolog(node: &Node, job: u32) {
         tracing::info!(job, pgid, "killing the prolog the restart interrupted");
         signal_group(pgid, Some(Signal::SIGKILL));
     }
-    prolog_running(node, job, None);
+    prolog_running(node, run, None);
 }

@@ -1,5 +1,6 @@
 //! The node's spool directory: one `jobNNNNN/` directory per running batch job holding its
-//! script (owned by the job's user, mode 0700, as Slurm's `slurm_script`), and `exits/`, the
+//! script (owned by the job's user, mode 0700, as Slurm's `slurm_script`; `jobNNNNN_R/` for the
+//! job's run `R` after a requeue, see [`RunId`]), and `exits/`, the
 //! outbox of exit reports the controller has not acknowledged yet (see [`crate::outbox`]),
 //! `launches/`, the records of running batch jobs (see [`crate::adopt`]), and `here/`, the
 //! jobs whose epilog is due on a node running only their steps (see [`crate::here_file`]).
@@ -12,6 +13,36 @@ use crate::spawn::RunAs;
 
 /// The script's name inside a job's directory.
 const SCRIPT: &str = "slurm_script";
+
+/// One run of a batch job on this node: the job and its launch count (requeue count). Every
+/// file a run keeps is named by both, so the end of an older run, still being tidied up, never
+/// removes what a newer run of the same job wrote: a requeued job may start here again the
+/// moment the controller has the old run's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RunId {
+    /// The job.
+    pub job: u32,
+    /// Its launch count.
+    pub restart: u32,
+}
+
+impl RunId {
+    /// Run `restart` of `job`.
+    pub const fn new(job: u32, restart: u32) -> Self {
+        Self { job, restart }
+    }
+
+    /// The stem of the run's files in `launches/`: `<job>_<restart>`.
+    pub fn stem(self) -> String {
+        format!("{}_{}", self.job, self.restart)
+    }
+
+    /// The run a `launches/` stem names (see [`RunId::stem`]).
+    pub fn parse_stem(stem: &str) -> Option<Self> {
+        let (job, restart) = stem.split_once('_')?;
+        Some(Self::new(job.parse().ok()?, restart.parse().ok()?))
+    }
+}
 
 /// A node's spool directory.
 #[derive(Debug, Clone)]
@@ -73,28 +104,32 @@ impl Spool {
         self.root.join("here")
     }
 
-    /// The directory of batch job `job`.
-    pub fn job_dir(&self, job: u32) -> PathBuf {
-        self.root.join(format!("job{job:05}"))
+    /// The directory of batch run `run`: Slurm's `jobNNNNN` for a job's first run,
+    /// `jobNNNNN_R` for its run `R` after a requeue.
+    pub fn job_dir(&self, run: RunId) -> PathBuf {
+        match run.restart {
+            0 => self.root.join(format!("job{:05}", run.job)),
+            r => self.root.join(format!("job{:05}_{r}", run.job)),
+        }
     }
 
     /// Writes `script` as the job's executable script (0700, owned by the job's user when the
     /// daemon is root) and returns its path. Runs on a blocking thread.
     pub async fn write_script(
         &self,
-        job: u32,
+        run: RunId,
         script: String,
         run_as: Option<RunAs>,
     ) -> Result<PathBuf, NodedError> {
-        let dir = self.job_dir(job);
+        let dir = self.job_dir(run);
         tokio::task::spawn_blocking(move || write_script(&dir, &script, run_as))
             .await
             .map_err(|e| NodedError::file(SCRIPT, std::io::Error::other(e)))?
     }
 
-    /// Removes batch job `job`'s directory once it ended.
-    pub async fn remove_job_dir(&self, job: u32) {
-        let dir = self.job_dir(job);
+    /// Removes batch run `run`'s directory once it ended.
+    pub async fn remove_job_dir(&self, run: RunId) {
+        let dir = self.job_dir(run);
         if let Err(e) = tokio::fs::remove_dir_all(&dir).await
             && e.kind() != std::io::ErrorKind::NotFound
         {
@@ -144,6 +179,16 @@ mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
 
+    #[test]
+    fn a_runs_stem_names_the_job_and_the_run() {
+        let run = RunId::new(42, 3);
+        assert_eq!(run.stem(), "42_3");
+        assert_eq!(RunId::parse_stem("42_3"), Some(run));
+        for bad in ["42", "42_", "_3", "42_3_1", "x_3", "42.status"] {
+            assert_eq!(RunId::parse_stem(bad), None, "{bad}");
+        }
+    }
+
     #[tokio::test]
     async fn scripts_are_private_executables_replaced_on_relaunch() {
         let dir = tempfile::tempdir().unwrap();
@@ -154,20 +199,35 @@ mod tests {
         for dir in [spool.exits_dir(), spool.launches_dir()] {
             assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
         }
+        let first = RunId::new(12, 0);
         let path = spool
-            .write_script(12, "#!/bin/sh\necho a\n".into(), None)
+            .write_script(first, "#!/bin/sh\necho a\n".into(), None)
             .await;
         let path = path.unwrap();
         assert!(path.ends_with("job00012/slurm_script"));
         assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o700);
         let again = spool
-            .write_script(12, "#!/bin/sh\necho b\n".into(), None)
+            .write_script(first, "#!/bin/sh\necho b\n".into(), None)
             .await;
         assert_eq!(
             std::fs::read_to_string(again.unwrap()).unwrap(),
             "#!/bin/sh\necho b\n"
         );
-        spool.remove_job_dir(12).await;
-        assert!(!spool.job_dir(12).exists());
+        // The job requeued and started here again while its first run is still being tidied
+        // up: the first run's end removes its own directory, never the new run's script.
+        let second = RunId::new(12, 1);
+        let path = spool
+            .write_script(second, "#!/bin/sh\necho c\n".into(), None)
+            .await
+            .unwrap();
+        assert!(path.ends_with("job00012_1/slurm_script"));
+        spool.remove_job_dir(first).await;
+        assert!(!spool.job_dir(first).exists());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "#!/bin/sh\necho c\n"
+        );
+        spool.remove_job_dir(second).await;
+        assert!(!spool.job_dir(second).exists());
     }
 }

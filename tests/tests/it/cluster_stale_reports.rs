@@ -19,7 +19,7 @@ fn a_node_daemon_back_after_its_job_was_requeued_elsewhere_does_not_end_the_new_
     // Once the node daemon has recorded the launch, it finds the script again after a restart.
     let record = c
         .dir()
-        .join(format!("cluster/spool/{first}/launches/{job}"));
+        .join(format!("cluster/spool/{first}/launches/{job}_0"));
     c.wait_for("the launch record", || record.exists());
     c.kill9_noded(&first);
 

@@ -45,7 +45,9 @@ fn exit_codes_survive(c: &Cluster, during: impl FnOnce(&Cluster, &[String])) {
     for (job, name) in [(ok, "ok"), (failing, "failing")] {
         let node = c.wait_file(&format!("{name}.node"), "n").trim().to_string();
         // Once the node daemon has recorded the launch, it finds the script again.
-        let record = c.dir().join(format!("cluster/spool/{node}/launches/{job}"));
+        let record = c
+            .dir()
+            .join(format!("cluster/spool/{node}/launches/{job}_0"));
         c.wait_for("the launch record", || record.exists());
         nodes.push(node);
     }

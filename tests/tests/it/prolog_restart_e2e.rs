@@ -84,7 +84,7 @@ fn an_adopted_job_runs_its_epilog_when_it_ends() {
     ]);
     let record = c
         .dir()
-        .join(format!("cluster/spool/clustern1/launches/{job}"));
+        .join(format!("cluster/spool/clustern1/launches/{job}_0"));
     c.wait_for("the launch record", || record.exists());
     c.kill9_noded("clustern1");
     c.up();
