@@ -234,6 +234,7 @@ pub(crate) fn end_run(
     reason: JobReason,
 ) {
     super::federation::report::run_ended(core, out, id, state, false);
+    super::steps::close_open_steps(core, out, now, id, state);
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };

@@ -91,6 +91,7 @@ pub(crate) fn requeue_run(
     super::ctld_scripts::run_ended(core, out, id);
     super::mail::job_requeued(core, out, now, id);
     super::nonstop::job_ended(core, out, now, id);
+    super::steps::close_open_steps(core, out, now, id, recorded);
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };

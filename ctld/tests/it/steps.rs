@@ -421,3 +421,94 @@ fn a_steps_start_is_saved_with_its_job_and_recorded_with_its_end_after_a_restart
         vec![(0, 0, Some(back.now.secs()), String::new(), 0, 0)]
     );
 }
+
+/// The step records in `out`, as (step, end, state, signal).
+fn step_ends(out: &RecordingOutbox) -> Vec<(i32, Option<u64>, sluice_vocab::JobState, i32)> {
+    out.acct
+        .iter()
+        .filter_map(|r| match r {
+            AcctRecord::Step {
+                step,
+                end,
+                state,
+                signal,
+                ..
+            } if *step >= 0 => Some((*step, end.map(|e| e.secs()), *state, *signal)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn steps_still_open_when_their_job_ends_are_recorded_cancelled_and_a_late_end_changes_nothing() {
+    use sluice_vocab::JobState;
+    let mut fx = builder().build();
+    fx.register_all();
+    let job = running(&mut fx, SubmitRequest::new(1, "j").ntasks(2));
+    step(&mut fx, tasks(job, 1)).unwrap();
+    step(&mut fx, tasks(job, 1)).unwrap();
+    done(&mut fx, job, 0);
+    fx.out.take();
+    fx.advance(5);
+    // The job is cancelled while step 1's srun is still running (and never reports, killed
+    // with its tasks): step 1 is recorded ended with the job, CANCELLED 0:15, not left open.
+    let cancel = CancelRequest {
+        job: JobRef::Job(job),
+        signal: None,
+    };
+    on_cancel(&mut fx.core, &mut fx.out, fx.now, Caller::user(1), cancel).unwrap();
+    let out = fx.out.take();
+    assert_eq!(
+        step_ends(&out),
+        vec![(1, Some(fx.now.secs()), JobState::Cancelled, 15)]
+    );
+    // Its srun's report of the killed tasks arrives after all: nothing more is recorded.
+    fx.advance(1);
+    let late = StepEnd {
+        job,
+        step: 1,
+        exit_code: 0,
+        signal: 9,
+        usage: None,
+    };
+    on_step_done(&mut fx.core, &mut fx.out, fx.now, Caller::user(1), late).unwrap();
+    assert_eq!(step_ends(&fx.out.take()), vec![]);
+}
+
+#[test]
+fn steps_open_when_their_node_fails_are_recorded_node_fail_with_the_requeued_run() {
+    use sluice_ctld::core::{NodeUpdate, on_node_update};
+    use sluice_vocab::JobState;
+    let mut fx = builder().build();
+    fx.register_all();
+    let job = running(&mut fx, SubmitRequest::new(1, "j"));
+    step(&mut fx, tasks(job, 1)).unwrap();
+    let node = fx.nodes_of(job);
+    fx.out.take();
+    let down = NodeUpdate::Down {
+        reason: "dead".into(),
+    };
+    on_node_update(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        Caller::admin(),
+        &node,
+        down,
+    )
+    .unwrap();
+    let out = fx.out.take();
+    assert_eq!(
+        step_ends(&out),
+        vec![(0, Some(fx.now.secs()), JobState::NodeFail, 0)]
+    );
+    assert!(out.acct.iter().any(|r| matches!(
+        r,
+        AcctRecord::Step {
+            run: 0,
+            step: 0,
+            ..
+        }
+    )));
+    assert_eq!(fx.core.job(job).unwrap().restarts, 1, "requeued");
+}

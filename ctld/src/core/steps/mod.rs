@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 mod record;
 mod snap;
+pub(crate) use record::close_open_steps;
 pub use record::{StepEnd, StepStart, on_step_done};
 pub(crate) use snap::restore;
 pub use snap::{OpenStepSnap, StepSnap};

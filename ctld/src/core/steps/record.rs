@@ -107,6 +107,12 @@ pub fn on_step_done(
             out.save(SaveHint::Job(end.job));
             start
         }
+        // The run ended first and recorded the step's end then (see `close_open_steps`):
+        // this late report of its killed tasks changes nothing.
+        None if job.state != JobState::Running || job.completing => {
+            tracing::debug!(job = %end.job, step = end.step, "step end after its job's: dropped");
+            return Ok(());
+        }
         None => StepStart::unknown(),
     };
     let state = if end.exit_code == 0 && end.signal == 0 {
@@ -128,6 +134,48 @@ pub fn on_step_done(
     );
     Ok(())
 }
+
+/// The run of `job` ended (`state` is how it is recorded) with steps still open: their tasks
+/// are killed with it, so each is recorded ended now, as Slurm records them, CANCELLED by the
+/// job's end (NODE_FAIL when a node failed under it). Without this a step whose srun never
+/// reported (killed, or gone with its node) stayed RUNNING in sacct for good.
+pub(crate) fn close_open_steps(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    job: FedJobId,
+    state: JobState,
+) {
+    let Some(j) = core.jobs.map.get_mut(&job) else {
+        return;
+    };
+    if j.open_steps.is_empty() {
+        return;
+    }
+    let run = j.restarts;
+    let (step_state, signal) = match state {
+        JobState::NodeFail => (JobState::NodeFail, 0),
+        _ => (JobState::Cancelled, SIGTERM),
+    };
+    for (step, start) in std::mem::take(&mut j.open_steps) {
+        record(
+            out,
+            job,
+            run,
+            step,
+            &start,
+            Some(now),
+            step_state,
+            0,
+            signal,
+            None,
+        );
+    }
+    out.save(SaveHint::Job(job));
+}
+
+/// The signal a step killed by its job's end is recorded with (`0:15` in sacct, as Slurm).
+const SIGTERM: i32 = 15;
 
 #[allow(clippy::too_many_arguments)]
 fn record(
