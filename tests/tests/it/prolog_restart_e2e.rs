@@ -35,6 +35,12 @@ fn a_node_daemon_killed_while_the_prolog_runs_launches_the_job_again() {
     let job = c.sbatch(&["--wrap", "echo ran > ran.out"]);
     let runs = dir.path().join("runs");
     c.wait_for("the first prolog to start", || runs.exists());
+    // The node daemon notes the prolog's process group just after starting it: killed before
+    // that, it could not know what to kill (a window of a few milliseconds).
+    let mark = c
+        .dir()
+        .join(format!("cluster/spool/clustern1/launches/{job}_0.prolog"));
+    c.wait_for("the prolog's process group to be noted", || mark.exists());
     let first: i32 = std::fs::read_to_string(&runs)
         .unwrap()
         .trim()
