@@ -5,7 +5,7 @@
 //! The table is only touched for a few instructions at a time (no await while locked), so a
 //! plain mutex serves every handler and waiter without an owner task.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use nix::errno::Errno;
@@ -59,6 +59,43 @@ pub struct HeldRun {
 #[derive(Debug, Default)]
 pub struct JobTable {
     jobs: Mutex<HashMap<u32, JobProcs>>,
+    ended: Mutex<EndedRuns>,
+}
+
+/// How many jobs' last ended batch run are remembered (a few hundred kB at most).
+const ENDED_KEPT: usize = 65_536;
+
+/// The batch runs that ended here, newest per job, the oldest forgotten first: a launch the
+/// controller sends again for a run that already ran and ended here (its first answer was lost
+/// while the controller was stopped, and it retried after the run's end was acknowledged)
+/// must not start the script a second time.
+#[derive(Debug, Default)]
+struct EndedRuns {
+    last: HashMap<u32, u32>,
+    order: VecDeque<u32>,
+}
+
+impl EndedRuns {
+    fn note(&mut self, job: u32, restart: u32) {
+        match self.last.insert(job, restart) {
+            Some(before) if before > restart => {
+                self.last.insert(job, before);
+            }
+            Some(_) => {}
+            None => {
+                self.order.push_back(job);
+                if self.order.len() > ENDED_KEPT
+                    && let Some(old) = self.order.pop_front()
+                {
+                    self.last.remove(&old);
+                }
+            }
+        }
+    }
+
+    fn ran(&self, job: u32, restart: u32) -> bool {
+        self.last.get(&job).is_some_and(|&r| r >= restart)
+    }
 }
 
 impl JobTable {
@@ -67,14 +104,22 @@ impl JobTable {
         Self::default()
     }
 
+    fn ended(&self) -> std::sync::MutexGuard<'_, EndedRuns> {
+        self.ended.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut HashMap<u32, JobProcs>) -> R) -> R {
         let mut guard = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut guard)
     }
 
     /// Claims the batch part of `job`; `false` when that launch (same `restart` count) or a
-    /// newer one already runs here, so a repeated launch starts no second copy.
+    /// newer one already runs here, or ran and ended here, so a repeated launch starts no
+    /// second copy.
     pub fn claim_batch(&self, job: u32, restart: u32) -> bool {
+        if self.ended().ran(job, restart) {
+            return false;
+        }
         self.with(|jobs| {
             let procs = jobs.entry(job).or_default();
             if procs.parts.contains_key(&Part::Batch) && procs.restart >= restart {
@@ -173,6 +218,7 @@ impl JobTable {
 
     /// Forgets the batch part of `job` launched with `restart` (a newer launch is kept).
     pub fn finish_batch(&self, job: u32, restart: u32) {
+        self.ended().note(job, restart);
         let current = self.with(|jobs| jobs.get(&job).map(|p| p.restart));
         if current == Some(restart) {
             self.remove_part(job, Part::Batch);
@@ -288,6 +334,25 @@ mod tests {
         t.remove_part(7, Part::Step(0));
         assert!(!t.contains(7));
         assert!(t.running_jobs().is_empty());
+        // The controller sends run 1's launch again after its end (its first answer was lost
+        // while it was stopped): the script does not run twice; a later run may start.
+        assert!(!t.claim_batch(7, 1), "an ended run is not started again");
+        assert!(!t.claim_batch(7, 0), "nor an older one");
+        assert!(t.claim_batch(7, 2));
+    }
+
+    #[test]
+    fn ended_runs_are_remembered_for_the_newest_jobs() {
+        let t = JobTable::new();
+        for job in 0..=ENDED_KEPT as u32 {
+            assert!(t.claim_batch(job, 0));
+            t.finish_batch(job, 0);
+        }
+        assert!(!t.claim_batch(ENDED_KEPT as u32, 0));
+        assert!(
+            t.claim_batch(0, 0),
+            "the oldest is forgotten: memory stays bounded"
+        );
     }
 
     #[test]

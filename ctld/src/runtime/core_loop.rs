@@ -35,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// How often the core's timers and a full scheduling pass run.
 const TICK: Duration = Duration::from_secs(1);
 /// A tick this late means the loop itself was held up (see `Loop::note_stall`).
-const STALL: Duration = Duration::from_secs(5);
+const STALL: Duration = Duration::from_secs(3);
 /// Most requests handled in one batch (one commit).
 const MAX_BATCH: usize = 4096;
 
