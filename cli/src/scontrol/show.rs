@@ -21,6 +21,10 @@ fn or_null(s: &str) -> &str {
     if s.is_empty() { "(null)" } else { s }
 }
 
+fn or_na(s: &str) -> &str {
+    if s.is_empty() { "N/A" } else { s }
+}
+
 /// One job as `scontrol show job` prints it.
 pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
     let state = JobState::from_stored(j.state).unwrap_or(JobState::Pending);
@@ -405,8 +409,9 @@ pub fn partition(p: &PartitionInfo, one_liner: bool) -> String {
             allow_deny("Qos", &p.allow_qos, &p.deny_qos)
         ),
         format!(
-            "AllocNodes=ALL Default={} QoS=N/A",
-            if p.is_default { "YES" } else { "NO" }
+            "AllocNodes=ALL Default={} QoS={}",
+            if p.is_default { "YES" } else { "NO" },
+            or_na(&p.qos)
         ),
         "DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO".to_string(),
         format!(

@@ -464,6 +464,7 @@ pub fn partition_info(
         allow_qos: p.access.allow_qos.clone().unwrap_or_default(),
         deny_qos: p.access.deny_qos.clone(),
         root_only: p.access.root_only,
+        qos: p.access.qos.clone().unwrap_or_default(),
         priority_job_factor: part_conf(core, &p.name).map_or(1, |c| c.priority_job_factor.into()),
         priority_tier: part_conf(core, &p.name).map_or(1, |c| c.priority_tier.into()),
     }

@@ -312,3 +312,98 @@ fn the_qos_priority_feeds_the_qos_factor() {
     let pending: Vec<_> = fx.core.pending().collect();
     assert_eq!(pending, [high, normal]);
 }
+
+/// A user limit of `cpus` CPUs.
+fn per_user_cpus(cpus: u64) -> QosLimits {
+    QosLimits {
+        max_tres_per_user: Tres {
+            cpu: Some(cpus),
+            ..Tres::default()
+        },
+        ..QosLimits::default()
+    }
+}
+
+#[test]
+fn a_partitions_qos_holds_its_jobs_first_unless_the_jobs_qos_is_over_it() {
+    // `p` has QOS=part (at most 4 CPUs per user); the job's own QOS allows 8.
+    let mut fx = fixture("limits", &["PartitionName=pq Nodes=n[1-4] QOS=Part"]);
+    tree(&mut fx);
+    set_qos(
+        &mut fx,
+        vec![
+            named("normal", 0, per_user_cpus(8)),
+            named("part", 0, per_user_cpus(4)),
+        ],
+    );
+    let a = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("pq"));
+    let b = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("pq"));
+    assert_eq!(fx.state(a), JobState::Running);
+    assert_eq!(
+        (fx.state(b), fx.reason(b).to_string().as_str()),
+        (JobState::Pending, "QOSMaxCpuPerUserLimit"),
+        "the partition's limit decides"
+    );
+    // Elsewhere only the job's QOS holds it.
+    let c = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("p"));
+    assert_eq!(fx.state(c), JobState::Running);
+
+    // With OverPartQOS the job's own QOS decides the limits both set.
+    let mut fx = fixture("limits", &["PartitionName=pq Nodes=n[1-4] QOS=part"]);
+    tree(&mut fx);
+    let mut over = named("normal", 0, per_user_cpus(8));
+    over.flags.over_part_qos = true;
+    set_qos(&mut fx, vec![over, named("part", 0, per_user_cpus(4))]);
+    let a = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("pq"));
+    let b = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("pq"));
+    assert_eq!((fx.state(a), fx.state(b)), (JobState::Running, JobState::Running));
+    let c = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("pq"));
+    assert_eq!(fx.reason(c).to_string(), "QOSMaxCpuPerUserLimit", "8 is the limit");
+}
+
+#[test]
+fn a_partitions_qos_counts_every_job_in_the_partition_whatever_its_qos() {
+    // GrpJobs=1 on the partition's QOS: a job of `high` and a job of `normal` in the same
+    // partition share it; limits the partition's QOS does not set come from the job's.
+    let mut fx = fixture("limits", &["PartitionName=pq Nodes=n[1-4] QOS=part"]);
+    tree(&mut fx);
+    set_qos(
+        &mut fx,
+        vec![
+            named(
+                "normal",
+                0,
+                QosLimits {
+                    grp_tres: Tres {
+                        cpu: Some(2),
+                        ..Tres::default()
+                    },
+                    ..QosLimits::default()
+                },
+            ),
+            named("high", 0, QosLimits::default()),
+            named(
+                "part",
+                0,
+                QosLimits {
+                    grp_jobs: Some(1),
+                    ..QosLimits::default()
+                },
+            ),
+        ],
+    );
+    let a = fx.submit_and_schedule(job("alice", "high").partition("pq"));
+    let b = fx.submit_and_schedule(job("bob", "normal").partition("pq"));
+    assert_eq!(fx.state(a), JobState::Running);
+    assert_eq!(fx.reason(b).to_string(), "QOSGrpJobsLimit");
+    fx.exit(a, 0).unwrap();
+    fx.advance(1);
+    fx.schedule();
+    assert_eq!(fx.state(b), JobState::Running);
+    let c = fx.submit_and_schedule(job("bob", "normal").ntasks(4).partition("p"));
+    assert_eq!(
+        fx.reason(c).to_string(),
+        "QOSGrpCpuLimit",
+        "the job's own QOS still holds where the partition's sets nothing"
+    );
+}

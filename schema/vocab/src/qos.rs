@@ -24,6 +24,9 @@ pub struct QosFlags {
     /// `DenyOnLimit`: a job over a per-job or per-user limit of the QOS is refused at
     /// submission instead of pending.
     pub deny_on_limit: bool,
+    /// `OverPartQOS`: this QOS's limits take precedence over those of the partition's QOS
+    /// (`QOS=` on the partition), which otherwise come first.
+    pub over_part_qos: bool,
 }
 
 impl QosFlags {
@@ -35,6 +38,7 @@ impl QosFlags {
             match word.to_ascii_lowercase().as_str() {
                 "-1" | "none" => f = Self::default(),
                 "denyonlimit" => f.deny_on_limit = true,
+                "overpartqos" => f.over_part_qos = true,
                 _ => return Err(format!("Unknown QOS flag {word}")),
             }
         }
@@ -43,10 +47,16 @@ impl QosFlags {
 }
 
 impl fmt::Display for QosFlags {
-    /// As sacctmgr shows them (`DenyOnLimit`, blank for none).
+    /// As sacctmgr shows them (`DenyOnLimit,OverPartQOS`, blank for none).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.deny_on_limit {
-            f.write_str("DenyOnLimit")?;
+        let set = [
+            (self.deny_on_limit, "DenyOnLimit"),
+            (self.over_part_qos, "OverPartQOS"),
+        ];
+        let mut sep = "";
+        for (_, name) in set.iter().filter(|(on, _)| *on) {
+            write!(f, "{sep}{name}")?;
+            sep = ",";
         }
         Ok(())
     }
@@ -177,6 +187,10 @@ mod tests {
             QosFlags::parse("denyonlimit").unwrap().to_string(),
             "DenyOnLimit"
         );
+        let both = QosFlags::parse("OverPartQOS,DenyOnLimit").unwrap();
+        assert!(both.over_part_qos && both.deny_on_limit);
+        assert_eq!(both.to_string(), "DenyOnLimit,OverPartQOS");
+        assert_eq!(QosFlags::parse(&both.to_string()).unwrap(), both);
         assert!(
             QosFlags::parse("NoReserve")
                 .unwrap_err()

@@ -1,12 +1,14 @@
 //! The QOS checks: which QOS a job gets, whether it may have it (Slurm's "Invalid qos
 //! specification"), its submit counts (Slurm's accounting-policy refusal) and the limits
-//! that keep it pending (Slurm's `QOS*` reasons).
+//! that keep it pending (Slurm's `QOS*` reasons). A job is held to its own QOS and to its
+//! partition's (`QOS=` on the partition): for each limit the first of them that sets it
+//! decides, the partition's QOS first unless the job's has `OverPartQOS`.
 
 use sluice_vocab::assoc_limits::Tres;
 use sluice_vocab::cluster_conf::PartAccess;
-use sluice_vocab::qos::{DEFAULT_QOS, Qos};
+use sluice_vocab::qos::{DEFAULT_QOS, Qos, QosLimits};
 
-use super::usage;
+use super::{QosTable, usage};
 use crate::conf::TimeLimit;
 use crate::core::Core;
 use crate::core::jobs::{Job, JobReason, JobRequest, LaunchSpec};
@@ -147,9 +149,59 @@ pub(crate) fn resolve(core: &Core, launch: &LaunchSpec, asked: &str) -> String {
     }
 }
 
+/// The QOS whose limits hold a job of QOS `job_qos` in a partition of QOS `part_qos`, in
+/// order of precedence: the partition's first, as Slurm orders them, unless the job's QOS has
+/// `OverPartQOS`; one QOS once. A partition QOS the dbd does not list holds nothing.
+fn in_force<'a>(table: &'a QosTable, part_qos: Option<&str>, job_qos: &'a Qos) -> Vec<&'a Qos> {
+    let part = part_qos
+        .and_then(|name| table.get(name))
+        .filter(|p| p.name != job_qos.name);
+    match part {
+        None => vec![job_qos],
+        Some(p) if job_qos.flags.over_part_qos => vec![job_qos, p],
+        Some(p) => vec![p, job_qos],
+    }
+}
+
+/// `q`'s limits but those a QOS before it in precedence (`earlier`) sets: for each limit
+/// (each resource of a TRES limit) the first QOS that sets it decides, as in Slurm.
+fn own_limits(q: &Qos, earlier: &[&Qos]) -> QosLimits {
+    let mut l = q.limits.clone();
+    for e in earlier.iter().map(|e| &e.limits) {
+        let clear = |v: &mut Option<u32>, by: Option<u32>| {
+            if by.is_some() {
+                *v = None;
+            }
+        };
+        clear(&mut l.max_wall_minutes, e.max_wall_minutes);
+        clear(&mut l.max_jobs_per_user, e.max_jobs_per_user);
+        clear(&mut l.max_submit_jobs_per_user, e.max_submit_jobs_per_user);
+        clear(&mut l.grp_jobs, e.grp_jobs);
+        clear(&mut l.grp_submit_jobs, e.grp_submit_jobs);
+        mask(&mut l.max_tres_per_job, &e.max_tres_per_job);
+        mask(&mut l.max_tres_per_user, &e.max_tres_per_user);
+        mask(&mut l.grp_tres, &e.grp_tres);
+    }
+    l
+}
+
+/// Clears in `t` each resource `by` sets.
+fn mask(t: &mut Tres, by: &Tres) {
+    for (v, b) in [
+        (&mut t.cpu, by.cpu),
+        (&mut t.mem_mb, by.mem_mb),
+        (&mut t.node, by.node),
+    ] {
+        if b.is_some() {
+            *v = None;
+        }
+    }
+}
+
 /// Checks a submission of `count` jobs asking `req` under QOS `launch.qos` in a partition
-/// with `access`. Without the dbd's QOS list nothing is known to check. A job that does not
-/// name its time (`time_given` false) gets the QOS's `MaxWall` when that is lower, as Slurm's
+/// with `access` (its `AllowQos`/`DenyQos`, and its own QOS, whose limits hold too). Without
+/// the dbd's QOS list nothing is known to check. A job that does not name its time
+/// (`time_given` false) gets the `MaxWall` in force when that is lower, as Slurm's
 /// controller sets it.
 pub(crate) fn check_submit(
     core: &Core,
@@ -181,84 +233,102 @@ pub(crate) fn check_submit(
     if !enforce.limits {
         return Ok(());
     }
-    let l = &q.limits;
-    if !time_within(req.time_limit, l.max_wall_minutes) {
-        match l.max_wall_minutes {
-            Some(max) if !time_given => req.time_limit = TimeLimit::Minutes(max),
-            _ if q.flags.deny_on_limit => return Err(CtldError::AccountingPolicy),
-            _ => {}
+    let order = in_force(table, access.qos.as_deref(), q);
+    for (i, q) in order.iter().enumerate() {
+        let l = own_limits(q, &order[..i]);
+        if !time_within(req.time_limit, l.max_wall_minutes) {
+            match l.max_wall_minutes {
+                Some(max) if !time_given => req.time_limit = TimeLimit::Minutes(max),
+                _ if q.flags.deny_on_limit => return Err(CtldError::AccountingPolicy),
+                _ => {}
+            }
         }
-    }
-    if q.flags.deny_on_limit {
-        let ask = Ask::of(req);
-        let none = usage::Held::default();
-        if ask.over(&l.max_tres_per_job, &none).is_some()
-            || ask.over(&l.max_tres_per_user, &none).is_some()
-            || ask.over(&l.grp_tres, &none).is_some()
-        {
+        if q.flags.deny_on_limit {
+            let ask = Ask::of(req);
+            let none = usage::Held::default();
+            if ask.over(&l.max_tres_per_job, &none).is_some()
+                || ask.over(&l.max_tres_per_user, &none).is_some()
+                || ask.over(&l.grp_tres, &none).is_some()
+            {
+                return Err(CtldError::AccountingPolicy);
+            }
+        }
+        let (all, mine) = usage::submitted(core, &q.name, &launch.user);
+        let count = count as u64;
+        let over = |limit: Option<u32>, n: u64| limit.is_some_and(|m| n + count > u64::from(m));
+        if over(l.max_submit_jobs_per_user, mine) || over(l.grp_submit_jobs, all) {
             return Err(CtldError::AccountingPolicy);
         }
-    }
-    let (all, mine) = usage::submitted(core, &q.name, &launch.user);
-    let count = count as u64;
-    let over = |limit: Option<u32>, n: u64| limit.is_some_and(|m| n + count > u64::from(m));
-    if over(l.max_submit_jobs_per_user, mine) || over(l.grp_submit_jobs, all) {
-        return Err(CtldError::AccountingPolicy);
     }
     Ok(())
 }
 
-/// Whether `q` sets a limit on what running jobs hold.
-fn limits_running(q: &Qos) -> bool {
-    let l = &q.limits;
+/// Whether `l` sets a limit on what running jobs hold.
+fn limits_running(l: &QosLimits) -> bool {
     l.max_jobs_per_user.is_some()
         || l.grp_jobs.is_some()
         || !l.max_tres_per_user.is_empty()
         || !l.grp_tres.is_empty()
 }
 
-/// Why `job`'s QOS keeps it pending now, if it does (`AccountingStorageEnforce=limits`).
+/// Why the QOS in force for `job` (its own, and its partition's) keep it pending now, if they
+/// do (`AccountingStorageEnforce=limits`).
 pub(crate) fn blocking_reason(core: &Core, job: &Job) -> Option<JobReason> {
     if !core.conf.acct_enforce.limits {
         return None;
     }
-    let q = core.qos.as_ref()?.get(&job.launch.qos)?;
-    let reason = |r: QosReason| Some(JobReason::Qos(r));
-    let l = &q.limits;
-    if !time_within(job.req.time_limit, l.max_wall_minutes) {
-        return reason(QosReason::MaxWall);
-    }
+    let table = core.qos.as_ref()?;
+    let q = table.get(&job.launch.qos)?;
+    let part_qos = core.parts.get(job.partition.get()).and_then(|p| p.access.qos.as_deref());
+    let order = in_force(table, part_qos, q);
     let ask = Ask::of(&job.req);
+    order.iter().enumerate().find_map(|(i, q)| {
+        let l = own_limits(q, &order[..i]);
+        limit_reason(core, &q.name, &l, job, &ask).map(JobReason::Qos)
+    })
+}
+
+/// Which of limits `l` (those QOS `qos` decides) keeps `job`, asking `ask`, pending.
+fn limit_reason(
+    core: &Core,
+    qos: &str,
+    l: &QosLimits,
+    job: &Job,
+    ask: &Ask,
+) -> Option<QosReason> {
+    if !time_within(job.req.time_limit, l.max_wall_minutes) {
+        return Some(QosReason::MaxWall);
+    }
     let none = usage::Held::default();
     match ask.over(&l.max_tres_per_job, &none) {
-        Some(Res::Cpu) => return reason(QosReason::MaxCpuPerJob),
-        Some(Res::Mem) => return reason(QosReason::MaxMemPerJob),
-        Some(Res::Node) => return reason(QosReason::MaxNodePerJob),
+        Some(Res::Cpu) => return Some(QosReason::MaxCpuPerJob),
+        Some(Res::Mem) => return Some(QosReason::MaxMemPerJob),
+        Some(Res::Node) => return Some(QosReason::MaxNodePerJob),
         None => {}
     }
-    if !limits_running(q) {
+    if !limits_running(l) {
         return None;
     }
-    let (all, mine) = usage::held(core, &q.name, &job.launch.user);
+    let (all, mine) = usage::held(core, qos, &job.launch.user);
     if l.max_jobs_per_user
         .is_some_and(|m| mine.jobs >= u64::from(m))
     {
-        return reason(QosReason::MaxJobsPerUser);
+        return Some(QosReason::MaxJobsPerUser);
     }
     match ask.over(&l.max_tres_per_user, &mine) {
-        Some(Res::Cpu) => return reason(QosReason::MaxCpuPerUser),
-        Some(Res::Mem) => return reason(QosReason::MaxMemPerUser),
-        Some(Res::Node) => return reason(QosReason::MaxNodePerUser),
+        Some(Res::Cpu) => return Some(QosReason::MaxCpuPerUser),
+        Some(Res::Mem) => return Some(QosReason::MaxMemPerUser),
+        Some(Res::Node) => return Some(QosReason::MaxNodePerUser),
         None => {}
     }
     match ask.over(&l.grp_tres, &all) {
-        Some(Res::Cpu) => return reason(QosReason::GrpCpu),
-        Some(Res::Mem) => return reason(QosReason::GrpMem),
-        Some(Res::Node) => return reason(QosReason::GrpNode),
+        Some(Res::Cpu) => return Some(QosReason::GrpCpu),
+        Some(Res::Mem) => return Some(QosReason::GrpMem),
+        Some(Res::Node) => return Some(QosReason::GrpNode),
         None => {}
     }
     if l.grp_jobs.is_some_and(|m| all.jobs >= u64::from(m)) {
-        return reason(QosReason::GrpJobs);
+        return Some(QosReason::GrpJobs);
     }
     None
 }

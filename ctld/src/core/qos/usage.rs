@@ -1,9 +1,11 @@
 //! What running jobs hold per QOS and per QOS and user: the counts `GrpJobs`, `GrpTRES`,
-//! `MaxJobsPerUser` and `MaxTRESPerUser` compare with. Worked out when a pending job of a QOS
+//! `MaxJobsPerUser` and `MaxTRESPerUser` compare with. A job counts for its own QOS and for
+//! its partition's (once when they are the same), as Slurm charges both. Worked out when a pending job of a QOS
 //! that sets such a limit is judged, from the allocations in force, so jobs started earlier
 //! in the same pass count.
 
 use super::super::Core;
+use crate::core::jobs::Job;
 
 /// What some running jobs hold.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,7 +28,7 @@ pub(crate) fn held(core: &Core, qos: &str, user: &str) -> (Held, Held) {
             continue;
         };
         // A completing job's usage ended with it, as Slurm releases it at the job's end.
-        if job.state.is_finished() || job.launch.qos != qos {
+        if job.state.is_finished() || !under(core, job, qos) {
             continue;
         }
         let nodes = alloc.nodes.len() as u64;
@@ -55,11 +57,21 @@ pub(crate) fn held(core: &Core, qos: &str, user: &str) -> (Held, Held) {
     (all, mine)
 }
 
+/// Whether `job` is held to QOS `qos`: its own, or its partition's.
+fn under(core: &Core, job: &Job, qos: &str) -> bool {
+    job.launch.qos == qos
+        || core
+            .parts
+            .get(job.partition.get())
+            .and_then(|p| p.access.qos.as_deref())
+            == Some(qos)
+}
+
 /// The unfinished jobs of QOS `qos`: all of them, and those of `user`.
 pub(crate) fn submitted(core: &Core, qos: &str, user: &str) -> (u64, u64) {
     let (mut all, mut mine) = (0, 0);
     for job in core.jobs.map.values() {
-        if job.state.is_finished() || job.launch.qos != qos {
+        if job.state.is_finished() || !under(core, job, qos) {
             continue;
         }
         all += 1;

@@ -35,7 +35,8 @@ pub enum OverSubscribe {
     Force(u16),
 }
 
-/// Who may use a partition besides `AllowGroups`: the job's account and QOS.
+/// Who may use a partition besides `AllowGroups` (the job's account and QOS), and the QOS
+/// whose limits every job in it is held to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PartAccess {
     /// `AllowAccounts`; `None` for `ALL` (default). When set, `DenyAccounts` is not used.
@@ -48,6 +49,9 @@ pub struct PartAccess {
     pub deny_qos: Vec<String>,
     /// `RootOnly=YES`: only root and the SlurmUser may submit (default `NO`).
     pub root_only: bool,
+    /// `QOS=`: the partition's QOS (lower case), whose limits hold every job in the partition
+    /// besides its own QOS's, and come first (unless the job's QOS has `OverPartQOS`).
+    pub qos: Option<String>,
 }
 
 impl PartAccess {
@@ -218,6 +222,7 @@ fn apply(file: &ConfFile, p: &Pair, v: &mut Values) -> Result<bool, ConfError> {
         "allowqos" => v.access.allow_qos = name_list(file, p, "QOS")?,
         "denyqos" => v.access.deny_qos = names(file, p, "QOS")?,
         "rootonly" => v.access.root_only = yes_no(file, p)?,
+        "qos" => v.access.qos = Some(non_empty(file, p)?.to_ascii_lowercase()),
         "priorityjobfactor" => v.priority_job_factor = file.number(p)?,
         "prioritytier" => v.priority_tier = file.number(p)?,
         // Slurm's older single key sets both.
