@@ -356,9 +356,16 @@ fn a_partitions_qos_holds_its_jobs_first_unless_the_jobs_qos_is_over_it() {
     set_qos(&mut fx, vec![over, named("part", 0, per_user_cpus(4))]);
     let a = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("pq"));
     let b = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("pq"));
-    assert_eq!((fx.state(a), fx.state(b)), (JobState::Running, JobState::Running));
+    assert_eq!(
+        (fx.state(a), fx.state(b)),
+        (JobState::Running, JobState::Running)
+    );
     let c = fx.submit_and_schedule(job("bob", "").ntasks(4).partition("pq"));
-    assert_eq!(fx.reason(c).to_string(), "QOSMaxCpuPerUserLimit", "8 is the limit");
+    assert_eq!(
+        fx.reason(c).to_string(),
+        "QOSMaxCpuPerUserLimit",
+        "8 is the limit"
+    );
 }
 
 #[test]

@@ -200,3 +200,93 @@ fn qos_are_chosen_refused_limited_and_shown() {
             .contains("Invalid qos specification")
     });
 }
+
+#[test]
+#[cfg_attr(not(test_as_root), ignore = "needs root to create users")]
+fn a_partitions_qos_limits_its_jobs_unless_the_jobs_qos_is_over_it() {
+    let user = TestUser::create("qp");
+    let c = Cluster::start_with(
+        1,
+        &[
+            "AccountingStorageEnforce=associations,limits",
+            // One CPU per job, so two jobs share the node and the limits decide.
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_CPU",
+            "PartitionName=pq Nodes=ALL MaxTime=INFINITE State=UP QOS=part",
+        ],
+    );
+    open_site(&c);
+    c.ok("sacctmgr", &["-i", "add", "account", "phys"]);
+    c.ok(
+        "sacctmgr",
+        &["-i", "add", "user", &user.name, "account=phys"],
+    );
+    c.ok(
+        "sacctmgr",
+        &["-i", "add", "qos", "part", "MaxTRESPerUser=cpu=1"],
+    );
+    let shown = c.ok("scontrol", &["show", "partition", "pq"]);
+    assert!(shown.contains(" QoS=part\n"), "{shown}");
+    // The QOS reach the controller at once (WatchAssociations).
+    let sleep = |part: &str| {
+        let out = as_user(
+            &c,
+            &user,
+            "sbatch",
+            &["--parsable", "-p", part, "--wrap", "sleep 300"],
+        );
+        assert_eq!(out.code, 0, "{out:?}");
+        out.stdout.trim().to_string()
+    };
+    c.wait_for("the partition's QOS at the controller", || {
+        let id = sleep("pq");
+        c.wait_state(&id, "RUNNING");
+        let second = sleep("pq");
+        let mut held = false;
+        c.wait_for("the second job judged", || {
+            let s = c.ok("squeue", &["-h", "-o", "%T %r", "-j", &second]);
+            held = s.contains("QOSMaxCpuPerUserLimit");
+            held || s.starts_with("RUNNING")
+        });
+        c.ok("scancel", &[&id, &second]);
+        c.wait_done(&id);
+        c.wait_done(&second);
+        held
+    });
+    // With OverPartQOS on the job's QOS, its own limits come first: normal's MaxTRESPerUser
+    // of 2 CPUs decides, not the partition's 1.
+    c.ok(
+        "sacctmgr",
+        &[
+            "-i",
+            "modify",
+            "qos",
+            "normal",
+            "set",
+            "Flags=OverPartQOS",
+            "MaxTRESPerUser=cpu=2",
+        ],
+    );
+    let shown = c.ok(
+        "sacctmgr",
+        &["-P", "-n", "show", "qos", "format=name,flags,maxtrespu"],
+    );
+    assert_eq!(shown, "normal|OverPartQOS|cpu=2\npart||cpu=1\n");
+    c.wait_for("the job's QOS deciding", || {
+        let (a, b) = (sleep("pq"), sleep("pq"));
+        c.wait_state(&a, "RUNNING");
+        let mut running = false;
+        c.wait_for(
+            "the second job started or held by the partition's QOS",
+            || {
+                let s = c.ok("squeue", &["-h", "-o", "%T %r", "-j", &b]);
+                running = s.starts_with("RUNNING");
+                running || s.contains("QOSMaxCpuPerUserLimit")
+            },
+        );
+        c.ok("scancel", &[&a, &b]);
+        c.wait_done(&a);
+        c.wait_done(&b);
+        running
+    });
+}

@@ -279,7 +279,10 @@ pub(crate) fn blocking_reason(core: &Core, job: &Job) -> Option<JobReason> {
     }
     let table = core.qos.as_ref()?;
     let q = table.get(&job.launch.qos)?;
-    let part_qos = core.parts.get(job.partition.get()).and_then(|p| p.access.qos.as_deref());
+    let part_qos = core
+        .parts
+        .get(job.partition.get())
+        .and_then(|p| p.access.qos.as_deref());
     let order = in_force(table, part_qos, q);
     let ask = Ask::of(&job.req);
     order.iter().enumerate().find_map(|(i, q)| {
@@ -289,13 +292,7 @@ pub(crate) fn blocking_reason(core: &Core, job: &Job) -> Option<JobReason> {
 }
 
 /// Which of limits `l` (those QOS `qos` decides) keeps `job`, asking `ask`, pending.
-fn limit_reason(
-    core: &Core,
-    qos: &str,
-    l: &QosLimits,
-    job: &Job,
-    ask: &Ask,
-) -> Option<QosReason> {
+fn limit_reason(core: &Core, qos: &str, l: &QosLimits, job: &Job, ask: &Ask) -> Option<QosReason> {
     if !time_within(job.req.time_limit, l.max_wall_minutes) {
         return Some(QosReason::MaxWall);
     }
