@@ -5,6 +5,7 @@
 //! from the seed; every wait for a state is bounded polling of the commands.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -71,10 +72,10 @@ pub fn soak(
     } {
         rounds += 1;
         check_alive(site, &mut died)?;
-        for _ in 0..rng.random_range(1..=3) {
+        for _ in 0..round_submissions(&mut rng) {
             submit(site, &mut rng, &mut ledger)?;
         }
-        if rng.random_bool(0.5) {
+        if fault_this_round(&mut rng) {
             let fault = faults::draw(&mut rng, site);
             say(&format!(
                 "round {rounds}: {} {} ({:?})",
@@ -86,7 +87,7 @@ pub fn soak(
                 *faults_done.entry(fault.kind()).or_insert(0) += 1;
             }
         }
-        std::thread::sleep(Duration::from_millis(rng.random_range(0..800)));
+        std::thread::sleep(pause(&mut rng));
     }
     check_alive(site, &mut died)?;
     say(&format!(
@@ -169,15 +170,112 @@ fn inject(
             if !site.signal(&fault.daemon, Signal::SIGSTOP) {
                 return Ok(false);
             }
-            let result = (0..rng.random_range(1..=2)).try_for_each(|_| submit(site, rng, ledger));
+            let result = (0..held_submissions(rng)).try_for_each(|_| submit(site, rng, ledger));
             if let Some(rest) = until.checked_duration_since(Instant::now()) {
                 std::thread::sleep(rest);
             }
             site.signal(&fault.daemon, Signal::SIGCONT);
             result?;
         }
+        Blow::Fill => {
+            let Some(dir) = site.state_dir(&fault.daemon) else {
+                return Ok(false);
+            };
+            let filler = dir.join(FILLER);
+            let until = Instant::now() + fault.hold;
+            let filled = fill(&filler);
+            // Submissions meet the full disk: refused at once, or accepted if the
+            // controller still had the room (and then they must run).
+            let result = filled.and_then(|()| {
+                (0..held_submissions(rng)).try_for_each(|_| submit(site, rng, ledger))
+            });
+            if let Some(rest) = until.checked_duration_since(Instant::now()) {
+                std::thread::sleep(rest);
+            }
+            let freed = std::fs::remove_file(&filler).map_err(|source| SoakError::Io {
+                path: filler.clone(),
+                source,
+            });
+            result?;
+            freed?;
+        }
     }
     Ok(true)
+}
+
+// The driver's draws besides the jobs and faults themselves, shared with `planned_faults`
+// so that it replays them exactly.
+
+/// How many jobs a round submits.
+fn round_submissions(rng: &mut StdRng) -> u32 {
+    rng.random_range(1..=3)
+}
+
+/// Whether a round injects a fault.
+fn fault_this_round(rng: &mut StdRng) -> bool {
+    rng.random_bool(0.5)
+}
+
+/// How many jobs are submitted while a daemon is stopped or a disk full.
+fn held_submissions(rng: &mut StdRng) -> u32 {
+    rng.random_range(1..=2)
+}
+
+/// The pause after a round.
+fn pause(rng: &mut StdRng) -> Duration {
+    Duration::from_millis(rng.random_range(0..800))
+}
+
+/// The faults a soak of `rounds` rounds from `seed` injects on `site`, in order, worked out
+/// without running anything: the driver's draws replayed. (A stop drawn for a daemon that
+/// is not running at that moment is skipped by the driver, which then draws differently.)
+pub fn planned_faults(site: &Site, seed: u64, rounds: u32) -> Vec<Fault> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let ledger = Ledger::default();
+    let clusters = site.clusters.len();
+    let mut faults = Vec::new();
+    for _ in 0..rounds {
+        for _ in 0..round_submissions(&mut rng) {
+            load::draw(&mut rng, 0, clusters, &ledger);
+        }
+        if fault_this_round(&mut rng) {
+            let fault = faults::draw(&mut rng, site);
+            if fault.blow != Blow::Kill {
+                for _ in 0..held_submissions(&mut rng) {
+                    load::draw(&mut rng, 0, clusters, &ledger);
+                }
+            }
+            faults.push(fault);
+        }
+        pause(&mut rng);
+    }
+    faults
+}
+
+/// The file that fills a controller's state directory.
+const FILLER: &str = "soak-filler";
+
+/// Writes zeros to `path` until its file system is full.
+fn fill(path: &Path) -> Result<(), SoakError> {
+    use std::io::Write;
+    let io = |source| SoakError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut f = std::fs::File::create(path).map_err(io)?;
+    // Big blocks until the first refusal, then smaller ones for what is left, to the byte.
+    for size in [1 << 20, 1 << 12, 1] {
+        let block = vec![0u8; size];
+        loop {
+            match f.write(&block) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::StorageFull => break,
+                Err(e) => return Err(io(e)),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How long a long step may take to start on the node whose daemon is about to be killed.

@@ -33,7 +33,7 @@ pub struct SoakArgs {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
     /// Run the site in this directory and keep it afterwards (daemons stopped) instead of a
-    /// temporary one.
+    /// temporary one (but for the controllers' state, on tmpfs mounts while the soak runs).
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// Clusters of the site (more than one form a federation).
@@ -134,9 +134,16 @@ pub fn run(args: &SoakArgs) -> Result<(), SoakError> {
         bin_dir,
         &mut crate::up::ports::free_ports,
     )?;
+    if site.state_tmpfs.is_empty() {
+        println!(
+            "no disk-full faults: the controllers' state directories can be made small tmpfs \
+             mounts only by root"
+        );
+    }
     let budget = Budget::For(Duration::from_secs(args.minutes * 60));
     let result = soak(&site, seed, budget, &mut |line| println!("{line}"));
     let stopped = site.down();
+    site.release();
     let report = result?;
     stopped?;
     println!("{}", render(&report));

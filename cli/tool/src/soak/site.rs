@@ -47,7 +47,14 @@ pub struct Site {
     pub clusters: Vec<(String, PathBuf, Vec<String>)>,
     /// Where jobs run and write their run markers.
     pub work: PathBuf,
+    /// The controllers' state directories mounted as small tmpfs, so a soak can fill them
+    /// ([`super::faults::Blow::Fill`]); empty where mounting is not allowed (not root).
+    pub state_tmpfs: Vec<PathBuf>,
 }
+
+/// The size of a controller's state directory tmpfs: room for a soak's state many times
+/// over, small enough to fill in a moment.
+const STATE_TMPFS_SIZE: &str = "64m";
 
 /// What a command did: its exit code (`None`: killed after [`COMMAND_TIMEOUT`]) and output.
 #[derive(Debug, Clone)]
@@ -83,7 +90,7 @@ impl Site {
             path: work.clone(),
             source,
         })?;
-        Ok(Site {
+        let mut site = Site {
             clusters: plan
                 .clusters
                 .iter()
@@ -92,7 +99,71 @@ impl Site {
             layout: plan.layout,
             bin_dir,
             work,
-        })
+            state_tmpfs: Vec::new(),
+        };
+        site.mount_states()?;
+        Ok(site)
+    }
+
+    /// Mounts each controller's state directory as a tmpfs of [`STATE_TMPFS_SIZE`] (as root
+    /// only; others soak without disk-full faults). Undone by [`Site::release`].
+    fn mount_states(&mut self) -> Result<(), SoakError> {
+        if !nix::unistd::geteuid().is_root() {
+            return Ok(());
+        }
+        for (name, _, _) in &self.clusters {
+            let dir = self.layout.cluster_dir(name).join("state");
+            std::fs::create_dir_all(&dir).map_err(|source| SoakError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            let mounted = Command::new("mountpoint")
+                .arg("-q")
+                .arg(&dir)
+                .status()
+                .is_ok_and(|s| s.success());
+            if !mounted {
+                let out = Command::new("mount")
+                    .args(["-t", "tmpfs", "-o"])
+                    .arg(format!("size={STATE_TMPFS_SIZE},mode=0700"))
+                    .arg("sluice-soak-state")
+                    .arg(&dir)
+                    .output()
+                    .map_err(|source| SoakError::Io {
+                        path: "mount".into(),
+                        source,
+                    })?;
+                if !out.status.success() {
+                    // A container may forbid mounts even to root: soak without the fault.
+                    self.release();
+                    self.state_tmpfs.clear();
+                    return Ok(());
+                }
+            }
+            self.state_tmpfs.push(dir);
+        }
+        Ok(())
+    }
+
+    /// Unmounts the controllers' state directories [`Site::prepare`] mounted (after
+    /// [`Site::down`]: what the controllers saved there goes with them).
+    pub fn release(&self) {
+        for dir in &self.state_tmpfs {
+            let _ = Command::new("umount").arg("-l").arg(dir).status();
+        }
+    }
+
+    /// The tmpfs state directory of controller `daemon`, if it has one.
+    pub fn state_dir(&self, daemon: &DaemonId) -> Option<&Path> {
+        if daemon.kind != Kind::Ctld {
+            return None;
+        }
+        let name = daemon.id.strip_prefix("ctld-")?;
+        let dir = self.layout.cluster_dir(name).join("state");
+        self.state_tmpfs
+            .iter()
+            .find(|d| **d == dir)
+            .map(PathBuf::as_path)
     }
 
     /// Whether the clusters form a federation.
