@@ -181,6 +181,11 @@ pub enum CallError {
     /// error): nothing of the request was kept, and it will not be applied later.
     #[error("{}", STORE_FAILED)]
     Store,
+    /// The core took the request too close to its client's deadline to answer in time (see
+    /// `sluice_wire::deadline`): the client gives up and tells its user the request failed,
+    /// so it was not applied.
+    #[error("the request reached the controller's core too late for its client's deadline")]
+    Late,
 }
 
 impl From<RuntimeGone> for CallError {
@@ -198,7 +203,8 @@ impl CoreHandle {
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
     ) -> Result<R, CallError> {
-        self.send(f, Kick::Full).await
+        self.send(f, Kick::Full, sluice_wire::deadline::current())
+            .await
     }
 
     /// Like [`CoreHandle::call`], for a request that only queues new jobs (a submission):
@@ -208,7 +214,8 @@ impl CoreHandle {
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
     ) -> Result<R, CallError> {
-        self.send(f, Kick::Submitted).await
+        self.send(f, Kick::Submitted, sluice_wire::deadline::current())
+            .await
     }
 
     /// Like [`CoreHandle::call`], for requests that mostly read (no scheduling pass).
@@ -216,7 +223,8 @@ impl CoreHandle {
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
     ) -> Result<R, CallError> {
-        self.send(f, Kick::None).await
+        self.send(f, Kick::None, sluice_wire::deadline::current())
+            .await
     }
 
     /// [`CoreHandle::call`] for the controller's own requests, which have no client to tell:
@@ -228,18 +236,21 @@ impl CoreHandle {
         retry: std::time::Duration,
     ) -> Result<R, RuntimeGone> {
         loop {
-            match self.call(f.clone()).await {
+            // No client deadline: these are not given up.
+            match self.send(f.clone(), Kick::Full, None).await {
                 Ok(r) => return Ok(r),
                 Err(CallError::Gone) => return Err(RuntimeGone),
-                Err(CallError::Store) => tokio::time::sleep(retry).await,
+                Err(CallError::Store | CallError::Late) => tokio::time::sleep(retry).await,
             }
         }
     }
 
+    /// Sends `f` to the core; `deadline` is its client's (see `sluice_wire::deadline`).
     async fn send<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Ctx<'_>) -> R + Send + 'static,
         kick: Kick,
+        deadline: Option<std::time::SystemTime>,
     ) -> Result<R, CallError> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |cx| {
@@ -248,6 +259,16 @@ impl CoreHandle {
             // failed, so the request is not applied.
             if tx.is_closed() {
                 return Box::new(|_| {});
+            }
+            // Or its client is about to give up (the request sat in a stopped or busy
+            // controller): it could not hear the answer in time, so nothing is applied either.
+            if sluice_wire::deadline::too_late(deadline, std::time::SystemTime::now()) {
+                tracing::warn!(
+                    "a request taken too late for its client's deadline was not applied"
+                );
+                return Box::new(move |_| {
+                    let _ = tx.send(Err(CallError::Late));
+                });
             }
             let r = f(cx);
             Box::new(move |outcome| {

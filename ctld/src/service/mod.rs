@@ -175,6 +175,8 @@ impl From<CallError> for Status {
             // Not `Unavailable` (the commands read that as the controller being away) nor
             // `ResourceExhausted` (sbatch retries that): the request failed and is gone.
             CallError::Store => Status::internal(e.to_string()),
+            // The client gives up at its deadline meanwhile; what it may still read says so.
+            CallError::Late => Status::deadline_exceeded(e.to_string()),
         }
     }
 }

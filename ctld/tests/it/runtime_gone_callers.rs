@@ -65,3 +65,47 @@ async fn a_submission_withdrawn_before_the_core_took_it_is_not_applied() {
     assert_eq!(names, ["first", "next"]);
     rt.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_the_core_takes_too_close_to_its_clients_deadline_is_not_applied() {
+    use sluice_wire::deadline;
+    use std::time::{Duration, SystemTime};
+    let (dir, state) = temp();
+    let cfg = RuntimeConfig {
+        conf: conf(dir.path(), &conf_text(&state, 1, "")),
+        key: key(),
+        ctld_addr: "127.0.0.1:6817".into(),
+    };
+    let rt = runtime::start(cfg).unwrap();
+    let core = rt.handle();
+    let submit = |name: &'static str, deadline: Option<SystemTime>| {
+        let core = core.clone();
+        deadline::scope(deadline, async move {
+            core.call(move |cx| {
+                on_submit(cx.core, cx.out, cx.now, SubmitRequest::new(1000, name))
+                    .map(|r| r.job_id.get())
+            })
+            .await
+        })
+    };
+    // The client waited 5 s and sent it 4.5 s ago (the controller was stopped meanwhile):
+    // half a second is not enough to commit and answer, so it is not applied.
+    let late = SystemTime::now() + Duration::from_millis(500);
+    assert_eq!(
+        submit("late", Some(late)).await.unwrap_err(),
+        runtime::CallError::Late
+    );
+    let early = SystemTime::now() + Duration::from_secs(5);
+    submit("in time", Some(early)).await.unwrap().unwrap();
+    submit("no deadline", None).await.unwrap().unwrap();
+    let names = core
+        .query(|cx| {
+            let mut names: Vec<String> = cx.core.jobs().map(|j| j.name.clone()).collect();
+            names.sort();
+            names
+        })
+        .await
+        .unwrap();
+    assert_eq!(names, ["in time", "no deadline"]);
+    rt.shutdown().await;
+}

@@ -54,7 +54,7 @@ pub async fn connect_bounded(
         .timeout(timeout)
         .connect()
         .await?;
-    Ok(signer.wrap(channel))
+    Ok(signer.wrap_bounded(channel, timeout))
 }
 
 /// Whether `status` says the request ran out of time: the channel's bound of

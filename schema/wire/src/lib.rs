@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod client;
 pub mod daemon;
+pub mod deadline;
 pub mod jobacct;
 pub mod proto;
 pub mod protocol;

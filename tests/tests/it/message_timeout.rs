@@ -1,5 +1,6 @@
 //! `MessageTimeout` bounds every request a command makes: with the controller stopped
-//! (SIGSTOP), squeue and sbatch give up after it with Slurm's socket timeout error and exit 1.
+//! (SIGSTOP), squeue and sbatch give up after it with Slurm's socket timeout error and exit 1,
+//! and the submission left in the stopped controller is never applied.
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -49,9 +50,58 @@ fn commands_give_up_on_a_stopped_controller_after_message_timeout() {
         "{out:?}"
     );
 
-    // Resumed, the controller serves again. (Whether the submission whose client gave up was
-    // dropped is not checked: nothing guarantees it yet.)
+    // Resumed, the controller serves again, and the submission whose client gave up (it sat
+    // in the stopped controller's socket past its deadline) is not applied: the only job is
+    // the new one, and it took the first job id.
     drop(stopped);
     let job = c.sbatch(&["--wrap", "true"]);
     assert_eq!(c.wait_done(job), "COMPLETED");
+    let all = c.ok("squeue", &["-h", "-t", "all", "-o", "%i"]);
+    assert_eq!(all, format!("{job}\n"), "the timed-out submission ran");
+    assert_eq!(job, 1);
+}
+
+#[test]
+fn a_request_the_controller_takes_too_close_to_its_clients_deadline_is_refused_unapplied() {
+    use sluice_cli::slurm_conf::SlurmConf;
+    use sluice_wire::auth::{KEY_FILE, Key, Signer};
+    use sluice_wire::proto::CancelRequest;
+    use sluice_wire::proto::controller_client::ControllerClient;
+    use std::time::Duration;
+
+    let c = Cluster::start(1);
+    let job = c.sbatch(&["--hold", "--wrap", "true"]);
+    let conf = SlurmConf::read(&c.conf()).unwrap();
+    let key = Key::load(&c.conf().parent().unwrap().join(KEY_FILE)).unwrap();
+    let cancel = |waits: Duration| {
+        let (host, port, key) = (conf.ctld_host.clone(), conf.ctld_port, key.clone());
+        common::block_on(async move {
+            let ch = sluice_wire::client::connect_bounded(&host, port, Signer::new(key, 0), waits)
+                .await
+                .unwrap();
+            ControllerClient::new(ch)
+                .cancel(CancelRequest {
+                    job_ids: vec![job],
+                    ..Default::default()
+                })
+                .await
+        })
+    };
+    // A client that waits less than the controller needs to commit and answer (its requests
+    // say so): the cancel is refused and not applied, as for a client that waited long
+    // enough but whose request sat in a stopped controller.
+    let late = cancel(Duration::from_millis(500))
+        .expect("an answer")
+        .into_inner();
+    assert!(late.cancelled.is_empty(), "{late:?}");
+    assert_eq!(
+        late.errors
+            .iter()
+            .map(|e| e.message.as_str())
+            .collect::<Vec<_>>(),
+        ["the request reached the controller's core too late for its client's deadline"]
+    );
+    assert_eq!(c.state(&job.to_string()), "PENDING");
+    cancel(Duration::from_secs(5)).expect("applied in time");
+    assert_eq!(c.wait_done(job), "CANCELLED");
 }

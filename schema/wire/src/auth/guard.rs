@@ -65,7 +65,10 @@ where
         let verifier = self.verifier.clone();
         Box::pin(async move {
             match admit(&verifier, req).await {
-                Ok(req) => inner.call(req).await,
+                Ok(req) => {
+                    let deadline = crate::deadline::of_headers(req.headers());
+                    crate::deadline::scope(deadline, inner.call(req)).await
+                }
                 Err(status) => Ok(status.into_http()),
             }
         })

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http::HeaderValue;
 use http_body_util::{BodyExt, Full};
@@ -180,6 +181,17 @@ impl Signer {
         Signed {
             inner,
             signer: self,
+            waits: None,
+        }
+    }
+
+    /// [`Signer::wrap`] for a client that waits at most `timeout` for each reply: its
+    /// requests carry that deadline (see [`crate::deadline`]).
+    pub fn wrap_bounded<S>(self, inner: S, timeout: Duration) -> Signed<S> {
+        Signed {
+            inner,
+            signer: self,
+            waits: Some(timeout),
         }
     }
 }
@@ -194,6 +206,8 @@ const NOGROUP: u32 = 65534;
 pub struct Signed<S> {
     inner: S,
     signer: Signer,
+    /// How long the client waits for each reply, when bounded.
+    waits: Option<Duration>,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -220,8 +234,12 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let signer = self.signer.clone();
+        let deadline = self.waits.map(crate::deadline::stamp);
         Box::pin(async move {
             let (mut parts, body) = req.into_parts();
+            if let Some(value) = deadline.and_then(|d| HeaderValue::try_from(d).ok()) {
+                parts.headers.insert(crate::deadline::HEADER, value);
+            }
             let method = parts.uri.path().to_string();
             let (bytes, body) = if request_streams(&method) {
                 (None, body)
