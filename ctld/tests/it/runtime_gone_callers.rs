@@ -7,15 +7,20 @@ use runtime_support::*;
 use sluice_ctld::core::{SubmitRequest, on_submit};
 use sluice_ctld::runtime::{self, RuntimeConfig};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_submission_withdrawn_before_the_core_took_it_is_not_applied() {
+/// A runtime on one node in a temporary state directory (kept while the guard lives).
+fn started() -> (tempfile::TempDir, runtime::Runtime) {
     let (dir, state) = temp();
     let cfg = RuntimeConfig {
         conf: conf(dir.path(), &conf_text(&state, 1, "")),
         key: key(),
         ctld_addr: "127.0.0.1:6817".into(),
     };
-    let rt = runtime::start(cfg).unwrap();
+    (dir, runtime::start(cfg).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_withdrawn_before_the_core_took_it_is_not_applied() {
+    let (_dir, rt) = started();
     let core = rt.handle();
     let submit = |name: &'static str| {
         let core = core.clone();
@@ -70,13 +75,7 @@ async fn a_submission_withdrawn_before_the_core_took_it_is_not_applied() {
 async fn a_submission_the_core_takes_too_close_to_its_clients_deadline_is_not_applied() {
     use sluice_wire::deadline;
     use std::time::{Duration, SystemTime};
-    let (dir, state) = temp();
-    let cfg = RuntimeConfig {
-        conf: conf(dir.path(), &conf_text(&state, 1, "")),
-        key: key(),
-        ctld_addr: "127.0.0.1:6817".into(),
-    };
-    let rt = runtime::start(cfg).unwrap();
+    let (_dir, rt) = started();
     let core = rt.handle();
     let submit = |name: &'static str, deadline: Option<SystemTime>| {
         let core = core.clone();
