@@ -257,7 +257,8 @@ sacctmgr [<OPTION>] [<COMMAND>]
                    WithCoord, Format=
      association - (list only) Clusters=, Accounts=, Users=, Tree, Format=
      qos         - Names=, Description=, Priority=, Flags=, MaxWall=, MaxTRES[PerJob]=,
-                   MaxTRESPerUser=, MaxJobsPerUser=, MaxSubmitJobsPerUser=, GrpTRES=,
-                   GrpJobs=, GrpSubmitJobs=, WithDeleted, Format=
+                   MaxTRESMins[PerJob]=, MaxTRESPerUser=, MaxJobsPerUser=,
+                   MaxSubmitJobsPerUser=, GrpTRES=, GrpJobs=, GrpSubmitJobs=, WithDeleted,
+                   Format=
      user/account (modify) also QOS[+-]=, DefaultQOS=
 ";

@@ -1,7 +1,8 @@
 //! `add|modify|delete|show qos`: quality of service with its priority, flags and limits
-//! (`Priority`, `Description`, `Flags=DenyOnLimit`, `MaxWall`, `MaxTRES[PerJob]`,
-//! `MaxTRESPerUser`, `MaxJobsPerUser`, `MaxSubmitJobsPerUser`, `GrpTRES`, `GrpJobs`,
-//! `GrpSubmitJobs`; `-1` clears a limit), with Slurm's messages and table.
+//! (`Priority`, `Description`, `Flags=DenyOnLimit,OverPartQOS`, `MaxWall`, `MaxTRES[PerJob]`,
+//! `MaxTRESMins[PerJob]`, `MaxTRESPerUser`, `MaxJobsPerUser`, `MaxSubmitJobsPerUser`,
+//! `GrpTRES`, `GrpJobs`, `GrpSubmitJobs`; `-1` clears a limit), with Slurm's messages and
+//! table.
 
 use sluice_vocab::assoc_limits::{Tres, parse_edit};
 use sluice_vocab::cluster_conf::{TimeLimit, parse_time_limit};
@@ -133,6 +134,9 @@ pub fn parse_set(words: &[Word], allow_names: bool) -> Result<QosSet, SacctmgrEr
         } else if is_keyword(k, "MaxTRESPerUser", 11) || is_keyword(k, "MaxTRESPU", 9) {
             e.max_tres_per_user = Some(tres_list(k, value)?);
             "MaxTRESPerUser"
+        } else if is_keyword(k, "MaxTRESMinsPerJob", 11) {
+            e.max_tres_mins_per_job = Some(tres_list(k, value)?);
+            "MaxTRESMins"
         } else if is_keyword(k, "MaxTRESPerJob", 7) {
             e.max_tres_per_job = Some(tres_list(k, value)?);
             "MaxTRESPerJob"
@@ -302,6 +306,7 @@ pub fn value(q: &proto::Qos, field: Field) -> String {
             .unwrap_or_default(),
         Field::MaxTres => shown(&l.max_tres_per_job),
         Field::MaxTresPerUser => shown(&l.max_tres_per_user),
+        Field::MaxTresMins => shown(&l.max_tres_mins_per_job),
         Field::MaxJobsPerUser => n(l.max_jobs_per_user),
         Field::MaxSubmitPerUser => n(l.max_submit_jobs_per_user),
         Field::GrpTres => shown(&l.grp_tres),
@@ -332,6 +337,7 @@ mod tests {
                 "GrpTRES=cpu=8,mem=2G",
                 "GrpJobs=-1",
                 "Flags=DenyOnLimit",
+                "MaxTRESMins=cpu=600",
             ]),
             true,
         )
@@ -346,6 +352,7 @@ mod tests {
         assert_eq!(e.grp_tres.as_deref(), Some("cpu=8,mem=2G"));
         assert_eq!(e.grp_jobs, Some(-1));
         assert_eq!(e.flags.as_deref(), Some("DenyOnLimit"));
+        assert_eq!(e.max_tres_mins_per_job.as_deref(), Some("cpu=600"));
         assert_eq!(
             settings(&set.shown[..2]),
             "  Priority       = 10\n  MaxWall        = 1:00:00\n"
@@ -384,11 +391,13 @@ mod tests {
                 max_tres_per_user: "cpu=4".into(),
                 grp_tres: "cpu=8,mem=2048".into(),
                 max_jobs_per_user: Some(2),
+                max_tres_mins_per_job: "cpu=600,node=90".into(),
                 ..Default::default()
             }),
             ..Default::default()
         };
         let v = |f| value(&q, f);
+        assert_eq!(v(Field::MaxTresMins), "cpu=600,node=90");
         assert_eq!(v(Field::Priority), "10");
         assert_eq!(v(Field::MaxWall), "01:30:00");
         assert_eq!(v(Field::MaxTresPerUser), "cpu=4");

@@ -45,6 +45,7 @@ fn qos(q: proto::Qos) -> Qos {
             grp_tres: tres(&l.grp_tres),
             grp_jobs: l.grp_jobs,
             grp_submit_jobs: l.grp_submit_jobs,
+            max_tres_mins_per_job: tres(&l.max_tres_mins_per_job),
         },
     }
 }

@@ -414,3 +414,43 @@ fn a_partitions_qos_counts_every_job_in_the_partition_whatever_its_qos() {
         "the job's own QOS still holds where the partition's sets nothing"
     );
 }
+
+#[test]
+fn max_tres_mins_per_job_holds_a_job_whose_ask_times_its_time_limit_is_over() {
+    // 60 CPU-minutes and 2 node-minutes per job.
+    let limits = QosLimits {
+        max_tres_mins_per_job: Tres {
+            cpu: Some(60),
+            node: Some(60),
+            ..Tres::default()
+        },
+        ..QosLimits::default()
+    };
+    let mut fx = fixture("limits", &[]);
+    tree(&mut fx);
+    set_qos(&mut fx, vec![named("normal", 0, limits.clone())]);
+    let big = fx.submit_and_schedule(job("bob", "").ntasks(4).minutes(20));
+    assert_eq!(
+        fx.reason(big).to_string(),
+        "QOSMaxCpuMinutesPerJobLimit",
+        "4 CPUs for 20 minutes is 80"
+    );
+    let fits = fx.submit_and_schedule(job("bob", "").ntasks(2).minutes(30));
+    assert_eq!(
+        fx.state(fits),
+        JobState::Running,
+        "2 CPUs for 30 minutes is 60"
+    );
+    // Without a time limit (the partition's is unlimited) no amount of minutes fits.
+    let endless = fx.submit_and_schedule(job("bob", ""));
+    assert_eq!(
+        fx.reason(endless).to_string(),
+        "QOSMaxCpuMinutesPerJobLimit"
+    );
+    let mut deny = named("normal", 0, limits);
+    deny.flags.deny_on_limit = true;
+    set_qos(&mut fx, vec![deny]);
+    let e = fx.submit(job("bob", "").ntasks(4).minutes(20)).unwrap_err();
+    assert_eq!(e.to_string(), POLICY);
+    fx.submit(job("bob", "").minutes(60)).unwrap();
+}

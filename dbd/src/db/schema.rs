@@ -424,6 +424,7 @@ diesel::table! {
         grp_submit_jobs -> Nullable<BigInt>,
         deleted -> Bool,
         mod_time -> BigInt,
+        max_tres_mins_per_job -> Text,
     }
 }
 

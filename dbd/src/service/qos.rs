@@ -59,6 +59,7 @@ fn edit(e: Option<proto::QosEdit>) -> Result<QosEdit, Status> {
         grp_tres: tres("GrpTRES", e.grp_tres.as_deref())?,
         grp_jobs: count("GrpJobs", e.grp_jobs)?,
         grp_submit_jobs: count("GrpSubmitJobs", e.grp_submit_jobs)?,
+        max_tres_mins_per_job: tres("MaxTRESMinsPerJob", e.max_tres_mins_per_job.as_deref())?,
     })
 }
 
@@ -114,6 +115,7 @@ pub(super) fn encode(e: QosEntry) -> proto::Qos {
             grp_tres: l.grp_tres.to_stored(),
             grp_jobs: l.grp_jobs,
             grp_submit_jobs: l.grp_submit_jobs,
+            max_tres_mins_per_job: l.max_tres_mins_per_job.to_stored(),
         }),
         deleted: e.deleted,
     }

@@ -20,7 +20,7 @@ per_backend!(
 mod cases {
     use sluice_dbd::store::*;
     use sluice_vocab::assoc_limits::{AssocLimitsEdit, TresKind};
-    use sluice_vocab::qos::QosEdit;
+    use sluice_vocab::qos::{QosEdit, QosFlags};
     use sluice_vocab::states::JobState;
 
     use super::common::jobs::*;
@@ -112,6 +112,11 @@ mod cases {
             set: QosEdit {
                 max_jobs_per_user: Some(None),
                 max_wall_minutes: Some(Some(60)),
+                max_tres_mins_per_job: vec![(TresKind::Cpu, Some(600)), (TresKind::Node, Some(90))],
+                flags: Some(QosFlags {
+                    over_part_qos: true,
+                    ..Default::default()
+                }),
                 ..Default::default()
             },
         };
@@ -122,6 +127,14 @@ mod cases {
         let high = store.list_qos(&s(&["high"]), false).unwrap()[0].qos.clone();
         assert_eq!(high.limits.max_jobs_per_user, None);
         assert_eq!(high.limits.max_wall_minutes, Some(60));
+        assert_eq!(
+            (
+                high.limits.max_tres_mins_per_job.cpu,
+                high.limits.max_tres_mins_per_job.node
+            ),
+            (Some(600), Some(90))
+        );
+        assert!(high.flags.over_part_qos);
         assert_eq!(high.priority, 10);
         // The same values again change nothing; a preview changes nothing either.
         assert!(

@@ -82,6 +82,9 @@ pub struct QosLimits {
     pub grp_jobs: Option<u32>,
     /// `GrpSubmitJobs`: pending and running jobs of this QOS.
     pub grp_submit_jobs: Option<u32>,
+    /// `MaxTRESMinsPerJob`: what one job may ask for times its time limit, in TRES-minutes
+    /// (CPU-minutes, megabyte-minutes, node-minutes).
+    pub max_tres_mins_per_job: Tres,
 }
 
 /// One QOS (the controller saves the dbd's with its state, hence serde).
@@ -125,6 +128,8 @@ pub struct QosEdit {
     pub grp_jobs: Option<Option<u32>>,
     /// `GrpSubmitJobs`.
     pub grp_submit_jobs: Option<Option<u32>>,
+    /// `MaxTRESMinsPerJob`.
+    pub max_tres_mins_per_job: TresEdit,
 }
 
 impl QosEdit {
@@ -162,6 +167,7 @@ impl QosEdit {
         l.max_tres_per_job.apply(&self.max_tres_per_job);
         l.max_tres_per_user.apply(&self.max_tres_per_user);
         l.grp_tres.apply(&self.grp_tres);
+        l.max_tres_mins_per_job.apply(&self.max_tres_mins_per_job);
         out
     }
 }

@@ -41,11 +41,17 @@ pub enum QosReason {
     GrpNode,
     /// `GrpJobs`.
     GrpJobs,
+    /// `MaxTRESMinsPerJob=cpu=`.
+    MaxCpuMinsPerJob,
+    /// `MaxTRESMinsPerJob=mem=`.
+    MaxMemMinsPerJob,
+    /// `MaxTRESMinsPerJob=node=`.
+    MaxNodeMinsPerJob,
 }
 
 impl QosReason {
     /// Every reason, for parsing saved ones.
-    pub const ALL: [QosReason; 12] = [
+    pub const ALL: [QosReason; 15] = [
         Self::MaxWall,
         Self::MaxCpuPerJob,
         Self::MaxMemPerJob,
@@ -58,6 +64,9 @@ impl QosReason {
         Self::GrpMem,
         Self::GrpNode,
         Self::GrpJobs,
+        Self::MaxCpuMinsPerJob,
+        Self::MaxMemMinsPerJob,
+        Self::MaxNodeMinsPerJob,
     ];
 
     /// Slurm's spelling (`squeue -o %r`).
@@ -75,6 +84,9 @@ impl QosReason {
             Self::GrpMem => "QOSGrpMemLimit",
             Self::GrpNode => "QOSGrpNodeLimit",
             Self::GrpJobs => "QOSGrpJobsLimit",
+            Self::MaxCpuMinsPerJob => "QOSMaxCpuMinutesPerJobLimit",
+            Self::MaxMemMinsPerJob => "QOSMaxMemoryMinutesPerJob",
+            Self::MaxNodeMinsPerJob => "QOSMaxNodeMinutesPerJob",
         }
     }
 
@@ -107,6 +119,25 @@ impl Ask {
             cpus: u64::from(req.ntasks) * u64::from(req.cpus_per_task.max(1)),
             mem_mb: req.mem_per_node_mb.saturating_mul(nodes),
             nodes,
+        }
+    }
+
+    /// The first resource of `limit` (TRES-minutes) that this ask over `time` goes over; an
+    /// unlimited time goes over any such limit.
+    fn mins_over(&self, limit: &Tres, time: TimeLimit) -> Option<Res> {
+        let mins = match time {
+            TimeLimit::Minutes(m) => u64::from(m),
+            TimeLimit::Unlimited => u64::MAX,
+        };
+        let over = |l: Option<u64>, v: u64| l.is_some_and(|l| v.saturating_mul(mins) > l);
+        if over(limit.cpu, self.cpus) {
+            Some(Res::Cpu)
+        } else if over(limit.mem_mb, self.mem_mb) {
+            Some(Res::Mem)
+        } else if over(limit.node, self.nodes) {
+            Some(Res::Node)
+        } else {
+            None
         }
     }
 
@@ -181,6 +212,7 @@ fn own_limits(q: &Qos, earlier: &[&Qos]) -> QosLimits {
         mask(&mut l.max_tres_per_job, &e.max_tres_per_job);
         mask(&mut l.max_tres_per_user, &e.max_tres_per_user);
         mask(&mut l.grp_tres, &e.grp_tres);
+        mask(&mut l.max_tres_mins_per_job, &e.max_tres_mins_per_job);
     }
     l
 }
@@ -249,6 +281,9 @@ pub(crate) fn check_submit(
             if ask.over(&l.max_tres_per_job, &none).is_some()
                 || ask.over(&l.max_tres_per_user, &none).is_some()
                 || ask.over(&l.grp_tres, &none).is_some()
+                || ask
+                    .mins_over(&l.max_tres_mins_per_job, req.time_limit)
+                    .is_some()
             {
                 return Err(CtldError::AccountingPolicy);
             }
@@ -301,6 +336,12 @@ fn limit_reason(core: &Core, qos: &str, l: &QosLimits, job: &Job, ask: &Ask) -> 
         Some(Res::Cpu) => return Some(QosReason::MaxCpuPerJob),
         Some(Res::Mem) => return Some(QosReason::MaxMemPerJob),
         Some(Res::Node) => return Some(QosReason::MaxNodePerJob),
+        None => {}
+    }
+    match ask.mins_over(&l.max_tres_mins_per_job, job.req.time_limit) {
+        Some(Res::Cpu) => return Some(QosReason::MaxCpuMinsPerJob),
+        Some(Res::Mem) => return Some(QosReason::MaxMemMinsPerJob),
+        Some(Res::Node) => return Some(QosReason::MaxNodeMinsPerJob),
         None => {}
     }
     if !limits_running(l) {

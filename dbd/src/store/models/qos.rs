@@ -31,6 +31,7 @@ pub struct QosRow {
     pub grp_submit_jobs: Option<i64>,
     pub deleted: bool,
     pub mod_time: i64,
+    pub max_tres_mins_per_job: String,
 }
 
 fn count(v: Option<i64>) -> Option<u32> {
@@ -65,6 +66,7 @@ impl QosRow {
             grp_submit_jobs: l.grp_submit_jobs.map(i64::from),
             deleted: false,
             mod_time: now,
+            max_tres_mins_per_job: l.max_tres_mins_per_job.to_stored(),
         }
     }
 
@@ -84,6 +86,7 @@ impl QosRow {
                 grp_tres: tres(&self.grp_tres),
                 grp_jobs: count(self.grp_jobs),
                 grp_submit_jobs: count(self.grp_submit_jobs),
+                max_tres_mins_per_job: tres(&self.max_tres_mins_per_job),
             },
         }
     }
