@@ -95,8 +95,7 @@ fn sattach_input_goes_to_the_filtered_task() {
         c.command("srun", &["-n2", "-l", "sh", "-c", task])
             .stdin(Stdio::piped()),
     );
-    srun.expect("0: ready", false);
-    srun.expect("1: ready", false);
+    srun.expect_each(&["0: ready", "1: ready"]);
     let job = running_job(&c);
     let step = format!("{job}.0");
     let mut sattach = Lines::spawn(

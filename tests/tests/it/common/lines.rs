@@ -65,6 +65,36 @@ impl Lines {
         panic!("no line {want:?} came after {seen:?} (other stream: {other:?})");
     }
 
+    /// Waits for a stdout line equal to each of `want`, in any order (lines of different
+    /// tasks may come in any order); other lines are dropped. Kills the command and fails if
+    /// one does not come.
+    pub fn expect_each(&mut self, want: &[&str]) {
+        let mut missing: Vec<&str> = want.to_vec();
+        let mut seen = Vec::new();
+        let deadline = std::time::Instant::now() + STATE_TIMEOUT;
+        while !missing.is_empty() {
+            let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+                break;
+            };
+            match self.out.recv_timeout(left) {
+                Ok(line) => {
+                    let line = line.trim_end_matches('\r').to_string();
+                    match missing.iter().position(|w| *w == line) {
+                        Some(i) => {
+                            missing.remove(i);
+                        }
+                        None => seen.push(line),
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        if !missing.is_empty() {
+            let _ = self.child.kill();
+            panic!("no lines {missing:?} came; other lines: {seen:?}");
+        }
+    }
+
     /// Sends `sig` to the command.
     pub fn signal(&self, sig: Signal) {
         kill(Pid::from_raw(self.child.id() as i32), sig).unwrap();
