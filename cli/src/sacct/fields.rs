@@ -158,6 +158,36 @@ pub const FIELDS: &[Field] = &[
     f("WorkDir", 20, |l, _| job_only(l, |j| j.workdir.clone())),
 ];
 
+/// The `JobRow` text fields that the fields' lines (job and step) read, by field; every field
+/// not named here reads none of them. sacct asks the dbd for these alone
+/// (`JobQuery.fields`), so a field that starts reading one must be added here (a test renders
+/// every field with the others blanked).
+pub const TEXT_READS: &[(&str, &str)] = &[
+    ("Account", "account"),
+    ("Comment", "comment"),
+    ("JobName", "name"),
+    ("NodeList", "node_list"),
+    ("Partition", "partition"),
+    ("QOS", "qos"),
+    ("Reason", "reason"),
+    ("User", "user"),
+    ("WCKey", "wckey"),
+    ("WorkDir", "workdir"),
+];
+
+/// The `JobRow` text fields the lines of the fields `names` read.
+pub fn text_reads<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut reads: Vec<String> = Vec::new();
+    for name in names {
+        for &(_, column) in TEXT_READS.iter().filter(|(f, _)| *f == name) {
+            if !reads.iter().any(|r| r == column) {
+                reads.push(column.to_string());
+            }
+        }
+    }
+    reads
+}
+
 #[cfg(test)]
 #[path = "fields_tests.rs"]
 mod tests;

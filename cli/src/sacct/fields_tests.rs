@@ -198,3 +198,67 @@ fn pending_jobs_show_slurms_words() {
     assert_eq!(get("AllocTRES"), "");
     assert_eq!(get("State"), "PENDING");
 }
+
+/// `row` with the text field `column` (a `JobRow` name) emptied.
+fn without(row: &JobRow, column: &str) -> JobRow {
+    let mut r = row.clone();
+    let field = match column {
+        "account" => &mut r.account,
+        "comment" => &mut r.comment,
+        "name" => &mut r.name,
+        "node_list" => &mut r.node_list,
+        "partition" => &mut r.partition,
+        "qos" => &mut r.qos,
+        "reason" => &mut r.reason,
+        "user" => &mut r.user,
+        "wckey" => &mut r.wckey,
+        "workdir" => &mut r.workdir,
+        other => panic!("{other} is not a projected text field"),
+    };
+    field.clear();
+    r
+}
+
+#[test]
+fn every_field_reads_only_the_text_fields_it_asks_for() {
+    let mut row = job();
+    row.reason = "Resources".into();
+    let columns = [
+        "account",
+        "comment",
+        "name",
+        "node_list",
+        "partition",
+        "qos",
+        "reason",
+        "user",
+        "wckey",
+        "workdir",
+    ];
+    for f in FIELDS.iter().chain(crate::acct::usage::USAGE_FIELDS) {
+        let reads = text_reads([f.name]);
+        for column in columns.iter().filter(|c| !reads.iter().any(|r| r == *c)) {
+            let blank = without(&row, column);
+            let lines = |r: &JobRow| -> Vec<String> {
+                let mut out = vec![(f.value)(&Line::Job(r), &CX)];
+                out.extend(r.steps.iter().map(|s| (f.value)(&Line::Step(r, s), &CX)));
+                out
+            };
+            assert_eq!(
+                lines(&blank),
+                lines(&row),
+                "{} reads {column}: add it to TEXT_READS",
+                f.name
+            );
+        }
+    }
+}
+
+#[test]
+fn text_reads_names_each_column_once() {
+    assert_eq!(
+        text_reads(["JobID", "Account", "State", "Account", "WCKey"]),
+        ["account", "wckey"]
+    );
+    assert!(text_reads(["JobID", "State", "Elapsed"]).is_empty());
+}

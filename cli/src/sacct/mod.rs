@@ -19,7 +19,7 @@ mod render_tests;
 
 use std::io::Write;
 
-use sluice_wire::proto::{JobQuery, ListClustersRequest, ListFederationsRequest};
+use sluice_wire::proto::{JobFields, JobQuery, ListClustersRequest, ListFederationsRequest};
 use tonic::Status;
 
 use crate::cmdutil;
@@ -113,6 +113,10 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         // Slurm removes federated duplicates only in the federation view.
         q.federation = local.is_some();
         q.no_steps = !needs_steps(&opts, &columns);
+        // JSON prints every field; text lines only the chosen ones' text fields.
+        q.fields = (!opts.json).then(|| JobFields {
+            names: fields::text_reads(columns.iter().map(|(f, _)| f.name)),
+        });
         stream(&conf, q, &opts, &columns, local.as_deref(), &cx, out, err).await
     })
 }

@@ -82,6 +82,8 @@ pub fn query(o: &SacctOpts, clusters: Vec<String>, uid: u32, w: Window) -> JobQu
         no_steps: false,
         own_by_default: o.users.is_none() && users(o, uid) == [uid],
         wckeys: o.wckeys.clone(),
+        // Set by the caller from the fields shown.
+        fields: None,
     }
 }
 

@@ -23,7 +23,8 @@ use crate::store::{AdminLevel, AssociationFilter, JobQuery, Store, UserFilter};
 pub struct Viewer {
     /// The caller's uid.
     pub uid: u32,
-    /// Their login name (`None`: this host has no such user).
+    /// Their login name (`None`: this host has no such user, or it was not looked up because
+    /// nothing is private).
     pub name: Option<String>,
     /// Root, the SlurmUser, or `AdminLevel=Operator` or above: sees everything.
     pub operator: bool,
@@ -48,10 +49,16 @@ pub async fn privacy(
     private: PrivateData,
     uid: u32,
 ) -> Result<Privacy, Status> {
-    let name = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-        .ok()
-        .flatten()
-        .map(|u| u.name);
+    // Without PrivateData nothing is narrowed to the caller's name: the passwd lookup (a read
+    // of /etc/passwd per request) is skipped.
+    let name = if private == PrivateData::default() {
+        None
+    } else {
+        nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+            .ok()
+            .flatten()
+            .map(|u| u.name)
+    };
     let operator = admin_uids.contains(&uid)
         || match (&name, private == PrivateData::default()) {
             (Some(n), false) => {

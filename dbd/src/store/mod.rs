@@ -56,7 +56,7 @@ use diesel::Connection;
 pub use conn::{AnyConnection, Backend};
 pub use coords::{CoordChange, Realms};
 pub use error::{ObjectKind, StoreError};
-pub use jobs::{JobCursor, JobPage, JobQuery};
+pub use jobs::{JobCursor, JobPage, JobQuery, TextField};
 pub use leases::{MAX_JOB_ID, MAX_LEASE_COUNT};
 pub use limits::ModifyAssocLimits;
 pub use qos::{AddQos, DeleteQos, ModifyAssocQos, ModifyQos, QosEntry};

@@ -7,7 +7,7 @@ use tonic::Status;
 
 use crate::store::{
     ClusterCapacity, JobEnded, JobQuery, JobResized, JobRun, JobStarted, JobSubmitted,
-    JobSuspended, NodeEvent, Record, RecordKind, Step,
+    JobSuspended, NodeEvent, Record, RecordKind, Step, TextField,
 };
 
 /// The records of a batch. A record without a kind or with a seq that cannot be stored
@@ -188,6 +188,13 @@ fn query_of(q: proto::JobQuery) -> Result<JobQuery, Status> {
         no_steps: q.no_steps,
         wckeys: q.wckeys,
         nodes,
+        // Other names are of fields this dbd always sends.
+        fields: q.fields.map(|f| {
+            f.names
+                .iter()
+                .filter_map(|n| TextField::from_wire(n))
+                .collect()
+        }),
     })
 }
 

@@ -64,7 +64,7 @@ fn newest_submits<S: RunSource>(
     let mut newest: HashMap<i64, i64> = HashMap::new();
     for cluster in names {
         for chunk in ids.chunks(IN_CHUNK) {
-            let later = src.newer_runs(&cluster, chunk, after)?;
+            let later = src.newer_runs(&cluster, query, chunk, after)?;
             for r in later.iter().filter(|r| in_result(r, query, nodes)) {
                 let n = newest.entry(r.job_id).or_insert(r.time_submit);
                 *n = (*n).max(r.time_submit);

@@ -22,6 +22,8 @@
 //!   the current one, submitted, eligible and started at the last change; every record is
 //!   matched on its own (the RESIZING ones with or without `duplicates`, as in Slurm), and
 //!   each takes the steps that started in its time;
+//! * with `fields`, the text fields the client does not read (and no condition needs) may
+//!   come empty: the SQLite reader neither reads nor copies them ([`JobQuery::reads`]);
 //! * rows come ordered by cluster, submit time, job id, run; each carries its steps (batch step
 //!   first, then extern, then numbered steps) unless `no_steps`. How each page stays an index range is in
 //!   [`query`].
@@ -37,7 +39,7 @@ mod sqlite_scan;
 mod types;
 mod window;
 
-pub use types::{JobCursor, JobPage, JobQuery};
+pub use types::{JobCursor, JobPage, JobQuery, TextField};
 
 use crate::store::models::node_events;
 use crate::store::records;
@@ -126,7 +128,12 @@ where
         .filter(|r| window::keep_record(r, query, &nodes))
         .map(JobRun::from)
         .collect();
-    attach_side(src, &mut runs)?;
+    attach_side(
+        src,
+        &mut runs,
+        query.reads(TextField::WcKey),
+        query.reads(TextField::Qos),
+    )?;
     if !query.wckeys.is_empty() {
         runs.retain(|r| query.wckeys.contains(&r.wckey));
     }
@@ -137,8 +144,16 @@ where
 }
 
 /// Gives each run its job's wckey and QOS (kept beside `job_runs`, which is at diesel's 32
-/// columns).
-fn attach_side<S: RunSource>(src: &mut S, runs: &mut [JobRun]) -> Result<(), S::Error> {
+/// columns), those of the two the query reads.
+fn attach_side<S: RunSource>(
+    src: &mut S,
+    runs: &mut [JobRun],
+    wckey: bool,
+    qos_too: bool,
+) -> Result<(), S::Error> {
+    if !wckey && !qos_too {
+        return Ok(());
+    }
     let mut by_cluster: HashMap<String, Vec<i64>> = HashMap::new();
     for r in runs.iter() {
         by_cluster
@@ -151,11 +166,15 @@ fn attach_side<S: RunSource>(src: &mut S, runs: &mut [JobRun]) -> Result<(), S::
     for (cluster, mut ids) in by_cluster {
         ids.sort_unstable();
         ids.dedup();
-        for (job, wckey) in src.wckeys_of(&cluster, &ids)? {
-            wckeys.insert((cluster.clone(), job), wckey);
+        if wckey {
+            for (job, w) in src.wckeys_of(&cluster, &ids)? {
+                wckeys.insert((cluster.clone(), job), w);
+            }
         }
-        for (job, q) in src.qos_of(&cluster, &ids)? {
-            qos.insert((cluster.clone(), job), q);
+        if qos_too {
+            for (job, q) in src.qos_of(&cluster, &ids)? {
+                qos.insert((cluster.clone(), job), q);
+            }
         }
     }
     for r in runs.iter_mut() {

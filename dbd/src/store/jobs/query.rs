@@ -68,8 +68,14 @@ pub(super) trait RunSource {
     /// The cluster's longest submit-to-end span ([`job_spans`]).
     fn span(&mut self, cluster: &str) -> Result<Option<i64>, Self::Error>;
     /// The runs of `cluster` whose job id or array job id is in `ids` (at most
-    /// [`IN_CHUNK`] of them), in any order.
-    fn by_ids(&mut self, cluster: &str, ids: &[i64]) -> Result<Vec<JobRunRow>, Self::Error>;
+    /// [`IN_CHUNK`] of them), in any order, with the text fields `query` reads (a source
+    /// may give them all).
+    fn by_ids(
+        &mut self,
+        cluster: &str,
+        query: &JobQuery,
+        ids: &[i64],
+    ) -> Result<Vec<JobRunRow>, Self::Error>;
     /// Up to `limit` rows of `part` of `cluster` after `after`, in key order; see [`Diesel`]'s
     /// for the conditions (a source may leave window conditions to
     /// [`window::keep`](super::window::keep), but must read every row that could match).
@@ -92,6 +98,7 @@ pub(super) trait RunSource {
     fn newer_runs(
         &mut self,
         cluster: &str,
+        query: &JobQuery,
         ids: &[i64],
         after: i64,
     ) -> Result<Vec<JobRunRow>, Self::Error>;
@@ -176,7 +183,7 @@ fn by_ids<S: RunSource>(
     let mut found: BTreeMap<Key, JobRunRow> = BTreeMap::new();
     for chunk in ids.chunks(IN_CHUNK) {
         found.extend(
-            src.by_ids(cluster, chunk)?
+            src.by_ids(cluster, query, chunk)?
                 .into_iter()
                 .map(|r| (key(&r), r)),
         );
@@ -226,7 +233,12 @@ impl RunSource for Diesel<'_> {
         job_spans::get(self.0, cluster)
     }
 
-    fn by_ids(&mut self, cluster: &str, ids: &[i64]) -> QueryResult<Vec<JobRunRow>> {
+    fn by_ids(
+        &mut self,
+        cluster: &str,
+        _query: &JobQuery,
+        ids: &[i64],
+    ) -> QueryResult<Vec<JobRunRow>> {
         use job_runs::dsl as t;
         let mut rows: Vec<JobRunRow> = job_runs::table
             .select(JobRunRow::as_select())
@@ -284,6 +296,7 @@ impl RunSource for Diesel<'_> {
     fn newer_runs(
         &mut self,
         cluster: &str,
+        _query: &JobQuery,
         ids: &[i64],
         after: i64,
     ) -> QueryResult<Vec<JobRunRow>> {

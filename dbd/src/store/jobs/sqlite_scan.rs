@@ -13,7 +13,7 @@ use rusqlite::{Connection, Row, params_from_iter};
 use sluice_vocab::states::JobState;
 
 use super::query::{Key, Part, RunSource};
-use super::types::JobQuery;
+use super::types::{JobQuery, TextField};
 use crate::store::models::bulk::IN_CHUNK;
 use crate::store::models::job_resizes::ResizeRow;
 use crate::store::models::jobs::JobRunRow;
@@ -26,6 +26,38 @@ const COLUMNS: &str = "cluster, job_id, run, array_job_id, array_task_id, name, 
      time_eligible, time_start, time_end, suspended_secs, suspend_since, time_limit_min, \
      node_list, node_count, cpus, mem_mb, req_cpus, req_mem_mb, workdir, reason, job_comment, \
      latest, requester_uid";
+
+/// The text columns of `job_runs` a query may leave unread, with their fields.
+const PROJECTED: [(&str, TextField); 8] = [
+    ("name", TextField::Name),
+    ("user_name", TextField::User),
+    ("account", TextField::Account),
+    ("partition_name", TextField::Partition),
+    ("node_list", TextField::NodeList),
+    ("workdir", TextField::WorkDir),
+    ("reason", TextField::Reason),
+    ("job_comment", TextField::Comment),
+];
+
+/// [`COLUMNS`] with each text column `q` does not read replaced by `''`, so SQLite neither
+/// decodes nor copies it and the row reads an empty string (no allocation), in the same
+/// positions. Each projection is its own cached statement text.
+fn columns(q: &JobQuery) -> std::borrow::Cow<'static, str> {
+    if q.fields.is_none() {
+        return COLUMNS.into();
+    }
+    let list = COLUMNS
+        .split(", ")
+        .map(|c| {
+            let unread = PROJECTED
+                .iter()
+                .any(|&(name, field)| name == c.trim() && !q.reads(field));
+            if unread { "''" } else { c.trim() }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    list.into()
+}
 
 /// `job_resizes`' columns in [`ResizeRow`]'s field order.
 const RESIZE_COLUMNS: &str = "cluster, job_id, run, time_end, node_list, node_count, cpus, \
@@ -64,8 +96,9 @@ impl Stmt {
         }
     }
 
-    fn select(cluster: &str) -> Self {
-        Self::select_from(COLUMNS, "job_runs", cluster)
+    /// `SELECT` of `job_runs`' columns as `q` reads them.
+    fn select(q: &JobQuery, cluster: &str) -> Self {
+        Self::select_from(&columns(q), "job_runs", cluster)
     }
 
     /// ` AND <cond>` with `cond`'s `?` bound to `args`.
@@ -343,12 +376,17 @@ impl RunSource for Sqlite<'_> {
         rows.next()?.map(|r| r.get(0)).transpose()
     }
 
-    fn by_ids(&mut self, cluster: &str, ids: &[i64]) -> rusqlite::Result<Vec<JobRunRow>> {
-        let mut direct = Stmt::select(cluster);
+    fn by_ids(
+        &mut self,
+        cluster: &str,
+        q: &JobQuery,
+        ids: &[i64],
+    ) -> rusqlite::Result<Vec<JobRunRow>> {
+        let mut direct = Stmt::select(q, cluster);
         direct.and_in("job_id", ints(ids.iter().copied()));
         let mut rows = direct.rows(self.0)?;
         // The literal lets the planner use the partial index of array tasks.
-        let mut tasks = Stmt::select(cluster);
+        let mut tasks = Stmt::select(q, cluster);
         tasks.and("array_job_id <> 0", []);
         tasks.and_in("array_job_id", ints(ids.iter().copied()));
         rows.extend(tasks.rows(self.0)?);
@@ -363,7 +401,7 @@ impl RunSource for Sqlite<'_> {
         part: Part,
         limit: usize,
     ) -> rusqlite::Result<Vec<JobRunRow>> {
-        let mut stmt = Stmt::select(cluster);
+        let mut stmt = Stmt::select(q, cluster);
         if part == Part::Open {
             // As in the diesel source: `uid + 0` keeps the planner on `job_runs_end`.
             stmt.and("time_end = 0", []);
@@ -485,10 +523,11 @@ impl RunSource for Sqlite<'_> {
     fn newer_runs(
         &mut self,
         cluster: &str,
+        q: &JobQuery,
         ids: &[i64],
         after: i64,
     ) -> rusqlite::Result<Vec<JobRunRow>> {
-        let mut stmt = Stmt::select(cluster);
+        let mut stmt = Stmt::select(q, cluster);
         stmt.and_in("job_id", ints(ids.iter().copied()));
         let revoked = JobState::Revoked.stored();
         stmt.and(

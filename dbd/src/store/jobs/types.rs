@@ -35,6 +35,68 @@ pub struct JobQuery {
     pub no_steps: bool,
     /// sacct `--wckeys`: only jobs run under one of these wckeys; empty = any.
     pub wckeys: Vec<String>,
+    /// The text fields the client reads (sacct's shown fields); `None`: every one. The others
+    /// may come empty (see [`JobQuery::reads`]).
+    pub fields: Option<Vec<TextField>>,
+}
+
+/// A text field of a job row that a reader may leave empty when its client does not show it:
+/// reading and sending fewer strings is most of what a projected row saves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextField {
+    Name,
+    User,
+    Account,
+    Partition,
+    NodeList,
+    WorkDir,
+    Reason,
+    Comment,
+    WcKey,
+    Qos,
+}
+
+impl TextField {
+    /// The field named `name` in the wire's `JobRow` (`None` for any other name, which
+    /// projects nothing away).
+    pub fn from_wire(name: &str) -> Option<Self> {
+        Some(match name {
+            "name" => Self::Name,
+            "user" => Self::User,
+            "account" => Self::Account,
+            "partition" => Self::Partition,
+            "node_list" => Self::NodeList,
+            "workdir" => Self::WorkDir,
+            "reason" => Self::Reason,
+            "comment" => Self::Comment,
+            "wckey" => Self::WcKey,
+            "qos" => Self::Qos,
+            _ => return None,
+        })
+    }
+}
+
+impl JobQuery {
+    /// Whether rows must carry `field`: the client reads it, or a condition checked on the
+    /// rows needs it (`names`, `accounts`, `partitions`, `nodes`, `wckeys`).
+    pub fn reads(&self, field: TextField) -> bool {
+        let Some(fields) = &self.fields else {
+            return true;
+        };
+        fields.contains(&field)
+            || match field {
+                TextField::Name => !self.names.is_empty(),
+                TextField::Account => !self.accounts.is_empty() || !self.uid_or_accounts.is_empty(),
+                TextField::Partition => !self.partitions.is_empty(),
+                TextField::NodeList => !self.nodes.is_empty(),
+                TextField::WcKey => !self.wckeys.is_empty(),
+                TextField::User
+                | TextField::WorkDir
+                | TextField::Reason
+                | TextField::Comment
+                | TextField::Qos => false,
+            }
+    }
 }
 
 /// Where the next page of a query starts: just after this run in the result order.
