@@ -151,6 +151,19 @@ impl AccountingService {
         run: ChangeFn<D>,
     ) -> Result<Response<proto::ChangeReply>, Status> {
         let (uid, domain, apply) = self.authorize(req, decode, realm).await?;
+        // A change whose client gives up before it could hear the answer (the request sat in
+        // a stopped daemon's socket) is told it failed: it must not be made.
+        let deadline = sluice_wire::deadline::current();
+        if sluice_wire::deadline::too_late(deadline, std::time::SystemTime::now()) {
+            tracing::warn!(
+                uid,
+                what,
+                "a change taken too late for its client's deadline was not made"
+            );
+            return Err(Status::deadline_exceeded(
+                "the request reached the accounting daemon too late for its client's deadline",
+            ));
+        }
         let store = Arc::clone(&self.store);
         let change = blocking(move || run(&store, &domain, apply, now())).await?;
         if change.committed {

@@ -105,3 +105,59 @@ fn a_request_the_controller_takes_too_close_to_its_clients_deadline_is_refused_u
     cancel(Duration::from_secs(5)).expect("applied in time");
     assert_eq!(c.wait_done(job), "CANCELLED");
 }
+
+#[test]
+fn a_change_the_accounting_daemon_takes_too_close_to_its_clients_deadline_is_not_made() {
+    use sluice_cli::slurm_conf::SlurmConf;
+    use sluice_wire::auth::{KEY_FILE, Key, Signer};
+    use sluice_wire::proto::accounting_client::AccountingClient;
+    use sluice_wire::proto::{AddQosRequest, ListQosRequest};
+    use std::time::Duration;
+
+    let c = Cluster::start(1);
+    let conf = SlurmConf::read(&c.conf()).unwrap();
+    let key = Key::load(&c.conf().parent().unwrap().join(KEY_FILE)).unwrap();
+    let client = |waits: Duration| {
+        let (host, port, key) = (conf.dbd_host.clone(), conf.dbd_port, key.clone());
+        async move {
+            let ch = sluice_wire::client::connect_bounded(&host, port, Signer::new(key, 0), waits)
+                .await
+                .unwrap();
+            AccountingClient::new(ch)
+        }
+    };
+    let add = |waits: Duration| {
+        common::block_on(async {
+            client(waits)
+                .await
+                .add_qos(AddQosRequest {
+                    names: vec!["late".into()],
+                    set: None,
+                    commit: true,
+                })
+                .await
+        })
+    };
+    let listed = || {
+        common::block_on(async {
+            let reply = client(Duration::from_secs(5))
+                .await
+                .list_qos(ListQosRequest::default())
+                .await
+                .unwrap();
+            reply
+                .into_inner()
+                .qos
+                .into_iter()
+                .map(|q| q.name)
+                .collect::<Vec<_>>()
+        })
+    };
+    // A client waiting less than the daemon needs to answer (its requests say so), as one
+    // whose request sat in a stopped daemon: refused, and the QOS is not added.
+    let late = add(Duration::from_millis(500)).expect_err("refused");
+    assert_eq!(late.code(), tonic::Code::DeadlineExceeded, "{late:?}");
+    assert_eq!(listed(), ["normal"]);
+    add(Duration::from_secs(5)).expect("made in time");
+    assert_eq!(listed(), ["normal", "late"]);
+}
