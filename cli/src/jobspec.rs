@@ -78,6 +78,7 @@ pub enum Opt {
     NtasksPerSocket,
     OpenMode,
     Output,
+    Overcommit,
     OverSubscribe,
     Partition,
     Priority,
@@ -87,11 +88,13 @@ pub enum Opt {
     Requeue,
     Signal,
     SocketsPerNode,
+    SpreadJob,
     ThreadsPerCore,
     Time,
     TimeMin,
     Tmp,
     Uid,
+    UseMinNodes,
     Verbose,
     Wckey,
     /// An option of [`catalog`], by its long name.
@@ -182,6 +185,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
         HasArg::Required,
         Opt::NtasksPerSocket,
     ),
+    spec("overcommit", Some('O'), HasArg::No, Opt::Overcommit),
     spec("oversubscribe", Some('s'), HasArg::No, Opt::OverSubscribe),
     spec("partition", Some('p'), HasArg::Required, Opt::Partition),
     spec("priority", None, HasArg::Required, Opt::Priority),
@@ -192,6 +196,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
         HasArg::Required,
         Opt::SocketsPerNode,
     ),
+    spec("spread-job", None, HasArg::No, Opt::SpreadJob),
     spec("tasks", None, HasArg::Required, Opt::Ntasks),
     spec(
         "threads-per-core",
@@ -203,6 +208,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("time-min", None, HasArg::Required, Opt::TimeMin),
     spec("tmp", None, HasArg::Required, Opt::Tmp),
     spec("uid", None, HasArg::Required, Opt::Uid),
+    spec("use-min-nodes", None, HasArg::No, Opt::UseMinNodes),
     spec("verbose", Some('v'), HasArg::No, Opt::Verbose),
     spec("wckey", None, HasArg::Required, Opt::Wckey),
 ];
@@ -428,6 +434,13 @@ pub struct JobOpts {
     pub error: Option<String>,
     /// `-s/--oversubscribe` or `--exclusive` (the last one given wins, as in Slurm).
     pub share: Option<JobShare>,
+    /// `-O/--overcommit`: one task's CPUs per node, the tasks sharing them
+    /// (`SLURM_OVERCOMMIT=1` in the job's environment).
+    pub overcommit: bool,
+    /// `--use-min-nodes`: with `-N min-max`, the minimum rather than as many as are free.
+    pub use_min_nodes: bool,
+    /// `--spread-job`: as many nodes as are free (one per task), the tasks spread evenly.
+    pub spread_job: bool,
     /// `-x/--exclude`, expanded.
     pub exclude: Vec<String>,
     /// `--export` as written.
@@ -591,7 +604,10 @@ impl JobOpts {
             }
             Opt::OpenMode => self.open_append = Some(values::open_mode(&v)?),
             Opt::Output => self.output = Some(v),
+            Opt::Overcommit => self.overcommit = true,
             Opt::OverSubscribe => self.share = Some(JobShare::Oversubscribe),
+            Opt::SpreadJob => self.spread_job = true,
+            Opt::UseMinNodes => self.use_min_nodes = true,
             Opt::Partition => self.partition = Some(v),
             Opt::Priority => self.priority = Some(values::priority(&v)?),
             Opt::Qos => self.qos = Some(v),

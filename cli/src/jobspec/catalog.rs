@@ -172,11 +172,8 @@ pub const ENTRIES: &[Entry] = &[
     // `AllowSpecResourcesUsage`, so it is always No here.
     e("core-spec", Some('S'), R, ALL, SPEC_NOT_ALLOWED),
     e("get-user-env", None, O, SBATCH | SALLOC, MISSING),
-    e("overcommit", Some('O'), N, ALL, MISSING),
     e("reboot", None, N, ALL, MISSING),
-    e("spread-job", None, N, ALL, MISSING),
     e("thread-spec", None, R, ALL, SPEC_NOT_ALLOWED),
-    e("use-min-nodes", None, N, ALL, MISSING),
     e("wait-all-nodes", None, R, SBATCH | SALLOC, MISSING),
     // srun's own.
     e(
@@ -314,8 +311,8 @@ mod tests {
 
     #[test]
     fn missing_options_are_refused_by_name() {
-        let e = apply("use-min-nodes", None).unwrap_err();
-        assert_eq!(e.to_string(), "--use-min-nodes is not supported");
+        let e = apply("container", Some("/b")).unwrap_err();
+        assert_eq!(e.to_string(), "--container is not supported");
         assert!(!e.is_submit_refusal());
     }
 

@@ -85,9 +85,24 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_MEM_PER_CPU", SaOpt::Job(Opt::MemPerCpu)),
     env("SALLOC_MEM_PER_NODE", SaOpt::Job(Opt::Mem)),
     env("SALLOC_NO_BELL", SaOpt::NoBell),
+    EnvOpt {
+        var: "SALLOC_OVERCOMMIT",
+        id: SaOpt::Job(Opt::Overcommit),
+        flag: true,
+    },
     env("SALLOC_PARTITION", SaOpt::Job(Opt::Partition)),
     env("SALLOC_SIGNAL", SaOpt::Job(Opt::Signal)),
+    EnvOpt {
+        var: "SALLOC_SPREAD_JOB",
+        id: SaOpt::Job(Opt::SpreadJob),
+        flag: true,
+    },
     env("SALLOC_TIMELIMIT", SaOpt::Job(Opt::Time)),
+    EnvOpt {
+        var: "SALLOC_USE_MIN_NODES",
+        id: SaOpt::Job(Opt::UseMinNodes),
+        flag: true,
+    },
     env("SALLOC_WCKEY", SaOpt::Job(Opt::Wckey)),
     // Catalog options (refused or ignored as the options are).
     env("SALLOC_ACCTG_FREQ", SaOpt::Job(Opt::AcctgFreq)),

@@ -222,14 +222,26 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
     },
     other("SBATCH_MEM_PER_GPU", "mem-per-gpu", false),
     other("SBATCH_NETWORK", "network", false),
-    other("SBATCH_OVERCOMMIT", "overcommit", true),
+    EnvOpt {
+        var: "SBATCH_OVERCOMMIT",
+        id: Opt::Overcommit,
+        flag: true,
+    },
     other("SBATCH_POWER", "power", false),
     other("SBATCH_PROFILE", "profile", false),
     other("SBATCH_REQ_SWITCH", "switches", false),
     other("SBATCH_RESERVATION", "reservation", false),
-    other("SBATCH_SPREAD_JOB", "spread-job", true),
+    EnvOpt {
+        var: "SBATCH_SPREAD_JOB",
+        id: Opt::SpreadJob,
+        flag: true,
+    },
     other("SBATCH_THREAD_SPEC", "thread-spec", false),
-    other("SBATCH_USE_MIN_NODES", "use-min-nodes", true),
+    EnvOpt {
+        var: "SBATCH_USE_MIN_NODES",
+        id: Opt::UseMinNodes,
+        flag: true,
+    },
     other("SBATCH_WAIT_ALL_NODES", "wait-all-nodes", false),
 ];
 
@@ -523,6 +535,31 @@ mod tests {
                 .to_string(),
             "Invalid --open-mode argument: x. Ignored"
         );
+    }
+
+    #[test]
+    fn overcommit_and_node_count_preferences_parse_from_options_and_environment() {
+        let CommandLine::Submit { opts, .. } =
+            parse_command_line(&words("-O --use-min-nodes --spread-job job.sh")).unwrap()
+        else {
+            panic!("submit expected");
+        };
+        let mut o = SbatchOpts::default();
+        for (opt, v) in opts {
+            o.apply(opt, v).unwrap();
+        }
+        assert!(o.job.overcommit && o.job.use_min_nodes && o.job.spread_job);
+        let env: Vec<(String, String)> = [
+            ("SBATCH_OVERCOMMIT", "1"),
+            ("SBATCH_USE_MIN_NODES", "yes"),
+            ("SBATCH_SPREAD_JOB", "0"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let mut o = SbatchOpts::default();
+        o.apply_env(&env).unwrap();
+        assert!(o.job.overcommit && o.job.use_min_nodes && !o.job.spread_job);
     }
 
     #[test]

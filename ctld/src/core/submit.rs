@@ -15,7 +15,7 @@ use super::features::Constraint;
 use super::jobs::{ArrayTask, HoldKind, Job, JobReason, JobRequest, JobTable, NodeMasks};
 use super::nodes::NodeTable;
 use super::outbox::{AcctRecord, Outbox, SaveHint};
-use super::request::PlaceOpts;
+use super::request::{NodeCountPref, PlaceOpts};
 use super::request::{SubmitReply, SubmitRequest};
 use super::{Core, SimTime, deps, partitions};
 use crate::conf::{PartState, TimeLimit};
@@ -104,7 +104,9 @@ pub(crate) fn submit_as(
     }
     let mut min_nodes = match (req.min_nodes, req.ntasks, per_node) {
         (Some(n), _, _) => n,
-        (None, Some(n), Some(t)) => n.div_ceil(t).max(1),
+        // Overcommitted tasks share one task's CPUs per node: `--ntasks-per-node` asks no
+        // more nodes (Slurm ignores it then).
+        (None, Some(n), Some(t)) if !req.place.overcommit => n.div_ceil(t).max(1),
         _ => 1,
     };
     let mut asked_max = req.max_nodes.unwrap_or(u32::MAX);
@@ -178,6 +180,11 @@ pub(crate) fn submit_as(
         }
     };
     let part = &core.parts[part_idx.get()];
+    let mut place = req.place.clone();
+    place.ntasks_given = req.ntasks.is_some();
+    if place.node_pref == NodeCountPref::Fewest && req.max_nodes.is_some() {
+        place.node_pref = NodeCountPref::Range;
+    }
     let mut job_req = JobRequest {
         min_nodes,
         max_nodes,
@@ -187,7 +194,7 @@ pub(crate) fn submit_as(
         constraint: req.constraint.clone(),
         time_limit,
         share: req.share,
-        place: req.place.clone(),
+        place,
     };
     if !part.could_ever_run(&job_req, constraint.as_ref()) {
         limit(JobReason::PartitionConfig, CtldError::NodeConfigUnavailable)?;

@@ -35,6 +35,7 @@ mod gang_seed;
 mod gang_select;
 mod history_amend;
 mod jobs;
+mod node_counts;
 mod node_runs;
 mod node_scripts;
 mod nodes;

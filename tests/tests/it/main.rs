@@ -31,6 +31,7 @@ mod gang_examples_e2e;
 mod job_options_e2e;
 mod message_timeout;
 mod munge_auth;
+mod node_counts_e2e;
 mod node_failure_e2e;
 mod node_restart_exit_codes;
 mod nonstop_e2e;
