@@ -96,6 +96,7 @@ pub enum Opt {
     Uid,
     UseMinNodes,
     Verbose,
+    WaitAllNodes,
     Wckey,
     /// An option of [`catalog`], by its long name.
     Other(&'static str),
@@ -240,6 +241,7 @@ pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     spec("propagate", None, HasArg::Optional, Opt::Propagate),
     spec("requeue", None, HasArg::No, Opt::Requeue),
     spec("signal", None, HasArg::Required, Opt::Signal),
+    spec("wait-all-nodes", None, HasArg::Required, Opt::WaitAllNodes),
 ];
 
 /// A bad option value, worded as Slurm words it (after `prog: error: `).
@@ -302,6 +304,12 @@ pub enum OptError {
     /// `--exclusive=user|mcs|topo`: Slurm's, but not Sluice's.
     #[error("--exclusive={0} is not supported")]
     ExclusiveUnsupported(String),
+    /// `--wait-all-nodes` not starting with a digit.
+    #[error("Invalid --wait-all-nodes argument: {0}")]
+    WaitAllNodes(String),
+    /// salloc `--wait-all-nodes=0`: Sluice's salloc always waits for its nodes.
+    #[error("--wait-all-nodes=0 is not supported: salloc waits until every node is ready")]
+    SallocNoWait,
     /// `-w/--nodelist` is not a hostlist.
     #[error("Invalid --nodelist specification")]
     NodeList,
@@ -441,6 +449,8 @@ pub struct JobOpts {
     pub use_min_nodes: bool,
     /// `--spread-job`: as many nodes as are free (one per task), the tasks spread evenly.
     pub spread_job: bool,
+    /// `--wait-all-nodes=0|1` (sbatch): whether the script waits for every node to boot.
+    pub wait_all_nodes: Option<bool>,
     /// `-x/--exclude`, expanded.
     pub exclude: Vec<String>,
     /// `--export` as written.
@@ -608,6 +618,7 @@ impl JobOpts {
             Opt::OverSubscribe => self.share = Some(JobShare::Oversubscribe),
             Opt::SpreadJob => self.spread_job = true,
             Opt::UseMinNodes => self.use_min_nodes = true,
+            Opt::WaitAllNodes => self.wait_all_nodes = Some(values::wait_all_nodes(&v)?),
             Opt::Partition => self.partition = Some(v),
             Opt::Priority => self.priority = Some(values::priority(&v)?),
             Opt::Qos => self.qos = Some(v),

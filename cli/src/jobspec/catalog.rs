@@ -174,7 +174,6 @@ pub const ENTRIES: &[Entry] = &[
     e("get-user-env", None, O, SBATCH | SALLOC, MISSING),
     e("reboot", None, N, ALL, MISSING),
     e("thread-spec", None, R, ALL, SPEC_NOT_ALLOWED),
-    e("wait-all-nodes", None, R, SBATCH | SALLOC, MISSING),
     // srun's own.
     e(
         "accel-bind",

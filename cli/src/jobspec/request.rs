@@ -322,6 +322,7 @@ impl JobOpts {
             overcommit: self.overcommit,
             use_min_nodes: self.use_min_nodes,
             spread_job: self.spread_job,
+            wait_all_nodes: self.wait_all_nodes,
             signal: self.signal.map(|s| JobSignalSpec {
                 signal: s.signal,
                 before_secs: s.before_secs,

@@ -55,6 +55,12 @@ pub fn table() -> Vec<OptSpec<SaOpt>> {
             SaOpt::Job(Opt::NodeFile),
         ),
         own("qos", Some('q'), HasArg::Required, SaOpt::Job(Opt::Qos)),
+        own(
+            "wait-all-nodes",
+            None,
+            HasArg::Required,
+            SaOpt::Job(Opt::WaitAllNodes),
+        ),
         own("no-shell", None, HasArg::No, SaOpt::NoShell),
         own("immediate", Some('I'), HasArg::Optional, SaOpt::Immediate),
         own(
@@ -138,10 +144,7 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_RESERVATION", SaOpt::Job(Opt::Other("reservation"))),
     env("SALLOC_THREAD_SPEC", SaOpt::Job(Opt::Other("thread-spec"))),
     env("SALLOC_THREADS_PER_CORE", SaOpt::Job(Opt::ThreadsPerCore)),
-    env(
-        "SALLOC_WAIT_ALL_NODES",
-        SaOpt::Job(Opt::Other("wait-all-nodes")),
-    ),
+    env("SALLOC_WAIT_ALL_NODES", SaOpt::Job(Opt::WaitAllNodes)),
 ];
 
 const fn env(var: &'static str, id: SaOpt) -> EnvOpt<SaOpt> {
@@ -204,7 +207,14 @@ pub enum ArgsError {
 impl SallocOpts {
     fn apply(&mut self, opt: SaOpt, value: Option<String>) -> Result<(), ArgsError> {
         match opt {
-            SaOpt::Job(o) => self.job.apply(o, value)?,
+            SaOpt::Job(o) => {
+                self.job.apply(o, value)?;
+                // salloc's command starts once every node is up (Slurm's
+                // `salloc_wait_nodes`); starting it earlier is not implemented.
+                if self.job.wait_all_nodes == Some(false) {
+                    return Err(OptError::SallocNoWait.into());
+                }
+            }
             SaOpt::NoShell => self.no_shell = true,
             SaOpt::Immediate => {
                 self.immediate = Some(match value.as_deref().map(str::trim) {
@@ -400,6 +410,27 @@ mod tests {
         assert_eq!(
             run("-p small true", &env).unwrap().job.partition.as_deref(),
             Some("small")
+        );
+    }
+
+    #[test]
+    fn wait_all_nodes_is_what_salloc_does_and_zero_is_refused() {
+        assert_eq!(
+            run("--wait-all-nodes=1 true", &[])
+                .unwrap()
+                .job
+                .wait_all_nodes,
+            Some(true)
+        );
+        let e = run("--wait-all-nodes=0 true", &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--wait-all-nodes=0 is not supported: salloc waits until every node is ready"
+        );
+        assert!(run("true", &[("SALLOC_WAIT_ALL_NODES", "0")]).is_err());
+        assert_eq!(
+            run("--wait-all-nodes=x true", &[]).unwrap_err().to_string(),
+            "Invalid --wait-all-nodes argument: x"
         );
     }
 

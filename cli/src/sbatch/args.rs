@@ -242,7 +242,11 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
         id: Opt::UseMinNodes,
         flag: true,
     },
-    other("SBATCH_WAIT_ALL_NODES", "wait-all-nodes", false),
+    EnvOpt {
+        var: "SBATCH_WAIT_ALL_NODES",
+        id: Opt::WaitAllNodes,
+        flag: false,
+    },
 ];
 
 /// sbatch's own options set through the environment.
@@ -560,6 +564,20 @@ mod tests {
         let mut o = SbatchOpts::default();
         o.apply_env(&env).unwrap();
         assert!(o.job.overcommit && o.job.use_min_nodes && !o.job.spread_job);
+        let mut o = SbatchOpts::default();
+        o.apply_env(&[("SBATCH_WAIT_ALL_NODES".to_string(), "1".to_string())])
+            .unwrap();
+        assert_eq!(o.job.wait_all_nodes, Some(true));
+        o.apply(SbOpt::Job(Opt::WaitAllNodes), Some("0".into()))
+            .unwrap();
+        assert_eq!(o.job.wait_all_nodes, Some(false));
+        let r = o.job.to_request(
+            "j",
+            String::new(),
+            &crate::jobspec::Submitter::current(),
+            &[],
+        );
+        assert_eq!(r.wait_all_nodes, Some(false));
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub(crate) fn hold_for_node_prologs(
         prolog_running: false,
         node_prologs: Default::default(),
         prologs_asked: false,
+        launched: false,
     });
     c.node_prologs.extend(others.iter().copied());
     c.prologs_asked = up;

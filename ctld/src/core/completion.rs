@@ -198,6 +198,7 @@ pub(crate) fn start_job(
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, out, id, now);
     super::ctld_scripts::start_prolog(core, out, id);
+    super::power::boot::launch_early(core, out, id);
     super::mail::job_started(core, out, now, id);
 }
 

@@ -108,6 +108,10 @@ pub struct PlaceOpts {
     /// Whether `-n` was given (the default task count bounds no node count).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ntasks_given: bool,
+    /// `--wait-all-nodes=0|1`: whether the batch script waits for every node to boot
+    /// (`None`: `SchedulerParameters=sbatch_wait_nodes` decides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_all_nodes: Option<bool>,
 }
 
 /// Which node count within its range a job takes when nodes are free (Slurm's `-N min-max`,

@@ -169,6 +169,7 @@ fn place_opts(r: &SubmitJobRequest) -> Result<PlaceOpts, CtldError> {
             NodeCountPref::Fewest
         },
         ntasks_given: false,
+        wait_all_nodes: r.wait_all_nodes,
     })
 }
 

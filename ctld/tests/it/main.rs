@@ -48,6 +48,7 @@ mod power_programs;
 mod power_restart;
 mod power_resume;
 mod power_suspend;
+mod power_wait_nodes;
 mod priority_factors;
 mod qos;
 mod reconfigure;

@@ -81,3 +81,31 @@ fn power_states_and_configuring_jobs_survive_a_restart() {
     register(&mut back, "ec1");
     assert_eq!(back.out.launched(), [id]);
 }
+
+#[test]
+fn a_script_started_on_its_batch_host_is_not_launched_again_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fx = cluster(&[]);
+    register_local(&mut fx);
+    let cloud = |nodes| {
+        SubmitRequest::new(1000, "burst")
+            .partition("cloud")
+            .nodes(nodes)
+            .minutes(10)
+    };
+    // A first job boots ec1 and ends: ec1 is up and idle.
+    let first = fx.submit(cloud(1)).unwrap();
+    fx.tick();
+    register(&mut fx, "ec1");
+    fx.exit(first, 0).unwrap();
+    // A two-node job on ec1 (up) and ec2 (booting): its script starts on ec1 at once.
+    let id = fx.submit(cloud(2)).unwrap();
+    fx.tick();
+    assert!(fx.core.job_configuring(id));
+    assert_eq!(fx.out.launched(), [first, id]);
+    let mut back = restart(dir.path(), &mut fx);
+    assert!(back.core.job_configuring(id), "still waiting for ec2");
+    register(&mut back, "ec2");
+    assert!(!back.core.job_configuring(id));
+    assert!(back.out.launched().is_empty(), "launched once, before the restart");
+}

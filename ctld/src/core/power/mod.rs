@@ -165,6 +165,9 @@ pub(crate) struct Configuring {
     pub node_prologs: std::collections::BTreeSet<sluice_vocab::NodeIdx>,
     /// Those nodes were asked to run their prologs (once all of the job's nodes are up).
     pub prologs_asked: bool,
+    /// Its batch script was launched on its batch host before the other nodes were up
+    /// (`--wait-all-nodes=0`, Slurm's default): that host will report its end.
+    pub launched: bool,
 }
 
 /// The core's power save state: settings, rate counters and jobs waiting for nodes.

@@ -103,7 +103,8 @@ impl Waits {
 
 /// After a restore: running jobs with a node not yet up, whose `PrologSlurmctld` was running
 /// or whose nodes' `PrologFlags=Alloc` prologs had not all succeeded are CONFIGURING again,
-/// their batch launch rebuilt and held; those `PrologSlurmctld` run again from the next tick,
+/// their batch launch rebuilt and held (unless it was sent already: a script that does not
+/// wait for every node, its batch host up and no prolog holding it); those `PrologSlurmctld` run again from the next tick,
 /// and the nodes are asked again for their prologs once up (a node whose prolog ran already
 /// reports it again rather than running it twice).
 pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
@@ -122,7 +123,17 @@ pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
         if job.state != JobState::Running || job.completing || !waiting {
             continue;
         }
-        let launch = (!job.launch.interactive).then(|| NodeCommand::LaunchBatch {
+        // A script that need not wait for every node was launched once its batch host was
+        // up and no prolog held it: it runs (or ran) there, and is not launched again.
+        let launched = !job.launch.interactive
+            && !super::boot::waits_all_nodes(core, job)
+            && !waits.prolog.contains(&id)
+            && node_prologs.is_empty()
+            && job
+                .nodes
+                .first()
+                .is_some_and(|&n| core.nodes.get(n).power.status == PowerStatus::On);
+        let launch = (!job.launch.interactive && !launched).then(|| NodeCommand::LaunchBatch {
             job: id,
             array: job.array,
             uid: job.uid,
@@ -143,6 +154,7 @@ pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
                 prolog_running: waits.prolog.contains(&id),
                 node_prologs,
                 prologs_asked: false,
+                launched,
             },
         ));
     }

@@ -137,6 +137,10 @@ pub fn on_step_create(
         (s, c) if c || s.is_finished() => return Err(CtldError::AlreadyDone),
         _ => return Err(CtldError::JobNotRunning),
     }
+    // A batch script started on its batch host while its other nodes boot: steps wait.
+    if super::power::boot::step_waits(core, req.job) {
+        return Err(CtldError::NodesBusy);
+    }
     let (alloc_nodes, alloc_cpus) = match core.allocs.get(&req.job) {
         Some(a) => (a.nodes.clone(), a.cpus.clone()),
         None => (job.nodes.clone(), core.cpus_held(req.job, &job.nodes)),

@@ -1,0 +1,103 @@
+//! When a batch script starts on nodes that must boot (simulated time): as soon as its batch
+//! host is up (Slurm's default, `--wait-all-nodes=0`), or only once every node is
+//! (`--wait-all-nodes=1`, `SchedulerParameters=sbatch_wait_nodes`). Either way the job stays
+//! CONFIGURING, and its time limit counts, from when the last node is up; steps wait for it.
+
+use crate::power_support;
+
+use power_support::{cluster, register, register_local};
+use sluice_ctld::core::{
+    CancelRequest, JobRef, PlaceOpts, StepRequest, SubmitRequest, on_cancel, on_step_create,
+};
+use sluice_ctld::error::CtldError;
+use sluice_ctld::testkit::CoreFixture;
+use sluice_vocab::JobState;
+
+/// A job on `tux1` (up) and `ec1` (powered down) in one allocation, `-w tux1,ec1`.
+fn mixed_job(wait_all: Option<bool>) -> SubmitRequest {
+    let mut req = SubmitRequest::new(1000, "mixed")
+        .nodes(2)
+        .minutes(10)
+        .place(PlaceOpts {
+            nodelist: vec!["tux1".into(), "ec1".into()],
+            wait_all_nodes: wait_all,
+            ..PlaceOpts::default()
+        });
+    req.partition = Some("both".into());
+    req
+}
+
+fn fixture(extra: &[&str]) -> CoreFixture {
+    let mut lines = vec!["PartitionName=both Nodes=tux1,ec1"];
+    lines.extend_from_slice(extra);
+    let mut fx = cluster(&lines);
+    register_local(&mut fx);
+    fx
+}
+
+#[test]
+fn by_default_the_script_starts_once_its_batch_host_is_up() {
+    let mut fx = fixture(&[]);
+    let id = fx.submit(mixed_job(None)).unwrap();
+    fx.tick();
+    let job = fx.core.job(id).unwrap();
+    let names: Vec<&str> = job
+        .nodes
+        .iter()
+        .map(|&n| fx.core.nodes()[n.get() as usize].name.as_str())
+        .collect();
+    assert_eq!(names, ["tux1", "ec1"], "tux1 is the batch host");
+    assert!(fx.core.job_configuring(id), "ec1 boots");
+    assert_eq!(fx.out.launched(), [id], "tux1, its batch host, is up");
+    // Its steps wait for ec1 (srun retries while the nodes are busy).
+    let (now, admin) = (fx.now, fx.admin());
+    let step = on_step_create(&mut fx.core, &mut fx.out, now, admin, StepRequest::new(id));
+    assert!(matches!(step, Err(CtldError::NodesBusy)), "{step:?}");
+    fx.advance(30);
+    register(&mut fx, "ec1");
+    assert!(!fx.core.job_configuring(id));
+    assert_eq!(fx.out.launched(), [id], "launched once");
+    assert_eq!(fx.core.job(id).unwrap().start_time, Some(fx.now));
+    let (now, admin) = (fx.now, fx.admin());
+    assert!(on_step_create(&mut fx.core, &mut fx.out, now, admin, StepRequest::new(id)).is_ok());
+}
+
+#[test]
+fn wait_all_nodes_or_sbatch_wait_nodes_hold_the_script_for_every_node() {
+    for (extra, wait) in [
+        (&[][..], Some(true)),
+        (&["SchedulerParameters=sbatch_wait_nodes"][..], None),
+    ] {
+        let mut fx = fixture(extra);
+        let id = fx.submit(mixed_job(wait)).unwrap();
+        fx.tick();
+        assert!(fx.core.job_configuring(id));
+        assert!(fx.out.launched().is_empty(), "{extra:?} {wait:?}");
+        register(&mut fx, "ec1");
+        assert_eq!(fx.out.launched(), [id]);
+    }
+    // --wait-all-nodes=0 overrides sbatch_wait_nodes.
+    let mut fx = fixture(&["SchedulerParameters=sbatch_wait_nodes"]);
+    let id = fx.submit(mixed_job(Some(false))).unwrap();
+    fx.tick();
+    assert_eq!(fx.out.launched(), [id]);
+}
+
+#[test]
+fn a_script_started_early_is_not_freed_before_its_host_reports_its_end() {
+    let mut fx = fixture(&[]);
+    let id = fx.submit(mixed_job(None)).unwrap();
+    fx.tick();
+    assert_eq!(fx.out.launched(), [id]);
+    let admin = fx.admin();
+    let req = CancelRequest {
+        job: JobRef::Job(id),
+        signal: None,
+    };
+    on_cancel(&mut fx.core, &mut fx.out, fx.now, admin, req).unwrap();
+    let job = fx.core.job(id).unwrap();
+    assert_eq!(job.state, JobState::Cancelled);
+    assert!(job.completing, "the script on tux1 still has to end");
+    fx.exit(id, 0).unwrap();
+    assert!(!fx.core.job(id).unwrap().completing);
+}
