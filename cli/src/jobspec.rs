@@ -54,6 +54,7 @@ pub enum Opt {
     ExtraNodeInfo,
     Export,
     ExportFile,
+    GetUserEnv,
     Gid,
     Hint,
     Hold,
@@ -220,6 +221,7 @@ pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     spec("array", Some('a'), HasArg::Required, Opt::Array),
     spec("error", Some('e'), HasArg::Required, Opt::Error),
     spec("export-file", None, HasArg::Required, Opt::ExportFile),
+    spec("get-user-env", None, HasArg::Optional, Opt::GetUserEnv),
     spec("input", Some('i'), HasArg::Required, Opt::Input),
     spec(
         "kill-on-invalid-dep",
@@ -451,6 +453,11 @@ pub struct JobOpts {
     pub spread_job: bool,
     /// `--wait-all-nodes=0|1` (sbatch): whether the script waits for every node to boot.
     pub wait_all_nodes: Option<bool>,
+    /// `--get-user-env[=timeout][mode]` (sbatch): the batch host loads the user's login
+    /// environment under the job's (`SLURM_GET_USER_ENV=1`). As in Slurm 22.05, whose node
+    /// daemon waits up to 120 s in login mode whatever was given, the timeout and mode are
+    /// read and have no effect.
+    pub get_user_env: bool,
     /// `-x/--exclude`, expanded.
     pub exclude: Vec<String>,
     /// `--export` as written.
@@ -585,6 +592,7 @@ impl JobOpts {
             Opt::Input => self.input = Some(v),
             Opt::NodeFile => self.nodelist = files::node_file(&v)?,
             Opt::Gid => self.gid = Some(request::gid_of(&v)?),
+            Opt::GetUserEnv => self.get_user_env = true,
             Opt::Hold => self.hold = true,
             Opt::JobName => self.job_name = Some(v),
             Opt::KillOnInvalidDep => self.kill_invalid_dep = Some(values::yes_no(&v)?),

@@ -7,6 +7,10 @@ use sluice_wire::proto::{JobShare, JobSignalSpec, SubmitJobRequest};
 
 use super::{JobOpts, OptError};
 
+/// The job variable asking the batch host to load the user's login environment
+/// (`--get-user-env`), as Slurm's sbatch sets it.
+pub const GET_USER_ENV: &str = "SLURM_GET_USER_ENV";
+
 /// The submitting user and place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Submitter {
@@ -127,6 +131,13 @@ impl JobOpts {
             merged.as_slice()
         };
         let mut env = self.export().apply(environ);
+        if self.get_user_env {
+            env.retain(|e| e.name != GET_USER_ENV);
+            env.push(sluice_wire::proto::EnvVar {
+                name: GET_USER_ENV.to_string(),
+                value: "1".to_string(),
+            });
+        }
         let topo = self
             .topo_vars()
             .into_iter()

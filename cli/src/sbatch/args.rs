@@ -202,7 +202,11 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
         id: Opt::Distribution,
         flag: false,
     },
-    other("SBATCH_GET_USER_ENV", "get-user-env", false),
+    EnvOpt {
+        var: "SBATCH_GET_USER_ENV",
+        id: Opt::GetUserEnv,
+        flag: false,
+    },
     other("SBATCH_GPU_BIND", "gpu-bind", false),
     other("SBATCH_GPU_FREQ", "gpu-freq", false),
     other("SBATCH_GPUS", "gpus", false),
@@ -578,6 +582,24 @@ mod tests {
             &[],
         );
         assert_eq!(r.wait_all_nodes, Some(false));
+    }
+
+    #[test]
+    fn get_user_env_asks_the_batch_host_through_the_jobs_environment() {
+        let mut o = SbatchOpts::default();
+        o.apply(SbOpt::Job(Opt::GetUserEnv), Some("10L".into()))
+            .unwrap();
+        let who = crate::jobspec::Submitter::current();
+        let r = o.job.to_request("j", String::new(), &who, &[]);
+        let flag = r.env.iter().find(|e| e.name == "SLURM_GET_USER_ENV");
+        assert_eq!(flag.map(|e| e.value.as_str()), Some("1"));
+        let plain = SbatchOpts::default()
+            .job
+            .to_request("j", String::new(), &who, &[]);
+        assert!(plain.env.iter().all(|e| e.name != "SLURM_GET_USER_ENV"));
+        // salloc's is not implemented: refused by name there.
+        let salloc = crate::salloc::args::table();
+        assert!(salloc.iter().any(|s| s.long == "get-user-env"));
     }
 
     #[test]

@@ -107,5 +107,8 @@ fn a_script_started_on_its_batch_host_is_not_launched_again_after_a_restart() {
     assert!(back.core.job_configuring(id), "still waiting for ec2");
     register(&mut back, "ec2");
     assert!(!back.core.job_configuring(id));
-    assert!(back.out.launched().is_empty(), "launched once, before the restart");
+    assert!(
+        back.out.launched().is_empty(),
+        "launched once, before the restart"
+    );
 }
