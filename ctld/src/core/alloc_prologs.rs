@@ -45,6 +45,7 @@ pub(crate) fn hold_for_node_prologs(
         node_prologs: Default::default(),
         prologs_asked: false,
         launched: false,
+        cloud_boot: false,
     });
     c.node_prologs.extend(others.iter().copied());
     c.prologs_asked = up;

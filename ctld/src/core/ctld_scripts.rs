@@ -79,6 +79,7 @@ pub(crate) fn hold_for_prolog(core: &mut Core, id: FedJobId) {
             node_prologs: Default::default(),
             prologs_asked: false,
             launched: false,
+            cloud_boot: false,
         })
         .prolog_running = true;
 }

@@ -34,9 +34,7 @@ fn cloud_nodes_start_powered_down_and_usable() {
 
 #[test]
 fn a_job_waits_configuring_until_its_nodes_registered_then_launches() {
-    // Its script waits for every node (Slurm's default starts it on its batch host first:
-    // see power_wait_nodes).
-    let mut fx = cluster(&["SchedulerParameters=sbatch_wait_nodes"]);
+    let mut fx = cluster(&[]);
     let id = fx.submit(cloud_job(2)).unwrap();
     fx.tick();
     assert_eq!(fx.state(id), JobState::Running);
@@ -166,8 +164,7 @@ fn cancelling_a_configuring_job_frees_its_nodes_at_once() {
 
 #[test]
 fn resume_rate_spreads_resumes_and_the_file_follows() {
-    // The script waits for all three nodes (not only its batch host, ec1).
-    let mut fx = cluster(&["ResumeRate=1", "SchedulerParameters=sbatch_wait_nodes"]);
+    let mut fx = cluster(&["ResumeRate=1"]);
     let id = fx.submit(cloud_job(3)).unwrap();
     fx.tick();
     assert_eq!(programs(&fx), ["resume:ec1"]);

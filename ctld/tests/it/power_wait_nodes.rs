@@ -1,25 +1,27 @@
 //! When a batch script starts on nodes that must boot (simulated time): as soon as its batch
 //! host is up (Slurm's default, `--wait-all-nodes=0`), or only once every node is
-//! (`--wait-all-nodes=1`, `SchedulerParameters=sbatch_wait_nodes`). Either way the job stays
-//! CONFIGURING, and its time limit counts, from when the last node is up; steps wait for it.
+//! (`--wait-all-nodes=1`, `SchedulerParameters=sbatch_wait_nodes`, or cloud nodes booting for
+//! it). Either way the job stays CONFIGURING, and its time limit counts, from when the last
+//! node is up; steps wait for it.
 
 use crate::power_support;
 
-use power_support::{cluster, register, register_local};
+use power_support::{cluster, register, register_local, status};
 use sluice_ctld::core::{
-    CancelRequest, JobRef, PlaceOpts, StepRequest, SubmitRequest, on_cancel, on_step_create,
+    CancelRequest, JobRef, PlaceOpts, PowerRequest, PowerStatus, StepRequest, SubmitRequest,
+    on_cancel, on_node_power, on_step_create,
 };
 use sluice_ctld::error::CtldError;
 use sluice_ctld::testkit::CoreFixture;
 use sluice_vocab::JobState;
 
-/// A job on `tux1` (up) and `ec1` (powered down) in one allocation, `-w tux1,ec1`.
-fn mixed_job(wait_all: Option<bool>) -> SubmitRequest {
+/// A job on `tux1` (up) and `second`, `-w tux1,<second>`, in partition `both`.
+fn job_on(second: &str, wait_all: Option<bool>) -> SubmitRequest {
     let mut req = SubmitRequest::new(1000, "mixed")
         .nodes(2)
         .minutes(10)
         .place(PlaceOpts {
-            nodelist: vec!["tux1".into(), "ec1".into()],
+            nodelist: vec!["tux1".into(), second.into()],
             wait_all_nodes: wait_all,
             ..PlaceOpts::default()
         });
@@ -27,11 +29,33 @@ fn mixed_job(wait_all: Option<bool>) -> SubmitRequest {
     req
 }
 
+/// tux2, an ordinary node, powered down by an administrator.
+fn mixed_job(wait_all: Option<bool>) -> SubmitRequest {
+    job_on("tux2", wait_all)
+}
+
+/// Local nodes up but tux2, powered down (not a cloud node); partition `both` of tux1,
+/// tux2 and ec1.
 fn fixture(extra: &[&str]) -> CoreFixture {
-    let mut lines = vec!["PartitionName=both Nodes=tux1,ec1"];
+    let mut lines = vec!["PartitionName=both Nodes=tux[1-2],ec1"];
     lines.extend_from_slice(extra);
     let mut fx = cluster(&lines);
     register_local(&mut fx);
+    let admin = fx.admin();
+    on_node_power(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        admin,
+        "tux2",
+        PowerRequest::Down,
+    )
+    .unwrap();
+    fx.tick();
+    fx.advance(31);
+    fx.tick();
+    assert_eq!(status(&fx, "tux2"), PowerStatus::Off);
+    fx.out.take();
     fx
 }
 
@@ -46,15 +70,15 @@ fn by_default_the_script_starts_once_its_batch_host_is_up() {
         .iter()
         .map(|&n| fx.core.nodes()[n.get() as usize].name.as_str())
         .collect();
-    assert_eq!(names, ["tux1", "ec1"], "tux1 is the batch host");
-    assert!(fx.core.job_configuring(id), "ec1 boots");
+    assert_eq!(names, ["tux1", "tux2"], "tux1 is the batch host");
+    assert!(fx.core.job_configuring(id), "tux2 boots");
     assert_eq!(fx.out.launched(), [id], "tux1, its batch host, is up");
-    // Its steps wait for ec1 (srun retries while the nodes are busy).
+    // Its steps wait for tux2 (srun retries while the nodes are busy).
     let (now, admin) = (fx.now, fx.admin());
     let step = on_step_create(&mut fx.core, &mut fx.out, now, admin, StepRequest::new(id));
     assert!(matches!(step, Err(CtldError::NodesBusy)), "{step:?}");
     fx.advance(30);
-    register(&mut fx, "ec1");
+    register(&mut fx, "tux2");
     assert!(!fx.core.job_configuring(id));
     assert_eq!(fx.out.launched(), [id], "launched once");
     assert_eq!(fx.core.job(id).unwrap().start_time, Some(fx.now));
@@ -73,7 +97,7 @@ fn wait_all_nodes_or_sbatch_wait_nodes_hold_the_script_for_every_node() {
         fx.tick();
         assert!(fx.core.job_configuring(id));
         assert!(fx.out.launched().is_empty(), "{extra:?} {wait:?}");
-        register(&mut fx, "ec1");
+        register(&mut fx, "tux2");
         assert_eq!(fx.out.launched(), [id]);
     }
     // --wait-all-nodes=0 overrides sbatch_wait_nodes.
@@ -100,4 +124,15 @@ fn a_script_started_early_is_not_freed_before_its_host_reports_its_end() {
     assert!(job.completing, "the script on tux1 still has to end");
     fx.exit(id, 0).unwrap();
     assert!(!fx.core.job(id).unwrap().completing);
+}
+
+#[test]
+fn cloud_nodes_booting_for_the_job_hold_the_script_whatever_it_asked() {
+    let mut fx = fixture(&[]);
+    let id = fx.submit(job_on("ec1", Some(false))).unwrap();
+    fx.tick();
+    assert!(fx.core.job_configuring(id));
+    assert!(fx.out.launched().is_empty(), "ec1 is a cloud node");
+    register(&mut fx, "ec1");
+    assert_eq!(fx.out.launched(), [id]);
 }

@@ -72,7 +72,7 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
         .get(part)
         .copied()
         .unwrap_or(false);
-    let mut boot = false;
+    let (mut boot, mut cloud_boot) = (false, false);
     for &n in nodes {
         let p = &mut core.nodes.get_mut(n).power;
         p.busy = true;
@@ -81,8 +81,12 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
             PowerStatus::Off => {
                 p.status = PowerStatus::ResumeQueued;
                 boot = true;
+                cloud_boot |= p.cloud;
             }
-            PowerStatus::ResumeQueued | PowerStatus::PoweringUp { .. } => boot = true,
+            PowerStatus::ResumeQueued | PowerStatus::PoweringUp { .. } => {
+                boot = true;
+                cloud_boot |= p.cloud;
+            }
             PowerStatus::On | PowerStatus::PoweringDown { .. } => {}
         }
         core.nodes.refresh(n);
@@ -97,6 +101,7 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
                 node_prologs: Default::default(),
                 prologs_asked: false,
                 launched: false,
+                cloud_boot,
             },
         );
     } else {
@@ -134,11 +139,17 @@ pub(crate) fn forget(core: &mut Core, now: SimTime, id: FedJobId) {
 }
 
 /// Whether `job`'s launch waits for every node of its allocation to be up: srun and salloc
-/// allocations always; a batch script with `--wait-all-nodes=1`, else when
+/// allocations always, and so does a job given cloud nodes that boot for it (see
+/// [`Configuring::cloud_boot`]); a batch script with `--wait-all-nodes=1`, else when
 /// `SchedulerParameters` has `sbatch_wait_nodes` (otherwise, as in Slurm, it starts once its
 /// batch host is up).
 pub(crate) fn waits_all_nodes(core: &Core, job: &Job) -> bool {
     job.launch.interactive
+        || core
+            .power
+            .configuring
+            .get(&job.id)
+            .is_some_and(|c| c.cloud_boot)
         || job
             .req
             .place

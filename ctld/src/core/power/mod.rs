@@ -168,6 +168,10 @@ pub(crate) struct Configuring {
     /// Its batch script was launched on its batch host before the other nodes were up
     /// (`--wait-all-nodes=0`, Slurm's default): that host will report its end.
     pub launched: bool,
+    /// A cloud node of its allocation was powered down or powering up when it was allocated:
+    /// its script waits for every node, whatever it asked (Slurm's `allocate_nodes` sets
+    /// `wait_all_nodes` for cloud nodes in power save: their addresses come with their boot).
+    pub cloud_boot: bool,
 }
 
 /// The core's power save state: settings, rate counters and jobs waiting for nodes.

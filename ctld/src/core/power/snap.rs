@@ -81,6 +81,10 @@ pub(crate) struct Waits {
     prolog: BTreeSet<FedJobId>,
     /// `PrologFlags=Alloc`: per job, the nodes whose prolog had not reported success.
     node_prologs: BTreeMap<FedJobId, BTreeSet<NodeIdx>>,
+    /// Jobs whose batch script was launched before every node was up.
+    launched: BTreeSet<FedJobId>,
+    /// Jobs whose script waits for every node as cloud nodes boot for them.
+    cloud_boot: BTreeSet<FedJobId>,
 }
 
 impl Waits {
@@ -89,6 +93,12 @@ impl Waits {
     pub fn note(&mut self, core: &Core, id: FedJobId, s: &JobSnap) {
         if s.prolog_slurmctld {
             self.prolog.insert(id);
+        }
+        if s.launched_early {
+            self.launched.insert(id);
+        }
+        if s.cloud_boot {
+            self.cloud_boot.insert(id);
         }
         let nodes: BTreeSet<NodeIdx> = s
             .alloc_prologs
@@ -123,16 +133,10 @@ pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
         if job.state != JobState::Running || job.completing || !waiting {
             continue;
         }
-        // A script that need not wait for every node was launched once its batch host was
-        // up and no prolog held it: it runs (or ran) there, and is not launched again.
-        let launched = !job.launch.interactive
-            && !super::boot::waits_all_nodes(core, job)
-            && !waits.prolog.contains(&id)
-            && node_prologs.is_empty()
-            && job
-                .nodes
-                .first()
-                .is_some_and(|&n| core.nodes.get(n).power.status == PowerStatus::On);
+        // A script launched before every node was up runs (or ran) on its batch host: it is
+        // not launched again.
+        let launched = waits.launched.contains(&id);
+        let cloud_boot = waits.cloud_boot.contains(&id);
         let launch = (!job.launch.interactive && !launched).then(|| NodeCommand::LaunchBatch {
             job: id,
             array: job.array,
@@ -155,6 +159,7 @@ pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
                 node_prologs,
                 prologs_asked: false,
                 launched,
+                cloud_boot,
             },
         ));
     }
