@@ -35,6 +35,7 @@ pub enum Opt {
     Account,
     AcctgFreq,
     Array,
+    Batch,
     Begin,
     Chdir,
     ClusterConstraint,
@@ -219,6 +220,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
 /// `-w`, `--ntasks-per-node`, `-o/-e`, `--open-mode` and `--signal` entries).
 pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     spec("array", Some('a'), HasArg::Required, Opt::Array),
+    spec("batch", None, HasArg::Required, Opt::Batch),
     spec("error", Some('e'), HasArg::Required, Opt::Error),
     spec("export-file", None, HasArg::Required, Opt::ExportFile),
     spec("get-user-env", None, HasArg::Optional, Opt::GetUserEnv),
@@ -406,6 +408,9 @@ pub struct JobOpts {
     pub account: Option<String>,
     /// `-a/--array`, passed through for the controller to parse.
     pub array: Option<String>,
+    /// sbatch `--batch`: features the batch host should have, passed through (the controller
+    /// checks they are within `--constraint`).
+    pub batch: Option<String>,
     /// `-b/--begin`, as unix seconds (resolved when given).
     pub begin: Option<i64>,
     /// `-D`.
@@ -543,6 +548,7 @@ impl JobOpts {
         match opt {
             Opt::Account => self.account = Some(v),
             Opt::Array => self.array = Some(v),
+            Opt::Batch => self.batch = Some(v),
             Opt::Begin => self.begin = Some(values::begin(&v)?),
             Opt::Chdir => self.chdir = Some(v),
             Opt::Clusters => self.clusters = Some(v),

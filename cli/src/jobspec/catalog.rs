@@ -162,7 +162,6 @@ pub const ENTRIES: &[Entry] = &[
         Kind::IgnoredAsSlurm("MCSPlugin is none: mcs/none accepts any label and keeps none"),
     ),
     // Not implemented yet (Slurm would honour them).
-    e("batch", None, R, SBATCH, MISSING),
     e("bb", None, R, ALL, MISSING),
     e("bbf", None, R, SBATCH | SALLOC, MISSING),
     e("container", None, R, ALL, MISSING),

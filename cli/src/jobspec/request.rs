@@ -334,6 +334,7 @@ impl JobOpts {
             use_min_nodes: self.use_min_nodes,
             spread_job: self.spread_job,
             wait_all_nodes: self.wait_all_nodes,
+            batch_features: self.batch.clone().unwrap_or_default(),
             signal: self.signal.map(|s| JobSignalSpec {
                 signal: s.signal,
                 before_secs: s.before_secs,

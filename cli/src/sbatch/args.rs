@@ -192,7 +192,11 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
         id: Opt::CpuFreq,
         flag: false,
     },
-    other("SBATCH_BATCH", "batch", false),
+    EnvOpt {
+        var: "SBATCH_BATCH",
+        id: Opt::Batch,
+        flag: false,
+    },
     other("SBATCH_CONTAINER", "container", false),
     other("SBATCH_CORE_SPEC", "core-spec", false),
     other("SBATCH_CPUS_PER_GPU", "cpus-per-gpu", false),

@@ -112,6 +112,10 @@ pub struct PlaceOpts {
     /// (`None`: `SchedulerParameters=sbatch_wait_nodes` decides).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_all_nodes: Option<bool>,
+    /// `sbatch --batch`: features (within its `--constraint`) its batch host should have;
+    /// the first node of the allocation with them runs the script, else the first node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_features: Option<String>,
 }
 
 /// Which node count within its range a job takes when nodes are free (Slurm's `-N min-max`,

@@ -179,6 +179,9 @@ pub(crate) fn submit_as(
             (Some(c), Some(nodes))
         }
     };
+    if let Some(spec) = &req.place.batch_features {
+        batch_within(spec, constraint.as_ref())?;
+    }
     let part = &core.parts[part_idx.get()];
     let mut place = req.place.clone();
     place.ntasks_given = req.ntasks.is_some();
@@ -428,4 +431,19 @@ fn record_new(core: &mut Core, out: &mut impl Outbox, job: Job) {
     core.jobs.queue.insert(JobTable::queue_key(&job));
     core.fresh.submitted(job.id);
     core.jobs.map.insert(job.id, job);
+}
+
+/// `sbatch --batch=spec`: a well-formed expression naming only features of the job's
+/// `--constraint` (Slurm refuses it without one).
+fn batch_within(spec: &str, constraint: Option<&Constraint>) -> Result<(), CtldError> {
+    let bad = || CtldError::InvalidBatchFeatures {
+        spec: spec.to_string(),
+    };
+    let batch = Constraint::parse(spec).ok_or_else(bad)?;
+    let constraint = constraint.ok_or_else(bad)?;
+    if batch.names().all(|b| constraint.names().any(|c| c == b)) {
+        Ok(())
+    } else {
+        Err(bad())
+    }
 }

@@ -170,6 +170,7 @@ fn place_opts(r: &SubmitJobRequest) -> Result<PlaceOpts, CtldError> {
         },
         ntasks_given: false,
         wait_all_nodes: r.wait_all_nodes,
+        batch_features: Some(r.batch_features.trim().to_string()).filter(|b| !b.is_empty()),
     })
 }
 

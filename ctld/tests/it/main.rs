@@ -12,6 +12,7 @@ mod store_util;
 mod alloc_prolog_restart;
 mod assoc_limits;
 mod assoc_tres_mins;
+mod batch_host;
 mod batch_steps;
 mod cancel_policy;
 mod cancel_requester;

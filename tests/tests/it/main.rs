@@ -5,6 +5,7 @@ mod common;
 
 mod assoc_enforce_e2e;
 mod assoc_limits_e2e;
+mod batch_host_e2e;
 mod cluster_batch;
 mod cluster_control;
 mod cluster_durability;
