@@ -1,8 +1,8 @@
 //! Jobs allocated nodes that must boot first: they wait in CONFIGURING until every node
 //! registered, then their start time is reset (the time limit counts from then). A batch
 //! script starts as soon as its batch host is up (Slurm's default), or only once every node
-//! is with `--wait-all-nodes=1` or `SchedulerParameters=sbatch_wait_nodes`; srun and salloc
-//! allocations are granted once every node is up. Also what the ResumeProgram learns of them:
+//! is with `--wait-all-nodes=1`, `SchedulerParameters=sbatch_wait_nodes` or cloud nodes
+//! booting for it; srun and salloc allocations are granted once every node is up. Also what the ResumeProgram learns of them:
 //! the `SLURM_RESUME_FILE` JSON.
 
 use super::super::completion::release_nodes;
