@@ -311,9 +311,7 @@ pub enum OptError {
     /// `--wait-all-nodes` not starting with a digit.
     #[error("Invalid --wait-all-nodes argument: {0}")]
     WaitAllNodes(String),
-    /// salloc `--wait-all-nodes=0`: Sluice's salloc always waits for its nodes.
-    #[error("--wait-all-nodes=0 is not supported: salloc waits until every node is ready")]
-    SallocNoWait,
+
     /// `-w/--nodelist` is not a hostlist.
     #[error("Invalid --nodelist specification")]
     NodeList,
@@ -456,7 +454,8 @@ pub struct JobOpts {
     pub use_min_nodes: bool,
     /// `--spread-job`: as many nodes as are free (one per task), the tasks spread evenly.
     pub spread_job: bool,
-    /// `--wait-all-nodes=0|1` (sbatch): whether the script waits for every node to boot.
+    /// `--wait-all-nodes=0|1` (sbatch, salloc): whether the script or salloc's command waits
+    /// for every node to boot.
     pub wait_all_nodes: Option<bool>,
     /// `--get-user-env[=timeout][mode]` (sbatch): the batch host loads the user's login
     /// environment under the job's (`SLURM_GET_USER_ENV=1`). As in Slurm 22.05, whose node

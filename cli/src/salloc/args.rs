@@ -207,14 +207,7 @@ pub enum ArgsError {
 impl SallocOpts {
     fn apply(&mut self, opt: SaOpt, value: Option<String>) -> Result<(), ArgsError> {
         match opt {
-            SaOpt::Job(o) => {
-                self.job.apply(o, value)?;
-                // salloc's command starts once every node is up (Slurm's
-                // `salloc_wait_nodes`); starting it earlier is not implemented.
-                if self.job.wait_all_nodes == Some(false) {
-                    return Err(OptError::SallocNoWait.into());
-                }
-            }
+            SaOpt::Job(o) => self.job.apply(o, value)?,
             SaOpt::NoShell => self.no_shell = true,
             SaOpt::Immediate => {
                 self.immediate = Some(match value.as_deref().map(str::trim) {
@@ -414,7 +407,7 @@ mod tests {
     }
 
     #[test]
-    fn wait_all_nodes_is_what_salloc_does_and_zero_is_refused() {
+    fn wait_all_nodes_parses_from_the_option_and_the_environment() {
         assert_eq!(
             run("--wait-all-nodes=1 true", &[])
                 .unwrap()
@@ -422,12 +415,10 @@ mod tests {
                 .wait_all_nodes,
             Some(true)
         );
-        let e = run("--wait-all-nodes=0 true", &[]).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "--wait-all-nodes=0 is not supported: salloc waits until every node is ready"
-        );
-        assert!(run("true", &[("SALLOC_WAIT_ALL_NODES", "0")]).is_err());
+        let env = [("SALLOC_WAIT_ALL_NODES", "1")];
+        let o = run("--wait-all-nodes=0 true", &env).unwrap();
+        assert_eq!(o.job.wait_all_nodes, Some(false));
+        assert_eq!(run("true", &env).unwrap().job.wait_all_nodes, Some(true));
         assert_eq!(
             run("--wait-all-nodes=x true", &[]).unwrap_err().to_string(),
             "Invalid --wait-all-nodes argument: x"

@@ -136,3 +136,34 @@ fn cloud_nodes_booting_for_the_job_hold_the_script_whatever_it_asked() {
     register(&mut fx, "ec1");
     assert_eq!(fx.out.launched(), [id]);
 }
+
+#[test]
+fn salloc_is_granted_at_once_unless_it_waits_for_every_node() {
+    // salloc without --wait-all-nodes: granted while tux2 boots; its steps wait.
+    let mut fx = fixture(&[]);
+    let mut req = mixed_job(None);
+    req.launch.interactive = true;
+    let id = fx.submit(req).unwrap();
+    fx.tick();
+    assert!(fx.core.job_configuring(id));
+    assert!(fx.core.allocation_ready(id));
+    let (now, admin) = (fx.now, fx.admin());
+    let step = on_step_create(&mut fx.core, &mut fx.out, now, admin, StepRequest::new(id));
+    assert!(matches!(step, Err(CtldError::NodesBusy)), "{step:?}");
+    // srun (which always asks to wait), salloc --wait-all-nodes=1, salloc_wait_nodes, and
+    // cloud nodes booting: granted once every node is up.
+    for (extra, wait, second) in [
+        (&[][..], Some(true), "tux2"),
+        (&["SchedulerParameters=salloc_wait_nodes"][..], None, "tux2"),
+        (&[][..], Some(false), "ec1"),
+    ] {
+        let mut fx = fixture(extra);
+        let mut req = job_on(second, wait);
+        req.launch.interactive = true;
+        let id = fx.submit(req).unwrap();
+        fx.tick();
+        assert!(!fx.core.allocation_ready(id), "{extra:?} {wait:?} {second}");
+        register(&mut fx, second);
+        assert!(fx.core.allocation_ready(id));
+    }
+}

@@ -138,23 +138,36 @@ pub(crate) fn forget(core: &mut Core, now: SimTime, id: FedJobId) {
     }
 }
 
-/// Whether `job`'s launch waits for every node of its allocation to be up: srun and salloc
-/// allocations always, and so does a job given cloud nodes that boot for it (see
-/// [`Configuring::cloud_boot`]); a batch script with `--wait-all-nodes=1`, else when
-/// `SchedulerParameters` has `sbatch_wait_nodes` (otherwise, as in Slurm, it starts once its
-/// batch host is up).
+/// Whether `job` waits for every node of its allocation to be up before its batch script
+/// starts (or, for an allocation, before it is granted): a job given cloud nodes that boot
+/// for it always (see [`Configuring::cloud_boot`]); else as it asked (`--wait-all-nodes`;
+/// srun always asks), else as `SchedulerParameters` says (`sbatch_wait_nodes`,
+/// `salloc_wait_nodes`). Otherwise, as in Slurm, a script starts once its batch host is up
+/// and salloc's allocation is granted at once (its steps wait for the nodes).
 pub(crate) fn waits_all_nodes(core: &Core, job: &Job) -> bool {
+    let sched = &core.conf.sched;
+    let default = if job.launch.interactive {
+        sched.salloc_wait_nodes
+    } else {
+        sched.sbatch_wait_nodes
+    };
+    core.power
+        .configuring
+        .get(&job.id)
+        .is_some_and(|c| c.cloud_boot)
+        || job.req.place.wait_all_nodes.unwrap_or(default)
+}
+
+/// Whether CONFIGURING allocation `id` (srun's, salloc's) may be granted before its nodes
+/// are up: it need not wait for them ([`waits_all_nodes`]) and no prolog holds it.
+pub(crate) fn granted_early(core: &Core, id: FedJobId) -> bool {
+    let (Some(job), Some(c)) = (core.jobs.map.get(&id), core.power.configuring.get(&id)) else {
+        return false;
+    };
     job.launch.interactive
-        || core
-            .power
-            .configuring
-            .get(&job.id)
-            .is_some_and(|c| c.cloud_boot)
-        || job
-            .req
-            .place
-            .wait_all_nodes
-            .unwrap_or(core.conf.sched.sbatch_wait_nodes)
+        && !c.prolog_running
+        && c.node_prologs.is_empty()
+        && !waits_all_nodes(core, job)
 }
 
 /// Whether node `n` is powered up and registered.

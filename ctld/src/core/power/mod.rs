@@ -207,6 +207,12 @@ impl super::Core {
         self.power.configuring.contains_key(&id)
     }
 
+    /// Whether allocation `id` can be granted: not CONFIGURING, or CONFIGURING only for
+    /// nodes it need not wait for (`salloc --wait-all-nodes=0`, Slurm's default).
+    pub fn allocation_ready(&self, id: FedJobId) -> bool {
+        !self.job_configuring(id) || boot::granted_early(self, id)
+    }
+
     /// The power save settings in force.
     pub fn power_settings(&self) -> &PowerSettings {
         &self.power.settings
