@@ -35,6 +35,7 @@ pub enum Opt {
     Account,
     AcctgFreq,
     Array,
+    Batch,
     Begin,
     Chdir,
     ClusterConstraint,
@@ -54,6 +55,7 @@ pub enum Opt {
     ExtraNodeInfo,
     Export,
     ExportFile,
+    GetUserEnv,
     Gid,
     Hint,
     Hold,
@@ -78,6 +80,7 @@ pub enum Opt {
     NtasksPerSocket,
     OpenMode,
     Output,
+    Overcommit,
     OverSubscribe,
     Partition,
     Priority,
@@ -87,12 +90,15 @@ pub enum Opt {
     Requeue,
     Signal,
     SocketsPerNode,
+    SpreadJob,
     ThreadsPerCore,
     Time,
     TimeMin,
     Tmp,
     Uid,
+    UseMinNodes,
     Verbose,
+    WaitAllNodes,
     Wckey,
     /// An option of [`catalog`], by its long name.
     Other(&'static str),
@@ -182,6 +188,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
         HasArg::Required,
         Opt::NtasksPerSocket,
     ),
+    spec("overcommit", Some('O'), HasArg::No, Opt::Overcommit),
     spec("oversubscribe", Some('s'), HasArg::No, Opt::OverSubscribe),
     spec("partition", Some('p'), HasArg::Required, Opt::Partition),
     spec("priority", None, HasArg::Required, Opt::Priority),
@@ -192,6 +199,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
         HasArg::Required,
         Opt::SocketsPerNode,
     ),
+    spec("spread-job", None, HasArg::No, Opt::SpreadJob),
     spec("tasks", None, HasArg::Required, Opt::Ntasks),
     spec(
         "threads-per-core",
@@ -203,6 +211,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("time-min", None, HasArg::Required, Opt::TimeMin),
     spec("tmp", None, HasArg::Required, Opt::Tmp),
     spec("uid", None, HasArg::Required, Opt::Uid),
+    spec("use-min-nodes", None, HasArg::No, Opt::UseMinNodes),
     spec("verbose", Some('v'), HasArg::No, Opt::Verbose),
     spec("wckey", None, HasArg::Required, Opt::Wckey),
 ];
@@ -211,8 +220,10 @@ pub const COMMON: &[OptSpec<Opt>] = &[
 /// `-w`, `--ntasks-per-node`, `-o/-e`, `--open-mode` and `--signal` entries).
 pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     spec("array", Some('a'), HasArg::Required, Opt::Array),
+    spec("batch", None, HasArg::Required, Opt::Batch),
     spec("error", Some('e'), HasArg::Required, Opt::Error),
     spec("export-file", None, HasArg::Required, Opt::ExportFile),
+    spec("get-user-env", None, HasArg::Optional, Opt::GetUserEnv),
     spec("input", Some('i'), HasArg::Required, Opt::Input),
     spec(
         "kill-on-invalid-dep",
@@ -234,6 +245,7 @@ pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
     spec("propagate", None, HasArg::Optional, Opt::Propagate),
     spec("requeue", None, HasArg::No, Opt::Requeue),
     spec("signal", None, HasArg::Required, Opt::Signal),
+    spec("wait-all-nodes", None, HasArg::Required, Opt::WaitAllNodes),
 ];
 
 /// A bad option value, worded as Slurm words it (after `prog: error: `).
@@ -296,6 +308,10 @@ pub enum OptError {
     /// `--exclusive=user|mcs|topo`: Slurm's, but not Sluice's.
     #[error("--exclusive={0} is not supported")]
     ExclusiveUnsupported(String),
+    /// `--wait-all-nodes` not starting with a digit.
+    #[error("Invalid --wait-all-nodes argument: {0}")]
+    WaitAllNodes(String),
+
     /// `-w/--nodelist` is not a hostlist.
     #[error("Invalid --nodelist specification")]
     NodeList,
@@ -390,6 +406,9 @@ pub struct JobOpts {
     pub account: Option<String>,
     /// `-a/--array`, passed through for the controller to parse.
     pub array: Option<String>,
+    /// sbatch `--batch`: features the batch host should have, passed through (the controller
+    /// checks they are within `--constraint`).
+    pub batch: Option<String>,
     /// `-b/--begin`, as unix seconds (resolved when given).
     pub begin: Option<i64>,
     /// `-D`.
@@ -428,6 +447,21 @@ pub struct JobOpts {
     pub error: Option<String>,
     /// `-s/--oversubscribe` or `--exclusive` (the last one given wins, as in Slurm).
     pub share: Option<JobShare>,
+    /// `-O/--overcommit`: one task's CPUs per node, the tasks sharing them
+    /// (`SLURM_OVERCOMMIT=1` in the job's environment).
+    pub overcommit: bool,
+    /// `--use-min-nodes`: with `-N min-max`, the minimum rather than as many as are free.
+    pub use_min_nodes: bool,
+    /// `--spread-job`: as many nodes as are free (one per task), the tasks spread evenly.
+    pub spread_job: bool,
+    /// `--wait-all-nodes=0|1` (sbatch, salloc): whether the script or salloc's command waits
+    /// for every node to boot.
+    pub wait_all_nodes: Option<bool>,
+    /// `--get-user-env[=timeout][mode]` (sbatch): the batch host loads the user's login
+    /// environment under the job's (`SLURM_GET_USER_ENV=1`). As in Slurm 22.05, whose node
+    /// daemon waits up to 120 s in login mode whatever was given, the timeout and mode are
+    /// read and have no effect.
+    pub get_user_env: bool,
     /// `-x/--exclude`, expanded.
     pub exclude: Vec<String>,
     /// `--export` as written.
@@ -513,6 +547,7 @@ impl JobOpts {
         match opt {
             Opt::Account => self.account = Some(v),
             Opt::Array => self.array = Some(v),
+            Opt::Batch => self.batch = Some(v),
             Opt::Begin => self.begin = Some(values::begin(&v)?),
             Opt::Chdir => self.chdir = Some(v),
             Opt::Clusters => self.clusters = Some(v),
@@ -562,6 +597,7 @@ impl JobOpts {
             Opt::Input => self.input = Some(v),
             Opt::NodeFile => self.nodelist = files::node_file(&v)?,
             Opt::Gid => self.gid = Some(request::gid_of(&v)?),
+            Opt::GetUserEnv => self.get_user_env = true,
             Opt::Hold => self.hold = true,
             Opt::JobName => self.job_name = Some(v),
             Opt::KillOnInvalidDep => self.kill_invalid_dep = Some(values::yes_no(&v)?),
@@ -591,7 +627,11 @@ impl JobOpts {
             }
             Opt::OpenMode => self.open_append = Some(values::open_mode(&v)?),
             Opt::Output => self.output = Some(v),
+            Opt::Overcommit => self.overcommit = true,
             Opt::OverSubscribe => self.share = Some(JobShare::Oversubscribe),
+            Opt::SpreadJob => self.spread_job = true,
+            Opt::UseMinNodes => self.use_min_nodes = true,
+            Opt::WaitAllNodes => self.wait_all_nodes = Some(values::wait_all_nodes(&v)?),
             Opt::Partition => self.partition = Some(v),
             Opt::Priority => self.priority = Some(values::priority(&v)?),
             Opt::Qos => self.qos = Some(v),

@@ -62,6 +62,9 @@ pub enum CtldError {
     /// `ESLURM_INVALID_FEATURE`: a malformed `--constraint` or a feature no node has.
     #[error("Invalid feature specification")]
     InvalidFeature { spec: String },
+    /// `sbatch --batch` malformed, or naming a feature the job's `--constraint` does not.
+    #[error("Job --batch option is invalid or not a subset of --constraints")]
+    InvalidBatchFeatures { spec: String },
     /// `ESLURM_DEPENDENCY`: a malformed `--dependency` or one naming an unknown job.
     #[error("Job dependency problem")]
     Dependency { spec: String },

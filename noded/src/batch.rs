@@ -29,6 +29,7 @@ use crate::pattern::{self, PatternVars, StepKind};
 use crate::spawn::{self, RunAs};
 use crate::spool::RunId;
 use crate::supervise::Ended;
+use crate::user_env;
 use crate::{adopt, env, job_scripts, launch_request};
 
 /// SIGKILL's number, reported for a script killed before it started.
@@ -214,6 +215,11 @@ async fn start(node: &Node, req: &LaunchBatchRequest) -> Result<(Started, After)
     let (out, err) = output_paths(req, &node.config.node_name, &dir);
     let input = input_path(req, &node.config.node_name, &dir);
     let mut env = env::batch_env(req, node.facts());
+    if user_env::asked(&env) {
+        user_env::add_login_env(&mut env, &req.user)
+            .await
+            .map_err(|why| NodedError::BadRequest { why })?;
+    }
     let printed = job_scripts::run_task_prolog(node, &mut env, &dir, run_as)
         .await
         .map_err(|why| NodedError::BadRequest { why })?;

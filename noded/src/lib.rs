@@ -13,8 +13,9 @@
 //! [`launch_request`] the launches a restart interrupted, and adopted jobs' epilogs); [`job_scripts`]
 //! runs slurm.conf's prolog and epilog programs around a batch script through [`prolog`],
 //! [`node_scripts`] on the nodes running only a job's steps; [`unkillable`] watches a killed
-//! job's processes (`UnkillableStepTimeout`). [`credential`] is the launch check: nothing starts
-//! without the controller's job credential for it.
+//! job's processes (`UnkillableStepTimeout`); [`user_env`] loads a user's login environment for
+//! `sbatch --get-user-env`. [`credential`] is the launch check: nothing starts without the
+//! controller's job credential for it.
 
 pub mod acct;
 pub mod adopt;
@@ -53,6 +54,7 @@ pub mod supervise;
 pub mod supervise_task;
 pub mod task_output;
 pub mod unkillable;
+pub mod user_env;
 
 pub use config::NodedConfig;
 pub use daemon::{Prepared, bind, serve};

@@ -161,23 +161,29 @@ pub const ENTRIES: &[Entry] = &[
         ALL,
         Kind::IgnoredAsSlurm("MCSPlugin is none: mcs/none accepts any label and keeps none"),
     ),
-    // Not implemented yet (Slurm would honour them).
-    e("batch", None, R, SBATCH, MISSING),
+    // Burst buffers need a burst buffer plugin (datawarp, lua) staging data in and out around
+    // the job; Sluice has none, and Slurm without one refuses the request at submission with
+    // its own error, whose words were not taken from the oracle: refused by name until then.
     e("bb", None, R, ALL, MISSING),
     e("bbf", None, R, SBATCH | SALLOC, MISSING),
+    // OCI containers need `oci.conf` and a runtime (runc, crun) driven by the step daemon;
+    // Sluice's node daemon runs processes directly.
     e("container", None, R, ALL, MISSING),
     // Slurm 22.05's commands check the count, print `error: Ignoring -S since it's not
     // allowed by configuration (AllowSpecResourcesUsage = No)` and submit the job without it
     // (seen on the oracle, as root and as a normal user); Sluice reads no
     // `AllowSpecResourcesUsage`, so it is always No here.
     e("core-spec", Some('S'), R, ALL, SPEC_NOT_ALLOWED),
-    e("get-user-env", None, O, SBATCH | SALLOC, MISSING),
-    e("overcommit", Some('O'), N, ALL, MISSING),
+    // salloc's (it would load the login environment for its own command on the login host,
+    // as root for `--uid`); sbatch's is implemented (the batch host loads it).
+    e("get-user-env", None, O, SALLOC, MISSING),
+    // Rebooting a job's nodes needs `RebootProgram` (or power save's programs) and a node
+    // daemon that comes back with a new boot time; Sluice reads no `RebootProgram` and has no
+    // `scontrol reboot`. Slurm 22.05 accepts the flag (scontrol shows `Reboot=1`) and what it
+    // then does without a RebootProgram was not observed, so it is refused rather than shown
+    // and dropped.
     e("reboot", None, N, ALL, MISSING),
-    e("spread-job", None, N, ALL, MISSING),
     e("thread-spec", None, R, ALL, SPEC_NOT_ALLOWED),
-    e("use-min-nodes", None, N, ALL, MISSING),
-    e("wait-all-nodes", None, R, SBATCH | SALLOC, MISSING),
     // srun's own.
     e(
         "accel-bind",
@@ -188,8 +194,10 @@ pub const ENTRIES: &[Entry] = &[
     ),
     // Slurm 22.05 compresses --bcast's file in transit (lz4; seen: `--compress=zlib` prints
     // "Compression type 'zlib' unknown, disabling compression support." and goes on); Sluice
-    // has no compressor yet, so it is refused rather than accepted uncompressed.
+    // has no compressor yet (it needs one on both sides of `BcastFile`), so it is refused
+    // rather than accepted uncompressed.
     e("compress", None, O, SRUN, MISSING),
+    // Steps of heterogeneous jobs: Sluice has no heterogeneous jobs (`sbatch A : B`).
     e("het-group", None, R, SRUN, MISSING),
     e(
         "launcher-opts",
@@ -200,7 +208,11 @@ pub const ENTRIES: &[Entry] = &[
     ),
     // Seen on Slurm 22.05: as root, `srun -Z -w n1 cmd` runs the tasks there under a made-up
     // job id; as a user the launch fails with "Access/permission denied"; without -w "must
-    // specify a node list with -Z, --no-allocate.". Not implemented yet.
+    // specify a node list with -Z, --no-allocate.". Not implemented yet: a node daemon
+    // launches only with a job credential, which only the controller signs for jobs it
+    // created, and the controller answers a node's registration with the runs it must kill
+    // (`kill_runs`), which would take in a job it never created; a job-less step needs both
+    // a credential srun signs as root and a node daemon that keeps such runs to itself.
     e("no-allocate", Some('Z'), N, SRUN, MISSING),
 ];
 
@@ -314,8 +326,8 @@ mod tests {
 
     #[test]
     fn missing_options_are_refused_by_name() {
-        let e = apply("use-min-nodes", None).unwrap_err();
-        assert_eq!(e.to_string(), "--use-min-nodes is not supported");
+        let e = apply("container", Some("/b")).unwrap_err();
+        assert_eq!(e.to_string(), "--container is not supported");
         assert!(!e.is_submit_refusal());
     }
 

@@ -7,6 +7,10 @@ use sluice_wire::proto::{JobShare, JobSignalSpec, SubmitJobRequest};
 
 use super::{JobOpts, OptError};
 
+/// The job variable asking the batch host to load the user's login environment
+/// (`--get-user-env`), as Slurm's sbatch sets it.
+pub const GET_USER_ENV: &str = "SLURM_GET_USER_ENV";
+
 /// The submitting user and place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Submitter {
@@ -127,6 +131,13 @@ impl JobOpts {
             merged.as_slice()
         };
         let mut env = self.export().apply(environ);
+        if self.get_user_env {
+            env.retain(|e| e.name != GET_USER_ENV);
+            env.push(sluice_wire::proto::EnvVar {
+                name: GET_USER_ENV.to_string(),
+                value: "1".to_string(),
+            });
+        }
         let topo = self
             .topo_vars()
             .into_iter()
@@ -168,8 +179,8 @@ impl JobOpts {
 
     /// `SLURM_DISTRIBUTION` (and `SLURM_DIST_PLANESIZE`), `SLURM_HINT` (and under
     /// `--hint=multithread` `SLURM_NTASKS_PER_CORE`), `SLURM_MEM_BIND` (as given, with
-    /// `SLURM_MEM_BIND_VERBOSE`), `SLURM_CPU_FREQ_REQ` and `SLURM_ACCTG_FREQ`, each when its
-    /// option was given, as Slurm's sbatch and salloc set them: the job's steps read them back
+    /// `SLURM_MEM_BIND_VERBOSE`), `SLURM_CPU_FREQ_REQ`, `SLURM_ACCTG_FREQ` and
+    /// `SLURM_OVERCOMMIT=1`, each when its option was given, as Slurm's sbatch and salloc set them: the job's steps read them back
     /// as options.
     pub fn placement_vars(&self) -> Vec<(&'static str, String)> {
         let mut vars = Vec::new();
@@ -193,6 +204,9 @@ impl JobOpts {
         }
         if let Some(a) = &self.acctg_freq {
             vars.push(("SLURM_ACCTG_FREQ", a.clone()));
+        }
+        if self.overcommit {
+            vars.push(("SLURM_OVERCOMMIT", "1".to_string()));
         }
         vars
     }
@@ -316,6 +330,11 @@ impl JobOpts {
             mail_user: self.mail_user.clone().unwrap_or_default(),
             kill_invalid_dep: self.kill_invalid_dep,
             priority: self.priority,
+            overcommit: self.overcommit,
+            use_min_nodes: self.use_min_nodes,
+            spread_job: self.spread_job,
+            wait_all_nodes: self.wait_all_nodes,
+            batch_features: self.batch.clone().unwrap_or_default(),
             signal: self.signal.map(|s| JobSignalSpec {
                 signal: s.signal,
                 before_secs: s.before_secs,
@@ -378,6 +397,21 @@ mod tests {
             (r.user.as_str(), r.gid, r.submit_host.as_str()),
             ("alice", 100, "login1")
         );
+    }
+
+    #[test]
+    fn node_count_and_overcommit_options_reach_the_request_and_environment() {
+        let mut o = JobOpts::default();
+        for opt in [Opt::Overcommit, Opt::UseMinNodes, Opt::SpreadJob] {
+            o.apply(opt, None).unwrap();
+        }
+        let r = o.to_request("j", String::new(), &who(), &[]);
+        assert!(r.overcommit && r.use_min_nodes && r.spread_job);
+        let over = r.env.iter().find(|e| e.name == "SLURM_OVERCOMMIT");
+        assert_eq!(over.map(|e| e.value.as_str()), Some("1"));
+        let plain = JobOpts::default().to_request("j", String::new(), &who(), &[]);
+        assert!(!plain.overcommit && !plain.use_min_nodes && !plain.spread_job);
+        assert!(plain.env.iter().all(|e| e.name != "SLURM_OVERCOMMIT"));
     }
 
     #[test]

@@ -234,6 +234,16 @@ pub fn priority(value: &str) -> Result<u32, OptError> {
         .ok_or(OptError::PriorityTooLarge)
 }
 
+/// `--wait-all-nodes=N`: whether to wait for every node (any number but 0), read as Slurm's
+/// commands read it: the value must start with a digit, and its leading digits count.
+pub fn wait_all_nodes(value: &str) -> Result<bool, OptError> {
+    let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() {
+        return Err(OptError::WaitAllNodes(value.to_string()));
+    }
+    Ok(digits.chars().any(|c| c != '0'))
+}
+
 /// `--kill-on-invalid-dep=yes|no`.
 pub fn yes_no(value: &str) -> Result<bool, OptError> {
     match value.trim().to_ascii_lowercase().as_str() {
@@ -487,5 +497,16 @@ mod tests {
         for off in ["no", "0", "true"] {
             assert!(!env_flag_on(off), "{off}");
         }
+    }
+
+    #[test]
+    fn wait_all_nodes_reads_leading_digits() {
+        assert_eq!(wait_all_nodes("1"), Ok(true));
+        assert_eq!(wait_all_nodes("0"), Ok(false));
+        assert_eq!(wait_all_nodes("2x"), Ok(true));
+        assert_eq!(
+            wait_all_nodes("yes").unwrap_err().to_string(),
+            "Invalid --wait-all-nodes argument: yes"
+        );
     }
 }

@@ -55,6 +55,12 @@ pub fn table() -> Vec<OptSpec<SaOpt>> {
             SaOpt::Job(Opt::NodeFile),
         ),
         own("qos", Some('q'), HasArg::Required, SaOpt::Job(Opt::Qos)),
+        own(
+            "wait-all-nodes",
+            None,
+            HasArg::Required,
+            SaOpt::Job(Opt::WaitAllNodes),
+        ),
         own("no-shell", None, HasArg::No, SaOpt::NoShell),
         own("immediate", Some('I'), HasArg::Optional, SaOpt::Immediate),
         own(
@@ -85,9 +91,24 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_MEM_PER_CPU", SaOpt::Job(Opt::MemPerCpu)),
     env("SALLOC_MEM_PER_NODE", SaOpt::Job(Opt::Mem)),
     env("SALLOC_NO_BELL", SaOpt::NoBell),
+    EnvOpt {
+        var: "SALLOC_OVERCOMMIT",
+        id: SaOpt::Job(Opt::Overcommit),
+        flag: true,
+    },
     env("SALLOC_PARTITION", SaOpt::Job(Opt::Partition)),
     env("SALLOC_SIGNAL", SaOpt::Job(Opt::Signal)),
+    EnvOpt {
+        var: "SALLOC_SPREAD_JOB",
+        id: SaOpt::Job(Opt::SpreadJob),
+        flag: true,
+    },
     env("SALLOC_TIMELIMIT", SaOpt::Job(Opt::Time)),
+    EnvOpt {
+        var: "SALLOC_USE_MIN_NODES",
+        id: SaOpt::Job(Opt::UseMinNodes),
+        flag: true,
+    },
     env("SALLOC_WCKEY", SaOpt::Job(Opt::Wckey)),
     // Catalog options (refused or ignored as the options are).
     env("SALLOC_ACCTG_FREQ", SaOpt::Job(Opt::AcctgFreq)),
@@ -123,10 +144,7 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_RESERVATION", SaOpt::Job(Opt::Other("reservation"))),
     env("SALLOC_THREAD_SPEC", SaOpt::Job(Opt::Other("thread-spec"))),
     env("SALLOC_THREADS_PER_CORE", SaOpt::Job(Opt::ThreadsPerCore)),
-    env(
-        "SALLOC_WAIT_ALL_NODES",
-        SaOpt::Job(Opt::Other("wait-all-nodes")),
-    ),
+    env("SALLOC_WAIT_ALL_NODES", SaOpt::Job(Opt::WaitAllNodes)),
 ];
 
 const fn env(var: &'static str, id: SaOpt) -> EnvOpt<SaOpt> {
@@ -385,6 +403,25 @@ mod tests {
         assert_eq!(
             run("-p small true", &env).unwrap().job.partition.as_deref(),
             Some("small")
+        );
+    }
+
+    #[test]
+    fn wait_all_nodes_parses_from_the_option_and_the_environment() {
+        assert_eq!(
+            run("--wait-all-nodes=1 true", &[])
+                .unwrap()
+                .job
+                .wait_all_nodes,
+            Some(true)
+        );
+        let env = [("SALLOC_WAIT_ALL_NODES", "1")];
+        let o = run("--wait-all-nodes=0 true", &env).unwrap();
+        assert_eq!(o.job.wait_all_nodes, Some(false));
+        assert_eq!(run("true", &env).unwrap().job.wait_all_nodes, Some(true));
+        assert_eq!(
+            run("--wait-all-nodes=x true", &[]).unwrap_err().to_string(),
+            "Invalid --wait-all-nodes argument: x"
         );
     }
 

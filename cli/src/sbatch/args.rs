@@ -192,7 +192,11 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
         id: Opt::CpuFreq,
         flag: false,
     },
-    other("SBATCH_BATCH", "batch", false),
+    EnvOpt {
+        var: "SBATCH_BATCH",
+        id: Opt::Batch,
+        flag: false,
+    },
     other("SBATCH_CONTAINER", "container", false),
     other("SBATCH_CORE_SPEC", "core-spec", false),
     other("SBATCH_CPUS_PER_GPU", "cpus-per-gpu", false),
@@ -202,7 +206,11 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
         id: Opt::Distribution,
         flag: false,
     },
-    other("SBATCH_GET_USER_ENV", "get-user-env", false),
+    EnvOpt {
+        var: "SBATCH_GET_USER_ENV",
+        id: Opt::GetUserEnv,
+        flag: false,
+    },
     other("SBATCH_GPU_BIND", "gpu-bind", false),
     other("SBATCH_GPU_FREQ", "gpu-freq", false),
     other("SBATCH_GPUS", "gpus", false),
@@ -222,15 +230,31 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
     },
     other("SBATCH_MEM_PER_GPU", "mem-per-gpu", false),
     other("SBATCH_NETWORK", "network", false),
-    other("SBATCH_OVERCOMMIT", "overcommit", true),
+    EnvOpt {
+        var: "SBATCH_OVERCOMMIT",
+        id: Opt::Overcommit,
+        flag: true,
+    },
     other("SBATCH_POWER", "power", false),
     other("SBATCH_PROFILE", "profile", false),
     other("SBATCH_REQ_SWITCH", "switches", false),
     other("SBATCH_RESERVATION", "reservation", false),
-    other("SBATCH_SPREAD_JOB", "spread-job", true),
+    EnvOpt {
+        var: "SBATCH_SPREAD_JOB",
+        id: Opt::SpreadJob,
+        flag: true,
+    },
     other("SBATCH_THREAD_SPEC", "thread-spec", false),
-    other("SBATCH_USE_MIN_NODES", "use-min-nodes", true),
-    other("SBATCH_WAIT_ALL_NODES", "wait-all-nodes", false),
+    EnvOpt {
+        var: "SBATCH_USE_MIN_NODES",
+        id: Opt::UseMinNodes,
+        flag: true,
+    },
+    EnvOpt {
+        var: "SBATCH_WAIT_ALL_NODES",
+        id: Opt::WaitAllNodes,
+        flag: false,
+    },
 ];
 
 /// sbatch's own options set through the environment.
@@ -523,6 +547,63 @@ mod tests {
                 .to_string(),
             "Invalid --open-mode argument: x. Ignored"
         );
+    }
+
+    #[test]
+    fn overcommit_and_node_count_preferences_parse_from_options_and_environment() {
+        let CommandLine::Submit { opts, .. } =
+            parse_command_line(&words("-O --use-min-nodes --spread-job job.sh")).unwrap()
+        else {
+            panic!("submit expected");
+        };
+        let mut o = SbatchOpts::default();
+        for (opt, v) in opts {
+            o.apply(opt, v).unwrap();
+        }
+        assert!(o.job.overcommit && o.job.use_min_nodes && o.job.spread_job);
+        let env: Vec<(String, String)> = [
+            ("SBATCH_OVERCOMMIT", "1"),
+            ("SBATCH_USE_MIN_NODES", "yes"),
+            ("SBATCH_SPREAD_JOB", "0"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        let mut o = SbatchOpts::default();
+        o.apply_env(&env).unwrap();
+        assert!(o.job.overcommit && o.job.use_min_nodes && !o.job.spread_job);
+        let mut o = SbatchOpts::default();
+        o.apply_env(&[("SBATCH_WAIT_ALL_NODES".to_string(), "1".to_string())])
+            .unwrap();
+        assert_eq!(o.job.wait_all_nodes, Some(true));
+        o.apply(SbOpt::Job(Opt::WaitAllNodes), Some("0".into()))
+            .unwrap();
+        assert_eq!(o.job.wait_all_nodes, Some(false));
+        let r = o.job.to_request(
+            "j",
+            String::new(),
+            &crate::jobspec::Submitter::current(),
+            &[],
+        );
+        assert_eq!(r.wait_all_nodes, Some(false));
+    }
+
+    #[test]
+    fn get_user_env_asks_the_batch_host_through_the_jobs_environment() {
+        let mut o = SbatchOpts::default();
+        o.apply(SbOpt::Job(Opt::GetUserEnv), Some("10L".into()))
+            .unwrap();
+        let who = crate::jobspec::Submitter::current();
+        let r = o.job.to_request("j", String::new(), &who, &[]);
+        let flag = r.env.iter().find(|e| e.name == "SLURM_GET_USER_ENV");
+        assert_eq!(flag.map(|e| e.value.as_str()), Some("1"));
+        let plain = SbatchOpts::default()
+            .job
+            .to_request("j", String::new(), &who, &[]);
+        assert!(plain.env.iter().all(|e| e.name != "SLURM_GET_USER_ENV"));
+        // salloc's is not implemented: refused by name there.
+        let salloc = crate::salloc::args::table();
+        assert!(salloc.iter().any(|s| s.long == "get-user-env"));
     }
 
     #[test]

@@ -308,12 +308,12 @@ fn gres_requests_fail_as_a_submission_slurm_refuses() {
 #[test]
 fn options_sluice_lacks_are_refused_by_name_and_ignored_ones_checked() {
     assert_eq!(
-        printed_error("--use-min-nodes", &[], SCRIPT),
-        "sbatch: error: --use-min-nodes is not supported\n"
+        printed_error("--container=/b", &[], SCRIPT),
+        "sbatch: error: --container is not supported\n"
     );
     assert_eq!(
-        printed_error("", &env(&[("SBATCH_USE_MIN_NODES", "1")]), SCRIPT),
-        "sbatch: error: --use-min-nodes is not supported\n"
+        printed_error("", &env(&[("SBATCH_CONTAINER", "/b")]), SCRIPT),
+        "sbatch: error: --container is not supported\n"
     );
     // -S through the environment: dropped with Slurm's line, its value still checked.
     let s = submission(plan_stdin("", &env(&[("SBATCH_CORE_SPEC", "2")]), SCRIPT));

@@ -152,6 +152,21 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SLURM_OVERCOMMIT",
+        id: SrOpt::Job(Opt::Overcommit),
+        flag: true,
+    },
+    EnvOpt {
+        var: "SLURM_SPREAD_JOB",
+        id: SrOpt::Job(Opt::SpreadJob),
+        flag: true,
+    },
+    EnvOpt {
+        var: "SLURM_USE_MIN_NODES",
+        id: SrOpt::Job(Opt::UseMinNodes),
+        flag: true,
+    },
+    EnvOpt {
         var: "SLURM_TIMELIMIT",
         id: SrOpt::Job(Opt::Time),
         flag: false,

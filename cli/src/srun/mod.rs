@@ -277,6 +277,8 @@ pub async fn run_with(
             let mut req = opts.job.to_request(&name, String::new(), who, environ);
             // Outside an allocation, -w asks the job for those nodes (its step then runs there).
             req.nodelist = opts.nodelist.join(",");
+            // srun's tasks need every node: its allocation waits for all (as Slurm's srun).
+            req.wait_all_nodes = Some(true);
             let asked = Asked {
                 quiet: opts.job.quiet,
                 immediate: opts.step.immediate,

@@ -48,6 +48,7 @@ pub fn request(opts: &SrunOpts, job_id: u32, name: &str, in_allocation: bool) ->
         ntasks_per_node: opts.job.ntasks_per_node,
         whole: opts.step.whole,
         relative: opts.step.relative,
+        overcommit: opts.job.overcommit,
     }
 }
 

@@ -44,6 +44,8 @@ pub(crate) fn hold_for_node_prologs(
         prolog_running: false,
         node_prologs: Default::default(),
         prologs_asked: false,
+        launched: false,
+        cloud_boot: false,
     });
     c.node_prologs.extend(others.iter().copied());
     c.prologs_asked = up;

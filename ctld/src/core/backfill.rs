@@ -153,7 +153,7 @@ pub(crate) fn plan(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservati
             count += 1;
             slots += u64::from(job.req.tasks_on(nodes.nodes[i].topo));
         }
-        count >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.ntasks)
+        count >= u64::from(job.req.min_nodes) && slots >= u64::from(job.req.alloc_tasks())
     };
     let mut now_maps = usable.clone();
     now_maps.push(&nodes.idle);

@@ -122,8 +122,9 @@ pub(crate) fn start_job(
     out: &mut impl Outbox,
     now: SimTime,
     id: FedJobId,
-    alloc: JobAlloc,
+    mut alloc: JobAlloc,
 ) {
+    batch_host_first(core, id, &mut alloc);
     let nodes = alloc.nodes.clone();
     let cpus = alloc.total_cpus();
     super::alloc::attach(core, id, alloc);
@@ -198,7 +199,31 @@ pub(crate) fn start_job(
     out.save(SaveHint::Job(id));
     deps::target_changed(&mut core.jobs, out, id, now);
     super::ctld_scripts::start_prolog(core, out, id);
+    super::power::boot::launch_early(core, out, id);
     super::mail::job_started(core, out, now, id);
+}
+
+/// `sbatch --batch`: the first node of `alloc` with the features asked becomes the job's first
+/// node, its batch host (when none has them, the first node stays, as in Slurm).
+fn batch_host_first(core: &Core, id: FedJobId, alloc: &mut JobAlloc) {
+    let Some(spec) = core
+        .jobs
+        .map
+        .get(&id)
+        .and_then(|j| j.req.place.batch_features.as_deref())
+    else {
+        return;
+    };
+    let Some(want) = super::features::Constraint::parse(spec) else {
+        return;
+    };
+    if let Some(k) = alloc
+        .nodes
+        .iter()
+        .position(|&n| want.matches(&core.nodes.get(n).features))
+    {
+        alloc.move_to_front(k);
+    }
 }
 
 /// Stops counting `id` as running (singleton, array throttle).

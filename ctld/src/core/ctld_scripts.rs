@@ -78,6 +78,8 @@ pub(crate) fn hold_for_prolog(core: &mut Core, id: FedJobId) {
             prolog_running: false,
             node_prologs: Default::default(),
             prologs_asked: false,
+            launched: false,
+            cloud_boot: false,
         })
         .prolog_running = true;
 }

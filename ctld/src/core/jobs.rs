@@ -237,12 +237,49 @@ impl JobRequest {
     }
 
     /// Tasks a node laid out as `t` can take: by `-c`, at most `--ntasks-per-node` (and
-    /// within what the socket, core and thread options allow).
+    /// within what the socket, core and thread options allow). An overcommitted job places one
+    /// task's CPUs on each node (see [`JobRequest::alloc_tasks`]), so a node takes one.
     pub fn tasks_on(&self, t: super::nodes::Topo) -> u32 {
         let by_cpus = self.place.topo.tasks_on(t, self.cpus_per_task);
+        if self.place.overcommit {
+            return by_cpus.min(1);
+        }
         self.place
             .ntasks_per_node
             .map_or(by_cpus, |n| by_cpus.min(n))
+    }
+
+    /// The tasks nodes are chosen for: `-n`, or with `-O/--overcommit` one per node of the
+    /// minimum (Slurm allocates an overcommitted job as if it ran one task per node).
+    pub fn alloc_tasks(&self) -> u32 {
+        if self.place.overcommit {
+            self.min_nodes.max(1)
+        } else {
+            self.ntasks
+        }
+    }
+
+    /// The CPUs the job asks for at least: its tasks' (one task's per node when overcommitted).
+    pub fn min_cpus(&self) -> u32 {
+        self.alloc_tasks().saturating_mul(self.cpus_per_task)
+    }
+
+    /// How many nodes the job takes when enough are free (never fewer than `min_nodes` nor
+    /// more than `max_nodes`): with a `-N` range as many as it may, as Slurm allocates "as
+    /// many nodes as possible within the range without delaying the start", but no more
+    /// nodes than tasks given with `-n` (unless overcommitted); the minimum under
+    /// `--use-min-nodes` or without a range.
+    pub fn want_nodes(&self) -> u32 {
+        use super::request::NodeCountPref;
+        let p = &self.place;
+        let mut want = match p.node_pref {
+            NodeCountPref::Fewest | NodeCountPref::UseMin => self.min_nodes,
+            NodeCountPref::Range | NodeCountPref::Spread => self.max_nodes,
+        };
+        if p.ntasks_given && !p.overcommit {
+            want = want.min(self.ntasks);
+        }
+        want.clamp(self.min_nodes, self.max_nodes.max(self.min_nodes))
     }
 }
 

@@ -102,7 +102,9 @@ pub use reconfig::on_reconfigure;
 pub use registration::{
     NodeRegistration, NodeUpdate, on_node_heartbeat, on_node_registered, on_node_update,
 };
-pub use request::{JobShare, PlaceOpts, SubmitReply, SubmitRequest, TopoAsk, WarnSignal};
+pub use request::{
+    JobShare, NodeCountPref, PlaceOpts, SubmitReply, SubmitRequest, TopoAsk, WarnSignal,
+};
 pub use sched::{PassStats, schedule};
 pub use signal::{JobPart, on_signal_part};
 pub use steps::{StepEnd, StepGrant, StepRequest, StepStart, on_step_create, on_step_done};

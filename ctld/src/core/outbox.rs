@@ -223,7 +223,7 @@ impl AcctRecord {
             eligible,
             time_limit: job.req.time_limit,
             min_nodes: job.req.min_nodes,
-            cpus: job.req.ntasks.saturating_mul(job.req.cpus_per_task),
+            cpus: job.req.min_cpus(),
             mem_per_node_mb: job.req.mem_per_node_mb,
             constraint: job.req.constraint.clone(),
             launch: job.launch.clone(),

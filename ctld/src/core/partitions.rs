@@ -105,7 +105,7 @@ impl Partition {
             nodes += take;
             slots += take * u64::from(per_node);
         }
-        nodes >= u64::from(r.min_nodes) && slots >= u64::from(r.ntasks)
+        nodes >= u64::from(r.min_nodes) && slots >= u64::from(r.alloc_tasks())
     }
 }
 

@@ -98,6 +98,48 @@ pub struct PlaceOpts {
     /// `--contiguous`: its nodes are consecutive in the node table.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub contiguous: bool,
+    /// `-O/--overcommit`: the job is given one task's CPUs on each node, whatever its task
+    /// count, and its tasks share them (`--ntasks-per-node` and the like do not limit it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub overcommit: bool,
+    /// How many nodes within `-N min-max` it takes when more are free than it needs.
+    #[serde(skip_serializing_if = "NodeCountPref::is_default")]
+    pub node_pref: NodeCountPref,
+    /// Whether `-n` was given (the default task count bounds no node count).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ntasks_given: bool,
+    /// `--wait-all-nodes=0|1`: whether the batch script waits for every node to boot
+    /// (`None`: `SchedulerParameters=sbatch_wait_nodes` decides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_all_nodes: Option<bool>,
+    /// `sbatch --batch`: features (within its `--constraint`) its batch host should have;
+    /// the first node of the allocation with them runs the script, else the first node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_features: Option<String>,
+}
+
+/// Which node count within its range a job takes when nodes are free (Slurm's `-N min-max`,
+/// `--use-min-nodes`, `--spread-job`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeCountPref {
+    /// No `-N` maximum given: as few nodes as its tasks need.
+    #[default]
+    Fewest,
+    /// `-N min-max`: as many nodes as are free, up to the maximum (and one per task).
+    Range,
+    /// `--use-min-nodes`: the minimum, even with a range.
+    UseMin,
+    /// `--spread-job`: as many nodes as are free within the maximum (the partition's without
+    /// `-N`), at most one per task, the tasks dealt evenly.
+    Spread,
+}
+
+impl NodeCountPref {
+    /// Whether it is the default (the saved form omits it then).
+    pub fn is_default(&self) -> bool {
+        *self == Self::Fewest
+    }
 }
 
 /// What a job asks of its nodes' sockets, cores and threads (each `None` when not asked).

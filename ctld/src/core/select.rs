@@ -3,7 +3,9 @@
 //!
 //! Whole nodes are allocated (`select/linear`): a node qualifies when it has at least
 //! `cpus_per_task` CPUs and `--mem` memory; nodes are taken until there are `min_nodes` of
-//! them and room for `ntasks` tasks, without exceeding `max_nodes`.
+//! them and room for `ntasks` tasks, without exceeding `max_nodes`, then further free nodes
+//! up to the count the job wants ([`crate::core::jobs::JobRequest::want_nodes`]: the top of
+//! a `-N min-max` range, as Slurm gives as many nodes as it can without delaying the job).
 
 use super::jobs::Job;
 use super::nodes::NodeTable;
@@ -108,7 +110,9 @@ pub(crate) fn pick(
 /// there are `min_nodes` of them with room for `ntasks` tasks. Once there are `max_nodes`
 /// without room enough, a later node with more room replaces the one with the least. With
 /// `--contiguous` only an unbroken run of consecutive nodes counts: a gap starts the run
-/// again, and a run as long as `max_nodes` without room enough slides on by one node.
+/// again, and a run as long as `max_nodes` without room enough slides on by one node. Once
+/// enough, later nodes (with room for a task: the caller offers only those) join up to
+/// `want` nodes, the contiguous run only while it stays unbroken.
 pub(crate) struct Run {
     /// The nodes taken and the tasks each can take.
     pub chosen: Vec<(usize, u32)>,
@@ -117,6 +121,7 @@ pub(crate) struct Run {
     slots: u64,
     min_nodes: u64,
     max_nodes: usize,
+    want: usize,
     ntasks: u64,
     contiguous: bool,
 }
@@ -124,15 +129,18 @@ pub(crate) struct Run {
 impl Run {
     /// An empty run for `job`.
     pub fn new(job: &Job) -> Self {
-        Self::with(
+        let mut run = Self::with(
             job.req.min_nodes,
             job.req.max_nodes,
-            job.req.ntasks,
+            job.req.alloc_tasks(),
             job.req.place.contiguous,
-        )
+        );
+        run.want = (job.req.want_nodes() as usize).clamp(1, run.max_nodes);
+        run
     }
 
-    /// An empty run for `min_nodes..=max_nodes` nodes with room for `ntasks` tasks.
+    /// An empty run for `min_nodes..=max_nodes` nodes with room for `ntasks` tasks, which
+    /// stops as soon as it has them.
     fn with(min_nodes: u32, max_nodes: u32, ntasks: u32, contiguous: bool) -> Self {
         Self {
             chosen: Vec::new(),
@@ -140,6 +148,7 @@ impl Run {
             slots: 0,
             min_nodes: u64::from(min_nodes),
             max_nodes: max_nodes.max(1) as usize,
+            want: 1,
             ntasks: u64::from(ntasks),
             contiguous,
         }
@@ -147,7 +156,17 @@ impl Run {
 
     /// Takes node `i`, which can take `cap` tasks; returns whether to look at more nodes.
     pub fn take(&mut self, i: usize, cap: u32) -> bool {
-        if self.contiguous && self.chosen.last().is_some_and(|&(last, _)| last + 1 != i) {
+        let gap = self.chosen.last().is_some_and(|&(last, _)| last + 1 != i);
+        if self.done {
+            // Enough already: a further node only widens the allocation towards `want`.
+            if (self.contiguous && gap) || self.chosen.len() >= self.want {
+                return false;
+            }
+            self.chosen.push((i, cap));
+            self.slots += u64::from(cap);
+            return self.chosen.len() < self.want;
+        }
+        if self.contiguous && gap {
             self.chosen.clear();
             self.slots = 0;
         }
@@ -168,7 +187,7 @@ impl Run {
         self.slots += u64::from(cap);
         if self.chosen.len() as u64 >= self.min_nodes && self.slots >= self.ntasks {
             self.done = true;
-            return false;
+            return self.chosen.len() < self.want;
         }
         if self.contiguous && self.chosen.len() >= self.max_nodes {
             let (_, first) = self.chosen.remove(0);
@@ -225,6 +244,31 @@ mod tests {
         let mut short = Run::with(1, 1, 4, false);
         assert_eq!(feed(&mut short, &[(0, 2), (1, 1), (2, 3)]), [2]);
         assert!(!short.done);
+    }
+
+    #[test]
+    fn a_node_range_takes_free_nodes_up_to_the_count_wanted() {
+        // -N 1-3 -n 1: one node is enough, three are wanted.
+        let mut range = Run::with(1, 3, 1, false);
+        range.want = 3;
+        assert_eq!(
+            feed(&mut range, &[(0, 4), (1, 4), (2, 4), (3, 4)]),
+            [0, 1, 2]
+        );
+        assert!(range.done);
+        // Only two free: the job starts on two rather than waiting for a third.
+        let mut two = Run::with(1, 3, 1, false);
+        two.want = 3;
+        assert_eq!(feed(&mut two, &[(0, 4), (5, 4)]), [0, 5]);
+        assert!(two.done);
+        // Contiguous: the run is widened only while it stays unbroken.
+        let mut cont = Run::with(1, 3, 1, true);
+        cont.want = 3;
+        assert_eq!(feed(&mut cont, &[(0, 4), (1, 4), (3, 4)]), [0, 1]);
+        assert!(cont.done);
+        // The minimum (the default without a range, and --use-min-nodes).
+        let mut min = Run::with(1, 3, 1, false);
+        assert_eq!(feed(&mut min, &[(0, 4), (1, 4)]), [0]);
     }
 
     #[test]

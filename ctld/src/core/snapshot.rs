@@ -171,6 +171,13 @@ pub struct JobSnap {
     /// run; its batch launch waits for them, after a restart too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub alloc_prologs: Vec<String>,
+    /// CONFIGURING, its batch script was launched on its batch host already (it did not wait
+    /// for every node): not launched again after a restart.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub launched_early: bool,
+    /// CONFIGURING on cloud nodes that boot for it: its script waits for every node.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cloud_boot: bool,
     pub submit_time: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<u64>,
@@ -321,6 +328,16 @@ impl JobSnap {
                 .flat_map(|c| &c.node_prologs)
                 .filter_map(|i| nodes.get(i.get() as usize).map(|n| n.name.clone()))
                 .collect(),
+            launched_early: core
+                .power
+                .configuring
+                .get(&job.id)
+                .is_some_and(|c| c.launched),
+            cloud_boot: core
+                .power
+                .configuring
+                .get(&job.id)
+                .is_some_and(|c| c.cloud_boot),
             submit_time: job.submit_time.secs(),
             start_time: job.start_time.map(SimTime::secs),
             end_time: job.end_time.map(SimTime::secs),

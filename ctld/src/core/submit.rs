@@ -15,7 +15,7 @@ use super::features::Constraint;
 use super::jobs::{ArrayTask, HoldKind, Job, JobReason, JobRequest, JobTable, NodeMasks};
 use super::nodes::NodeTable;
 use super::outbox::{AcctRecord, Outbox, SaveHint};
-use super::request::PlaceOpts;
+use super::request::{NodeCountPref, PlaceOpts};
 use super::request::{SubmitReply, SubmitRequest};
 use super::{Core, SimTime, deps, partitions};
 use crate::conf::{PartState, TimeLimit};
@@ -104,7 +104,9 @@ pub(crate) fn submit_as(
     }
     let mut min_nodes = match (req.min_nodes, req.ntasks, per_node) {
         (Some(n), _, _) => n,
-        (None, Some(n), Some(t)) => n.div_ceil(t).max(1),
+        // Overcommitted tasks share one task's CPUs per node: `--ntasks-per-node` asks no
+        // more nodes (Slurm ignores it then).
+        (None, Some(n), Some(t)) if !req.place.overcommit => n.div_ceil(t).max(1),
         _ => 1,
     };
     let mut asked_max = req.max_nodes.unwrap_or(u32::MAX);
@@ -177,7 +179,15 @@ pub(crate) fn submit_as(
             (Some(c), Some(nodes))
         }
     };
+    if let Some(spec) = &req.place.batch_features {
+        batch_within(spec, constraint.as_ref())?;
+    }
     let part = &core.parts[part_idx.get()];
+    let mut place = req.place.clone();
+    place.ntasks_given = req.ntasks.is_some();
+    if place.node_pref == NodeCountPref::Fewest && req.max_nodes.is_some() {
+        place.node_pref = NodeCountPref::Range;
+    }
     let mut job_req = JobRequest {
         min_nodes,
         max_nodes,
@@ -187,7 +197,7 @@ pub(crate) fn submit_as(
         constraint: req.constraint.clone(),
         time_limit,
         share: req.share,
-        place: req.place.clone(),
+        place,
     };
     if !part.could_ever_run(&job_req, constraint.as_ref()) {
         limit(JobReason::PartitionConfig, CtldError::NodeConfigUnavailable)?;
@@ -421,4 +431,19 @@ fn record_new(core: &mut Core, out: &mut impl Outbox, job: Job) {
     core.jobs.queue.insert(JobTable::queue_key(&job));
     core.fresh.submitted(job.id);
     core.jobs.map.insert(job.id, job);
+}
+
+/// `sbatch --batch=spec`: a well-formed expression naming only features of the job's
+/// `--constraint` (Slurm refuses it without one).
+fn batch_within(spec: &str, constraint: Option<&Constraint>) -> Result<(), CtldError> {
+    let bad = || CtldError::InvalidBatchFeatures {
+        spec: spec.to_string(),
+    };
+    let batch = Constraint::parse(spec).ok_or_else(bad)?;
+    let constraint = constraint.ok_or_else(bad)?;
+    if batch.names().all(|b| constraint.names().any(|c| c == b)) {
+        Ok(())
+    } else {
+        Err(bad())
+    }
 }

@@ -110,8 +110,9 @@ fn progress(core: &Core, addrs: &NodeAddrs, id: FedJobId, w: &mut Waiter) -> Opt
     let Some(job) = core.job(id) else {
         return Some(Event::Failed("Job no longer exists".into()));
     };
-    // A job whose powered-down nodes are still booting (CONFIGURING) is not ready.
-    if job.state == JobState::Running && !job.completing && !core.job_configuring(id) {
+    // A job whose powered-down nodes are still booting (CONFIGURING) is not ready, unless
+    // it need not wait for them (salloc's default: its steps wait instead).
+    if job.state == JobState::Running && !job.completing && core.allocation_ready(id) {
         let nodes: Vec<NodeAddr> = job
             .nodes
             .iter()

@@ -4,8 +4,8 @@ use super::users::UserInfo;
 use crate::conf::{OverSubscribe, PartState, TimeLimit, parse_time_limit};
 use crate::core::nodes::NodeBase;
 use crate::core::{
-    Caller, Core, Job, JobRef, LaunchSpec, Node, Partition, PlaceOpts, SimTime, SubmitRequest,
-    WarnSignal,
+    Caller, Core, Job, JobRef, LaunchSpec, Node, NodeCountPref, Partition, PlaceOpts, SimTime,
+    SubmitRequest, WarnSignal,
 };
 use crate::error::CtldError;
 use sluice_vocab::{FedJobId, JobState};
@@ -159,6 +159,18 @@ fn place_opts(r: &SubmitJobRequest) -> Result<PlaceOpts, CtldError> {
             // An unlimited minimum is no minimum below the limit.
             Ok(Some(TimeLimit::Unlimited)) => None,
         },
+        overcommit: r.overcommit,
+        node_pref: if r.use_min_nodes {
+            NodeCountPref::UseMin
+        } else if r.spread_job {
+            NodeCountPref::Spread
+        } else {
+            // The core makes it `Range` when `-N` gave a maximum.
+            NodeCountPref::Fewest
+        },
+        ntasks_given: false,
+        wait_all_nodes: r.wait_all_nodes,
+        batch_features: Some(r.batch_features.trim().to_string()).filter(|b| !b.is_empty()),
     })
 }
 
@@ -223,7 +235,7 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
     };
     let suspended = job.suspended_secs + job.suspended_at.map_or(0, |at| now.since(at));
     let cpus: u32 = if job.nodes.is_empty() {
-        job.req.ntasks.saturating_mul(job.req.cpus_per_task)
+        job.req.min_cpus()
     } else {
         core.cpus_held(job.id, &job.nodes).iter().sum()
     };

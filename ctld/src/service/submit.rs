@@ -137,6 +137,7 @@ pub async fn create_step(
                 overlap: r.overlap,
                 whole: r.whole,
                 relative: r.relative,
+                overcommit: r.overcommit,
                 name: r.name.clone(),
                 launch: LaunchSpec::default(),
             };

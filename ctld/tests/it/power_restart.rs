@@ -81,3 +81,39 @@ fn power_states_and_configuring_jobs_survive_a_restart() {
     register(&mut back, "ec1");
     assert_eq!(back.out.launched(), [id]);
 }
+
+#[test]
+fn a_script_started_on_its_batch_host_is_not_launched_again_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fx = cluster(&[]);
+    register_local(&mut fx);
+    let admin = fx.admin();
+    on_node_power(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        admin,
+        "tux2",
+        PowerRequest::Down,
+    )
+    .unwrap();
+    fx.tick();
+    fx.advance(31);
+    fx.tick();
+    assert_eq!(status(&fx, "tux2"), PowerStatus::Off);
+    // A two-node job on tux1 (up) and tux2 (booting): its script starts on tux1 at once.
+    let mut req = SubmitRequest::new(1000, "two").nodes(2).minutes(10);
+    req.place.nodelist = vec!["tux1".into(), "tux2".into()];
+    let id = fx.submit(req).unwrap();
+    fx.tick();
+    assert!(fx.core.job_configuring(id));
+    assert_eq!(fx.out.launched(), [id]);
+    let mut back = restart(dir.path(), &mut fx);
+    assert!(back.core.job_configuring(id), "still waiting for tux2");
+    register(&mut back, "tux2");
+    assert!(!back.core.job_configuring(id));
+    assert!(
+        back.out.launched().is_empty(),
+        "launched once, before the restart"
+    );
+}

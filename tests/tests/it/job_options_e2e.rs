@@ -87,11 +87,8 @@ fn gres_options_are_refused_as_slurm_refuses_them_here() {
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "");
     // What Sluice lacks is refused by name, never accepted and dropped; what Slurm ignores
     // here is accepted (its value still checked).
-    let out = c.cmd("sbatch", &["--use-min-nodes", "--wrap", "true"]);
-    assert_eq!(
-        out.stderr,
-        "sbatch: error: --use-min-nodes is not supported\n"
-    );
+    let out = c.cmd("sbatch", &["--container=/b", "--wrap", "true"]);
+    assert_eq!(out.stderr, "sbatch: error: --container is not supported\n");
     // -S and --thread-spec: dropped with Slurm's line (AllowSpecResourcesUsage = No).
     let out = c.cmd("sbatch", &["--parsable", "-S", "1", "--wrap", "true"]);
     assert_eq!(out.code, 0, "{out:?}");

@@ -182,6 +182,19 @@ pub struct JobAlloc {
 }
 
 impl JobAlloc {
+    /// Makes its `k`th node its first (each per-node list moved alike).
+    pub(crate) fn move_to_front(&mut self, k: usize) {
+        fn front<T>(list: &mut [T], k: usize) {
+            if k < list.len() {
+                list[..=k].rotate_right(1);
+            }
+        }
+        front(&mut self.nodes, k);
+        front(&mut self.cpus, k);
+        front(&mut self.mem_mb, k);
+        front(&mut self.cores, k);
+    }
+
     /// Whole nodes: each node's CPUs, `mem_mb(node)` memory, held as `share` allows.
     pub(crate) fn whole(
         nodes: &NodeTable,

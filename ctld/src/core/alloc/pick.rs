@@ -92,7 +92,7 @@ fn pick_at(
     if !run.done || !has_required(job, chosen.iter().map(|c| c.0)) {
         return None;
     }
-    let tasks = deal(&chosen, job.req.ntasks);
+    let tasks = deal(&chosen, job.req.alloc_tasks());
     let mut alloc = JobAlloc {
         shared: shares,
         held: true,

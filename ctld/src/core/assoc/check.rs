@@ -96,10 +96,10 @@ impl Ask {
     fn of(req: &JobRequest) -> Self {
         let nodes = u64::from(req.min_nodes);
         Self {
-            cpus: u64::from(req.ntasks) * u64::from(req.cpus_per_task.max(1)),
+            cpus: u64::from(req.alloc_tasks()) * u64::from(req.cpus_per_task.max(1)),
             mem_mb: match req.mem_ask() {
                 crate::core::alloc::MemAsk::PerCpu(mb) => mb
-                    .saturating_mul(u64::from(req.ntasks))
+                    .saturating_mul(u64::from(req.alloc_tasks()))
                     .saturating_mul(u64::from(req.cpus_per_task.max(1))),
                 _ => req.mem_per_node_mb.saturating_mul(nodes),
             },

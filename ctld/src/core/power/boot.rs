@@ -1,8 +1,12 @@
-//! Jobs allocated nodes that must boot first: they wait in CONFIGURING with their launch held
-//! until every node registered, then launch with their start time reset (the time limit
-//! counts from then). Also what the ResumeProgram learns of them: the `SLURM_RESUME_FILE` JSON.
+//! Jobs allocated nodes that must boot first: they wait in CONFIGURING until every node
+//! registered, then their start time is reset (the time limit counts from then). A batch
+//! script starts as soon as its batch host is up (Slurm's default), or only once every node
+//! is with `--wait-all-nodes=1`, `SchedulerParameters=sbatch_wait_nodes` or cloud nodes
+//! booting for it; srun and salloc allocations are granted once every node is up. Also what the ResumeProgram learns of them:
+//! the `SLURM_RESUME_FILE` JSON.
 
 use super::super::completion::release_nodes;
+use super::super::jobs::Job;
 use super::super::kill::finish_completing;
 use super::super::nodes::NodeBase;
 use super::super::outbox::{AcctRecord, NodeCommand, Outbox, SaveHint};
@@ -68,7 +72,7 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
         .get(part)
         .copied()
         .unwrap_or(false);
-    let mut boot = false;
+    let (mut boot, mut cloud_boot) = (false, false);
     for &n in nodes {
         let p = &mut core.nodes.get_mut(n).power;
         p.busy = true;
@@ -77,8 +81,12 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
             PowerStatus::Off => {
                 p.status = PowerStatus::ResumeQueued;
                 boot = true;
+                cloud_boot |= p.cloud;
             }
-            PowerStatus::ResumeQueued | PowerStatus::PoweringUp { .. } => boot = true,
+            PowerStatus::ResumeQueued | PowerStatus::PoweringUp { .. } => {
+                boot = true;
+                cloud_boot |= p.cloud;
+            }
             PowerStatus::On | PowerStatus::PoweringDown { .. } => {}
         }
         core.nodes.refresh(n);
@@ -92,6 +100,8 @@ pub(crate) fn allocate(core: &mut Core, id: FedJobId, nodes: &[NodeIdx]) {
                 prolog_running: false,
                 node_prologs: Default::default(),
                 prologs_asked: false,
+                launched: false,
+                cloud_boot,
             },
         );
     } else {
@@ -114,12 +124,89 @@ pub(crate) fn send_or_hold(power: &mut super::PowerState, out: &mut impl Outbox,
     }
 }
 
-/// A CONFIGURING job is being killed before it launched: nothing runs, so its nodes are
-/// free at once (no node will report its exit).
+/// A CONFIGURING job is being killed: unless its script was launched already (its batch
+/// host will report the end), nothing runs, so its nodes are free at once.
 pub(crate) fn forget(core: &mut Core, now: SimTime, id: FedJobId) {
-    if core.power.configuring.remove(&id).is_some() {
+    if core
+        .power
+        .configuring
+        .remove(&id)
+        .is_some_and(|c| !c.launched)
+    {
         release_nodes(core, id);
         finish_completing(core, id, now);
+    }
+}
+
+/// Whether `job` waits for every node of its allocation to be up before its batch script
+/// starts (or, for an allocation, before it is granted): a job given cloud nodes that boot
+/// for it always (see [`Configuring::cloud_boot`]); else as it asked (`--wait-all-nodes`;
+/// srun always asks), else as `SchedulerParameters` says (`sbatch_wait_nodes`,
+/// `salloc_wait_nodes`). Otherwise, as in Slurm, a script starts once its batch host is up
+/// and salloc's allocation is granted at once (its steps wait for the nodes).
+pub(crate) fn waits_all_nodes(core: &Core, job: &Job) -> bool {
+    let sched = &core.conf.sched;
+    let default = if job.launch.interactive {
+        sched.salloc_wait_nodes
+    } else {
+        sched.sbatch_wait_nodes
+    };
+    core.power
+        .configuring
+        .get(&job.id)
+        .is_some_and(|c| c.cloud_boot)
+        || job.req.place.wait_all_nodes.unwrap_or(default)
+}
+
+/// Whether CONFIGURING allocation `id` (srun's, salloc's) may be granted before its nodes
+/// are up: it need not wait for them ([`waits_all_nodes`]) and no prolog holds it.
+pub(crate) fn granted_early(core: &Core, id: FedJobId) -> bool {
+    let (Some(job), Some(c)) = (core.jobs.map.get(&id), core.power.configuring.get(&id)) else {
+        return false;
+    };
+    job.launch.interactive
+        && !c.prolog_running
+        && c.node_prologs.is_empty()
+        && !waits_all_nodes(core, job)
+}
+
+/// Whether node `n` is powered up and registered.
+fn node_up(core: &Core, n: NodeIdx) -> bool {
+    let node = core.nodes.get(n);
+    node.power.status == PowerStatus::On && node.base == NodeBase::Up
+}
+
+/// Whether a step of CONFIGURING job `id` must wait: some of its nodes are not up yet (its
+/// script may run already, on its batch host).
+pub(crate) fn step_waits(core: &Core, id: FedJobId) -> bool {
+    core.power.configuring.contains_key(&id)
+        && core
+            .jobs
+            .map
+            .get(&id)
+            .is_some_and(|j| !j.nodes.iter().all(|&n| node_up(core, n)))
+}
+
+/// Sends the held launch of CONFIGURING job `id` when it need not wait for every node: its
+/// batch host is up and no prolog holds it. The job stays CONFIGURING until every node is.
+pub(crate) fn launch_early(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return;
+    };
+    let host_up = job.nodes.first().is_some_and(|&n| node_up(core, n));
+    if !host_up || waits_all_nodes(core, job) {
+        return;
+    }
+    let Some(c) = core.power.configuring.get_mut(&id) else {
+        return;
+    };
+    if c.prolog_running || !c.node_prologs.is_empty() {
+        return;
+    }
+    if let Some(cmd) = c.launch.take() {
+        c.launched = true;
+        out.node(cmd);
+        out.save(SaveHint::Job(id));
     }
 }
 
@@ -151,6 +238,16 @@ pub(crate) fn release_ready(core: &mut Core, out: &mut impl Outbox, now: SimTime
     if core.power.configuring.is_empty() {
         return;
     }
+    let early: Vec<FedJobId> = core
+        .power
+        .configuring
+        .iter()
+        .filter(|(_, c)| c.launch.is_some())
+        .map(|(&id, _)| id)
+        .collect();
+    for id in early {
+        launch_early(core, out, id);
+    }
     let mut ready = Vec::new();
     let mut stale = Vec::new();
     let mut ask = Vec::new();
@@ -163,10 +260,7 @@ pub(crate) fn release_ready(core: &mut Core, out: &mut impl Outbox, now: SimTime
             stale.push(id);
             continue;
         }
-        let up = job.nodes.iter().all(|&n| {
-            let node = core.nodes.get(n);
-            node.power.status == PowerStatus::On && node.base == NodeBase::Up
-        });
+        let up = job.nodes.iter().all(|&n| node_up(core, n));
         if up && !c.prolog_running && c.node_prologs.is_empty() {
             ready.push(id);
         } else if up && !c.prologs_asked && !c.node_prologs.is_empty() {

@@ -165,6 +165,13 @@ pub(crate) struct Configuring {
     pub node_prologs: std::collections::BTreeSet<sluice_vocab::NodeIdx>,
     /// Those nodes were asked to run their prologs (once all of the job's nodes are up).
     pub prologs_asked: bool,
+    /// Its batch script was launched on its batch host before the other nodes were up
+    /// (`--wait-all-nodes=0`, Slurm's default): that host will report its end.
+    pub launched: bool,
+    /// A cloud node of its allocation was powered down or powering up when it was allocated:
+    /// its script waits for every node, whatever it asked (Slurm's `allocate_nodes` sets
+    /// `wait_all_nodes` for cloud nodes in power save: their addresses come with their boot).
+    pub cloud_boot: bool,
 }
 
 /// The core's power save state: settings, rate counters and jobs waiting for nodes.
@@ -198,6 +205,12 @@ impl super::Core {
     /// Whether job `id` waits in CONFIGURING for its nodes to power up.
     pub fn job_configuring(&self, id: FedJobId) -> bool {
         self.power.configuring.contains_key(&id)
+    }
+
+    /// Whether allocation `id` can be granted: not CONFIGURING, or CONFIGURING only for
+    /// nodes it need not wait for (`salloc --wait-all-nodes=0`, Slurm's default).
+    pub fn allocation_ready(&self, id: FedJobId) -> bool {
+        !self.job_configuring(id) || boot::granted_early(self, id)
     }
 
     /// The power save settings in force.

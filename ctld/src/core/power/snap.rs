@@ -81,6 +81,10 @@ pub(crate) struct Waits {
     prolog: BTreeSet<FedJobId>,
     /// `PrologFlags=Alloc`: per job, the nodes whose prolog had not reported success.
     node_prologs: BTreeMap<FedJobId, BTreeSet<NodeIdx>>,
+    /// Jobs whose batch script was launched before every node was up.
+    launched: BTreeSet<FedJobId>,
+    /// Jobs whose script waits for every node as cloud nodes boot for them.
+    cloud_boot: BTreeSet<FedJobId>,
 }
 
 impl Waits {
@@ -89,6 +93,12 @@ impl Waits {
     pub fn note(&mut self, core: &Core, id: FedJobId, s: &JobSnap) {
         if s.prolog_slurmctld {
             self.prolog.insert(id);
+        }
+        if s.launched_early {
+            self.launched.insert(id);
+        }
+        if s.cloud_boot {
+            self.cloud_boot.insert(id);
         }
         let nodes: BTreeSet<NodeIdx> = s
             .alloc_prologs
@@ -103,7 +113,8 @@ impl Waits {
 
 /// After a restore: running jobs with a node not yet up, whose `PrologSlurmctld` was running
 /// or whose nodes' `PrologFlags=Alloc` prologs had not all succeeded are CONFIGURING again,
-/// their batch launch rebuilt and held; those `PrologSlurmctld` run again from the next tick,
+/// their batch launch rebuilt and held (unless it was sent already: a script that does not
+/// wait for every node, its batch host up and no prolog holding it); those `PrologSlurmctld` run again from the next tick,
 /// and the nodes are asked again for their prologs once up (a node whose prolog ran already
 /// reports it again rather than running it twice).
 pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
@@ -122,7 +133,11 @@ pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
         if job.state != JobState::Running || job.completing || !waiting {
             continue;
         }
-        let launch = (!job.launch.interactive).then(|| NodeCommand::LaunchBatch {
+        // A script launched before every node was up runs (or ran) on its batch host: it is
+        // not launched again.
+        let launched = waits.launched.contains(&id);
+        let cloud_boot = waits.cloud_boot.contains(&id);
+        let launch = (!job.launch.interactive && !launched).then(|| NodeCommand::LaunchBatch {
             job: id,
             array: job.array,
             uid: job.uid,
@@ -143,6 +158,8 @@ pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
                 prolog_running: waits.prolog.contains(&id),
                 node_prologs,
                 prologs_asked: false,
+                launched,
+                cloud_boot,
             },
         ));
     }

@@ -116,7 +116,7 @@ impl Ask {
     fn of(req: &JobRequest) -> Self {
         let nodes = u64::from(req.min_nodes);
         Self {
-            cpus: u64::from(req.ntasks) * u64::from(req.cpus_per_task.max(1)),
+            cpus: u64::from(req.alloc_tasks()) * u64::from(req.cpus_per_task.max(1)),
             mem_mb: req.mem_per_node_mb.saturating_mul(nodes),
             nodes,
         }

@@ -47,6 +47,9 @@ pub struct StepRequest {
     pub whole: bool,
     /// `-r/--relative`: the index (in the job's node order) of the step's first node.
     pub relative: Option<u32>,
+    /// `-O/--overcommit`: any number of tasks on a node with one task's CPUs free; the step
+    /// holds one task's CPUs on each of its nodes and its tasks share them.
+    pub overcommit: bool,
     /// The step's name, for its accounting records.
     pub name: String,
     /// What the step runs.
@@ -67,6 +70,7 @@ impl StepRequest {
             overlap: false,
             whole: false,
             relative: None,
+            overcommit: false,
             name: String::new(),
             launch: LaunchSpec::default(),
         }
@@ -134,6 +138,10 @@ pub fn on_step_create(
         (s, c) if c || s.is_finished() => return Err(CtldError::AlreadyDone),
         _ => return Err(CtldError::JobNotRunning),
     }
+    // A batch script started on its batch host while its other nodes boot: steps wait.
+    if super::power::boot::step_waits(core, req.job) {
+        return Err(CtldError::NodesBusy);
+    }
     let (alloc_nodes, alloc_cpus) = match core.allocs.get(&req.job) {
         Some(a) => (a.nodes.clone(), a.cpus.clone()),
         None => (job.nodes.clone(), core.cpus_held(req.job, &job.nodes)),
@@ -199,6 +207,8 @@ pub fn on_step_create(
             grant.tasks.push(n);
             grant.cpus.push(if req.whole {
                 alloc_cpus[k]
+            } else if req.overcommit {
+                ask.cpus_per_task
             } else {
                 n * ask.cpus_per_task
             });
@@ -273,6 +283,8 @@ struct Ask {
     per_node: u32,
     /// Indexes (in the job's node order) of the nodes it must use.
     required: Vec<usize>,
+    /// `-O`: a node with one task's CPUs free takes any number of tasks.
+    overcommit: bool,
 }
 
 impl Ask {
@@ -329,6 +341,7 @@ impl Ask {
             max_nodes: max_nodes.min(alloc.len()),
             per_node,
             required,
+            overcommit: req.overcommit,
         })
     }
 
@@ -338,13 +351,21 @@ impl Ask {
     fn fit(&self, free: &[u32]) -> Option<Vec<u32>> {
         let room: Vec<u32> = free
             .iter()
-            .map(|f| (f / self.cpus_per_task).min(self.per_node))
+            .map(|f| match f / self.cpus_per_task {
+                0 => 0,
+                _ if self.overcommit => self.per_node.min(self.ntasks),
+                n => n.min(self.per_node),
+            })
             .collect();
         let mut chosen = self.required.clone();
         if chosen.iter().any(|&k| room[k] == 0) {
             return None;
         }
-        let capacity = |chosen: &[usize]| chosen.iter().map(|&k| room[k]).sum::<u32>();
+        let capacity = |chosen: &[usize]| {
+            chosen
+                .iter()
+                .fold(0u32, |sum, &k| sum.saturating_add(room[k]))
+        };
         for (k, &r) in room.iter().enumerate() {
             let enough = chosen.len() >= self.min_nodes && capacity(&chosen) >= self.ntasks;
             if enough || chosen.len() >= self.max_nodes {
@@ -363,6 +384,14 @@ impl Ask {
             tasks[k] = 1;
         }
         let mut left = self.ntasks - chosen.len() as u32;
+        if self.overcommit {
+            // Overcommitted tasks are not bound by CPUs: dealt evenly, in block order.
+            let (each, extra) = (left / chosen.len() as u32, left % chosen.len() as u32);
+            for (i, &k) in chosen.iter().enumerate() {
+                tasks[k] += (each + u32::from((i as u32) < extra)).min(room[k] - 1);
+            }
+            return Some(tasks);
+        }
         for &k in &chosen {
             let more = left.min(room[k] - 1);
             tasks[k] += more;
@@ -384,7 +413,21 @@ mod tests {
             max_nodes: max,
             per_node: u32::MAX,
             required,
+            overcommit: false,
         }
+    }
+
+    #[test]
+    fn overcommitted_tasks_share_one_tasks_cpus() {
+        let mut a = ask(8, 1, 2, vec![]);
+        assert_eq!(a.fit(&[1, 1]), None, "eight tasks, two CPUs");
+        a.overcommit = true;
+        assert_eq!(a.fit(&[1, 1]), Some(vec![8, 0]));
+        a.min_nodes = 2;
+        assert_eq!(a.fit(&[1, 1]), Some(vec![4, 4]));
+        a.ntasks = 5;
+        assert_eq!(a.fit(&[1, 1]), Some(vec![3, 2]));
+        assert_eq!(a.fit(&[0, 1]), None, "a node without a task's CPUs");
     }
 
     #[test]

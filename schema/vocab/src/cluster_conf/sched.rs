@@ -6,7 +6,11 @@
 //! - `bf_max_job_test=#`: most jobs backfill tries per pass (default 500; 1 to 1,000,000);
 //! - `bf_interval=#`: seconds between backfill passes (1 to 10800, or -1 for none);
 //! - `default_queue_depth=#`: jobs a pass considers for starting, the whole queue being tested
-//!   every 60 s (Slurm's `sched_interval` default).
+//!   every 60 s (Slurm's `sched_interval` default);
+//! - `sbatch_wait_nodes`: a batch script starts only once every node of its allocation is up
+//!   (booted), not as soon as its batch host is; `sbatch --wait-all-nodes` overrides it;
+//! - `salloc_wait_nodes`: salloc's allocation is granted only once every node is up, not at
+//!   once; `salloc --wait-all-nodes` overrides it.
 //!
 //! Their defaults differ from Slurm's (30 s, 100 jobs): without them Sluice backfills within
 //! every scheduling pass and every pass considers the whole queue (it schedules on events and
@@ -29,6 +33,10 @@ pub struct SchedParams {
     pub bf_interval: BackfillEvery,
     /// `default_queue_depth`: jobs a pass considers for starting (default: all of them).
     pub default_queue_depth: Option<u32>,
+    /// `sbatch_wait_nodes`: batch scripts wait for every node of their allocation to be up.
+    pub sbatch_wait_nodes: bool,
+    /// `salloc_wait_nodes`: salloc's allocations are granted once every node is up.
+    pub salloc_wait_nodes: bool,
     /// The value as written, for `scontrol show config` (`None` when not given).
     pub text: Option<String>,
 }
@@ -40,6 +48,8 @@ impl Default for SchedParams {
             bf_max_job_test: 500,
             bf_interval: BackfillEvery::Pass,
             default_queue_depth: None,
+            sbatch_wait_nodes: false,
+            salloc_wait_nodes: false,
             text: None,
         }
     }
@@ -103,6 +113,8 @@ impl SchedParams {
                 "default_queue_depth" => {
                     next.default_queue_depth = Some(narrow(number(0, i64::from(u32::MAX))?));
                 }
+                "sbatch_wait_nodes" if value.is_none() => next.sbatch_wait_nodes = true,
+                "salloc_wait_nodes" if value.is_none() => next.salloc_wait_nodes = true,
                 _ => warnings.push(ConfWarning {
                     key: format!("{}={name}", p.key),
                     ..warning(file, p)
@@ -151,6 +163,12 @@ mod tests {
         assert_eq!((s.bf_window_min, s.bf_window_secs()), (60, 3600));
         assert_eq!(s.bf_max_job_test, 7);
         assert_eq!(s.text.as_deref(), Some("bf_window=60,BF_MAX_JOB_TEST=7"));
+        assert!(!s.sbatch_wait_nodes);
+        let (s, w) = read("SchedulerParameters=sbatch_wait_nodes,salloc_wait_nodes\n").unwrap();
+        assert!(
+            s.sbatch_wait_nodes && s.salloc_wait_nodes && w.is_empty(),
+            "{w:?}"
+        );
     }
 
     #[test]
