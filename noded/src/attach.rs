@@ -115,6 +115,7 @@ mod tests {
             first_task: 2,
             tasks_here: 2,
             pty: false,
+            task_ranks: Vec::new(),
         }
     }
 

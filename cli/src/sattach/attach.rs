@@ -106,15 +106,23 @@ pub fn layout_text(parts: &[Attached]) -> String {
     );
     for part in parts {
         let l = &part.layout;
-        let tasks: String = (l.first_task..l.first_task + l.tasks_here)
-            .map(|t| format!("{t} "))
-            .collect();
+        let tasks: String = ranks(l).iter().map(|t| format!("{t} ")).collect();
         text.push_str(&format!(
             "\tNode {} ({}), {} task(s): {tasks}\n",
             l.node_index, part.node, l.tasks_here
         ));
     }
     text
+}
+
+/// The global ranks of the tasks one node runs: listed by the node when a cyclic, plane or
+/// arbitrary distribution made them other than consecutive from the node's first task.
+pub fn ranks(layout: &AttachedStep) -> Vec<u32> {
+    if layout.task_ranks.is_empty() {
+        (layout.first_task..layout.first_task + layout.tasks_here).collect()
+    } else {
+        layout.task_ranks.clone()
+    }
 }
 
 /// Attaches to `node`'s part of `job.step`: `None` when the node runs none of its tasks (not
@@ -164,4 +172,26 @@ async fn attach_node(
         layout,
         stream,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nodes_ranks_are_its_list_or_consecutive_from_its_first() {
+        let block = AttachedStep {
+            first_task: 2,
+            tasks_here: 3,
+            ..Default::default()
+        };
+        assert_eq!(ranks(&block), [2, 3, 4]);
+        let cyclic = AttachedStep {
+            first_task: 1,
+            tasks_here: 2,
+            task_ranks: vec![1, 3],
+            ..Default::default()
+        };
+        assert_eq!(ranks(&cyclic), [1, 3]);
+    }
 }

@@ -127,11 +127,7 @@ pub async fn run(
 fn input_nodes(parts: &[Attached], only: Option<u32>) -> Vec<NodedClient> {
     parts
         .iter()
-        .filter(|p| {
-            only.is_none_or(|t| {
-                t >= p.layout.first_task && t < p.layout.first_task + p.layout.tasks_here
-            })
-        })
+        .filter(|p| only.is_none_or(|t| attach::ranks(&p.layout).contains(&t)))
         .map(|p| p.client.clone())
         .collect()
 }

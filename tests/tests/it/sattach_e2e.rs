@@ -117,6 +117,41 @@ fn sattach_input_goes_to_the_filtered_task() {
     assert_eq!((rest.len(), err.as_str(), code), (0, "", 0), "{rest:?}");
 }
 
+#[test]
+fn a_cyclic_steps_layout_and_input_follow_its_ranks() {
+    let c = Cluster::start(2);
+    // Ranks 0 and 2 on the first node, 1 and 3 on the second; only rank 3 reads.
+    let task = "if [ $SLURM_PROCID = 3 ]; then echo ready; read line; echo \"got:$line\"; fi";
+    let mut srun = Lines::spawn(
+        c.command(
+            "srun",
+            &["-N2", "-n4", "-m", "cyclic", "-l", "sh", "-c", task],
+        )
+        .stdin(Stdio::piped()),
+    );
+    srun.expect("3: ready", false);
+    let job = running_job(&c);
+    let text = layout(&c, &job);
+    assert_eq!(
+        text,
+        "Job step layout:\n\t4 tasks, 2 nodes (clustern[1-2])\n\n\
+         \tNode 0 (clustern1), 2 task(s): 0 2 \n\tNode 1 (clustern2), 2 task(s): 1 3 \n",
+        "{text}"
+    );
+    let step = format!("{job}.0");
+    let mut sattach = Lines::spawn(
+        c.command("sattach", &["--input-filter=3", "--output-filter=3", &step])
+            .stdin(Stdio::piped()),
+    );
+    let mut input = sattach.child.stdin.take().unwrap();
+    input.write_all(b"hello\n").unwrap();
+    drop(input);
+    sattach.expect("got:hello", false);
+    drop(srun.child.stdin.take());
+    let (rest, err, code) = srun.finish();
+    assert_eq!((rest, code), (vec!["3: got:hello".to_string()], 0), "{err}");
+}
+
 #[cfg_attr(not(test_as_root), ignore = "needs root to switch users")]
 #[test]
 fn only_the_owner_attaches() {
