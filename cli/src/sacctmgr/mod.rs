@@ -258,7 +258,8 @@ sacctmgr [<OPTION>] [<COMMAND>]
      association - (list only) Clusters=, Accounts=, Users=, Tree, Format=
      qos         - Names=, Description=, Priority=, Flags=, MaxWall=, MaxTRES[PerJob]=,
                    MaxTRESMins[PerJob]=, MaxTRESPerUser=, MaxJobsPerUser=,
-                   MaxSubmitJobsPerUser=, GrpTRES=, GrpJobs=, GrpSubmitJobs=, WithDeleted,
-                   Format=
+                   MaxSubmitJobsPerUser=, MaxTRESPerAccount=, MaxJobsPerAccount=,
+                   MaxSubmitJobsPerAccount=, MinTRESPerJob=, GrpTRES=, GrpJobs=,
+                   GrpSubmitJobs=, WithDeleted, Format=
      user/account (modify) also QOS[+-]=, DefaultQOS=
 ";

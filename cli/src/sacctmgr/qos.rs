@@ -1,6 +1,7 @@
 //! `add|modify|delete|show qos`: quality of service with its priority, flags and limits
 //! (`Priority`, `Description`, `Flags=DenyOnLimit,OverPartQOS`, `MaxWall`, `MaxTRES[PerJob]`,
 //! `MaxTRESMins[PerJob]`, `MaxTRESPerUser`, `MaxJobsPerUser`, `MaxSubmitJobsPerUser`,
+//! `MaxTRESPerAccount`, `MaxJobsPerAccount`, `MaxSubmitJobsPerAccount`, `MinTRESPerJob`,
 //! `GrpTRES`, `GrpJobs`, `GrpSubmitJobs`; `-1` clears a limit), with Slurm's messages and
 //! table.
 
@@ -146,6 +147,21 @@ pub fn parse_set(words: &[Word], allow_names: bool) -> Result<QosSet, SacctmgrEr
         } else if is_keyword(k, "MaxSubmitJobsPerUser", 14) || is_keyword(k, "MaxSubmitPU", 11) {
             e.max_submit_jobs_per_user = Some(count(k, value)?);
             "MaxSubmitJobsPU"
+        } else if is_keyword(k, "MaxTRESPerAccount", 11) || is_keyword(k, "MaxTRESPA", 9) {
+            e.max_tres_per_account = Some(tres_list(k, value)?);
+            "MaxTRESPerAccount"
+        } else if is_keyword(k, "MaxJobsPerAccount", 11) || is_keyword(k, "MaxJobsPA", 9) {
+            e.max_jobs_per_account = Some(count(k, value)?);
+            "MaxJobsPA"
+        } else if is_keyword(k, "MaxSubmitJobsPerAccount", 17)
+            || is_keyword(k, "MaxSubmitPA", 11)
+            || is_keyword(k, "MaxSubmitJobsPA", 15)
+        {
+            e.max_submit_jobs_per_account = Some(count(k, value)?);
+            "MaxSubmitJobsPA"
+        } else if is_keyword(k, "MinTRESPerJob", 7) {
+            e.min_tres_per_job = Some(tres_list(k, value)?);
+            "MinTRESPerJob"
         } else if is_keyword(k, "GrpTRES", 7) {
             e.grp_tres = Some(tres_list(k, value)?);
             "GrpTRES"
@@ -285,9 +301,9 @@ fn shown(stored: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A QOS's value for a field. Preemption, grace time, usage thresholds and per-account
-/// limits are not QOS settings Sluice has: they show what Slurm shows for a QOS that sets
-/// none (no grace time, the cluster's preempt mode, a usage factor of 1).
+/// A QOS's value for a field. Preemption, grace time and usage thresholds are not QOS
+/// settings Sluice has: they show what Slurm shows for a QOS that sets none (no grace time,
+/// the cluster's preempt mode, a usage factor of 1).
 pub fn value(q: &proto::Qos, field: Field) -> String {
     let l = q.limits.clone().unwrap_or_default();
     let n = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
@@ -307,6 +323,10 @@ pub fn value(q: &proto::Qos, field: Field) -> String {
         Field::MaxTres => shown(&l.max_tres_per_job),
         Field::MaxTresPerUser => shown(&l.max_tres_per_user),
         Field::MaxTresMins => shown(&l.max_tres_mins_per_job),
+        Field::MaxTresPerAccount => shown(&l.max_tres_per_account),
+        Field::MaxJobsPerAccount => n(l.max_jobs_per_account),
+        Field::MaxSubmitPerAccount => n(l.max_submit_jobs_per_account),
+        Field::MinTres => shown(&l.min_tres_per_job),
         Field::MaxJobsPerUser => n(l.max_jobs_per_user),
         Field::MaxSubmitPerUser => n(l.max_submit_jobs_per_user),
         Field::GrpTres => shown(&l.grp_tres),
@@ -338,6 +358,10 @@ mod tests {
                 "GrpJobs=-1",
                 "Flags=DenyOnLimit",
                 "MaxTRESMins=cpu=600",
+                "MaxTRESPA=cpu=12",
+                "MaxJobsPerAccount=3",
+                "MaxSubmitPA=5",
+                "MinTRES=node=2",
             ]),
             true,
         )
@@ -353,6 +377,10 @@ mod tests {
         assert_eq!(e.grp_jobs, Some(-1));
         assert_eq!(e.flags.as_deref(), Some("DenyOnLimit"));
         assert_eq!(e.max_tres_mins_per_job.as_deref(), Some("cpu=600"));
+        assert_eq!(e.max_tres_per_account.as_deref(), Some("cpu=12"));
+        assert_eq!(e.max_jobs_per_account, Some(3));
+        assert_eq!(e.max_submit_jobs_per_account, Some(5));
+        assert_eq!(e.min_tres_per_job.as_deref(), Some("node=2"));
         assert_eq!(
             settings(&set.shown[..2]),
             "  Priority       = 10\n  MaxWall        = 1:00:00\n"
@@ -392,12 +420,20 @@ mod tests {
                 grp_tres: "cpu=8,mem=2048".into(),
                 max_jobs_per_user: Some(2),
                 max_tres_mins_per_job: "cpu=600,node=90".into(),
+                max_tres_per_account: "cpu=12".into(),
+                max_jobs_per_account: Some(3),
+                max_submit_jobs_per_account: Some(5),
+                min_tres_per_job: "node=2".into(),
                 ..Default::default()
             }),
             ..Default::default()
         };
         let v = |f| value(&q, f);
         assert_eq!(v(Field::MaxTresMins), "cpu=600,node=90");
+        assert_eq!(v(Field::MaxTresPerAccount), "cpu=12");
+        assert_eq!(v(Field::MaxJobsPerAccount), "3");
+        assert_eq!(v(Field::MaxSubmitPerAccount), "5");
+        assert_eq!(v(Field::MinTres), "node=2");
         assert_eq!(v(Field::Priority), "10");
         assert_eq!(v(Field::MaxWall), "01:30:00");
         assert_eq!(v(Field::MaxTresPerUser), "cpu=4");

@@ -46,6 +46,10 @@ fn qos(q: proto::Qos) -> Qos {
             grp_jobs: l.grp_jobs,
             grp_submit_jobs: l.grp_submit_jobs,
             max_tres_mins_per_job: tres(&l.max_tres_mins_per_job),
+            max_tres_per_account: tres(&l.max_tres_per_account),
+            max_jobs_per_account: l.max_jobs_per_account,
+            max_submit_jobs_per_account: l.max_submit_jobs_per_account,
+            min_tres_per_job: tres(&l.min_tres_per_job),
         },
     }
 }

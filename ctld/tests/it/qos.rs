@@ -286,6 +286,127 @@ fn submit_counts_refuse_with_the_policy_error() {
     assert_eq!(e, POLICY, "GrpSubmitJobs");
 }
 
+/// `tree`, plus account `chem` (under root) with user carol.
+fn two_accounts(fx: &mut CoreFixture) {
+    let table = AssocTable::new([
+        rec("root", "", "", &["normal"], ""),
+        rec("phys", "", "root", &["normal"], ""),
+        rec("phys", "alice", "", &["normal"], ""),
+        rec("phys", "bob", "", &["normal"], ""),
+        rec("chem", "", "root", &["normal"], ""),
+        rec("chem", "carol", "", &["normal"], ""),
+    ]);
+    assoc::set(&mut fx.core, table);
+}
+
+/// [`job`] charged to `account`.
+fn job_in(user: &str, account: &str) -> SubmitRequest {
+    let mut r = job(user, "");
+    r.launch.account = account.into();
+    r
+}
+
+#[test]
+fn per_account_limits_count_every_user_of_the_account() {
+    let cases = [
+        (
+            QosLimits {
+                max_jobs_per_account: Some(1),
+                ..QosLimits::default()
+            },
+            "MaxJobsPerAccount",
+        ),
+        (
+            QosLimits {
+                max_tres_per_account: Tres {
+                    cpu: Some(6),
+                    ..Tres::default()
+                },
+                ..QosLimits::default()
+            },
+            "MaxCpuPerAccount",
+        ),
+        (
+            QosLimits {
+                max_tres_per_account: Tres {
+                    node: Some(1),
+                    ..Tres::default()
+                },
+                ..QosLimits::default()
+            },
+            "MaxNodePerAccount",
+        ),
+    ];
+    for (limits, reason) in cases {
+        let mut fx = fixture("limits", &[]);
+        two_accounts(&mut fx);
+        set_qos(&mut fx, vec![named("normal", 0, limits)]);
+        let bob = fx.submit_and_schedule(job_in("bob", "phys").ntasks(4));
+        let alice = fx.submit_and_schedule(job_in("alice", "phys").ntasks(4));
+        let carol = fx.submit_and_schedule(job_in("carol", "chem").ntasks(4));
+        assert_eq!(fx.state(bob), JobState::Running, "{reason}");
+        assert_eq!(fx.state(alice), JobState::Pending, "{reason}: same account");
+        assert_eq!(fx.reason(alice).to_string(), reason);
+        assert_eq!(
+            fx.state(carol),
+            JobState::Running,
+            "{reason}: other account"
+        );
+        fx.exit(bob, 0).unwrap();
+        fx.advance(1);
+        fx.schedule();
+        assert_eq!(fx.state(alice), JobState::Running, "{reason} freed");
+    }
+}
+
+#[test]
+fn max_submit_jobs_per_account_refuses_with_the_policy_error() {
+    let mut fx = fixture("limits", &[]);
+    two_accounts(&mut fx);
+    let limits = QosLimits {
+        max_submit_jobs_per_account: Some(2),
+        ..QosLimits::default()
+    };
+    set_qos(&mut fx, vec![named("normal", 0, limits)]);
+    fx.submit(job_in("bob", "phys")).unwrap();
+    fx.submit(job_in("alice", "phys")).unwrap();
+    let e = fx.submit(job_in("alice", "phys")).unwrap_err().to_string();
+    assert_eq!(e, POLICY, "a third job of phys");
+    fx.submit(job_in("carol", "chem")).unwrap();
+}
+
+#[test]
+fn a_job_below_the_minimum_is_refused_or_pends_once_the_minimum_rises() {
+    let mut fx = fixture("limits", &[]);
+    tree(&mut fx);
+    let min = |cpu| QosLimits {
+        min_tres_per_job: Tres {
+            cpu: Some(cpu),
+            ..Tres::default()
+        },
+        ..QosLimits::default()
+    };
+    set_qos(&mut fx, vec![named("normal", 0, min(2))]);
+    let e = fx.submit(job("bob", "")).unwrap_err().to_string();
+    assert_eq!(e, POLICY, "one CPU under a minimum of two");
+    // A job queued before the minimum rose waits with Slurm's reason.
+    let first = fx.submit_and_schedule(job("bob", "").ntasks(2));
+    let after = job("bob", "")
+        .ntasks(2)
+        .dependency(&format!("afterok:{first}"));
+    let queued = fx.submit_and_schedule(after);
+    assert_eq!(fx.state(queued), JobState::Pending);
+    set_qos(&mut fx, vec![named("normal", 0, min(4))]);
+    fx.exit(first, 0).unwrap();
+    fx.advance(1);
+    fx.schedule();
+    assert_eq!(fx.state(queued), JobState::Pending);
+    assert_eq!(fx.reason(queued), JobReason::Qos(QosReason::MinCpu));
+    assert_eq!(fx.reason(queued).to_string(), "QOSMinCpuNotSatisfied");
+    let wide = fx.submit_and_schedule(job("bob", "").ntasks(4));
+    assert_eq!(fx.state(wide), JobState::Running);
+}
+
 #[test]
 fn the_qos_priority_feeds_the_qos_factor() {
     let mut fx = fixture(

@@ -425,6 +425,10 @@ diesel::table! {
         deleted -> Bool,
         mod_time -> BigInt,
         max_tres_mins_per_job -> Text,
+        max_tres_per_account -> Text,
+        max_jobs_per_account -> Nullable<BigInt>,
+        max_submit_jobs_per_account -> Nullable<BigInt>,
+        min_tres_per_job -> Text,
     }
 }
 

@@ -60,6 +60,13 @@ fn edit(e: Option<proto::QosEdit>) -> Result<QosEdit, Status> {
         grp_jobs: count("GrpJobs", e.grp_jobs)?,
         grp_submit_jobs: count("GrpSubmitJobs", e.grp_submit_jobs)?,
         max_tres_mins_per_job: tres("MaxTRESMinsPerJob", e.max_tres_mins_per_job.as_deref())?,
+        max_tres_per_account: tres("MaxTRESPerAccount", e.max_tres_per_account.as_deref())?,
+        max_jobs_per_account: count("MaxJobsPerAccount", e.max_jobs_per_account)?,
+        max_submit_jobs_per_account: count(
+            "MaxSubmitJobsPerAccount",
+            e.max_submit_jobs_per_account,
+        )?,
+        min_tres_per_job: tres("MinTRESPerJob", e.min_tres_per_job.as_deref())?,
     })
 }
 
@@ -116,6 +123,10 @@ pub(super) fn encode(e: QosEntry) -> proto::Qos {
             grp_jobs: l.grp_jobs,
             grp_submit_jobs: l.grp_submit_jobs,
             max_tres_mins_per_job: l.max_tres_mins_per_job.to_stored(),
+            max_tres_per_account: l.max_tres_per_account.to_stored(),
+            max_jobs_per_account: l.max_jobs_per_account,
+            max_submit_jobs_per_account: l.max_submit_jobs_per_account,
+            min_tres_per_job: l.min_tres_per_job.to_stored(),
         }),
         deleted: e.deleted,
     }

@@ -113,6 +113,10 @@ mod cases {
                 max_jobs_per_user: Some(None),
                 max_wall_minutes: Some(Some(60)),
                 max_tres_mins_per_job: vec![(TresKind::Cpu, Some(600)), (TresKind::Node, Some(90))],
+                max_tres_per_account: vec![(TresKind::Cpu, Some(12))],
+                max_jobs_per_account: Some(Some(3)),
+                max_submit_jobs_per_account: Some(Some(5)),
+                min_tres_per_job: vec![(TresKind::Node, Some(2))],
                 flags: Some(QosFlags {
                     over_part_qos: true,
                     ..Default::default()
@@ -133,6 +137,16 @@ mod cases {
                 high.limits.max_tres_mins_per_job.node
             ),
             (Some(600), Some(90))
+        );
+        let l = &high.limits;
+        assert_eq!(
+            (
+                l.max_tres_per_account.cpu,
+                l.max_jobs_per_account,
+                l.max_submit_jobs_per_account,
+                l.min_tres_per_job.node
+            ),
+            (Some(12), Some(3), Some(5), Some(2))
         );
         assert!(high.flags.over_part_qos);
         assert_eq!(high.priority, 10);

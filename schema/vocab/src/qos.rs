@@ -85,6 +85,14 @@ pub struct QosLimits {
     /// `MaxTRESMinsPerJob`: what one job may ask for times its time limit, in TRES-minutes
     /// (CPU-minutes, megabyte-minutes, node-minutes).
     pub max_tres_mins_per_job: Tres,
+    /// `MaxTRESPerAccount`: resources held by one account's running jobs of this QOS.
+    pub max_tres_per_account: Tres,
+    /// `MaxJobsPerAccount`: one account's running jobs of this QOS.
+    pub max_jobs_per_account: Option<u32>,
+    /// `MaxSubmitJobsPerAccount`: one account's pending and running jobs of this QOS.
+    pub max_submit_jobs_per_account: Option<u32>,
+    /// `MinTRESPerJob`: the least one job may ask for.
+    pub min_tres_per_job: Tres,
 }
 
 /// One QOS (the controller saves the dbd's with its state, hence serde).
@@ -130,6 +138,14 @@ pub struct QosEdit {
     pub grp_submit_jobs: Option<Option<u32>>,
     /// `MaxTRESMinsPerJob`.
     pub max_tres_mins_per_job: TresEdit,
+    /// `MaxTRESPerAccount`.
+    pub max_tres_per_account: TresEdit,
+    /// `MaxJobsPerAccount`.
+    pub max_jobs_per_account: Option<Option<u32>>,
+    /// `MaxSubmitJobsPerAccount`.
+    pub max_submit_jobs_per_account: Option<Option<u32>>,
+    /// `MinTRESPerJob`.
+    pub min_tres_per_job: TresEdit,
 }
 
 impl QosEdit {
@@ -168,6 +184,13 @@ impl QosEdit {
         l.max_tres_per_user.apply(&self.max_tres_per_user);
         l.grp_tres.apply(&self.grp_tres);
         l.max_tres_mins_per_job.apply(&self.max_tres_mins_per_job);
+        set(&mut l.max_jobs_per_account, self.max_jobs_per_account);
+        set(
+            &mut l.max_submit_jobs_per_account,
+            self.max_submit_jobs_per_account,
+        );
+        l.max_tres_per_account.apply(&self.max_tres_per_account);
+        l.min_tres_per_job.apply(&self.min_tres_per_job);
         out
     }
 }

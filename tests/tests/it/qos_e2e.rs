@@ -5,7 +5,8 @@
 //! specification", `MaxJobsPerUser` keeps the second job pending with
 //! `QOSMaxJobsPerUserLimit` until the first ends, a partition with `AllowQos=high` refuses
 //! other QOS, and sacct shows each job's QOS; QOS added, given and deleted reach the running
-//! controller at once.
+//! controller at once. Per-account limits (`MaxJobsPerAccount`, `MaxSubmitJobsPerAccount`)
+//! hold every user of the account and no other account.
 
 use crate::common;
 
@@ -289,4 +290,90 @@ fn a_partitions_qos_limits_its_jobs_unless_the_jobs_qos_is_over_it() {
         c.wait_done(&b);
         running
     });
+}
+
+#[test]
+#[cfg_attr(not(test_as_root), ignore = "needs root to create users")]
+fn per_account_limits_hold_every_user_of_the_account() {
+    let (a, b, other) = (
+        TestUser::create("qx"),
+        TestUser::create("qy"),
+        TestUser::create("qz"),
+    );
+    let c = Cluster::start_with(
+        1,
+        &[
+            "AccountingStorageEnforce=associations,limits",
+            // One CPU per job, so the jobs share the node and the limits decide.
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_CPU",
+        ],
+    );
+    open_site(&c);
+    c.ok("sacctmgr", &["-i", "add", "account", "phys,chem"]);
+    for (u, account) in [(&a, "phys"), (&b, "phys"), (&other, "chem")] {
+        let acct = format!("account={account}");
+        c.ok("sacctmgr", &["-i", "add", "user", &u.name, &acct]);
+    }
+    c.ok(
+        "sacctmgr",
+        &[
+            "-i",
+            "modify",
+            "qos",
+            "normal",
+            "set",
+            "MaxJobsPerAccount=1",
+            "MaxSubmitJobsPerAccount=2",
+            "MinTRESPerJob=cpu=1",
+        ],
+    );
+    let shown = c.ok(
+        "sacctmgr",
+        &[
+            "-P",
+            "-n",
+            "show",
+            "qos",
+            "format=name,maxjobspa,maxsubmitpa,mintres",
+        ],
+    );
+    assert_eq!(shown, "normal|1|2|cpu=1\n");
+    let sleep = |u: &TestUser| {
+        let out = as_user(&c, u, "sbatch", &["--parsable", "--wrap", "sleep 300"]);
+        (out.code == 0).then(|| out.stdout.trim().to_string())
+    };
+    // The change reaches the controller by the dbd's push: the first pair of phys jobs may
+    // come before it, so try until the second one is held by the account's limit.
+    c.wait_for("phys's second job held by MaxJobsPerAccount", || {
+        let first = sleep(&a).unwrap();
+        c.wait_state(&first, "RUNNING");
+        let second = sleep(&b).unwrap();
+        let mut held = false;
+        c.wait_for("the second job judged", || {
+            let s = c.ok("squeue", &["-h", "-o", "%T %r", "-j", &second]);
+            held = s == "PENDING MaxJobsPerAccount\n";
+            held || s.starts_with("RUNNING")
+        });
+        if !held {
+            c.ok("scancel", &[&first, &second]);
+            c.wait_done(&first);
+            c.wait_done(&second);
+        }
+        held
+    });
+    // chem is another account: its job runs beside phys's.
+    let chem = sleep(&other).unwrap();
+    c.wait_state(&chem, "RUNNING");
+    // phys has two jobs in the queue: a third is refused, whoever of phys submits it.
+    let refused = as_user(&c, &a, "sbatch", &["--wrap", "true"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert_eq!(
+        refused.stderr,
+        "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy \
+         (job submit limit, user's size and/or time limits)\n"
+    );
+    c.ok("scancel", &["-u", &a.name]);
+    c.ok("scancel", &["-u", &b.name]);
+    c.ok("scancel", &["-u", &other.name]);
 }

@@ -47,11 +47,25 @@ pub enum QosReason {
     MaxMemMinsPerJob,
     /// `MaxTRESMinsPerJob=node=`.
     MaxNodeMinsPerJob,
+    /// `MaxJobsPerAccount`.
+    MaxJobsPerAccount,
+    /// `MaxTRESPerAccount=cpu=`.
+    MaxCpuPerAccount,
+    /// `MaxTRESPerAccount=mem=`.
+    MaxMemPerAccount,
+    /// `MaxTRESPerAccount=node=`.
+    MaxNodePerAccount,
+    /// `MinTRESPerJob=cpu=`.
+    MinCpu,
+    /// `MinTRESPerJob=mem=`.
+    MinMem,
+    /// `MinTRESPerJob=node=`.
+    MinNode,
 }
 
 impl QosReason {
     /// Every reason, for parsing saved ones.
-    pub const ALL: [QosReason; 15] = [
+    pub const ALL: [QosReason; 22] = [
         Self::MaxWall,
         Self::MaxCpuPerJob,
         Self::MaxMemPerJob,
@@ -67,6 +81,13 @@ impl QosReason {
         Self::MaxCpuMinsPerJob,
         Self::MaxMemMinsPerJob,
         Self::MaxNodeMinsPerJob,
+        Self::MaxJobsPerAccount,
+        Self::MaxCpuPerAccount,
+        Self::MaxMemPerAccount,
+        Self::MaxNodePerAccount,
+        Self::MinCpu,
+        Self::MinMem,
+        Self::MinNode,
     ];
 
     /// Slurm's spelling (`squeue -o %r`).
@@ -87,6 +108,14 @@ impl QosReason {
             Self::MaxCpuMinsPerJob => "QOSMaxCpuMinutesPerJobLimit",
             Self::MaxMemMinsPerJob => "QOSMaxMemoryMinutesPerJob",
             Self::MaxNodeMinsPerJob => "QOSMaxNodeMinutesPerJob",
+            // Slurm names its per-account QOS reasons without the `QOS` prefix.
+            Self::MaxJobsPerAccount => "MaxJobsPerAccount",
+            Self::MaxCpuPerAccount => "MaxCpuPerAccount",
+            Self::MaxMemPerAccount => "MaxMemoryPerAccount",
+            Self::MaxNodePerAccount => "MaxNodePerAccount",
+            Self::MinCpu => "QOSMinCpuNotSatisfied",
+            Self::MinMem => "QOSMinMemory",
+            Self::MinNode => "QOSMinNode",
         }
     }
 
@@ -135,6 +164,20 @@ impl Ask {
         } else if over(limit.mem_mb, self.mem_mb) {
             Some(Res::Mem)
         } else if over(limit.node, self.nodes) {
+            Some(Res::Node)
+        } else {
+            None
+        }
+    }
+
+    /// The first resource of `limit` (a minimum) that this ask stays under.
+    fn under(&self, limit: &Tres) -> Option<Res> {
+        let under = |l: Option<u64>, v: u64| l.is_some_and(|l| v < l);
+        if under(limit.cpu, self.cpus) {
+            Some(Res::Cpu)
+        } else if under(limit.mem_mb, self.mem_mb) {
+            Some(Res::Mem)
+        } else if under(limit.node, self.nodes) {
             Some(Res::Node)
         } else {
             None
@@ -209,6 +252,13 @@ fn own_limits(q: &Qos, earlier: &[&Qos]) -> QosLimits {
         clear(&mut l.max_submit_jobs_per_user, e.max_submit_jobs_per_user);
         clear(&mut l.grp_jobs, e.grp_jobs);
         clear(&mut l.grp_submit_jobs, e.grp_submit_jobs);
+        clear(&mut l.max_jobs_per_account, e.max_jobs_per_account);
+        clear(
+            &mut l.max_submit_jobs_per_account,
+            e.max_submit_jobs_per_account,
+        );
+        mask(&mut l.max_tres_per_account, &e.max_tres_per_account);
+        mask(&mut l.min_tres_per_job, &e.min_tres_per_job);
         mask(&mut l.max_tres_per_job, &e.max_tres_per_job);
         mask(&mut l.max_tres_per_user, &e.max_tres_per_user);
         mask(&mut l.grp_tres, &e.grp_tres);
@@ -275,11 +325,17 @@ pub(crate) fn check_submit(
                 _ => {}
             }
         }
+        // A job below the QOS's minimum is refused whatever the flags: waiting would not
+        // make it any bigger (Slurm's controller refuses it at submission the same way).
+        if Ask::of(req).under(&l.min_tres_per_job).is_some() {
+            return Err(CtldError::AccountingPolicy);
+        }
         if q.flags.deny_on_limit {
             let ask = Ask::of(req);
             let none = usage::Held::default();
             if ask.over(&l.max_tres_per_job, &none).is_some()
                 || ask.over(&l.max_tres_per_user, &none).is_some()
+                || ask.over(&l.max_tres_per_account, &none).is_some()
                 || ask.over(&l.grp_tres, &none).is_some()
                 || ask
                     .mins_over(&l.max_tres_mins_per_job, req.time_limit)
@@ -288,10 +344,13 @@ pub(crate) fn check_submit(
                 return Err(CtldError::AccountingPolicy);
             }
         }
-        let (all, mine) = usage::submitted(core, &q.name, &launch.user);
+        let n = usage::submitted(core, &q.name, &launch.user, &launch.account);
         let count = count as u64;
         let over = |limit: Option<u32>, n: u64| limit.is_some_and(|m| n + count > u64::from(m));
-        if over(l.max_submit_jobs_per_user, mine) || over(l.grp_submit_jobs, all) {
+        if over(l.max_submit_jobs_per_user, n.user)
+            || over(l.max_submit_jobs_per_account, n.account)
+            || over(l.grp_submit_jobs, n.all)
+        {
             return Err(CtldError::AccountingPolicy);
         }
     }
@@ -301,8 +360,10 @@ pub(crate) fn check_submit(
 /// Whether `l` sets a limit on what running jobs hold.
 fn limits_running(l: &QosLimits) -> bool {
     l.max_jobs_per_user.is_some()
+        || l.max_jobs_per_account.is_some()
         || l.grp_jobs.is_some()
         || !l.max_tres_per_user.is_empty()
+        || !l.max_tres_per_account.is_empty()
         || !l.grp_tres.is_empty()
 }
 
@@ -338,6 +399,12 @@ fn limit_reason(core: &Core, qos: &str, l: &QosLimits, job: &Job, ask: &Ask) -> 
         Some(Res::Node) => return Some(QosReason::MaxNodePerJob),
         None => {}
     }
+    match ask.under(&l.min_tres_per_job) {
+        Some(Res::Cpu) => return Some(QosReason::MinCpu),
+        Some(Res::Mem) => return Some(QosReason::MinMem),
+        Some(Res::Node) => return Some(QosReason::MinNode),
+        None => {}
+    }
     match ask.mins_over(&l.max_tres_mins_per_job, job.req.time_limit) {
         Some(Res::Cpu) => return Some(QosReason::MaxCpuMinsPerJob),
         Some(Res::Mem) => return Some(QosReason::MaxMemMinsPerJob),
@@ -347,18 +414,30 @@ fn limit_reason(core: &Core, qos: &str, l: &QosLimits, job: &Job, ask: &Ask) -> 
     if !limits_running(l) {
         return None;
     }
-    let (all, mine) = usage::held(core, qos, &job.launch.user);
+    let held = usage::held(core, qos, &job.launch.user, &job.launch.account);
     if l.max_jobs_per_user
-        .is_some_and(|m| mine.jobs >= u64::from(m))
+        .is_some_and(|m| held.user.jobs >= u64::from(m))
     {
         return Some(QosReason::MaxJobsPerUser);
     }
-    match ask.over(&l.max_tres_per_user, &mine) {
+    match ask.over(&l.max_tres_per_user, &held.user) {
         Some(Res::Cpu) => return Some(QosReason::MaxCpuPerUser),
         Some(Res::Mem) => return Some(QosReason::MaxMemPerUser),
         Some(Res::Node) => return Some(QosReason::MaxNodePerUser),
         None => {}
     }
+    if l.max_jobs_per_account
+        .is_some_and(|m| held.account.jobs >= u64::from(m))
+    {
+        return Some(QosReason::MaxJobsPerAccount);
+    }
+    match ask.over(&l.max_tres_per_account, &held.account) {
+        Some(Res::Cpu) => return Some(QosReason::MaxCpuPerAccount),
+        Some(Res::Mem) => return Some(QosReason::MaxMemPerAccount),
+        Some(Res::Node) => return Some(QosReason::MaxNodePerAccount),
+        None => {}
+    }
+    let all = held.all;
     match ask.over(&l.grp_tres, &all) {
         Some(Res::Cpu) => return Some(QosReason::GrpCpu),
         Some(Res::Mem) => return Some(QosReason::GrpMem),

@@ -1,5 +1,6 @@
-//! What running jobs hold per QOS and per QOS and user: the counts `GrpJobs`, `GrpTRES`,
-//! `MaxJobsPerUser` and `MaxTRESPerUser` compare with. A job counts for its own QOS and for
+//! What running jobs hold per QOS, and per QOS and user or account: the counts `GrpJobs`,
+//! `GrpTRES`, `MaxJobsPerUser`, `MaxTRESPerUser`, `MaxJobsPerAccount` and
+//! `MaxTRESPerAccount` compare with. A job counts for its own QOS and for
 //! its partition's (once when they are the same), as Slurm charges both. Worked out when a pending job of a QOS
 //! that sets such a limit is judged, from the allocations in force, so jobs started earlier
 //! in the same pass count.
@@ -20,9 +21,30 @@ pub struct Held {
     pub nodes: u64,
 }
 
-/// What the running jobs of QOS `qos` hold: all of them, and those of `user`.
-pub(crate) fn held(core: &Core, qos: &str, user: &str) -> (Held, Held) {
-    let (mut all, mut mine) = (Held::default(), Held::default());
+impl Held {
+    fn add(&mut self, h: Held) {
+        self.jobs += h.jobs;
+        self.cpus += h.cpus;
+        self.mem_mb += h.mem_mb;
+        self.nodes += h.nodes;
+    }
+}
+
+/// A count over the jobs of one QOS: all of them, one user's and one account's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shares<T> {
+    /// Every job of the QOS.
+    pub all: T,
+    /// The user's.
+    pub user: T,
+    /// The account's.
+    pub account: T,
+}
+
+/// What the running jobs of QOS `qos` hold: all of them, those of `user` and those of
+/// `account`.
+pub(crate) fn held(core: &Core, qos: &str, user: &str, account: &str) -> Shares<Held> {
+    let mut out = Shares::<Held>::default();
     for (id, alloc) in &core.allocs {
         let Some(job) = core.jobs.map.get(id) else {
             continue;
@@ -43,18 +65,15 @@ pub(crate) fn held(core: &Core, qos: &str, user: &str) -> (Held, Held) {
             mem_mb,
             nodes,
         };
-        let add = |to: &mut Held| {
-            to.jobs += h.jobs;
-            to.cpus += h.cpus;
-            to.mem_mb += h.mem_mb;
-            to.nodes += h.nodes;
-        };
-        add(&mut all);
+        out.all.add(h);
         if job.launch.user == user {
-            add(&mut mine);
+            out.user.add(h);
+        }
+        if job.launch.account == account {
+            out.account.add(h);
         }
     }
-    (all, mine)
+    out
 }
 
 /// Whether `job` is held to QOS `qos`: its own, or its partition's.
@@ -67,17 +86,16 @@ fn under(core: &Core, job: &Job, qos: &str) -> bool {
             == Some(qos)
 }
 
-/// The unfinished jobs of QOS `qos`: all of them, and those of `user`.
-pub(crate) fn submitted(core: &Core, qos: &str, user: &str) -> (u64, u64) {
-    let (mut all, mut mine) = (0, 0);
+/// The unfinished jobs of QOS `qos`: all of them, those of `user` and those of `account`.
+pub(crate) fn submitted(core: &Core, qos: &str, user: &str, account: &str) -> Shares<u64> {
+    let mut out = Shares::<u64>::default();
     for job in core.jobs.map.values() {
         if job.state.is_finished() || !under(core, job, qos) {
             continue;
         }
-        all += 1;
-        if job.launch.user == user {
-            mine += 1;
-        }
+        out.all += 1;
+        out.user += u64::from(job.launch.user == user);
+        out.account += u64::from(job.launch.account == account);
     }
-    (all, mine)
+    out
 }

@@ -32,6 +32,10 @@ pub struct QosRow {
     pub deleted: bool,
     pub mod_time: i64,
     pub max_tres_mins_per_job: String,
+    pub max_tres_per_account: String,
+    pub max_jobs_per_account: Option<i64>,
+    pub max_submit_jobs_per_account: Option<i64>,
+    pub min_tres_per_job: String,
 }
 
 fn count(v: Option<i64>) -> Option<u32> {
@@ -67,6 +71,10 @@ impl QosRow {
             deleted: false,
             mod_time: now,
             max_tres_mins_per_job: l.max_tres_mins_per_job.to_stored(),
+            max_tres_per_account: l.max_tres_per_account.to_stored(),
+            max_jobs_per_account: l.max_jobs_per_account.map(i64::from),
+            max_submit_jobs_per_account: l.max_submit_jobs_per_account.map(i64::from),
+            min_tres_per_job: l.min_tres_per_job.to_stored(),
         }
     }
 
@@ -87,6 +95,10 @@ impl QosRow {
                 grp_jobs: count(self.grp_jobs),
                 grp_submit_jobs: count(self.grp_submit_jobs),
                 max_tres_mins_per_job: tres(&self.max_tres_mins_per_job),
+                max_tres_per_account: tres(&self.max_tres_per_account),
+                max_jobs_per_account: count(self.max_jobs_per_account),
+                max_submit_jobs_per_account: count(self.max_submit_jobs_per_account),
+                min_tres_per_job: tres(&self.min_tres_per_job),
             },
         }
     }
