@@ -259,7 +259,7 @@ sacctmgr [<OPTION>] [<COMMAND>]
      qos         - Names=, Description=, Priority=, Flags=, MaxWall=, MaxTRES[PerJob]=,
                    MaxTRESMins[PerJob]=, MaxTRESPerUser=, MaxJobsPerUser=,
                    MaxSubmitJobsPerUser=, MaxTRESPerAccount=, MaxJobsPerAccount=,
-                   MaxSubmitJobsPerAccount=, MinTRESPerJob=, GrpTRES=, GrpJobs=,
-                   GrpSubmitJobs=, WithDeleted, Format=
+                   MaxSubmitJobsPerAccount=, MinTRESPerJob=, MaxTRESPerNode=, GrpTRES=,
+                   GrpJobs=, GrpSubmitJobs=, WithDeleted, Format=
      user/account (modify) also QOS[+-]=, DefaultQOS=
 ";

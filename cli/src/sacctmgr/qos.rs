@@ -2,6 +2,7 @@
 //! (`Priority`, `Description`, `Flags=DenyOnLimit,OverPartQOS`, `MaxWall`, `MaxTRES[PerJob]`,
 //! `MaxTRESMins[PerJob]`, `MaxTRESPerUser`, `MaxJobsPerUser`, `MaxSubmitJobsPerUser`,
 //! `MaxTRESPerAccount`, `MaxJobsPerAccount`, `MaxSubmitJobsPerAccount`, `MinTRESPerJob`,
+//! `MaxTRESPerNode`,
 //! `GrpTRES`, `GrpJobs`, `GrpSubmitJobs`; `-1` clears a limit), with Slurm's messages and
 //! table.
 
@@ -159,6 +160,9 @@ pub fn parse_set(words: &[Word], allow_names: bool) -> Result<QosSet, SacctmgrEr
         {
             e.max_submit_jobs_per_account = Some(count(k, value)?);
             "MaxSubmitJobsPA"
+        } else if is_keyword(k, "MaxTRESPerNode", 11) {
+            e.max_tres_per_node = Some(tres_list(k, value)?);
+            "MaxTRESPerNode"
         } else if is_keyword(k, "MinTRESPerJob", 7) {
             e.min_tres_per_job = Some(tres_list(k, value)?);
             "MinTRESPerJob"
@@ -327,6 +331,7 @@ pub fn value(q: &proto::Qos, field: Field) -> String {
         Field::MaxJobsPerAccount => n(l.max_jobs_per_account),
         Field::MaxSubmitPerAccount => n(l.max_submit_jobs_per_account),
         Field::MinTres => shown(&l.min_tres_per_job),
+        Field::MaxTresPerNode => shown(&l.max_tres_per_node),
         Field::MaxJobsPerUser => n(l.max_jobs_per_user),
         Field::MaxSubmitPerUser => n(l.max_submit_jobs_per_user),
         Field::GrpTres => shown(&l.grp_tres),
@@ -362,6 +367,7 @@ mod tests {
                 "MaxJobsPerAccount=3",
                 "MaxSubmitPA=5",
                 "MinTRES=node=2",
+                "MaxTRESPerNode=cpu=4",
             ]),
             true,
         )
@@ -381,6 +387,7 @@ mod tests {
         assert_eq!(e.max_jobs_per_account, Some(3));
         assert_eq!(e.max_submit_jobs_per_account, Some(5));
         assert_eq!(e.min_tres_per_job.as_deref(), Some("node=2"));
+        assert_eq!(e.max_tres_per_node.as_deref(), Some("cpu=4"));
         assert_eq!(
             settings(&set.shown[..2]),
             "  Priority       = 10\n  MaxWall        = 1:00:00\n"
@@ -424,6 +431,7 @@ mod tests {
                 max_jobs_per_account: Some(3),
                 max_submit_jobs_per_account: Some(5),
                 min_tres_per_job: "node=2".into(),
+                max_tres_per_node: "cpu=4".into(),
                 ..Default::default()
             }),
             ..Default::default()
@@ -434,6 +442,7 @@ mod tests {
         assert_eq!(v(Field::MaxJobsPerAccount), "3");
         assert_eq!(v(Field::MaxSubmitPerAccount), "5");
         assert_eq!(v(Field::MinTres), "node=2");
+        assert_eq!(v(Field::MaxTresPerNode), "cpu=4");
         assert_eq!(v(Field::Priority), "10");
         assert_eq!(v(Field::MaxWall), "01:30:00");
         assert_eq!(v(Field::MaxTresPerUser), "cpu=4");

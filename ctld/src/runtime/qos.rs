@@ -50,6 +50,7 @@ fn qos(q: proto::Qos) -> Qos {
             max_jobs_per_account: l.max_jobs_per_account,
             max_submit_jobs_per_account: l.max_submit_jobs_per_account,
             min_tres_per_job: tres(&l.min_tres_per_job),
+            max_tres_per_node: tres(&l.max_tres_per_node),
         },
     }
 }

@@ -408,6 +408,34 @@ fn a_job_below_the_minimum_is_refused_or_pends_once_the_minimum_rises() {
 }
 
 #[test]
+fn max_tres_per_node_judges_the_ask_spread_over_its_nodes() {
+    let mut fx = fixture("limits", &[]);
+    tree(&mut fx);
+    let limits = QosLimits {
+        max_tres_per_node: Tres {
+            cpu: Some(2),
+            ..Tres::default()
+        },
+        ..QosLimits::default()
+    };
+    set_qos(&mut fx, vec![named("normal", 0, limits.clone())]);
+    let one_node = fx.submit_and_schedule(job("bob", "").ntasks(4));
+    assert_eq!(fx.state(one_node), JobState::Pending);
+    assert_eq!(fx.reason(one_node).to_string(), "QOSMaxCpuPerNode");
+    let spread = fx.submit_and_schedule(job("bob", "").ntasks(4).nodes(2));
+    assert_eq!(
+        fx.state(spread),
+        JobState::Running,
+        "two CPUs on each of two nodes"
+    );
+    let mut deny = named("normal", 0, limits);
+    deny.flags.deny_on_limit = true;
+    set_qos(&mut fx, vec![deny]);
+    let e = fx.submit(job("bob", "").ntasks(4)).unwrap_err().to_string();
+    assert_eq!(e, POLICY);
+}
+
+#[test]
 fn the_qos_priority_feeds_the_qos_factor() {
     let mut fx = fixture(
         "associations",

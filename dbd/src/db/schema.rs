@@ -429,6 +429,7 @@ diesel::table! {
         max_jobs_per_account -> Nullable<BigInt>,
         max_submit_jobs_per_account -> Nullable<BigInt>,
         min_tres_per_job -> Text,
+        max_tres_per_node -> Text,
     }
 }
 

@@ -67,6 +67,7 @@ fn edit(e: Option<proto::QosEdit>) -> Result<QosEdit, Status> {
             e.max_submit_jobs_per_account,
         )?,
         min_tres_per_job: tres("MinTRESPerJob", e.min_tres_per_job.as_deref())?,
+        max_tres_per_node: tres("MaxTRESPerNode", e.max_tres_per_node.as_deref())?,
     })
 }
 
@@ -127,6 +128,7 @@ pub(super) fn encode(e: QosEntry) -> proto::Qos {
             max_jobs_per_account: l.max_jobs_per_account,
             max_submit_jobs_per_account: l.max_submit_jobs_per_account,
             min_tres_per_job: l.min_tres_per_job.to_stored(),
+            max_tres_per_node: l.max_tres_per_node.to_stored(),
         }),
         deleted: e.deleted,
     }

@@ -117,6 +117,7 @@ mod cases {
                 max_jobs_per_account: Some(Some(3)),
                 max_submit_jobs_per_account: Some(Some(5)),
                 min_tres_per_job: vec![(TresKind::Node, Some(2))],
+                max_tres_per_node: vec![(TresKind::Cpu, Some(4))],
                 flags: Some(QosFlags {
                     over_part_qos: true,
                     ..Default::default()
@@ -144,9 +145,10 @@ mod cases {
                 l.max_tres_per_account.cpu,
                 l.max_jobs_per_account,
                 l.max_submit_jobs_per_account,
-                l.min_tres_per_job.node
+                l.min_tres_per_job.node,
+                l.max_tres_per_node.cpu
             ),
-            (Some(12), Some(3), Some(5), Some(2))
+            (Some(12), Some(3), Some(5), Some(2), Some(4))
         );
         assert!(high.flags.over_part_qos);
         assert_eq!(high.priority, 10);

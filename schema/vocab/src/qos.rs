@@ -93,6 +93,8 @@ pub struct QosLimits {
     pub max_submit_jobs_per_account: Option<u32>,
     /// `MinTRESPerJob`: the least one job may ask for.
     pub min_tres_per_job: Tres,
+    /// `MaxTRESPerNode`: the most one job may ask for on each of its nodes.
+    pub max_tres_per_node: Tres,
 }
 
 /// One QOS (the controller saves the dbd's with its state, hence serde).
@@ -146,6 +148,8 @@ pub struct QosEdit {
     pub max_submit_jobs_per_account: Option<Option<u32>>,
     /// `MinTRESPerJob`.
     pub min_tres_per_job: TresEdit,
+    /// `MaxTRESPerNode`.
+    pub max_tres_per_node: TresEdit,
 }
 
 impl QosEdit {
@@ -191,6 +195,7 @@ impl QosEdit {
         );
         l.max_tres_per_account.apply(&self.max_tres_per_account);
         l.min_tres_per_job.apply(&self.min_tres_per_job);
+        l.max_tres_per_node.apply(&self.max_tres_per_node);
         out
     }
 }

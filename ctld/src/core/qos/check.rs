@@ -61,11 +61,15 @@ pub enum QosReason {
     MinMem,
     /// `MinTRESPerJob=node=`.
     MinNode,
+    /// `MaxTRESPerNode=cpu=`.
+    MaxCpuPerNode,
+    /// `MaxTRESPerNode=mem=`.
+    MaxMemPerNode,
 }
 
 impl QosReason {
     /// Every reason, for parsing saved ones.
-    pub const ALL: [QosReason; 22] = [
+    pub const ALL: [QosReason; 24] = [
         Self::MaxWall,
         Self::MaxCpuPerJob,
         Self::MaxMemPerJob,
@@ -88,6 +92,8 @@ impl QosReason {
         Self::MinCpu,
         Self::MinMem,
         Self::MinNode,
+        Self::MaxCpuPerNode,
+        Self::MaxMemPerNode,
     ];
 
     /// Slurm's spelling (`squeue -o %r`).
@@ -116,6 +122,8 @@ impl QosReason {
             Self::MinCpu => "QOSMinCpuNotSatisfied",
             Self::MinMem => "QOSMinMemory",
             Self::MinNode => "QOSMinNode",
+            Self::MaxCpuPerNode => "QOSMaxCpuPerNode",
+            Self::MaxMemPerNode => "QOSMaxMemoryPerNode",
         }
     }
 
@@ -170,6 +178,18 @@ impl Ask {
         }
     }
 
+    /// What this ask comes to on each node: its CPUs spread over its nodes (rounded up),
+    /// its memory per node, one node. Slurm judges `MaxTRESPerNode` on the request this way,
+    /// before nodes are chosen, so a job without `-N` is judged as on one node.
+    fn per_node(&self) -> Self {
+        let nodes = self.nodes.max(1);
+        Self {
+            cpus: self.cpus.div_ceil(nodes),
+            mem_mb: self.mem_mb / nodes,
+            nodes: 1,
+        }
+    }
+
     /// The first resource of `limit` (a minimum) that this ask stays under.
     fn under(&self, limit: &Tres) -> Option<Res> {
         let under = |l: Option<u64>, v: u64| l.is_some_and(|l| v < l);
@@ -197,6 +217,16 @@ impl Ask {
             None
         }
     }
+}
+
+/// The first resource of `MaxTRESPerNode` limit `limit` that `ask` goes over on a node. Its
+/// `node=` limits nothing (a job holds each node once), as Slurm has no per-node node reason.
+fn per_node_over(ask: &Ask, limit: &Tres) -> Option<Res> {
+    let limit = Tres {
+        node: None,
+        ..*limit
+    };
+    ask.per_node().over(&limit, &usage::Held::default())
 }
 
 /// Whether `limit` allows `t`.
@@ -259,6 +289,7 @@ fn own_limits(q: &Qos, earlier: &[&Qos]) -> QosLimits {
         );
         mask(&mut l.max_tres_per_account, &e.max_tres_per_account);
         mask(&mut l.min_tres_per_job, &e.min_tres_per_job);
+        mask(&mut l.max_tres_per_node, &e.max_tres_per_node);
         mask(&mut l.max_tres_per_job, &e.max_tres_per_job);
         mask(&mut l.max_tres_per_user, &e.max_tres_per_user);
         mask(&mut l.grp_tres, &e.grp_tres);
@@ -336,6 +367,7 @@ pub(crate) fn check_submit(
             if ask.over(&l.max_tres_per_job, &none).is_some()
                 || ask.over(&l.max_tres_per_user, &none).is_some()
                 || ask.over(&l.max_tres_per_account, &none).is_some()
+                || per_node_over(&ask, &l.max_tres_per_node).is_some()
                 || ask.over(&l.grp_tres, &none).is_some()
                 || ask
                     .mins_over(&l.max_tres_mins_per_job, req.time_limit)
@@ -398,6 +430,11 @@ fn limit_reason(core: &Core, qos: &str, l: &QosLimits, job: &Job, ask: &Ask) -> 
         Some(Res::Mem) => return Some(QosReason::MaxMemPerJob),
         Some(Res::Node) => return Some(QosReason::MaxNodePerJob),
         None => {}
+    }
+    match per_node_over(ask, &l.max_tres_per_node) {
+        Some(Res::Cpu) => return Some(QosReason::MaxCpuPerNode),
+        Some(Res::Mem) => return Some(QosReason::MaxMemPerNode),
+        _ => {}
     }
     match ask.under(&l.min_tres_per_job) {
         Some(Res::Cpu) => return Some(QosReason::MinCpu),

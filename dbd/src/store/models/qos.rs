@@ -36,6 +36,7 @@ pub struct QosRow {
     pub max_jobs_per_account: Option<i64>,
     pub max_submit_jobs_per_account: Option<i64>,
     pub min_tres_per_job: String,
+    pub max_tres_per_node: String,
 }
 
 fn count(v: Option<i64>) -> Option<u32> {
@@ -75,6 +76,7 @@ impl QosRow {
             max_jobs_per_account: l.max_jobs_per_account.map(i64::from),
             max_submit_jobs_per_account: l.max_submit_jobs_per_account.map(i64::from),
             min_tres_per_job: l.min_tres_per_job.to_stored(),
+            max_tres_per_node: l.max_tres_per_node.to_stored(),
         }
     }
 
@@ -99,6 +101,7 @@ impl QosRow {
                 max_jobs_per_account: count(self.max_jobs_per_account),
                 max_submit_jobs_per_account: count(self.max_submit_jobs_per_account),
                 min_tres_per_job: tres(&self.min_tres_per_job),
+                max_tres_per_node: tres(&self.max_tres_per_node),
             },
         }
     }
