@@ -260,6 +260,6 @@ sacctmgr [<OPTION>] [<COMMAND>]
                    MaxTRESMins[PerJob]=, MaxTRESPerUser=, MaxJobsPerUser=,
                    MaxSubmitJobsPerUser=, MaxTRESPerAccount=, MaxJobsPerAccount=,
                    MaxSubmitJobsPerAccount=, MinTRESPerJob=, MaxTRESPerNode=, GrpTRES=,
-                   GrpJobs=, GrpSubmitJobs=, WithDeleted, Format=
+                   GrpTRESMins=, GrpJobs=, GrpSubmitJobs=, WithDeleted, Format=
      user/account (modify) also QOS[+-]=, DefaultQOS=
 ";

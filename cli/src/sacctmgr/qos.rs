@@ -2,7 +2,7 @@
 //! (`Priority`, `Description`, `Flags=DenyOnLimit,OverPartQOS`, `MaxWall`, `MaxTRES[PerJob]`,
 //! `MaxTRESMins[PerJob]`, `MaxTRESPerUser`, `MaxJobsPerUser`, `MaxSubmitJobsPerUser`,
 //! `MaxTRESPerAccount`, `MaxJobsPerAccount`, `MaxSubmitJobsPerAccount`, `MinTRESPerJob`,
-//! `MaxTRESPerNode`,
+//! `MaxTRESPerNode`, `GrpTRESMins`,
 //! `GrpTRES`, `GrpJobs`, `GrpSubmitJobs`; `-1` clears a limit), with Slurm's messages and
 //! table.
 
@@ -166,6 +166,9 @@ pub fn parse_set(words: &[Word], allow_names: bool) -> Result<QosSet, SacctmgrEr
         } else if is_keyword(k, "MinTRESPerJob", 7) {
             e.min_tres_per_job = Some(tres_list(k, value)?);
             "MinTRESPerJob"
+        } else if is_keyword(k, "GrpTRESMins", 8) {
+            e.grp_tres_mins = Some(tres_list(k, value)?);
+            "GrpTRESMins"
         } else if is_keyword(k, "GrpTRES", 7) {
             e.grp_tres = Some(tres_list(k, value)?);
             "GrpTRES"
@@ -288,6 +291,7 @@ async fn list(s: &mut Session<'_>, words: &[Word]) -> Outcome {
         .list_qos(proto::ListQosRequest {
             names: cond.names,
             with_deleted: cond.with_deleted,
+            ..Default::default()
         })
         .await?;
     let rows: Vec<Vec<String>> = qos
@@ -332,6 +336,7 @@ pub fn value(q: &proto::Qos, field: Field) -> String {
         Field::MaxSubmitPerAccount => n(l.max_submit_jobs_per_account),
         Field::MinTres => shown(&l.min_tres_per_job),
         Field::MaxTresPerNode => shown(&l.max_tres_per_node),
+        Field::GrpTresMins => shown(&l.grp_tres_mins),
         Field::MaxJobsPerUser => n(l.max_jobs_per_user),
         Field::MaxSubmitPerUser => n(l.max_submit_jobs_per_user),
         Field::GrpTres => shown(&l.grp_tres),
@@ -368,6 +373,7 @@ mod tests {
                 "MaxSubmitPA=5",
                 "MinTRES=node=2",
                 "MaxTRESPerNode=cpu=4",
+                "GrpTRESMins=cpu=6000",
             ]),
             true,
         )
@@ -388,6 +394,7 @@ mod tests {
         assert_eq!(e.max_submit_jobs_per_account, Some(5));
         assert_eq!(e.min_tres_per_job.as_deref(), Some("node=2"));
         assert_eq!(e.max_tres_per_node.as_deref(), Some("cpu=4"));
+        assert_eq!(e.grp_tres_mins.as_deref(), Some("cpu=6000"));
         assert_eq!(
             settings(&set.shown[..2]),
             "  Priority       = 10\n  MaxWall        = 1:00:00\n"
@@ -432,6 +439,7 @@ mod tests {
                 max_submit_jobs_per_account: Some(5),
                 min_tres_per_job: "node=2".into(),
                 max_tres_per_node: "cpu=4".into(),
+                grp_tres_mins: "cpu=6000".into(),
                 ..Default::default()
             }),
             ..Default::default()
@@ -443,6 +451,7 @@ mod tests {
         assert_eq!(v(Field::MaxSubmitPerAccount), "5");
         assert_eq!(v(Field::MinTres), "node=2");
         assert_eq!(v(Field::MaxTresPerNode), "cpu=4");
+        assert_eq!(v(Field::GrpTresMins), "cpu=6000");
         assert_eq!(v(Field::Priority), "10");
         assert_eq!(v(Field::MaxWall), "01:30:00");
         assert_eq!(v(Field::MaxTresPerUser), "cpu=4");

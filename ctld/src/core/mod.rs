@@ -286,6 +286,9 @@ pub struct Core {
     /// TRES-seconds each user association has used (decayed; from the dbd with the fair-share
     /// table), for `GrpTRESMins`.
     pub(crate) assoc_used: std::collections::HashMap<assoc::AssocKey, assoc::TresSecs>,
+    /// TRES-seconds the jobs of each QOS have used on this cluster (decayed; from the dbd with
+    /// the fair-share table), for QOS `GrpTRESMins`.
+    pub(crate) qos_used: std::collections::HashMap<String, assoc::TresSecs>,
     /// The dbd's users as last fetched, and the generation of what is kept for a restart.
     pub(crate) dbd_kept: assoc::cache::Kept,
     /// Job priority: the fair-share table and when priorities were last computed.
@@ -332,6 +335,7 @@ impl Core {
             assoc_usage: None,
             qos: None,
             assoc_used: std::collections::HashMap::new(),
+            qos_used: std::collections::HashMap::new(),
             dbd_kept: assoc::cache::Kept::default(),
             nonstop: None,
             prio: priority::PriorityState::default(),

@@ -22,6 +22,7 @@ pub fn on_tick(core: &mut Core, out: &mut impl Outbox, now: SimTime) -> PassStat
     check_nodes(core, out, now);
     check_jobs(core, out, now);
     super::assoc::on_tick(core, out, now);
+    super::qos::on_tick(core, out, now);
     purge(core, out, now);
     super::expiry::on_tick(core, out, now);
     super::gang::on_tick(core, out, now);

@@ -51,6 +51,7 @@ fn qos(q: proto::Qos) -> Qos {
             max_submit_jobs_per_account: l.max_submit_jobs_per_account,
             min_tres_per_job: tres(&l.min_tres_per_job),
             max_tres_per_node: tres(&l.max_tres_per_node),
+            grp_tres_mins: tres(&l.grp_tres_mins),
         },
     }
 }

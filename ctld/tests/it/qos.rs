@@ -5,7 +5,7 @@
 //! free, and the QOS priority in the multifactor QOS factor.
 
 use sluice_ctld::conf::TimeLimit;
-use sluice_ctld::core::assoc::{self, AssocRecord, AssocTable};
+use sluice_ctld::core::assoc::{self, AssocRecord, AssocTable, TresSecs};
 use sluice_ctld::core::qos::{self, QosReason, QosTable};
 use sluice_ctld::core::{JobReason, SubmitRequest};
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
@@ -433,6 +433,67 @@ fn max_tres_per_node_judges_the_ask_spread_over_its_nodes() {
     set_qos(&mut fx, vec![deny]);
     let e = fx.submit(job("bob", "").ntasks(4)).unwrap_err().to_string();
     assert_eq!(e, POLICY);
+}
+
+fn cpu_mins(n: u64) -> QosLimits {
+    QosLimits {
+        grp_tres_mins: Tres {
+            cpu: Some(n),
+            ..Tres::default()
+        },
+        ..QosLimits::default()
+    }
+}
+
+/// Sets the CPU-seconds each QOS has used, as the dbd's refresh does.
+fn qos_used(fx: &mut CoreFixture, rows: &[(&str, u64)]) {
+    let map = rows
+        .iter()
+        .map(|(q, secs)| {
+            let t = TresSecs {
+                cpu: *secs,
+                ..TresSecs::default()
+            };
+            (q.to_string(), t)
+        })
+        .collect();
+    qos::set_used(&mut fx.core, map);
+}
+
+#[test]
+fn grp_tres_mins_used_up_holds_new_jobs_and_ends_running_ones() {
+    let mut fx = fixture("limits", &[]);
+    tree(&mut fx);
+    set_qos(
+        &mut fx,
+        vec![
+            named("normal", 0, QosLimits::default()),
+            named("high", 10, cpu_mins(100)),
+        ],
+    );
+    let running = fx.submit_and_schedule(job("alice", "high"));
+    let other = fx.submit_and_schedule(job("bob", "normal"));
+    // Below the limit: new jobs start, the tick leaves the running ones alone.
+    qos_used(&mut fx, &[("high", 99 * 60)]);
+    fx.advance(30);
+    fx.tick();
+    assert_eq!(fx.state(running), JobState::Running);
+    // A refresh shows high at its 100 CPU-minutes: its running job ends TIMEOUT at the next
+    // tick and a new one waits with Slurm's reason; normal's jobs are not held.
+    qos_used(&mut fx, &[("high", 100 * 60)]);
+    fx.advance(30);
+    fx.tick();
+    assert_eq!(fx.state(running), JobState::Timeout);
+    assert_eq!(fx.reason(running), JobReason::TimeLimit);
+    assert_eq!(fx.state(other), JobState::Running);
+    let held = fx.submit_and_schedule(job("alice", "high"));
+    assert_eq!(fx.state(held), JobState::Pending);
+    assert_eq!(fx.reason(held), JobReason::Qos(QosReason::GrpCpuMins));
+    assert_eq!(fx.reason(held).to_string(), "QOSGrpCPUMinutesLimit");
+    // Usage decays below the limit: the job starts.
+    qos_used(&mut fx, &[("high", 50 * 60)]);
+    fx.schedule();
+    assert_eq!(fx.state(held), JobState::Running);
 }
 
 #[test]

@@ -430,6 +430,7 @@ diesel::table! {
         max_submit_jobs_per_account -> Nullable<BigInt>,
         min_tres_per_job -> Text,
         max_tres_per_node -> Text,
+        grp_tres_mins -> Text,
     }
 }
 

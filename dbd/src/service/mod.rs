@@ -531,11 +531,34 @@ impl Accounting for AccountingService {
         req: Request<proto::ListQosRequest>,
     ) -> Result<Response<proto::ListQosReply>, Status> {
         let q = req.get_ref().clone();
+        let window = (!q.usage_cluster.is_empty()).then(|| crate::store::fairshare::UsageWindow {
+            now: now(),
+            half_life: q.usage_half_life.max(0),
+            since: q.usage_since.max(0),
+        });
         self.list(
             auth::identity(&req),
-            move |s| s.list_qos(&q.names, q.with_deleted),
-            |rows| proto::ListQosReply {
-                qos: rows.into_iter().map(qos::encode).collect(),
+            move |s| {
+                let list = s.list_qos(&q.names, q.with_deleted)?;
+                let used = match window {
+                    Some(w) => s.qos_usage(&q.usage_cluster, w)?,
+                    None => Default::default(),
+                };
+                Ok((list, used))
+            },
+            |(rows, used)| proto::ListQosReply {
+                qos: rows
+                    .into_iter()
+                    .map(|e| {
+                        let u = used.get(&e.qos.name).copied().unwrap_or_default();
+                        proto::Qos {
+                            raw_cpu_usage: u.cpu,
+                            raw_mem_usage: u.mem,
+                            raw_node_usage: u.node,
+                            ..qos::encode(e)
+                        }
+                    })
+                    .collect(),
             },
         )
         .await

@@ -68,6 +68,7 @@ fn edit(e: Option<proto::QosEdit>) -> Result<QosEdit, Status> {
         )?,
         min_tres_per_job: tres("MinTRESPerJob", e.min_tres_per_job.as_deref())?,
         max_tres_per_node: tres("MaxTRESPerNode", e.max_tres_per_node.as_deref())?,
+        grp_tres_mins: tres("GrpTRESMins", e.grp_tres_mins.as_deref())?,
     })
 }
 
@@ -129,7 +130,12 @@ pub(super) fn encode(e: QosEntry) -> proto::Qos {
             max_submit_jobs_per_account: l.max_submit_jobs_per_account,
             min_tres_per_job: l.min_tres_per_job.to_stored(),
             max_tres_per_node: l.max_tres_per_node.to_stored(),
+            grp_tres_mins: l.grp_tres_mins.to_stored(),
         }),
         deleted: e.deleted,
+        // Usage is given only when asked for (`ListQosRequest.usage_cluster`).
+        raw_cpu_usage: 0.0,
+        raw_mem_usage: 0.0,
+        raw_node_usage: 0.0,
     }
 }

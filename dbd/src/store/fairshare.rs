@@ -7,7 +7,7 @@
 //! and the decay is a closed form over each run (`sluice_vocab::fairshare::decayed_usage`),
 //! so nothing has to be rolled up or stored as usage goes by.
 
-use crate::db::schema::{assoc_fairshare, job_runs};
+use crate::db::schema::{assoc_fairshare, job_qos, job_runs};
 use crate::store::conn::AnyConnection;
 use crate::store::models::associations as assoc_rows;
 use crate::store::{Association, AssociationFilter, StoreError};
@@ -46,13 +46,91 @@ pub struct AssocShare {
     pub run_cpu_mins: u64,
 }
 
-/// What the runs charged to one association used, decayed, in TRES-seconds.
-#[derive(Debug, Clone, Copy, Default)]
-struct Used {
-    cpu: f64,
-    mem: f64,
-    node: f64,
-    run_cpu_mins: u64,
+/// What the runs charged to one association (or of one QOS) used, decayed, in TRES-seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Used {
+    /// CPU-seconds.
+    pub cpu: f64,
+    /// Megabyte-seconds of memory.
+    pub mem: f64,
+    /// Node-seconds.
+    pub node: f64,
+    /// CPU-minutes the running ones have left within their time limits.
+    pub run_cpu_mins: u64,
+}
+
+/// One run as usage counts it: CPUs, start, end (0: running), time limit in minutes, memory in
+/// megabytes, nodes.
+type RunUse = (i64, i64, i64, i64, i64, i64);
+
+impl Used {
+    /// Adds run `r`'s decayed usage in `w`.
+    fn charge(&mut self, r: RunUse, w: UsageWindow) {
+        let (cpus, start, end, limit_min, mem_mb, nodes) = r;
+        let running = end == 0;
+        let end = if running { w.now } else { end };
+        let cpus = cpus.max(0);
+        // The decay is linear in the weight: one integral of time serves every resource.
+        let secs = decayed_usage(1.0, start, end, w.now, w.half_life, w.since);
+        if running && limit_min > 0 {
+            let left_secs = (start + limit_min * 60 - w.now).max(0);
+            self.run_cpu_mins += u64::try_from(left_secs / 60 * cpus).unwrap_or(0);
+        }
+        self.cpu += secs * cpus as f64;
+        self.mem += secs * mem_mb.max(0) as f64;
+        self.node += secs * nodes.max(0) as f64;
+    }
+}
+
+/// The oldest end a run may have and still count in `w`: with decay, runs that ended 64
+/// half-lives ago weigh less than 2^-64 and are skipped.
+fn cutoff(w: UsageWindow) -> i64 {
+    let horizon = if w.half_life > 0 {
+        w.now.saturating_sub(w.half_life.saturating_mul(64))
+    } else {
+        0
+    };
+    horizon.max(w.since)
+}
+
+/// What the jobs of each QOS used on `cluster` in `w` (every run that started, up to its end
+/// or `now`), by QOS name: what QOS `GrpTRESMins` limits are compared with. A run is charged
+/// to the QOS its job was recorded with.
+pub(crate) fn qos_usage(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    w: UsageWindow,
+) -> Result<HashMap<String, Used>, StoreError> {
+    let runs: Vec<(String, RunUse)> = job_runs::table
+        .inner_join(
+            job_qos::table.on(job_qos::cluster
+                .eq(job_runs::cluster)
+                .and(job_qos::job_id.eq(job_runs::job_id))),
+        )
+        .filter(job_runs::cluster.eq(cluster))
+        .filter(job_runs::time_start.gt(0))
+        .filter(
+            job_runs::time_end
+                .eq(0)
+                .or(job_runs::time_end.gt(cutoff(w))),
+        )
+        .select((
+            job_qos::qos,
+            (
+                job_runs::cpus,
+                job_runs::time_start,
+                job_runs::time_end,
+                job_runs::time_limit_min,
+                job_runs::mem_mb,
+                job_runs::node_count,
+            ),
+        ))
+        .load(conn)?;
+    let mut out: HashMap<String, Used> = HashMap::new();
+    for (qos, run) in runs {
+        out.entry(qos).or_default().charge(run, w);
+    }
+    Ok(out)
 }
 
 /// Sets `shares` on the live associations of `user` (`""`: the accounts' own) with
@@ -155,46 +233,31 @@ fn usage_of(
     w: UsageWindow,
     out: &mut HashMap<(String, String, String), Used>,
 ) -> Result<(), StoreError> {
-    // With decay, runs that ended 64 half-lives ago weigh less than 2^-64: skip them.
-    let horizon = if w.half_life > 0 {
-        w.now.saturating_sub(w.half_life.saturating_mul(64))
-    } else {
-        0
-    };
-    let cutoff = horizon.max(w.since);
-    type Run = (String, String, i64, i64, i64, i64, i64, i64);
-    let runs: Vec<Run> = job_runs::table
+    let runs: Vec<(String, String, RunUse)> = job_runs::table
         .filter(job_runs::cluster.eq(cluster))
         .filter(job_runs::time_start.gt(0))
-        .filter(job_runs::time_end.eq(0).or(job_runs::time_end.gt(cutoff)))
+        .filter(
+            job_runs::time_end
+                .eq(0)
+                .or(job_runs::time_end.gt(cutoff(w))),
+        )
         .select((
             job_runs::account,
             job_runs::user_name,
-            job_runs::cpus,
-            job_runs::time_start,
-            job_runs::time_end,
-            job_runs::time_limit_min,
-            job_runs::mem_mb,
-            job_runs::node_count,
+            (
+                job_runs::cpus,
+                job_runs::time_start,
+                job_runs::time_end,
+                job_runs::time_limit_min,
+                job_runs::mem_mb,
+                job_runs::node_count,
+            ),
         ))
         .load(conn)?;
-    for (account, user, cpus, start, end, limit_min, mem_mb, nodes) in runs {
-        let running = end == 0;
-        let end = if running { w.now } else { end };
-        let cpus = cpus.max(0);
-        // The decay is linear in the weight: one integral of time serves every resource.
-        let secs = decayed_usage(1.0, start, end, w.now, w.half_life, w.since);
-        let left_mins = if running && limit_min > 0 {
-            let left_secs = (start + limit_min * 60 - w.now).max(0);
-            u64::try_from(left_secs / 60 * cpus).unwrap_or(0)
-        } else {
-            0
-        };
-        let e = out.entry((cluster.to_string(), account, user)).or_default();
-        e.cpu += secs * cpus as f64;
-        e.mem += secs * mem_mb.max(0) as f64;
-        e.node += secs * nodes.max(0) as f64;
-        e.run_cpu_mins += left_mins;
+    for (account, user, run) in runs {
+        out.entry((cluster.to_string(), account, user))
+            .or_default()
+            .charge(run, w);
     }
     Ok(())
 }

@@ -47,6 +47,7 @@ mod types;
 pub mod usage;
 mod users;
 
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use sluice_wire::daemon::fault::FaultEpisodes;
@@ -407,6 +408,15 @@ impl Store {
         with_deleted: bool,
     ) -> Result<Vec<QosEntry>, StoreError> {
         self.read(|c| qos::list(c, names, with_deleted))
+    }
+
+    /// What the jobs of each QOS used on `cluster` in `window` (`GrpTRESMins`), by QOS name.
+    pub fn qos_usage(
+        &self,
+        cluster: &str,
+        window: fairshare::UsageWindow,
+    ) -> Result<HashMap<String, fairshare::Used>, StoreError> {
+        self.read(|c| fairshare::qos_usage(c, cluster, window))
     }
 
     /// `sacctmgr modify user|account ... set QOS=... DefaultQOS=...`.

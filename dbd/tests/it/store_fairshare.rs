@@ -1,10 +1,15 @@
 //! Fair share in the store, on every backend: `Fairshare=` set on add and modify of users
 //! and accounts (default 1, `parent`), and each association's decayed usage computed from
-//! the job runs (finished and running, half-life, reset boundary).
+//! the job runs (finished and running, half-life, reset boundary); each QOS's usage
+//! (`GrpTRESMins`) from the runs of its jobs.
 
 use crate::common;
 
-per_backend!(shares_are_stored_and_listed, usage_is_decayed_cpu_seconds);
+per_backend!(
+    shares_are_stored_and_listed,
+    usage_is_decayed_cpu_seconds,
+    qos_usage_sums_the_runs_of_each_qos
+);
 
 mod cases {
     use sluice_dbd::store::fairshare::{AssocShare, UsageWindow};
@@ -141,5 +146,51 @@ mod cases {
             .find(|a| a.assoc.user == "alice")
             .unwrap();
         assert_eq!((bob.raw_usage, bob.run_cpu_mins), (0.0, 0));
+    }
+
+    pub fn qos_usage_sums_the_runs_of_each_qos(db: &TestDb) {
+        let store = setup(db);
+        let with_qos = |id, qos: &str| {
+            let mut j = submit(id, 900);
+            j.qos = qos.into();
+            RecordKind::JobSubmitted(j)
+        };
+        // Jobs 7 and 8 (high) ran 100 s each on 4 CPUs, 1024 MB and 2 nodes; job 9 (normal)
+        // runs since 1200; job 10 (high) on another cluster does not count here.
+        let kinds = vec![
+            with_qos(7, "high"),
+            started(7, 0, 1_000),
+            ended(7, 0, 1_100, JobState::Completed, 0),
+            with_qos(8, "high"),
+            started(8, 0, 1_100),
+            ended(8, 0, 1_200, JobState::Failed, 1),
+            with_qos(9, "normal"),
+            started(9, 0, 1_200),
+        ];
+        store.record_batch("c1", 1, &numbered(1, kinds)).unwrap();
+        store
+            .add_clusters(
+                &AddClusters {
+                    names: s(&["c2"]),
+                    ..Default::default()
+                },
+                Apply::Commit,
+                T1,
+            )
+            .unwrap();
+        let other = vec![with_qos(10, "high"), started(10, 0, 1_000)];
+        store.record_batch("c2", 1, &numbered(1, other)).unwrap();
+        let w = UsageWindow {
+            now: 1_300,
+            half_life: 0,
+            since: 0,
+        };
+        let used = store.qos_usage("c1", w).unwrap();
+        let high = used["high"];
+        assert_eq!((high.cpu, high.mem, high.node), (800.0, 204_800.0, 400.0));
+        assert_eq!(used["normal"].cpu, 400.0, "a running job counts up to now");
+        assert_eq!(used.len(), 2);
+        let reset = UsageWindow { since: 1_150, ..w };
+        assert_eq!(store.qos_usage("c1", reset).unwrap()["high"].cpu, 200.0);
     }
 }

@@ -95,6 +95,9 @@ pub struct QosLimits {
     pub min_tres_per_job: Tres,
     /// `MaxTRESPerNode`: the most one job may ask for on each of its nodes.
     pub max_tres_per_node: Tres,
+    /// `GrpTRESMins`: what all jobs of this QOS may use, past and running, decayed, in
+    /// TRES-minutes (CPU-minutes, megabyte-minutes, node-minutes).
+    pub grp_tres_mins: Tres,
 }
 
 /// One QOS (the controller saves the dbd's with its state, hence serde).
@@ -150,6 +153,8 @@ pub struct QosEdit {
     pub min_tres_per_job: TresEdit,
     /// `MaxTRESPerNode`.
     pub max_tres_per_node: TresEdit,
+    /// `GrpTRESMins`.
+    pub grp_tres_mins: TresEdit,
 }
 
 impl QosEdit {
@@ -196,6 +201,7 @@ impl QosEdit {
         l.max_tres_per_account.apply(&self.max_tres_per_account);
         l.min_tres_per_job.apply(&self.min_tres_per_job);
         l.max_tres_per_node.apply(&self.max_tres_per_node);
+        l.grp_tres_mins.apply(&self.grp_tres_mins);
         out
     }
 }

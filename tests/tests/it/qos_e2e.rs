@@ -6,7 +6,8 @@
 //! `QOSMaxJobsPerUserLimit` until the first ends, a partition with `AllowQos=high` refuses
 //! other QOS, and sacct shows each job's QOS; QOS added, given and deleted reach the running
 //! controller at once. Per-account limits (`MaxJobsPerAccount`, `MaxSubmitJobsPerAccount`)
-//! hold every user of the account and no other account.
+//! hold every user of the account and no other account. A QOS's `GrpTRESMins` used up ends
+//! its running jobs (TIMEOUT) and holds new ones (`QOSGrpCPUMinutesLimit`).
 
 use crate::common;
 
@@ -376,4 +377,50 @@ fn per_account_limits_hold_every_user_of_the_account() {
     c.ok("scancel", &["-u", &a.name]);
     c.ok("scancel", &["-u", &b.name]);
     c.ok("scancel", &["-u", &other.name]);
+}
+
+#[test]
+#[cfg_attr(not(test_as_root), ignore = "needs root to create users")]
+fn grp_tres_mins_used_up_ends_the_qos_running_jobs_and_holds_new_ones() {
+    let user = TestUser::create("qm");
+    let c = Cluster::start_with(
+        1,
+        &[
+            "AccountingStorageEnforce=associations,limits",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_CPU",
+        ],
+    );
+    open_site(&c);
+    c.ok("sacctmgr", &["-i", "add", "account", "phys"]);
+    c.ok(
+        "sacctmgr",
+        &["-i", "add", "user", &user.name, "account=phys"],
+    );
+    let sleep = || {
+        let out = as_user(&c, &user, "sbatch", &["--parsable", "--wrap", "sleep 300"]);
+        assert_eq!(out.code, 0, "{out:?}");
+        out.stdout.trim().to_string()
+    };
+    let (a, b) = (sleep(), sleep());
+    c.wait_state(&a, "RUNNING");
+    c.wait_state(&b, "RUNNING");
+    // A limit of 0 minutes is used up at once: the QOS's running jobs end TIMEOUT.
+    c.ok(
+        "sacctmgr",
+        &["-i", "modify", "qos", "normal", "set", "GrpTRESMins=cpu=0"],
+    );
+    let shown = c.ok(
+        "sacctmgr",
+        &["-P", "-n", "show", "qos", "format=name,grptresmins"],
+    );
+    assert_eq!(shown, "normal|cpu=0\n");
+    for id in [&a, &b] {
+        assert_eq!(c.wait_done(id), "TIMEOUT", "job {id}");
+    }
+    let held = sleep();
+    c.wait_for("the new job held by the QOS's minutes", || {
+        c.ok("squeue", &["-h", "-o", "%T %r", "-j", &held]) == "PENDING QOSGrpCPUMinutesLimit\n"
+    });
+    c.ok("scancel", &[&held]);
 }

@@ -11,6 +11,7 @@ use sluice_vocab::qos::{DEFAULT_QOS, Qos, QosLimits};
 use super::{QosTable, usage};
 use crate::conf::TimeLimit;
 use crate::core::Core;
+use crate::core::assoc::TresSecs;
 use crate::core::jobs::{Job, JobReason, JobRequest, LaunchSpec};
 use crate::error::CtldError;
 
@@ -65,11 +66,17 @@ pub enum QosReason {
     MaxCpuPerNode,
     /// `MaxTRESPerNode=mem=`.
     MaxMemPerNode,
+    /// `GrpTRESMins=cpu=`.
+    GrpCpuMins,
+    /// `GrpTRESMins=mem=`.
+    GrpMemMins,
+    /// `GrpTRESMins=node=`.
+    GrpNodeMins,
 }
 
 impl QosReason {
     /// Every reason, for parsing saved ones.
-    pub const ALL: [QosReason; 24] = [
+    pub const ALL: [QosReason; 27] = [
         Self::MaxWall,
         Self::MaxCpuPerJob,
         Self::MaxMemPerJob,
@@ -94,6 +101,9 @@ impl QosReason {
         Self::MinNode,
         Self::MaxCpuPerNode,
         Self::MaxMemPerNode,
+        Self::GrpCpuMins,
+        Self::GrpMemMins,
+        Self::GrpNodeMins,
     ];
 
     /// Slurm's spelling (`squeue -o %r`).
@@ -124,6 +134,9 @@ impl QosReason {
             Self::MinNode => "QOSMinNode",
             Self::MaxCpuPerNode => "QOSMaxCpuPerNode",
             Self::MaxMemPerNode => "QOSMaxMemoryPerNode",
+            Self::GrpCpuMins => "QOSGrpCPUMinutesLimit",
+            Self::GrpMemMins => "QOSGrpMemoryMinutes",
+            Self::GrpNodeMins => "QOSGrpNodeMinutes",
         }
     }
 
@@ -143,7 +156,7 @@ struct Ask {
 
 /// Which resource a limit is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Res {
+pub(super) enum Res {
     Cpu,
     Mem,
     Node,
@@ -290,6 +303,7 @@ fn own_limits(q: &Qos, earlier: &[&Qos]) -> QosLimits {
         mask(&mut l.max_tres_per_account, &e.max_tres_per_account);
         mask(&mut l.min_tres_per_job, &e.min_tres_per_job);
         mask(&mut l.max_tres_per_node, &e.max_tres_per_node);
+        mask(&mut l.grp_tres_mins, &e.grp_tres_mins);
         mask(&mut l.max_tres_per_job, &e.max_tres_per_job);
         mask(&mut l.max_tres_per_user, &e.max_tres_per_user);
         mask(&mut l.grp_tres, &e.grp_tres);
@@ -393,6 +407,7 @@ pub(crate) fn check_submit(
 fn limits_running(l: &QosLimits) -> bool {
     l.max_jobs_per_user.is_some()
         || l.max_jobs_per_account.is_some()
+        || !l.grp_tres_mins.is_empty()
         || l.grp_jobs.is_some()
         || !l.max_tres_per_user.is_empty()
         || !l.max_tres_per_account.is_empty()
@@ -484,5 +499,27 @@ fn limit_reason(core: &Core, qos: &str, l: &QosLimits, job: &Job, ask: &Ask) -> 
     if l.grp_jobs.is_some_and(|m| all.jobs >= u64::from(m)) {
         return Some(QosReason::GrpJobs);
     }
-    None
+    match mins_reached(&l.grp_tres_mins, &used_by(core, qos)) {
+        Some((Res::Cpu, ..)) => Some(QosReason::GrpCpuMins),
+        Some((Res::Mem, ..)) => Some(QosReason::GrpMemMins),
+        Some((Res::Node, ..)) => Some(QosReason::GrpNodeMins),
+        None => None,
+    }
+}
+
+/// What the jobs of QOS `qos` have used on this cluster, as the dbd last said.
+pub(super) fn used_by(core: &Core, qos: &str) -> TresSecs {
+    core.qos_used.get(qos).copied().unwrap_or_default()
+}
+
+/// The first resource of `GrpTRESMins` limit `limit` whose usage `used` has reached it, with
+/// the limit and the minutes used.
+pub(super) fn mins_reached(limit: &Tres, used: &TresSecs) -> Option<(Res, u64, u64)> {
+    [
+        (limit.cpu, used.cpu, Res::Cpu),
+        (limit.mem_mb, used.mem, Res::Mem),
+        (limit.node, used.node, Res::Node),
+    ]
+    .into_iter()
+    .find_map(|(l, secs, r)| l.filter(|l| secs / 60 >= *l).map(|l| (r, l, secs / 60)))
 }

@@ -8,15 +8,18 @@
 //!   `AccountingStorageEnforce=qos`, partition `AllowQos`/`DenyQos`, submit counts) and the
 //!   limits that keep a pending job waiting under `AccountingStorageEnforce=limits` (Slurm's
 //!   `QOS*` reasons);
-//! * [`usage`]: what running jobs hold per QOS and per QOS and user.
+//! * [`usage`]: what running jobs hold per QOS and per QOS and user;
+//! * [`used_up`]: running jobs end once their QOS has used up its `GrpTRESMins`.
 //!
 //! The QOS priority feeds the multifactor QOS factor ([`super::priority::qos`]).
 
 mod check;
 mod usage;
+mod used_up;
 
 pub use check::QosReason;
 pub(crate) use check::{blocking_reason, check_submit, resolve};
+pub(crate) use used_up::on_tick;
 
 use std::collections::HashMap;
 
@@ -64,6 +67,13 @@ pub fn set(core: &mut Core, table: QosTable) {
         core.qos = Some(table);
         super::assoc::cache::refingerprint(core);
     }
+}
+
+/// Replaces what the jobs of each QOS have used on this cluster (decayed TRES-seconds by QOS
+/// name, from the dbd with each fair-share refresh), which QOS `GrpTRESMins` limits compare
+/// with.
+pub fn set_used(core: &mut Core, used: HashMap<String, super::assoc::TresSecs>) {
+    core.qos_used = used;
 }
 
 /// The QOS the core knows: `None` until the dbd listed them once.

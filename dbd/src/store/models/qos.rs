@@ -37,6 +37,7 @@ pub struct QosRow {
     pub max_submit_jobs_per_account: Option<i64>,
     pub min_tres_per_job: String,
     pub max_tres_per_node: String,
+    pub grp_tres_mins: String,
 }
 
 fn count(v: Option<i64>) -> Option<u32> {
@@ -77,6 +78,7 @@ impl QosRow {
             max_submit_jobs_per_account: l.max_submit_jobs_per_account.map(i64::from),
             min_tres_per_job: l.min_tres_per_job.to_stored(),
             max_tres_per_node: l.max_tres_per_node.to_stored(),
+            grp_tres_mins: l.grp_tres_mins.to_stored(),
         }
     }
 
@@ -102,6 +104,7 @@ impl QosRow {
                 max_submit_jobs_per_account: count(self.max_submit_jobs_per_account),
                 min_tres_per_job: tres(&self.min_tres_per_job),
                 max_tres_per_node: tres(&self.max_tres_per_node),
+                grp_tres_mins: tres(&self.grp_tres_mins),
             },
         }
     }
