@@ -46,6 +46,7 @@ mod requests;
 mod types;
 pub mod usage;
 mod users;
+mod view_readers;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -80,6 +81,8 @@ pub struct Store {
     conn: Mutex<AnyConnection>,
     /// SQLite reader connections for sacct's stream (none on the other backends).
     readers: Option<readers::Readers>,
+    /// Connections for the federation's reads (event pages, views), beside `conn`.
+    fed_readers: Option<view_readers::ViewReaders>,
     fed: fed::Signals,
     /// Database failures (disk full, read-only, I/O errors, a server gone), logged once per
     /// episode; a committed change ends one.
@@ -126,6 +129,7 @@ impl Store {
         let store = Store {
             conn: Mutex::new(conn::open(url)?),
             readers,
+            fed_readers: view_readers::ViewReaders::for_url(url)?,
             fed: fed::Signals::default(),
             faults: Mutex::new(FaultEpisodes::new("accounting database")),
         };

@@ -43,6 +43,22 @@ use types::{EventPage, FedView, Registration};
 /// How often a transaction that lost a race is tried in all.
 const ATTEMPTS: u32 = 30;
 
+/// Runs `attempt` until it succeeds, fails for good, or has lost [`ATTEMPTS`] races.
+fn retrying<T>(mut attempt: impl FnMut() -> Result<T, FedError>) -> Result<T, FedError> {
+    let mut n = 1;
+    loop {
+        match attempt() {
+            Err(e) if e.is_transient() && n < ATTEMPTS => {
+                tracing::debug!(error = %e, attempt = n, "federation transaction retried");
+                // Let the winner of the race commit before trying again.
+                std::thread::sleep(std::time::Duration::from_millis(u64::from(n)));
+                n += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Change notifications for the federation service's streams (this process only; the service
 /// also polls, for changes made by another dbd on the same database).
 #[derive(Debug)]
@@ -93,21 +109,21 @@ impl Store {
         &self,
         mut f: impl FnMut(&mut AnyConnection) -> Result<T, FedError>,
     ) -> Result<T, FedError> {
-        let mut attempt = 1;
-        loop {
-            let outcome = {
-                let mut conn = self.lock();
-                conn.write_transaction::<T, FedError, _>(|c| f(c))
-            };
-            match outcome {
-                Err(e) if e.is_transient() && attempt < ATTEMPTS => {
-                    tracing::debug!(error = %e, attempt, "federation transaction retried");
-                    // Let the winner of the race commit before trying again.
-                    std::thread::sleep(std::time::Duration::from_millis(u64::from(attempt)));
-                    attempt += 1;
-                }
-                other => return other,
-            }
+        retrying(|| {
+            let mut conn = self.lock();
+            conn.write_transaction::<T, FedError, _>(&mut f)
+        })
+    }
+
+    /// Runs the read `f` in one transaction on a reader connection (on the writing one where
+    /// the database has no readers: in-memory SQLite), again when it lost a race.
+    fn fed_read<T>(
+        &self,
+        mut f: impl FnMut(&mut AnyConnection) -> Result<T, FedError>,
+    ) -> Result<T, FedError> {
+        match &self.fed_readers {
+            Some(readers) => retrying(|| readers.read(&mut f)),
+            None => self.fed_tx(f),
         }
     }
 
@@ -147,7 +163,7 @@ impl Store {
 
     /// `cluster`'s view of its federation.
     pub fn fed_view(&self, cluster: &str) -> Result<FedView, FedError> {
-        self.fed_tx(|c| view::view(c, cluster))
+        self.fed_read(|c| view::view(c, cluster))
     }
 
     /// `cluster`'s events after `max(after, acknowledged)`, at most `limit`.
@@ -157,7 +173,7 @@ impl Store {
         after: u64,
         limit: usize,
     ) -> Result<EventPage, FedError> {
-        self.fed_tx(|c| {
+        self.fed_read(|c| {
             view::live_cluster(c, cluster)?;
             Ok(log::read(c, cluster, after, limit)?)
         })
@@ -182,5 +198,62 @@ impl Store {
             self.fed.events_appended();
         }
         Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use crate::store::{AddClusters, AddFederations, Apply, Store};
+
+    /// A bound on a read that should not wait at all; reached only if it waits on the writer.
+    const NO_WAIT: Duration = Duration::from_secs(20);
+
+    fn federated_store(url: &str) -> Store {
+        let store = Store::connect_at(url, 1).unwrap();
+        let names = vec!["a".to_string(), "b".to_string()];
+        let add = AddClusters {
+            names: names.clone(),
+            ..Default::default()
+        };
+        store.add_clusters(&add, Apply::Commit, 1).unwrap();
+        let fed = AddFederations {
+            names: vec!["fed".to_string()],
+            clusters: names,
+        };
+        store.add_federations(&fed, Apply::Commit, 1).unwrap();
+        store
+    }
+
+    #[test]
+    fn event_pages_and_views_are_read_while_the_writing_connection_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("acct.db").display());
+        let store = Arc::new(federated_store(&url));
+        // A long write (a record batch, a group of submissions) holds the writing connection.
+        let writer = store.lock();
+        let (tx, rx) = mpsc::channel();
+        let reader = Arc::clone(&store);
+        std::thread::spawn(move || {
+            let events = reader.fed_events("b", 0, 10).map(|p| p.events.len());
+            let view = reader.fed_view("b").map(|v| v.siblings.len());
+            let _ = tx.send((events.unwrap(), view.unwrap()));
+        });
+        let (events, siblings) = rx
+            .recv_timeout(NO_WAIT)
+            .expect("the reads waited for the writing connection");
+        assert_eq!((events, siblings), (0, 1));
+        drop(writer);
+    }
+
+    #[test]
+    fn an_in_memory_database_reads_on_its_one_connection() {
+        let store = federated_store(":memory:");
+        assert!(store.fed_readers.is_none());
+        assert_eq!(store.fed_view("a").unwrap().siblings.len(), 1);
+        assert!(store.fed_events("a", 0, 10).unwrap().events.is_empty());
     }
 }

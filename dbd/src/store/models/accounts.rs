@@ -37,7 +37,7 @@ pub fn get(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<AccountRo
     accounts::table
         .find(name)
         .select(AccountRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

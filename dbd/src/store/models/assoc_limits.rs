@@ -85,7 +85,7 @@ pub fn get(conn: &mut AnyConnection, assoc_id: i64) -> QueryResult<AssocLimits> 
     Ok(assoc_limits::table
         .find(assoc_id)
         .select(LimitsRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()?
         .map(|r| r.limits())
         .unwrap_or_default())

@@ -50,7 +50,7 @@ fn get(conn: &mut AnyConnection, key: Key<'_>) -> QueryResult<Option<Association
         .filter(associations::account.eq(key.account))
         .filter(associations::user_name.eq(key.user))
         .select(AssociationRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

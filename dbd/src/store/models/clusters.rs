@@ -99,7 +99,7 @@ pub fn get(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<ClusterRo
     clusters::table
         .find(name)
         .select(ClusterRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

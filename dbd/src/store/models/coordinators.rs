@@ -30,7 +30,7 @@ pub fn get(conn: &mut AnyConnection, user: &str, account: &str) -> QueryResult<O
     coordinators::table
         .find((user, account))
         .select(CoordRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

@@ -10,7 +10,7 @@ pub fn get(conn: &mut AnyConnection, cluster: &str) -> QueryResult<Option<i64>> 
     job_id_cursors::table
         .find(cluster)
         .select(job_id_cursors::next_id)
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

@@ -44,7 +44,7 @@ pub fn next_seq(conn: &mut AnyConnection, cluster: &str) -> QueryResult<i64> {
     fed_event_heads::table
         .find(cluster)
         .select(fed_event_heads::last_seq)
-        .first(conn)
+        .get_result(conn)
 }
 
 /// Appends an event (its seq from [`next_seq`]).
@@ -60,7 +60,7 @@ pub fn head(conn: &mut AnyConnection, cluster: &str) -> QueryResult<(i64, i64)> 
     Ok(fed_event_heads::table
         .find(cluster)
         .select((fed_event_heads::last_seq, fed_event_heads::acked_seq))
-        .first(conn)
+        .get_result(conn)
         .optional()?
         .unwrap_or((0, 0)))
 }
@@ -72,13 +72,19 @@ pub fn after(
     after: i64,
     limit: i64,
 ) -> QueryResult<Vec<FedEventRow>> {
-    fed_events::table
+    let page = fed_events::table
         .filter(fed_events::cluster.eq(cluster))
         .filter(fed_events::seq.gt(after))
         .order(fed_events::seq)
-        .limit(limit)
-        .select(FedEventRow::as_select())
-        .load(conn)
+        .select(FedEventRow::as_select());
+    if let AnyConnection::Sqlite(_) = conn {
+        // SQLite steps the rows as they are read, so stopping after `limit` reads no more;
+        // a `LIMIT ?` would make it prepare the statement again at every page (see
+        // `super`'s doc).
+        let limit = usize::try_from(limit).unwrap_or(0);
+        return page.load_iter(conn)?.take(limit).collect();
+    }
+    page.limit(limit).load(conn)
 }
 
 /// Moves `cluster`'s acknowledged cursor forward to `seq` and drops the events it covers.
@@ -104,7 +110,7 @@ pub fn controller_start(conn: &mut AnyConnection, cluster: &str) -> QueryResult<
     fed_controllers::table
         .find(cluster)
         .select(fed_controllers::start_time)
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

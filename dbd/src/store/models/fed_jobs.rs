@@ -143,7 +143,7 @@ pub fn get(
     fed_jobs::table
         .find((federation, i64::from(job_id)))
         .select(FedJobRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

@@ -48,7 +48,7 @@ pub fn get(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<Federatio
     federations::table
         .find(name)
         .select(FederationRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

@@ -14,7 +14,7 @@ pub fn get(conn: &mut AnyConnection, cluster: &str) -> QueryResult<Option<i64>> 
     job_spans::table
         .find(cluster)
         .select(job_spans::max_span)
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

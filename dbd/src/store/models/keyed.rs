@@ -28,6 +28,18 @@ use diesel::sql_types::{Array, BigInt, Text};
 use super::bulk::IN_CHUNK;
 use crate::store::conn::AnyConnection;
 
+/// On SQLite, at most this many scattered ids are reached one by one through the range's
+/// statement (`BETWEEN id AND id`), which is prepared once and cached: an `IN (...)` list is a
+/// new statement for each list, parsed and planned again every time (a few jobs per batch is
+/// the common case, as the records of jobs that start and end one after another arrive). A
+/// longer list is cheaper as one `IN` than as that many calls.
+const SQLITE_BY_ID: usize = 32;
+
+/// Whether `scattered` is reached id by id ([`SQLITE_BY_ID`]).
+fn by_id_on_sqlite(conn: &AnyConnection, scattered: &[i64]) -> bool {
+    matches!(conn, AnyConnection::Sqlite(_)) && scattered.len() <= SQLITE_BY_ID
+}
+
 /// Ids further apart than this end a dense stretch of a read.
 pub const READ_GAP: i64 = 4;
 /// Stretches of fewer ids are looked up id by id.
@@ -95,6 +107,12 @@ where
     if split.scattered.is_empty() {
         return Ok(rows);
     }
+    if by_id_on_sqlite(conn, &split.scattered) {
+        for &id in &split.scattered {
+            rows.extend(range(conn, id, id)?);
+        }
+        return Ok(rows);
+    }
     if let AnyConnection::Postgresql(c) = conn {
         let sql = format!("SELECT r.* FROM {}", pg_lateral(table, "*"));
         let found: Vec<T> = diesel::sql_query(sql)
@@ -126,6 +144,12 @@ pub fn delete_jobs(
         range(conn, lo, hi)?;
     }
     if split.scattered.is_empty() {
+        return Ok(());
+    }
+    if by_id_on_sqlite(conn, &split.scattered) {
+        for &id in &split.scattered {
+            range(conn, id, id)?;
+        }
         return Ok(());
     }
     if let AnyConnection::Postgresql(c) = conn {

@@ -1,5 +1,12 @@
 //! Row types, one file per table, each with the queries that table needs. Query functions take
 //! the connection; the rules that combine them live one level up.
+//!
+//! Lookups by key end in `.get_result(conn)`, not diesel's `.first(conn)`: `first` adds
+//! `LIMIT ?`, and SQLite marks a statement whose LIMIT is a bound parameter to be prepared
+//! again whenever that parameter is bound, so a cached statement was parsed and planned anew
+//! at every run (a sixth of the dbd's CPU under federated submissions). A key matches at most
+//! one row, so the limit added nothing. Pages keep their limit where the backend needs it
+//! (see [`fed_events::after`]).
 
 pub mod accounts;
 pub mod assoc_limits;

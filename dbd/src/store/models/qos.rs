@@ -123,7 +123,7 @@ pub fn by_name(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<QosRo
     qos::table
         .filter(qos::name.eq(name))
         .select(QosRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

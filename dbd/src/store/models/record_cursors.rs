@@ -16,7 +16,7 @@ pub fn get(conn: &mut AnyConnection, cluster: &str, stream: u64) -> QueryResult<
     record_cursors::table
         .find((cluster, stored_stream(stream)))
         .select(record_cursors::applied_seq)
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

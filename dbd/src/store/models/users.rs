@@ -43,7 +43,7 @@ pub fn get(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<UserRow>>
     users::table
         .find(name)
         .select(UserRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

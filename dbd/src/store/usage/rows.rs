@@ -31,7 +31,7 @@ pub fn state(conn: &mut AnyConnection, cluster: &str) -> QueryResult<Option<Stat
     usage_state::table
         .find(cluster)
         .select(StateRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 
