@@ -33,6 +33,8 @@ pub use request::Submitter;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opt {
     Account,
+    Bb,
+    Bbf,
     AcctgFreq,
     Array,
     Batch,
@@ -42,6 +44,7 @@ pub enum Opt {
     Clusters,
     Comment,
     Constraint,
+    Container,
     Contiguous,
     CoresPerSocket,
     CpuFreq,
@@ -87,6 +90,7 @@ pub enum Opt {
     Qos,
     Propagate,
     Quiet,
+    Reboot,
     Requeue,
     Signal,
     SocketsPerNode,
@@ -113,11 +117,19 @@ const fn spec(long: &'static str, short: Option<char>, arg: HasArg, id: Opt) -> 
     }
 }
 
+/// salloc's refusal of `--container` (Slurm 22.05's words): its command would run in the
+/// container only through an interactive step, and Sluice, like Slurm's default
+/// `LaunchParameters`, runs salloc's command on the login host.
+pub const CONTAINER_NEEDS_INTERACTIVE_STEP: &str =
+    "--container requires LaunchParameters=use_interactive_step";
+
 /// Options `sbatch`, `srun` and `salloc` take, all implemented: each reaches the job (the
 /// request to the controller) with Slurm's meaning. The rest of Slurm's job options are in
 /// [`catalog`].
 pub const COMMON: &[OptSpec<Opt>] = &[
     spec("account", Some('A'), HasArg::Required, Opt::Account),
+    spec("bb", None, HasArg::Required, Opt::Bb),
+    spec("bbf", None, HasArg::Required, Opt::Bbf),
     spec("begin", Some('b'), HasArg::Required, Opt::Begin),
     spec("chdir", Some('D'), HasArg::Required, Opt::Chdir),
     spec("cluster", None, HasArg::Required, Opt::Clusters),
@@ -140,6 +152,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("cpu-freq", None, HasArg::Required, Opt::CpuFreq),
     spec("mem-bind", None, HasArg::Required, Opt::MemBind),
     spec("constraint", Some('C'), HasArg::Required, Opt::Constraint),
+    spec("container", None, HasArg::Required, Opt::Container),
     spec("contiguous", None, HasArg::No, Opt::Contiguous),
     spec(
         "cores-per-socket",
@@ -193,6 +206,7 @@ pub const COMMON: &[OptSpec<Opt>] = &[
     spec("partition", Some('p'), HasArg::Required, Opt::Partition),
     spec("priority", None, HasArg::Required, Opt::Priority),
     spec("quiet", Some('Q'), HasArg::No, Opt::Quiet),
+    spec("reboot", None, HasArg::No, Opt::Reboot),
     spec(
         "sockets-per-node",
         None,
@@ -251,6 +265,9 @@ pub const BATCH_ONLY: &[OptSpec<Opt>] = &[
 /// A bad option value, worded as Slurm words it (after `prog: error: `).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptError {
+    /// `--bbf` names a file that cannot be read.
+    #[error("Invalid --bbf specification")]
+    InvalidBbf,
     /// Not a positive whole number.
     #[error("Invalid numeric value \"{value}\" for {option}.")]
     InvalidNumeric { value: String, option: &'static str },
@@ -419,6 +436,18 @@ pub struct JobOpts {
     pub cluster_constraint: Option<String>,
     /// `--comment`.
     pub comment: Option<String>,
+    /// `--bb`: a burst buffer request, kept with the job and shown by `scontrol show job`.
+    /// Sluice has no burst buffer plugin, so, as in a Slurm configured without one, nothing
+    /// stages data in or out for it.
+    pub burst_buffer: Option<String>,
+    /// `--reboot`: recorded (`Reboot=1`). Without a `RebootProgram` (Sluice reads none) a
+    /// Slurm controller starts the job on its nodes as they are, and so does Sluice's.
+    pub reboot: bool,
+    /// `--container`: an OCI bundle, recorded (`Container=`) and given to the job as
+    /// `SLURM_CONTAINER`; without `oci.conf` (Sluice has no container runtime support) Slurm
+    /// runs the job on the node directly, as Sluice does. salloc refuses it (see
+    /// [`CONTAINER_NEEDS_INTERACTIVE_STEP`]).
+    pub container: Option<String>,
     /// `-C`.
     pub constraint: Option<String>,
     /// `--contiguous`: the nodes must be consecutive in the node table.
@@ -553,6 +582,15 @@ impl JobOpts {
             Opt::Clusters => self.clusters = Some(v),
             Opt::ClusterConstraint => self.cluster_constraint = Some(v),
             Opt::Comment => self.comment = Some(v),
+            Opt::Bb => self.burst_buffer = Some(v),
+            // The file must be readable; its contents go only to a burst buffer plugin, and
+            // with none configured Slurm keeps nothing of them (seen on Slurm 22.05: the job
+            // shows no `BurstBuffer=`), so they are dropped here too.
+            Opt::Bbf => {
+                std::fs::read(&v).map_err(|_| OptError::InvalidBbf)?;
+            }
+            Opt::Container => self.container = Some(v),
+            Opt::Reboot => self.reboot = true,
             Opt::Constraint => self.constraint = Some(v),
             Opt::Contiguous => self.contiguous = true,
             Opt::CoresPerSocket => {

@@ -263,12 +263,12 @@ fn open(path: &Path) -> rusqlite::Result<Connection> {
 /// it).
 fn read_batch(conn: &Connection, max: u32) -> rusqlite::Result<(u64, Vec<AcctRecord>)> {
     let stream_id = schema::stream_id(conn)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
-    let mut stmt =
-        conn.prepare_cached("SELECT seq, record FROM acct_outbox ORDER BY seq LIMIT ?1")?;
+    // No `LIMIT ?`: SQLite prepares a statement whose limit is a bound parameter again at
+    // every run; rows in key order are stepped one by one, so stopping at `max` reads no more.
+    let mut stmt = conn.prepare_cached("SELECT seq, record FROM acct_outbox ORDER BY seq")?;
     let rows = stmt
-        .query_map([max], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-        })?
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?
+        .take(usize::try_from(max).unwrap_or(usize::MAX))
         .collect::<rusqlite::Result<Vec<(i64, Vec<u8>)>>>()?;
     let mut out = Vec::with_capacity(rows.len());
     for (seq, blob) in rows {

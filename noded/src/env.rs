@@ -100,6 +100,9 @@ pub fn batch_env(req: &LaunchBatchRequest, node: NodeFacts<'_>) -> Env {
     set(&mut env, "SLURM_GTIDS", 0);
     set(&mut env, "SLURM_CONF", node.conf_path.display());
     set(&mut env, "ENVIRONMENT", "BATCH");
+    if !req.container.is_empty() {
+        set(&mut env, "SLURM_CONTAINER", &req.container);
+    }
     if let Some(task) = req.array_task_id {
         set(&mut env, "SLURM_ARRAY_JOB_ID", req.array_job_id);
         set(&mut env, "SLURM_ARRAY_TASK_ID", task);
@@ -210,6 +213,16 @@ mod tests {
         assert_eq!(get("SLURM_CONF"), Some("/etc/slurm.conf"));
         assert_eq!(get("SLURM_CPUS_PER_TASK"), None);
         assert_eq!(get("SLURM_MEM_PER_NODE"), None);
+        assert_eq!(get("SLURM_CONTAINER"), None, "no --container");
+        let with = LaunchBatchRequest {
+            container: "/bundles/py".into(),
+            ..req.clone()
+        };
+        let env = batch_env(&with, facts());
+        assert_eq!(
+            env.get("SLURM_CONTAINER").map(String::as_str),
+            Some("/bundles/py")
+        );
         assert_eq!(get("SLURM_ARRAY_TASK_ID"), None);
     }
 

@@ -161,14 +161,6 @@ pub const ENTRIES: &[Entry] = &[
         ALL,
         Kind::IgnoredAsSlurm("MCSPlugin is none: mcs/none accepts any label and keeps none"),
     ),
-    // Burst buffers need a burst buffer plugin (datawarp, lua) staging data in and out around
-    // the job; Sluice has none, and Slurm without one refuses the request at submission with
-    // its own error, whose words were not taken from the oracle: refused by name until then.
-    e("bb", None, R, ALL, MISSING),
-    e("bbf", None, R, SBATCH | SALLOC, MISSING),
-    // OCI containers need `oci.conf` and a runtime (runc, crun) driven by the step daemon;
-    // Sluice's node daemon runs processes directly.
-    e("container", None, R, ALL, MISSING),
     // Slurm 22.05's commands check the count, print `error: Ignoring -S since it's not
     // allowed by configuration (AllowSpecResourcesUsage = No)` and submit the job without it
     // (seen on the oracle, as root and as a normal user); Sluice reads no
@@ -177,12 +169,6 @@ pub const ENTRIES: &[Entry] = &[
     // salloc's (it would load the login environment for its own command on the login host,
     // as root for `--uid`); sbatch's is implemented (the batch host loads it).
     e("get-user-env", None, O, SALLOC, MISSING),
-    // Rebooting a job's nodes needs `RebootProgram` (or power save's programs) and a node
-    // daemon that comes back with a new boot time; Sluice reads no `RebootProgram` and has no
-    // `scontrol reboot`. Slurm 22.05 accepts the flag (scontrol shows `Reboot=1`) and what it
-    // then does without a RebootProgram was not observed, so it is refused rather than shown
-    // and dropped.
-    e("reboot", None, N, ALL, MISSING),
     e("thread-spec", None, R, ALL, SPEC_NOT_ALLOWED),
     // srun's own.
     e(
@@ -326,8 +312,8 @@ mod tests {
 
     #[test]
     fn missing_options_are_refused_by_name() {
-        let e = apply("container", Some("/b")).unwrap_err();
-        assert_eq!(e.to_string(), "--container is not supported");
+        let e = apply("het-group", Some("0")).unwrap_err();
+        assert_eq!(e.to_string(), "--het-group is not supported");
         assert!(!e.is_submit_refusal());
     }
 

@@ -335,6 +335,9 @@ impl JobOpts {
             spread_job: self.spread_job,
             wait_all_nodes: self.wait_all_nodes,
             batch_features: self.batch.clone().unwrap_or_default(),
+            burst_buffer: self.burst_buffer.clone().unwrap_or_default(),
+            reboot: self.reboot,
+            container: self.container.clone().unwrap_or_default(),
             signal: self.signal.map(|s| JobSignalSpec {
                 signal: s.signal,
                 before_secs: s.before_secs,

@@ -85,6 +85,7 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SALLOC_CLUSTERS", SaOpt::Job(Opt::Clusters)),
     env("SLURM_CLUSTERS", SaOpt::Job(Opt::Clusters)),
     env("SALLOC_CONSTRAINT", SaOpt::Job(Opt::Constraint)),
+    env("SALLOC_CONTAINER", SaOpt::Job(Opt::Container)),
     env("SALLOC_EXCLUSIVE", SaOpt::Job(Opt::Exclusive)),
     env("SALLOC_IMMEDIATE", SaOpt::Immediate),
     env("SALLOC_KILL_CMD", SaOpt::KillCommand),

@@ -89,6 +89,9 @@ pub async fn run_async(
             return BAD_ARGS;
         }
     };
+    if opts.job.container.is_some() {
+        return fail(err, jobspec::CONTAINER_NEEDS_INTERACTIVE_STEP);
+    }
     for note in &opts.job.notes {
         jobspec::print_error(err, "salloc", note);
     }

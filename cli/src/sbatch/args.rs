@@ -197,7 +197,11 @@ pub const ENV_CATALOG: &[EnvOpt<Opt>] = &[
         id: Opt::Batch,
         flag: false,
     },
-    other("SBATCH_CONTAINER", "container", false),
+    EnvOpt {
+        var: "SBATCH_CONTAINER",
+        id: Opt::Container,
+        flag: false,
+    },
     other("SBATCH_CORE_SPEC", "core-spec", false),
     other("SBATCH_CPUS_PER_GPU", "cpus-per-gpu", false),
     other("SBATCH_DELAY_BOOT", "delay-boot", false),

@@ -306,14 +306,30 @@ fn gres_requests_fail_as_a_submission_slurm_refuses() {
 }
 
 #[test]
-fn options_sluice_lacks_are_refused_by_name_and_ignored_ones_checked() {
+fn burst_buffers_reboot_and_containers_reach_the_request_and_ignored_ones_are_checked() {
+    let s = submission(plan_stdin(
+        "--bb=capacity=1G --reboot --container=/b",
+        &[],
+        SCRIPT,
+    ));
     assert_eq!(
-        printed_error("--container=/b", &[], SCRIPT),
-        "sbatch: error: --container is not supported\n"
+        (s.request.burst_buffer.as_str(), s.request.reboot),
+        ("capacity=1G", true)
     );
+    assert_eq!(s.request.container, "/b");
+    let s = submission(plan_stdin("", &env(&[("SBATCH_CONTAINER", "/c")]), SCRIPT));
+    assert_eq!(s.request.container, "/c");
+    // --bbf: the file must be readable; without a burst buffer plugin nothing of it is kept.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let s = submission(plan_stdin(
+        &format!("--bbf={}", file.path().display()),
+        &[],
+        SCRIPT,
+    ));
+    assert_eq!(s.request.burst_buffer, "");
     assert_eq!(
-        printed_error("", &env(&[("SBATCH_CONTAINER", "/b")]), SCRIPT),
-        "sbatch: error: --container is not supported\n"
+        printed_error("--bbf=/nonexistent/bb.conf", &[], SCRIPT),
+        "sbatch: error: Invalid --bbf specification\n"
     );
     // -S through the environment: dropped with Slurm's line, its value still checked.
     let s = submission(plan_stdin("", &env(&[("SBATCH_CORE_SPEC", "2")]), SCRIPT));

@@ -73,7 +73,8 @@ Command=/home/alice/job.sh\n   \
 WorkDir=/home/alice\n   \
 StdErr=/home/alice/slurm-5.out\n   \
 StdIn=/dev/null\n   \
-StdOut=/home/alice/slurm-5.out\n\n"
+StdOut=/home/alice/slurm-5.out\n   \
+Power=\n\n"
         )
     );
 }
@@ -97,7 +98,10 @@ fn one_liner_joins_with_spaces_and_pending_times_are_unknown() {
         line.starts_with("JobId=5 ArrayJobId=4 ArrayTaskId=1 JobName=x UserId=alice(0) "),
         "{line}"
     );
-    assert!(line.ends_with("StdOut=/home/alice/slurm-5.out\n"), "{line}");
+    assert!(
+        line.ends_with("StdOut=/home/alice/slurm-5.out Power=\n"),
+        "{line}"
+    );
     assert!(!line.contains("\n   "));
     for part in [
         "JobState=PENDING Reason=Resources",

@@ -84,10 +84,11 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
             or_null(&j.dependency)
         ),
         format!(
-            "Requeue={} Restarts={} BatchFlag={} Reboot=0 ExitCode={}:{}",
+            "Requeue={} Restarts={} BatchFlag={} Reboot={} ExitCode={}:{}",
             u8::from(j.requeue),
             j.restarts,
             u8::from(j.batch),
+            u8::from(j.reboot),
             j.exit_code,
             j.signal
         ),
@@ -196,6 +197,10 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         format!("Command={}", or_null(&j.command)),
         format!("WorkDir={}", j.workdir),
     ]);
+    if !j.comment.is_empty() {
+        // Slurm ends this field with a space (two before the next one on one line).
+        lines.push(format!("Comment={} ", j.comment));
+    }
     if j.batch {
         let stdout = output_file(j, &user, &j.stdout);
         let stderr = if j.stderr.is_empty() {
@@ -211,6 +216,13 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         };
         lines.push(format!("StdIn={stdin}"));
         lines.push(format!("StdOut={stdout}"));
+    }
+    if !j.burst_buffer.is_empty() {
+        lines.push(format!("BurstBuffer={}", j.burst_buffer));
+    }
+    lines.push("Power=".to_string());
+    if !j.container.is_empty() {
+        lines.push(format!("Container={}", j.container));
     }
     record(lines, one_liner)
 }

@@ -529,12 +529,23 @@ fn task_env(
             value,
         });
     }
-    if let Some(n) = opts.job.ntasks_per_node {
-        env.retain(|v| v.name != "SLURM_NTASKS_PER_NODE");
-        env.push(EnvVar {
-            name: "SLURM_NTASKS_PER_NODE".to_string(),
-            value: n.to_string(),
-        });
+    let own = [
+        (
+            "SLURM_NTASKS_PER_NODE",
+            opts.job.ntasks_per_node.map(|n| n.to_string()),
+        ),
+        // --container: the bundle the tasks were asked to run in (no runtime here, as in a
+        // Slurm without oci.conf: they run on the node directly).
+        ("SLURM_CONTAINER", opts.job.container.clone()),
+    ];
+    for (name, value) in own {
+        if let Some(value) = value {
+            env.retain(|v| v.name != name);
+            env.push(EnvVar {
+                name: name.to_string(),
+                value,
+            });
+        }
     }
     env
 }

@@ -53,6 +53,16 @@ pub struct LaunchSpec {
     /// The job's QOS: `--qos` as given until submission resolves it (see [`super::qos`]);
     /// `""` in jobs saved before QOS existed.
     pub qos: String,
+    /// `--bb` as given ("" = none). Kept and shown (`scontrol show job`'s `BurstBuffer=`), as
+    /// by a Slurm without a burst buffer plugin: nothing stages data in or out.
+    pub burst_buffer: String,
+    /// `--reboot`: shown (`Reboot=1`); as in a Slurm without `RebootProgram`, whose
+    /// controller cannot reboot nodes, the job starts on its nodes as they are.
+    pub reboot: bool,
+    /// `--container`: the OCI bundle asked for ("" = none). Shown (`Container=`) and given to
+    /// the script as `SLURM_CONTAINER`; as in a Slurm without `oci.conf`, the script runs on
+    /// the node directly, not inside a container runtime.
+    pub container: String,
 }
 
 /// A job's place in its array: `array_job_id_task`.

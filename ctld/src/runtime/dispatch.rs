@@ -290,6 +290,7 @@ fn launch_request(
         stdout: launch.stdout.clone().unwrap_or_default(),
         stderr: launch.stderr.clone().unwrap_or_default(),
         stdin: launch.stdin.clone().unwrap_or_default(),
+        container: launch.container.clone(),
         submit_dir: launch.workdir.clone(),
         submit_host: launch.submit_host.clone(),
         time_limit_min: time_limit

@@ -100,6 +100,9 @@ pub fn submit_request(
             wckey: r.wckey.clone(),
             open_append: r.open_append,
             qos: r.qos.clone(),
+            burst_buffer: r.burst_buffer.clone(),
+            reboot: r.reboot,
+            container: r.container.clone(),
         },
     })
 }
@@ -285,6 +288,10 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
         stdout: job.launch.stdout.clone().unwrap_or_default(),
         stderr: job.launch.stderr.clone().unwrap_or_default(),
         stdin: job.launch.stdin.clone().unwrap_or_default(),
+        burst_buffer: job.launch.burst_buffer.clone(),
+        reboot: job.launch.reboot,
+        container: job.launch.container.clone(),
+        comment: job.launch.comment.clone(),
         batch_host,
         exit_code: job.exit_code,
         signal: job.exit_signal,

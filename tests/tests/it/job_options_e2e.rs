@@ -87,8 +87,8 @@ fn gres_options_are_refused_as_slurm_refuses_them_here() {
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "");
     // What Sluice lacks is refused by name, never accepted and dropped; what Slurm ignores
     // here is accepted (its value still checked).
-    let out = c.cmd("sbatch", &["--container=/b", "--wrap", "true"]);
-    assert_eq!(out.stderr, "sbatch: error: --container is not supported\n");
+    let out = c.cmd("srun", &["--het-group=0", "true"]);
+    assert_eq!(out.stderr, "srun: error: --het-group is not supported\n");
     // -S and --thread-spec: dropped with Slurm's line (AllowSpecResourcesUsage = No).
     let out = c.cmd("sbatch", &["--parsable", "-S", "1", "--wrap", "true"]);
     assert_eq!(out.code, 0, "{out:?}");
@@ -107,6 +107,79 @@ fn gres_options_are_refused_as_slurm_refuses_them_here() {
     );
     let ok = c.sbatch(&["--network=any", "--switches=1", "--wrap", "true"]);
     assert_eq!(c.wait_done(ok), "COMPLETED");
+}
+
+/// `scontrol show job`'s record of `job` as `key=value` words.
+fn show_job(c: &Cluster, job: u32) -> String {
+    c.ok("scontrol", &["show", "job", "-o", &job.to_string()])
+}
+
+#[test]
+fn burst_buffers_reboot_and_containers_are_kept_as_slurm_without_their_plugins_keeps_them() {
+    let c = Cluster::start(1);
+    // As a Slurm with no burst buffer plugin, no RebootProgram and no oci.conf: recorded and
+    // shown, the script runs on the node directly, with SLURM_CONTAINER set.
+    let out = c.work.join("c.out");
+    let job = c.sbatch(&[
+        "--bb=capacity=1G",
+        "--reboot",
+        "--container=/bundles/py",
+        "--comment=nightly run",
+        "-o",
+        out.to_str().unwrap(),
+        "--wrap",
+        "echo container=$SLURM_CONTAINER",
+    ]);
+    assert_eq!(c.wait_done(job), "COMPLETED");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "container=/bundles/py\n"
+    );
+    let shown = show_job(&c, job);
+    for word in [
+        "Reboot=1",
+        "BurstBuffer=capacity=1G",
+        "Container=/bundles/py",
+        "Power=",
+    ] {
+        assert!(
+            shown.trim_end().split(' ').any(|w| w == word),
+            "{word} in {shown}"
+        );
+    }
+    assert!(shown.contains(" Comment=nightly run  StdErr="), "{shown}");
+    // Without them: Reboot=0, and no BurstBuffer=, Container= or Comment=.
+    let plain = c.sbatch(&["--hold", "--wrap", "true"]);
+    let shown = show_job(&c, plain);
+    assert!(shown.contains(" Reboot=0 "), "{shown}");
+    for key in ["BurstBuffer=", "Container=", "Comment="] {
+        assert!(!shown.contains(key), "{key} in {shown}");
+    }
+    c.ok("scancel", &[&plain.to_string()]);
+    // srun: the tasks see the container, through the option or srun's input variable.
+    let out = c.cmd("srun", &["--container=/b2", "printenv", "SLURM_CONTAINER"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "/b2\n"), "{out:?}");
+    let out = c
+        .command("srun", &["printenv", "SLURM_CONTAINER"])
+        .env("SLURM_CONTAINER", "/b3")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "/b3\n");
+    // --bbf: the file must be readable.
+    let out = c.cmd("sbatch", &["--bbf=/nonexistent/bb", "--wrap", "true"]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (1, "sbatch: error: Invalid --bbf specification\n")
+    );
+    // salloc refuses a container, in Slurm's words.
+    let out = c.cmd("salloc", &["--container=/b", "true"]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (
+            1,
+            "salloc: error: --container requires LaunchParameters=use_interactive_step\n"
+        )
+    );
 }
 
 #[test]
