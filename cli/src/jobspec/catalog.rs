@@ -166,9 +166,6 @@ pub const ENTRIES: &[Entry] = &[
     // (seen on the oracle, as root and as a normal user); Sluice reads no
     // `AllowSpecResourcesUsage`, so it is always No here.
     e("core-spec", Some('S'), R, ALL, SPEC_NOT_ALLOWED),
-    // salloc's (it would load the login environment for its own command on the login host,
-    // as root for `--uid`); sbatch's is implemented (the batch host loads it).
-    e("get-user-env", None, O, SALLOC, MISSING),
     e("thread-spec", None, R, ALL, SPEC_NOT_ALLOWED),
     // srun's own.
     e(

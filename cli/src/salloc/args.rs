@@ -56,6 +56,12 @@ pub fn table() -> Vec<OptSpec<SaOpt>> {
         ),
         own("qos", Some('q'), HasArg::Required, SaOpt::Job(Opt::Qos)),
         own(
+            "get-user-env",
+            None,
+            HasArg::Optional,
+            SaOpt::Job(Opt::GetUserEnv),
+        ),
+        own(
             "wait-all-nodes",
             None,
             HasArg::Required,
@@ -86,6 +92,7 @@ pub const ENV: &[EnvOpt<SaOpt>] = &[
     env("SLURM_CLUSTERS", SaOpt::Job(Opt::Clusters)),
     env("SALLOC_CONSTRAINT", SaOpt::Job(Opt::Constraint)),
     env("SALLOC_CONTAINER", SaOpt::Job(Opt::Container)),
+    env("SALLOC_GET_USER_ENV", SaOpt::Job(Opt::GetUserEnv)),
     env("SALLOC_EXCLUSIVE", SaOpt::Job(Opt::Exclusive)),
     env("SALLOC_IMMEDIATE", SaOpt::Immediate),
     env("SALLOC_KILL_CMD", SaOpt::KillCommand),

@@ -92,6 +92,22 @@ pub async fn run_async(
     if opts.job.container.is_some() {
         return fail(err, jobspec::CONTAINER_NEEDS_INTERACTIVE_STEP);
     }
+    // --get-user-env (root only): the login environment of the user the command runs as
+    // (`--uid`'s, else the caller's) replaces salloc's own variables of the same names, as
+    // Slurm's salloc loads it into its own environment before anything else.
+    let with_login: Vec<(String, String)>;
+    let environ = if opts.job.get_user_env {
+        let user = opts.job.uid.as_ref().map_or(&who.user, |r| &r.name);
+        match sluice_wire::login_env::load(user).await {
+            Ok(login) => {
+                with_login = overlay(environ, login);
+                &with_login[..]
+            }
+            Err(e) => return fail(err, &e),
+        }
+    } else {
+        environ
+    };
     for note in &opts.job.notes {
         jobspec::print_error(err, "salloc", note);
     }
@@ -267,11 +283,16 @@ async fn run_command(
     interrupts: &mut mpsc::UnboundedReceiver<Interrupt>,
 ) -> i32 {
     let argv = environment::command_line(&opts.command, &env);
-    let spawned = tokio::process::Command::new(&argv[0])
-        .args(&argv[1..])
-        .env_clear()
-        .envs(env)
-        .spawn();
+    let mut command = tokio::process::Command::new(&argv[0]);
+    command.args(&argv[1..]).env_clear().envs(env);
+    // --uid (root only): the command runs as the job's user, with its primary group (or
+    // --gid's); as for jobs on the nodes, without supplementary groups.
+    if let Some(run_as) = &opts.job.uid {
+        command
+            .uid(run_as.uid)
+            .gid(opts.job.gid.unwrap_or(run_as.gid));
+    }
+    let spawned = command.spawn();
     let (exit_code, signal) = match spawned {
         Err(e) => {
             let why = if e.kind() == std::io::ErrorKind::NotFound {
@@ -373,6 +394,22 @@ fn print(out: &mut dyn Write, text: &str) -> i32 {
     0
 }
 
+/// `environ` with `login`'s variables in place of its own of the same names.
+fn overlay(
+    environ: &[(String, String)],
+    mut login: std::collections::BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = environ
+        .iter()
+        .map(|(name, value)| {
+            let value = login.remove(name).unwrap_or_else(|| value.clone());
+            (name.clone(), value)
+        })
+        .collect();
+    env.extend(login);
+    env
+}
+
 fn fail(err: &mut dyn Write, msg: &str) -> i32 {
     jobspec::print_error(err, "salloc", msg);
     1
@@ -381,6 +418,23 @@ fn fail(err: &mut dyn Write, msg: &str) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_login_environment_replaces_salloc_s_own_variables() {
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        let login = [s("HOME", "/home/u"), s("LANG", "C.UTF-8")]
+            .into_iter()
+            .collect();
+        let env = overlay(&[s("HOME", "/root"), s("TERM", "xterm")], login);
+        assert_eq!(
+            env,
+            vec![
+                s("HOME", "/home/u"),
+                s("TERM", "xterm"),
+                s("LANG", "C.UTF-8")
+            ]
+        );
+    }
 
     #[test]
     fn a_signal_ends_salloc_with_1_and_an_exit_code_is_kept() {

@@ -8,6 +8,7 @@
 //! * [`daemon`]: the daemons' shared process start-up (listener, pid and port files, signals,
 //!   logging).
 //! * [`jobacct`]: the wire form of a step's usage.
+//! * [`login_env`]: a user's login environment (`--get-user-env`).
 //! * [`rlimits`]: resource limits carried from the submitting host to a job's processes.
 
 pub mod auth;
@@ -15,6 +16,7 @@ pub mod client;
 pub mod daemon;
 pub mod deadline;
 pub mod jobacct;
+pub mod login_env;
 pub mod proto;
 pub mod protocol;
 pub mod rlimits;
