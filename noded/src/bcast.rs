@@ -84,9 +84,15 @@ pub async fn place(
     env: &Env,
 ) -> Result<PathBuf, String> {
     let arg = |p: &Path| p.display().to_string();
+    // srun --compress: expanded here, before anything is written.
+    let expand = |data: &[u8], size: u64, what: &str| {
+        sluice_wire::bcast::expand_as(&file.compression, data, size)
+            .map_err(|e| format!("cannot expand {what}: {e}"))
+    };
+    let data = expand(&file.data, file.size, "the copy")?;
     let mode = format!("{:o}", file.mode & 0o7777);
     let write = shell(run_as, dir, env, WRITE, &[arg(at), mode]);
-    run(write, Some(&file.data))
+    run(write, Some(&data))
         .await
         .map_err(|e| format!("cannot write {}: {e}", at.display()))?;
     if file.send_libs {
@@ -99,10 +105,11 @@ pub async fn place(
                 continue;
             };
             let to = libs.join(name);
+            let data = expand(&lib.data, lib.size, &lib.name)?;
             let mode = format!("{:o}", lib.mode & 0o7777);
             run(
                 shell(run_as, dir, env, WRITE, &[arg(&to), mode]),
-                Some(&lib.data),
+                Some(&data),
             )
             .await
             .map_err(|e| format!("cannot write {}: {e}", to.display()))?;
@@ -163,6 +170,7 @@ mod tests {
                 name: "/usr/local/lib/libx.so.1".into(),
                 data: b"lib".to_vec(),
                 mode: 0o644,
+                size: 3,
             }],
             ..Default::default()
         };
@@ -174,5 +182,33 @@ mod tests {
         assert_eq!(mode & 0o777, 0o755);
         let lib = dir.path().join("copy_libs/libx.so.1");
         assert_eq!(std::fs::read(lib).unwrap(), b"lib");
+    }
+
+    #[tokio::test]
+    async fn compressed_copies_are_expanded_and_bad_ones_refused_before_writing() {
+        use sluice_wire::bcast::{LZ4, compress};
+        let dir = tempfile::tempdir().unwrap();
+        let data = b"#!/bin/sh\necho hi\n".repeat(100);
+        let file = BcastFile {
+            data: compress(&data),
+            size: data.len() as u64,
+            compression: LZ4.into(),
+            mode: 0o755,
+            ..Default::default()
+        };
+        let env = Env::new();
+        let at = dir.path().join("copy");
+        place(&file, &at, None, dir.path(), &env).await.unwrap();
+        assert_eq!(std::fs::read(&at).unwrap(), data);
+        let lying = BcastFile {
+            size: 1 << 40,
+            ..file.clone()
+        };
+        let at = dir.path().join("bad");
+        let e = place(&lying, &at, None, dir.path(), &env)
+            .await
+            .unwrap_err();
+        assert!(e.starts_with("cannot expand the copy"), "{e}");
+        assert!(!at.exists(), "nothing written");
     }
 }

@@ -72,7 +72,6 @@ const fn e(long: &'static str, short: Option<char>, arg: HasArg, cmds: u8, kind:
 }
 
 const R: HasArg = HasArg::Required;
-const O: HasArg = HasArg::Optional;
 const N: HasArg = HasArg::No;
 const GRES: Kind = Kind::SlurmRefuses(NO_GRES);
 const MISSING: Kind = Kind::Missing;
@@ -175,11 +174,6 @@ pub const ENTRIES: &[Entry] = &[
         SRUN,
         Kind::IgnoredAsSlurm("binds tasks to GPUs, MICs or NICs: no node here has GRES to bind"),
     ),
-    // Slurm 22.05 compresses --bcast's file in transit (lz4; seen: `--compress=zlib` prints
-    // "Compression type 'zlib' unknown, disabling compression support." and goes on); Sluice
-    // has no compressor yet (it needs one on both sides of `BcastFile`), so it is refused
-    // rather than accepted uncompressed.
-    e("compress", None, O, SRUN, MISSING),
     // Steps of heterogeneous jobs: Sluice has no heterogeneous jobs (`sbatch A : B`).
     e("het-group", None, R, SRUN, MISSING),
     e(

@@ -32,6 +32,7 @@ pub enum SrOpt {
     Bcast,
     BcastExclude,
     SendLibs,
+    Compress,
     Mpi,
     Pty,
     /// One of the step options ([`step_opts`]).
@@ -130,6 +131,7 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("bcast", None, HasArg::Optional, SrOpt::Bcast),
         own("bcast-exclude", None, HasArg::Required, SrOpt::BcastExclude),
         own("send-libs", None, HasArg::Optional, SrOpt::SendLibs),
+        own("compress", None, HasArg::Optional, SrOpt::Compress),
         own("slurmd-debug", None, HasArg::Required, SrOpt::SlurmdDebug),
         own(
             "propagate",
@@ -276,6 +278,9 @@ pub struct SrunOpts {
     pub slurmd_debug: u32,
     /// `--slurmd-debug` asked for more than [`MAX_SLURMD_DEBUG`] (srun says so).
     pub slurmd_debug_capped: bool,
+    /// `--compress` of a type Slurm does not know: its line, printed once the options are
+    /// read (the copies then go uncompressed).
+    pub compress_unknown: Option<String>,
     /// `--resv-ports=<count>`: ports the step asks to reserve for its MPI (see
     /// [`RESV_PORTS_REFUSED`]); `--resv-ports` without a count asks for none.
     pub resv_ports: Option<u32>,
@@ -347,6 +352,16 @@ impl SrunOpts {
                 let v = value.unwrap_or_default();
                 self.bcast.exclude = Some(v.split(',').map(String::from).collect());
             }
+            SrOpt::Compress => match super::bcast::compression(value.as_deref()) {
+                Ok(on) => {
+                    self.bcast.compress = on;
+                    self.compress_unknown = None;
+                }
+                Err(line) => {
+                    self.bcast.compress = false;
+                    self.compress_unknown = Some(line);
+                }
+            },
             SrOpt::SendLibs => {
                 let v = value.as_deref();
                 self.bcast.send_libs =

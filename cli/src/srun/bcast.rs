@@ -26,6 +26,22 @@ pub struct Bcast {
     pub send_libs: bool,
     /// `--bcast-exclude` (`None`: Slurm's default).
     pub exclude: Option<Vec<String>>,
+    /// `--compress`: the copies travel as LZ4 blocks.
+    pub compress: bool,
+}
+
+/// `--compress[=type]`: `Ok(true)` for LZ4 (the default, as Slurm 22.05 has no other),
+/// `Ok(false)` for `none`; any other type is Slurm's line (after `srun: error: `), and the
+/// copies go uncompressed, as there.
+pub fn compression(value: Option<&str>) -> Result<bool, String> {
+    match value.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("") | Some(sluice_wire::bcast::LZ4) => Ok(true),
+        Some("none") => Ok(false),
+        Some(_) => Err(format!(
+            "Compression type '{}' unknown, disabling compression support.",
+            value.unwrap_or_default()
+        )),
+    }
 }
 
 /// `--send-libs[=yes|no]`.
@@ -109,23 +125,42 @@ impl Bcast {
                 .iter()
                 .filter_map(|lib| {
                     let (data, mode) = read(lib)?;
+                    let (data, size) = self.pack(data);
                     Some(BcastLib {
                         name: lib.display().to_string(),
                         data,
                         mode,
+                        size,
                     })
                 })
                 .collect()
         } else {
             Vec::new()
         };
+        let (data, size) = self.pack(data);
         Ok(Some(BcastFile {
             dest: dest.clone(),
             data,
             mode,
             send_libs: self.send_libs,
             libs,
+            compression: if self.compress {
+                sluice_wire::bcast::LZ4.to_string()
+            } else {
+                String::new()
+            },
+            size,
         }))
+    }
+
+    /// A copy's bytes as sent and its size (compressed with `--compress`).
+    fn pack(&self, data: Vec<u8>) -> (Vec<u8>, u64) {
+        let size = data.len() as u64;
+        if self.compress {
+            (sluice_wire::bcast::compress(&data), size)
+        } else {
+            (data, size)
+        }
     }
 }
 
@@ -190,6 +225,25 @@ mod tests {
         assert_eq!(
             Bcast::default().file("prog", Path::new("/"), None),
             Ok(None)
+        );
+        let packed = Bcast {
+            compress: true,
+            ..asked.clone()
+        }
+        .file("prog", Path::new("/"), Some(&path))
+        .unwrap()
+        .unwrap();
+        assert_eq!(packed.compression, "lz4");
+        assert_eq!(
+            sluice_wire::bcast::expand(&packed.data, packed.size).unwrap(),
+            b"#!/bin/sh\n"
+        );
+        assert_eq!(compression(None), Ok(true));
+        assert_eq!(compression(Some("LZ4")), Ok(true));
+        assert_eq!(compression(Some("none")), Ok(false));
+        assert_eq!(
+            compression(Some("zlib")),
+            Err("Compression type 'zlib' unknown, disabling compression support.".into())
         );
         assert_eq!(send_libs(Some("no")), Some(false));
         assert_eq!(send_libs(None), Some(true));

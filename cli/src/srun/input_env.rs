@@ -27,6 +27,11 @@ pub const ENV: &[EnvOpt<SrOpt>] = &[
         flag: false,
     },
     EnvOpt {
+        var: "SLURM_COMPRESS",
+        id: SrOpt::Compress,
+        flag: false,
+    },
+    EnvOpt {
         var: "SLURM_CONTAINER",
         id: SrOpt::Job(Opt::Container),
         flag: false,

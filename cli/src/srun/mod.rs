@@ -167,6 +167,9 @@ pub async fn run_with(
     if opts.slurmd_debug_capped {
         let _ = writeln!(err, "srun: {}", args::SLURMD_DEBUG_CAPPED);
     }
+    if let Some(line) = &opts.compress_unknown {
+        jobspec::print_error(err, "srun", line);
+    }
     let arbitrary = opts.job.distribution.and_then(|d| d.nodes) == Some(NodeDist::Arbitrary);
     if arbitrary && opts.nodelist.is_empty() {
         return fail(

@@ -5,6 +5,7 @@
 //! * [`auth`]: signed requests (`slurm.key` tokens) and their verification.
 //! * [`protocol`]: the protocol version every request carries and every daemon checks.
 //! * [`client`]: connecting to a daemon with every request signed.
+//! * [`bcast`]: the compression of `srun --bcast` copies (`--compress`).
 //! * [`daemon`]: the daemons' shared process start-up (listener, pid and port files, signals,
 //!   logging).
 //! * [`jobacct`]: the wire form of a step's usage.
@@ -12,6 +13,7 @@
 //! * [`rlimits`]: resource limits carried from the submitting host to a job's processes.
 
 pub mod auth;
+pub mod bcast;
 pub mod client;
 pub mod daemon;
 pub mod deadline;

@@ -1,5 +1,6 @@
 //! `srun --bcast`: the step's executable is copied to each node before its tasks start, and
-//! the tasks run the copy (their `$0`), named and placed as Slurm places it.
+//! the tasks run the copy (their `$0`), named and placed as Slurm places it; with
+//! `--compress` it travels as LZ4 and arrives whole.
 
 use crate::common;
 
@@ -64,4 +65,42 @@ fn bcast_runs_each_node_s_copy() {
         (1, "srun: fatal: Can not execute /nonexistent\n"),
         "{out:?}"
     );
+}
+
+#[test]
+fn compressed_copies_arrive_whole() {
+    let c = Cluster::start(1);
+    program(&c);
+    let work = c.work.display().to_string();
+    // A larger program that compresses well, with a library beside it (--send-libs).
+    let big = format!("{PROG}{}", "# padding that LZ4 folds\n".repeat(4000));
+    let path = c.work.join("prog");
+    std::fs::write(&path, &big).unwrap();
+    let out = c.cmd("srun", &["--bcast=zcopy", "--compress", "./prog"]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{out:?}");
+    assert!(out.stdout.starts_with(&format!("{work}/zcopy ")), "{out:?}");
+    assert_eq!(std::fs::read_to_string(c.work.join("zcopy")).unwrap(), big);
+    // The type named, in any case; through srun's input variable; `none`.
+    for (args, env) in [
+        (vec!["--bcast=z2", "--compress=LZ4", "./prog"], None),
+        (vec!["--bcast=z3", "./prog"], Some("lz4")),
+        (vec!["--bcast=z4", "--compress=none", "./prog"], None),
+    ] {
+        let mut cmd = c.command("srun", &args);
+        if let Some(v) = env {
+            cmd.env("SLURM_COMPRESS", v);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        let copy = args[0].trim_start_matches("--bcast=");
+        assert_eq!(std::fs::read_to_string(c.work.join(copy)).unwrap(), big);
+    }
+    // A type Slurm does not know: its line, and the copy goes uncompressed.
+    let out = c.cmd("srun", &["--bcast=z5", "--compress=zlib", "./prog"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        "srun: error: Compression type 'zlib' unknown, disabling compression support.\n"
+    );
+    assert_eq!(std::fs::read_to_string(c.work.join("z5")).unwrap(), big);
 }
