@@ -17,8 +17,11 @@ use std::time::Duration;
 use common::cluster::Cluster;
 
 /// The guide's `steps.sh`: `$1` steps of `srun` on all the job's nodes, `nonstop.sh` after each
-/// (exit 1 when it says so), the node file sourced when `smd` wrote one. Before each step it
-/// writes `step <i>` to `<dir>/progress`, so the test knows when a step runs.
+/// (exit 1 when it says so), the node file sourced when `smd` wrote one. Each step's tasks
+/// write `step <i>` to `<dir>/progress` as they start, so the test knows the step runs. (The
+/// script itself once wrote it just before `srun`: under load the test set a node DOWN before
+/// the step existed, and `srun -N2` then waited for two usable nodes until the test gave up,
+/// the flake of both failure scenarios.)
 fn steps_script(c: &Cluster, dir: &Path) -> PathBuf {
     let nonstop = c.dir().join("bin/nonstop.sh");
     let progress = dir.join("progress");
@@ -27,8 +30,8 @@ fn steps_script(c: &Cluster, dir: &Path) -> PathBuf {
          num=$1\n\
          i=1\n\
          while [ $i -le $num ]; do\n\
-         \x20 echo \"step $i\" > {progress}.tmp && mv {progress}.tmp {progress}\n\
-         \x20 srun -N$SLURM_NNODES sleep $STEP_SECS > /dev/null\n\
+         \x20 srun -N$SLURM_NNODES sh -c \"echo step $i > {progress}.\\$SLURMD_NODENAME \
+         && mv {progress}.\\$SLURMD_NODENAME {progress}; sleep $STEP_SECS\" > /dev/null\n\
          \x20 {nonstop}\n\
          \x20 if [ $? -ne 0 ]; then\n\
          \x20   exit 1\n\
