@@ -84,6 +84,23 @@ impl Used {
 
 /// The oldest end a run may have and still count in `w`: with decay, runs that ended 64
 /// half-lives ago weigh less than 2^-64 and are skipped.
+/// The columns of a run that its usage is charged from (see `Used::charge`).
+const CHARGED: (
+    job_runs::cpus,
+    job_runs::time_start,
+    job_runs::time_end,
+    job_runs::time_limit_min,
+    job_runs::mem_mb,
+    job_runs::node_count,
+) = (
+    job_runs::cpus,
+    job_runs::time_start,
+    job_runs::time_end,
+    job_runs::time_limit_min,
+    job_runs::mem_mb,
+    job_runs::node_count,
+);
+
 fn cutoff(w: UsageWindow) -> i64 {
     let horizon = if w.half_life > 0 {
         w.now.saturating_sub(w.half_life.saturating_mul(64))
@@ -114,17 +131,7 @@ pub(crate) fn qos_usage(
                 .eq(0)
                 .or(job_runs::time_end.gt(cutoff(w))),
         )
-        .select((
-            job_qos::qos,
-            (
-                job_runs::cpus,
-                job_runs::time_start,
-                job_runs::time_end,
-                job_runs::time_limit_min,
-                job_runs::mem_mb,
-                job_runs::node_count,
-            ),
-        ))
+        .select((job_qos::qos, CHARGED))
         .load(conn)?;
     let mut out: HashMap<String, Used> = HashMap::new();
     for (qos, run) in runs {
@@ -241,18 +248,7 @@ fn usage_of(
                 .eq(0)
                 .or(job_runs::time_end.gt(cutoff(w))),
         )
-        .select((
-            job_runs::account,
-            job_runs::user_name,
-            (
-                job_runs::cpus,
-                job_runs::time_start,
-                job_runs::time_end,
-                job_runs::time_limit_min,
-                job_runs::mem_mb,
-                job_runs::node_count,
-            ),
-        ))
+        .select((job_runs::account, job_runs::user_name, CHARGED))
         .load(conn)?;
     for (account, user, run) in runs {
         out.entry((cluster.to_string(), account, user))
