@@ -82,8 +82,6 @@ impl Used {
     }
 }
 
-/// The oldest end a run may have and still count in `w`: with decay, runs that ended 64
-/// half-lives ago weigh less than 2^-64 and are skipped.
 /// The columns of a run that its usage is charged from (see `Used::charge`).
 const CHARGED: (
     job_runs::cpus,
@@ -101,6 +99,8 @@ const CHARGED: (
     job_runs::node_count,
 );
 
+/// The oldest end a run may have and still count in `w`: with decay, runs that ended 64
+/// half-lives ago weigh less than 2^-64 and are skipped.
 fn cutoff(w: UsageWindow) -> i64 {
     let horizon = if w.half_life > 0 {
         w.now.saturating_sub(w.half_life.saturating_mul(64))
