@@ -25,8 +25,9 @@
 //! the store from `tokio::task::spawn_blocking`, so changes are serialised; that is simple and
 //! plenty for sacctmgr traffic and lease requests. Reads that run often beside the writes go to
 //! connections of their own: sacct's pages on SQLite (`readers`), the federation's event
-//! pages and views on every backend but in-memory SQLite (`view_readers`). Job-id leases additionally compare-and-set their cursor, so two dbds over one
-//! database never hand out an id twice.
+//! pages and views on every backend but in-memory SQLite (`view_readers`). Job-id leases
+//! additionally compare-and-set their cursor, so two dbds over one database never hand out an
+//! id twice.
 
 mod accounts;
 mod clusters;
