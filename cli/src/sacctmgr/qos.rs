@@ -2,13 +2,13 @@
 //! (`Priority`, `Description`, `Flags=DenyOnLimit,OverPartQOS`, `MaxWall`, `MaxTRES[PerJob]`,
 //! `MaxTRESMins[PerJob]`, `MaxTRESPerUser`, `MaxJobsPerUser`, `MaxSubmitJobsPerUser`,
 //! `MaxTRESPerAccount`, `MaxJobsPerAccount`, `MaxSubmitJobsPerAccount`, `MinTRESPerJob`,
-//! `MaxTRESPerNode`, `GrpTRESMins`,
+//! `MaxTRESPerNode`, `GrpTRESMins`, `UsageFactor`,
 //! `GrpTRES`, `GrpJobs`, `GrpSubmitJobs`; `-1` clears a limit), with Slurm's messages and
 //! table.
 
 use sluice_vocab::assoc_limits::{Tres, parse_edit};
 use sluice_vocab::cluster_conf::{TimeLimit, parse_time_limit};
-use sluice_vocab::qos::QosFlags;
+use sluice_vocab::qos::{QosFlags, UsageFactor};
 use sluice_wire::proto::{self, AddQosRequest, DeleteQosRequest, ModifyQosRequest, QosEdit};
 
 use super::Verb;
@@ -172,6 +172,16 @@ pub fn parse_set(words: &[Word], allow_names: bool) -> Result<QosSet, SacctmgrEr
         } else if is_keyword(k, "GrpTRES", 7) {
             e.grp_tres = Some(tres_list(k, value)?);
             "GrpTRES"
+        } else if is_keyword(k, "UsageFactor", 6) {
+            // A number from 0 to 1000; -1 is Slurm's default again (1.0).
+            let f: f64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|f: &f64| *f == -1.0 || UsageFactor::from_f64(*f).is_some())
+                .ok_or_else(|| SacctmgrError::InvalidLimit(format!("{k}={value}")))?;
+            e.usage_factor = Some(f);
+            "UsageFactor"
         } else if is_keyword(k, "GrpJobs", 4) {
             e.grp_jobs = Some(count(k, value)?);
             "GrpJobs"
@@ -311,7 +321,7 @@ fn shown(stored: &str) -> String {
 
 /// A QOS's value for a field. Preemption, grace time and usage thresholds are not QOS
 /// settings Sluice has: they show what Slurm shows for a QOS that sets none (no grace time,
-/// the cluster's preempt mode, a usage factor of 1).
+/// the cluster's preempt mode).
 pub fn value(q: &proto::Qos, field: Field) -> String {
     let l = q.limits.clone().unwrap_or_default();
     let n = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
@@ -323,7 +333,12 @@ pub fn value(q: &proto::Qos, field: Field) -> String {
         Field::Flags => q.flags.clone(),
         Field::GraceTime => "00:00:00".to_string(),
         Field::PreemptMode => "cluster".to_string(),
-        Field::UsageFactor => "1.000000".to_string(),
+        // Absent from an older dbd's answer: Slurm's default.
+        Field::UsageFactor => q
+            .usage_factor
+            .and_then(UsageFactor::from_f64)
+            .unwrap_or_default()
+            .to_string(),
         Field::MaxWall => l
             .max_wall_minutes
             .map(|m| TimeLimit::Minutes(m).to_string())
@@ -374,6 +389,7 @@ mod tests {
                 "MinTRES=node=2",
                 "MaxTRESPerNode=cpu=4",
                 "GrpTRESMins=cpu=6000",
+                "UsageFactor=1.5",
             ]),
             true,
         )
@@ -395,6 +411,9 @@ mod tests {
         assert_eq!(e.min_tres_per_job.as_deref(), Some("node=2"));
         assert_eq!(e.max_tres_per_node.as_deref(), Some("cpu=4"));
         assert_eq!(e.grp_tres_mins.as_deref(), Some("cpu=6000"));
+        assert_eq!(e.usage_factor, Some(1.5));
+        let reset = parse_set(&words(&["UsageFactor=-1"]), false).unwrap();
+        assert_eq!(reset.edit.usage_factor, Some(-1.0));
         assert_eq!(
             settings(&set.shown[..2]),
             "  Priority       = 10\n  MaxWall        = 1:00:00\n"
@@ -406,6 +425,8 @@ mod tests {
         for (w, msg) in [
             ("Priority=high", " Invalid limit Priority=high"),
             ("MaxJobsPU=x", " Invalid limit MaxJobsPU=x"),
+            ("UsageFactor=-2", " Invalid limit UsageFactor=-2"),
+            ("UsageFactor=fast", " Invalid limit UsageFactor=fast"),
             (
                 "GrpTRES=gpu=1",
                 " Invalid limit GrpTRES: Invalid TRES name 'gpu'",
@@ -442,9 +463,16 @@ mod tests {
                 grp_tres_mins: "cpu=6000".into(),
                 ..Default::default()
             }),
+            usage_factor: Some(0.25),
             ..Default::default()
         };
         let v = |f| value(&q, f);
+        assert_eq!(v(Field::UsageFactor), "0.250000");
+        let older = proto::Qos {
+            usage_factor: None,
+            ..q.clone()
+        };
+        assert_eq!(value(&older, Field::UsageFactor), "1.000000");
         assert_eq!(v(Field::MaxTresMins), "cpu=600,node=90");
         assert_eq!(v(Field::MaxTresPerAccount), "cpu=12");
         assert_eq!(v(Field::MaxJobsPerAccount), "3");
@@ -458,6 +486,5 @@ mod tests {
         assert_eq!(v(Field::GrpTres), "cpu=8,mem=2048M");
         assert_eq!(v(Field::MaxJobsPerUser), "2");
         assert_eq!(v(Field::GrpJobs), "");
-        assert_eq!(v(Field::UsageFactor), "1.000000");
     }
 }

@@ -4,7 +4,7 @@
 //! ([`crate::core::assoc::cache`]).
 
 use sluice_vocab::assoc_limits::Tres;
-use sluice_vocab::qos::{Qos, QosFlags, QosLimits};
+use sluice_vocab::qos::{Qos, QosFlags, QosLimits, UsageFactor};
 use sluice_wire::client::DbdClient;
 use sluice_wire::proto::{self, ListQosRequest};
 use std::time::Duration;
@@ -53,6 +53,10 @@ fn qos(q: proto::Qos) -> Qos {
             max_tres_per_node: tres(&l.max_tres_per_node),
             grp_tres_mins: tres(&l.grp_tres_mins),
         },
+        usage_factor: q
+            .usage_factor
+            .and_then(UsageFactor::from_f64)
+            .unwrap_or_default(),
     }
 }
 

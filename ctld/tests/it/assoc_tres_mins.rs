@@ -327,3 +327,40 @@ fn group_cpu_limits_count_whole_node_allocations() {
     );
     assert_eq!(fx.reason(whole), JobReason::Assoc(AssocReason::GrpCpu));
 }
+
+#[test]
+fn a_qos_usage_factor_weighs_what_a_job_will_use() {
+    use sluice_ctld::core::qos::{self, QosTable};
+    use sluice_vocab::qos::{Qos, UsageFactor};
+    let mut fx = fixture("safe");
+    tree(&mut fx, AssocLimits::default(), cpu_mins(100));
+    let factor = |name: &str, f: f64| Qos {
+        name: name.into(),
+        usage_factor: UsageFactor::from_f64(f).unwrap(),
+        ..Qos::default()
+    };
+    qos::set(
+        &mut fx.core,
+        QosTable::new(vec![
+            factor("normal", 1.0),
+            factor("double", 2.0),
+            factor("half", 0.5),
+        ]),
+    );
+    let with_qos = |user: &str, minutes: u32, q: &str| {
+        let mut r = job(user, "phys", minutes);
+        r.launch.qos = q.into();
+        r
+    };
+    // Whole nodes: 20 minutes hold 80 CPU-minutes, counted twice under `double`.
+    let doubled = fx.submit_and_schedule(with_qos("alice", 20, "double"));
+    assert_eq!(fx.reason(doubled), CPU_MINS, "160 CPU-minutes > 100");
+    // Under `half`, 40 minutes count as 80, and while it runs its 80 left count against the
+    // limit: a normal job of 5 minutes (20) fits beside it, one more of 1 minute (4) does not.
+    let halved = fx.submit_and_schedule(with_qos("alice", 40, "half"));
+    assert_eq!(fx.state(halved), JobState::Running);
+    let normal = fx.submit_and_schedule(with_qos("bob", 5, "normal"));
+    assert_eq!(fx.state(normal), JobState::Running);
+    let third = fx.submit_and_schedule(with_qos("bob", 1, "normal"));
+    assert_eq!(fx.reason(third), CPU_MINS);
+}

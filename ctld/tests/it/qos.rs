@@ -64,6 +64,7 @@ fn named(name: &str, priority: u32, limits: QosLimits) -> Qos {
         priority,
         flags: QosFlags::default(),
         limits,
+        ..Qos::default()
     }
 }
 

@@ -431,6 +431,7 @@ diesel::table! {
         min_tres_per_job -> Text,
         max_tres_per_node -> Text,
         grp_tres_mins -> Text,
+        usage_factor -> BigInt,
     }
 }
 

@@ -2,7 +2,7 @@
 //! clears a limit) and encoding listed QOS.
 
 use sluice_vocab::assoc_limits::{TresEdit, parse_edit};
-use sluice_vocab::qos::{QosEdit, QosFlags};
+use sluice_vocab::qos::{QosEdit, QosFlags, UsageFactor};
 use sluice_wire::proto;
 use tonic::Status;
 
@@ -69,7 +69,19 @@ fn edit(e: Option<proto::QosEdit>) -> Result<QosEdit, Status> {
         min_tres_per_job: tres("MinTRESPerJob", e.min_tres_per_job.as_deref())?,
         max_tres_per_node: tres("MaxTRESPerNode", e.max_tres_per_node.as_deref())?,
         grp_tres_mins: tres("GrpTRESMins", e.grp_tres_mins.as_deref())?,
+        usage_factor: usage_factor(e.usage_factor)?,
     })
+}
+
+/// `UsageFactor=`: -1 sets Slurm's default (1.0); else a number from 0 to 1000.
+fn usage_factor(v: Option<f64>) -> Result<Option<UsageFactor>, Status> {
+    match v {
+        None => Ok(None),
+        Some(-1.0) => Ok(Some(UsageFactor::ONE)),
+        Some(f) => UsageFactor::from_f64(f)
+            .map(Some)
+            .ok_or_else(|| Status::invalid_argument(format!("Invalid value for UsageFactor: {f}"))),
+    }
 }
 
 pub(super) fn add(m: proto::AddQosRequest) -> Decoded<AddQos> {
@@ -137,5 +149,6 @@ pub(super) fn encode(e: QosEntry) -> proto::Qos {
         raw_cpu_usage: 0.0,
         raw_mem_usage: 0.0,
         raw_node_usage: 0.0,
+        usage_factor: Some(e.qos.usage_factor.as_f64()),
     }
 }

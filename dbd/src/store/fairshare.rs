@@ -7,12 +7,13 @@
 //! and the decay is a closed form over each run (`sluice_vocab::fairshare::decayed_usage`),
 //! so nothing has to be rolled up or stored as usage goes by.
 
-use crate::db::schema::{assoc_fairshare, job_qos, job_runs};
+use crate::db::schema::{assoc_fairshare, job_qos, job_runs, qos};
 use crate::store::conn::AnyConnection;
 use crate::store::models::associations as assoc_rows;
 use crate::store::{Association, AssociationFilter, StoreError};
 use diesel::prelude::*;
 use sluice_vocab::fairshare::{Shares, decayed_usage};
+use sluice_vocab::qos::UsageFactor;
 use std::collections::HashMap;
 
 /// Shares an association has when none were set (Slurm's default `Fairshare=1`).
@@ -64,17 +65,19 @@ pub struct Used {
 type RunUse = (i64, i64, i64, i64, i64, i64);
 
 impl Used {
-    /// Adds run `r`'s decayed usage in `w`.
-    fn charge(&mut self, r: RunUse, w: UsageWindow) {
+    /// Adds run `r`'s decayed usage in `w`, each second counting `factor` (its QOS's
+    /// `UsageFactor`).
+    fn charge(&mut self, r: RunUse, w: UsageWindow, factor: f64) {
         let (cpus, start, end, limit_min, mem_mb, nodes) = r;
         let running = end == 0;
         let end = if running { w.now } else { end };
         let cpus = cpus.max(0);
         // The decay is linear in the weight: one integral of time serves every resource.
-        let secs = decayed_usage(1.0, start, end, w.now, w.half_life, w.since);
+        let secs = decayed_usage(1.0, start, end, w.now, w.half_life, w.since) * factor;
         if running && limit_min > 0 {
             let left_secs = (start + limit_min * 60 - w.now).max(0);
-            self.run_cpu_mins += u64::try_from(left_secs / 60 * cpus).unwrap_or(0);
+            let left_cpu_mins = (left_secs / 60 * cpus) as f64 * factor;
+            self.run_cpu_mins += left_cpu_mins as u64;
         }
         self.cpu += secs * cpus as f64;
         self.mem += secs * mem_mb.max(0) as f64;
@@ -133,11 +136,33 @@ pub(crate) fn qos_usage(
         )
         .select((job_qos::qos, CHARGED))
         .load(conn)?;
+    let factors = usage_factors(conn)?;
     let mut out: HashMap<String, Used> = HashMap::new();
     for (qos, run) in runs {
-        out.entry(qos).or_default().charge(run, w);
+        let factor = factor_of(&factors, Some(&qos));
+        out.entry(qos).or_default().charge(run, w, factor);
     }
     Ok(out)
+}
+
+/// Each QOS's `UsageFactor` by name (a live QOS over a deleted one of the same name).
+fn usage_factors(conn: &mut AnyConnection) -> Result<HashMap<String, f64>, StoreError> {
+    let rows: Vec<(String, i64, bool)> = qos::table
+        .select((qos::name, qos::usage_factor, qos::deleted))
+        .order(qos::deleted.desc())
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, stored, _)| {
+            let f = UsageFactor::from_millionths(stored).unwrap_or_default();
+            (name, f.as_f64())
+        })
+        .collect())
+}
+
+/// What a second of a run of QOS `qos` counts for (1 without a QOS or for one not known).
+fn factor_of(factors: &HashMap<String, f64>, qos: Option<&str>) -> f64 {
+    qos.and_then(|q| factors.get(q)).copied().unwrap_or(1.0)
 }
 
 /// Sets `shares` on the live associations of `user` (`""`: the accounts' own) with
@@ -240,7 +265,12 @@ fn usage_of(
     w: UsageWindow,
     out: &mut HashMap<(String, String, String), Used>,
 ) -> Result<(), StoreError> {
-    let runs: Vec<(String, String, RunUse)> = job_runs::table
+    let runs: Vec<(String, String, Option<String>, RunUse)> = job_runs::table
+        .left_join(
+            job_qos::table.on(job_qos::cluster
+                .eq(job_runs::cluster)
+                .and(job_qos::job_id.eq(job_runs::job_id))),
+        )
         .filter(job_runs::cluster.eq(cluster))
         .filter(job_runs::time_start.gt(0))
         .filter(
@@ -248,12 +278,19 @@ fn usage_of(
                 .eq(0)
                 .or(job_runs::time_end.gt(cutoff(w))),
         )
-        .select((job_runs::account, job_runs::user_name, CHARGED))
+        .select((
+            job_runs::account,
+            job_runs::user_name,
+            job_qos::qos.nullable(),
+            CHARGED,
+        ))
         .load(conn)?;
-    for (account, user, run) in runs {
+    let factors = usage_factors(conn)?;
+    for (account, user, qos, run) in runs {
+        let factor = factor_of(&factors, qos.as_deref());
         out.entry((cluster.to_string(), account, user))
             .or_default()
-            .charge(run, w);
+            .charge(run, w, factor);
     }
     Ok(())
 }

@@ -8,7 +8,8 @@ use crate::common;
 per_backend!(
     shares_are_stored_and_listed,
     usage_is_decayed_cpu_seconds,
-    qos_usage_sums_the_runs_of_each_qos
+    qos_usage_sums_the_runs_of_each_qos,
+    a_qos_usage_factor_scales_what_its_jobs_are_charged
 );
 
 mod cases {
@@ -192,5 +193,65 @@ mod cases {
         assert_eq!(used.len(), 2);
         let reset = UsageWindow { since: 1_150, ..w };
         assert_eq!(store.qos_usage("c1", reset).unwrap()["high"].cpu, 200.0);
+    }
+
+    pub fn a_qos_usage_factor_scales_what_its_jobs_are_charged(db: &TestDb) {
+        use sluice_vocab::qos::{QosEdit, UsageFactor};
+        let store = setup(db);
+        for (name, factor) in [("double", 2.0), ("free", 0.0)] {
+            let add = AddQos {
+                names: s(&[name]),
+                set: QosEdit {
+                    usage_factor: UsageFactor::from_f64(factor),
+                    ..Default::default()
+                },
+            };
+            store.add_qos(&add, Apply::Commit, T1).unwrap();
+        }
+        let with_qos = |id, qos: &str| {
+            let mut j = submit(id, 900);
+            j.qos = qos.into();
+            RecordKind::JobSubmitted(j)
+        };
+        // Each of alice's jobs 7 (double), 8 (free) and 9 (no QOS) ran 100 s on 4 CPUs; job
+        // 10 (double) runs since 1200 with 60 minutes of limit.
+        let kinds = vec![
+            with_qos(7, "double"),
+            started(7, 0, 1_000),
+            ended(7, 0, 1_100, JobState::Completed, 0),
+            with_qos(8, "free"),
+            started(8, 0, 1_000),
+            ended(8, 0, 1_100, JobState::Completed, 0),
+            submitted(9, 900),
+            started(9, 0, 1_000),
+            ended(9, 0, 1_100, JobState::Completed, 0),
+            with_qos(10, "double"),
+            started(10, 0, 1_200),
+        ];
+        store.record_batch("c1", 1, &numbered(1, kinds)).unwrap();
+        let w = UsageWindow {
+            now: 1_300,
+            half_life: 0,
+            since: 0,
+        };
+        let used = store.qos_usage("c1", w).unwrap();
+        assert_eq!(used["double"].cpu, 1_600.0, "2 x (400 + 400 so far)");
+        assert_eq!((used["free"].cpu, used["free"].mem), (0.0, 0.0));
+        let alice = listed(&store, Some(w))
+            .into_iter()
+            .find(|a| a.assoc.user == "alice")
+            .unwrap();
+        // 800 + 0 + 400 + 800 CPU-seconds; 58 minutes left on 4 CPUs, counted twice.
+        assert_eq!((alice.raw_usage, alice.run_cpu_mins), (2_000.0, 464));
+        // Back to Slurm's default.
+        let reset = ModifyQos {
+            names: s(&["double"]),
+            set: QosEdit {
+                usage_factor: Some(UsageFactor::ONE),
+                ..Default::default()
+            },
+        };
+        store.modify_qos(&reset, Apply::Commit, T1).unwrap();
+        assert_eq!(store.qos_usage("c1", w).unwrap()["double"].cpu, 800.0);
     }
 }

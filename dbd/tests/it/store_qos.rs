@@ -20,7 +20,7 @@ per_backend!(
 mod cases {
     use sluice_dbd::store::*;
     use sluice_vocab::assoc_limits::{AssocLimitsEdit, TresKind};
-    use sluice_vocab::qos::{QosEdit, QosFlags};
+    use sluice_vocab::qos::{QosEdit, QosFlags, UsageFactor};
     use sluice_vocab::states::JobState;
 
     use super::common::jobs::*;
@@ -107,6 +107,7 @@ mod cases {
         assert_eq!(high.priority, 10);
         assert_eq!(high.limits.max_jobs_per_user, Some(2));
         assert_eq!(high.limits.grp_tres.cpu, Some(8));
+        assert_eq!(high.usage_factor, UsageFactor::ONE, "Slurm's default");
         let req = ModifyQos {
             names: s(&["high"]),
             set: QosEdit {
@@ -118,6 +119,7 @@ mod cases {
                 max_submit_jobs_per_account: Some(Some(5)),
                 min_tres_per_job: vec![(TresKind::Node, Some(2))],
                 max_tres_per_node: vec![(TresKind::Cpu, Some(4))],
+                usage_factor: UsageFactor::from_f64(0.75),
                 flags: Some(QosFlags {
                     over_part_qos: true,
                     ..Default::default()
@@ -152,6 +154,7 @@ mod cases {
         );
         assert!(high.flags.over_part_qos);
         assert_eq!(high.priority, 10);
+        assert_eq!(high.usage_factor.to_string(), "0.750000");
         // The same values again change nothing; a preview changes nothing either.
         assert!(
             store

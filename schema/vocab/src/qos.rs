@@ -114,6 +114,61 @@ pub struct Qos {
     pub flags: QosFlags,
     /// Its limits.
     pub limits: QosLimits,
+    /// `UsageFactor`: what a second of its jobs counts for in the usage charged to their
+    /// associations and to the QOS (fair share, `GrpTRESMins`).
+    pub usage_factor: UsageFactor,
+}
+
+/// A QOS's `UsageFactor`, in millionths (Slurm shows six decimals): 1.0 unless set; 0 charges
+/// nothing.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct UsageFactor(u32);
+
+impl UsageFactor {
+    /// Slurm's default, 1.0.
+    pub const ONE: Self = Self(1_000_000);
+    /// The largest factor taken (a thousand; Slurm's are small multipliers).
+    pub const MAX: f64 = 1000.0;
+
+    /// `value` as a factor: a number from 0 to [`Self::MAX`], to six decimals; `None` for
+    /// anything else (negative, not a number, too large).
+    pub fn from_f64(value: f64) -> Option<Self> {
+        (value.is_finite() && (0.0..=Self::MAX).contains(&value))
+            .then(|| Self((value * 1_000_000.0).round() as u32))
+    }
+
+    /// The stored form: millionths.
+    pub fn millionths(self) -> u32 {
+        self.0
+    }
+
+    /// A factor from its stored form (`None`: out of range).
+    pub fn from_millionths(m: i64) -> Option<Self> {
+        u32::try_from(m)
+            .ok()
+            .filter(|&m| f64::from(m) <= Self::MAX * 1_000_000.0)
+            .map(Self)
+    }
+
+    /// As a multiplier.
+    pub fn as_f64(self) -> f64 {
+        f64::from(self.0) / 1_000_000.0
+    }
+}
+
+impl Default for UsageFactor {
+    fn default() -> Self {
+        Self::ONE
+    }
+}
+
+impl std::fmt::Display for UsageFactor {
+    /// As sacctmgr shows it: `1.000000`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{:06}", self.0 / 1_000_000, self.0 % 1_000_000)
+    }
 }
 
 /// A change to a QOS: `None` leaves a value alone, `Some(None)` clears a limit (`-1`).
@@ -155,6 +210,8 @@ pub struct QosEdit {
     pub max_tres_per_node: TresEdit,
     /// `GrpTRESMins`.
     pub grp_tres_mins: TresEdit,
+    /// `UsageFactor` (`-1` sets 1.0).
+    pub usage_factor: Option<UsageFactor>,
 }
 
 impl QosEdit {
@@ -174,6 +231,9 @@ impl QosEdit {
         }
         if let Some(f) = self.flags {
             out.flags = f;
+        }
+        if let Some(u) = self.usage_factor {
+            out.usage_factor = u;
         }
         let set = |slot: &mut Option<u32>, v: Option<Option<u32>>| {
             if let Some(v) = v {
@@ -260,6 +320,31 @@ mod tests {
         assert_eq!(out.limits.max_jobs_per_user, None);
         assert_eq!(out.limits.grp_tres.cpu, Some(8));
         assert!(QosEdit::default().is_empty());
+    }
+
+    #[test]
+    fn usage_factors_are_six_decimals_from_zero_to_a_thousand() {
+        assert_eq!(UsageFactor::default().to_string(), "1.000000");
+        let half = UsageFactor::from_f64(0.5).unwrap();
+        assert_eq!(
+            (half.to_string(), half.millionths()),
+            ("0.500000".into(), 500_000)
+        );
+        assert_eq!(UsageFactor::from_f64(2.25).unwrap().as_f64(), 2.25);
+        assert_eq!(UsageFactor::from_f64(0.0).unwrap().to_string(), "0.000000");
+        for bad in [-0.1, f64::NAN, f64::INFINITY, 1000.5] {
+            assert_eq!(UsageFactor::from_f64(bad), None, "{bad}");
+        }
+        assert_eq!(UsageFactor::from_millionths(-1), None);
+        assert_eq!(
+            UsageFactor::from_millionths(2_000_000),
+            UsageFactor::from_f64(2.0)
+        );
+        let edit = QosEdit {
+            usage_factor: Some(half),
+            ..Default::default()
+        };
+        assert_eq!(edit.applied(&Qos::default()).usage_factor, half);
     }
 
     #[test]

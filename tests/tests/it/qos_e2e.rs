@@ -424,3 +424,38 @@ fn grp_tres_mins_used_up_ends_the_qos_running_jobs_and_holds_new_ones() {
     });
     c.ok("scancel", &[&held]);
 }
+
+#[test]
+fn a_usage_factor_is_set_shown_and_reset_by_sacctmgr() {
+    let c = Cluster::start(1);
+    let show = |c: &Cluster| {
+        c.ok(
+            "sacctmgr",
+            &["-P", "-n", "show", "qos", "format=name,usagefactor"],
+        )
+    };
+    assert_eq!(show(&c), "normal|1.000000\n", "Slurm's default");
+    c.ok(
+        "sacctmgr",
+        &["-i", "add", "qos", "scav", "UsageFactor=0.25"],
+    );
+    c.ok(
+        "sacctmgr",
+        &["-i", "modify", "qos", "normal", "set", "UsageFactor=2"],
+    );
+    assert_eq!(show(&c), "normal|2.000000\nscav|0.250000\n");
+    let out = c.cmd(
+        "sacctmgr",
+        &["-i", "modify", "qos", "scav", "set", "UsageFactor=-3"],
+    );
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr.contains("Invalid limit UsageFactor=-3"),
+        "{out:?}"
+    );
+    c.ok(
+        "sacctmgr",
+        &["-i", "modify", "qos", "normal", "set", "UsageFactor=-1"],
+    );
+    assert_eq!(show(&c), "normal|1.000000\nscav|0.250000\n");
+}

@@ -290,7 +290,11 @@ pub(crate) fn allocation_reason(
         mem_mb,
         nodes,
     };
-    let job_secs = job.req.time_limit.as_secs();
+    let job_secs = job
+        .req
+        .time_limit
+        .as_secs()
+        .map(|s| crate::core::qos::charged_secs(core, &job.launch.qos, s));
     with_usage(core, now, |usage| {
         for key in table.chain(&job.launch.account, &job.launch.user) {
             let Some(level) = table.get(&key.0, &key.1) else {

@@ -109,7 +109,12 @@ impl Usage {
             return;
         }
         let (cpus, mem_mb, nodes) = alloc_tres(job, alloc);
-        let left = job.deadline().secs().saturating_sub(now.secs());
+        // The QOS's UsageFactor weighs what the job will still use, as it weighs what it used.
+        let left = crate::core::qos::charged_secs(
+            core,
+            &job.launch.qos,
+            job.deadline().secs().saturating_sub(now.secs()),
+        );
         let run_left = TresSecs {
             cpu: cpus.saturating_mul(left),
             mem: mem_mb.saturating_mul(left),

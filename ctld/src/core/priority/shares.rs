@@ -67,7 +67,8 @@ fn run_cpu_mins(core: &Core, now: SimTime) -> HashMap<(String, String), u64> {
             .into_iter()
             .map(u64::from)
             .sum();
-        let mins = deadline.since(now) / 60 * cpus;
+        let mins =
+            crate::core::qos::charged_secs(core, &job.launch.qos, deadline.since(now)) / 60 * cpus;
         let account = job.launch.account.as_str();
         *out.entry((account.to_string(), job.launch.user.clone()))
             .or_default() += mins;

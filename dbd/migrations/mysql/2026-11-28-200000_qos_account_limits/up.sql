@@ -11,3 +11,6 @@ ALTER TABLE qos ADD COLUMN max_submit_jobs_per_account BIGINT;
 ALTER TABLE qos ADD COLUMN min_tres_per_job VARCHAR(1024) NOT NULL DEFAULT '';
 ALTER TABLE qos ADD COLUMN max_tres_per_node VARCHAR(1024) NOT NULL DEFAULT '';
 ALTER TABLE qos ADD COLUMN grp_tres_mins VARCHAR(1024) NOT NULL DEFAULT '';
+-- UsageFactor= in millionths (1.0 = 1000000): what a second of the QOS's jobs counts for in
+-- the usage charged to their associations and to the QOS.
+ALTER TABLE qos ADD COLUMN usage_factor BIGINT NOT NULL DEFAULT 1000000;

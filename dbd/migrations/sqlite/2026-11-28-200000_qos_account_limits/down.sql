@@ -1,3 +1,4 @@
+ALTER TABLE qos DROP COLUMN usage_factor;
 ALTER TABLE qos DROP COLUMN grp_tres_mins;
 ALTER TABLE qos DROP COLUMN max_tres_per_node;
 ALTER TABLE qos DROP COLUMN min_tres_per_job;

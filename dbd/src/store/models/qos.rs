@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use diesel::prelude::*;
 use sluice_vocab::assoc_limits::Tres;
-use sluice_vocab::qos::{Qos, QosFlags, QosLimits};
+use sluice_vocab::qos::{Qos, QosFlags, QosLimits, UsageFactor};
 
 use crate::db::schema::{assoc_qos, qos};
 use crate::store::conn::AnyConnection;
@@ -38,6 +38,8 @@ pub struct QosRow {
     pub min_tres_per_job: String,
     pub max_tres_per_node: String,
     pub grp_tres_mins: String,
+    /// `UsageFactor` in millionths.
+    pub usage_factor: i64,
 }
 
 fn count(v: Option<i64>) -> Option<u32> {
@@ -79,6 +81,7 @@ impl QosRow {
             min_tres_per_job: l.min_tres_per_job.to_stored(),
             max_tres_per_node: l.max_tres_per_node.to_stored(),
             grp_tres_mins: l.grp_tres_mins.to_stored(),
+            usage_factor: i64::from(q.usage_factor.millionths()),
         }
     }
 
@@ -106,6 +109,8 @@ impl QosRow {
                 max_tres_per_node: tres(&self.max_tres_per_node),
                 grp_tres_mins: tres(&self.grp_tres_mins),
             },
+            // One out of range (never written by us) counts as Slurm's default.
+            usage_factor: UsageFactor::from_millionths(self.usage_factor).unwrap_or_default(),
         }
     }
 }
