@@ -57,7 +57,7 @@ pub enum Backend {
 }
 
 /// How long a SQLite writer waits for a lock held by another process, in milliseconds.
-pub(crate) const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
+const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
 
 /// WAL pages after which a commit checkpoints (SQLite's default is 1,000). A checkpoint copies
 /// the pages into the database file and syncs it, in the committing thread: at the default, an

@@ -23,11 +23,9 @@
 //!
 //! Concurrency: one writing connection behind a `std::sync::Mutex`. The async service calls
 //! the store from `tokio::task::spawn_blocking`, so changes are serialised; that is simple and
-//! plenty for sacctmgr traffic and lease requests. Reads that run often beside the writes go to
-//! connections of their own: sacct's pages on SQLite (`readers`), the federation's event
-//! pages and views on every backend but in-memory SQLite (`view_readers`). Job-id leases
-//! additionally compare-and-set their cursor, so two dbds over one database never hand out an
-//! id twice.
+//! plenty for sacctmgr traffic and lease requests. sacct's pages on SQLite are read on
+//! connections of their own (`readers`). Job-id leases additionally compare-and-set their
+//! cursor, so two dbds over one database never hand out an id twice.
 
 mod accounts;
 mod clusters;
@@ -48,7 +46,6 @@ mod requests;
 mod types;
 pub mod usage;
 mod users;
-mod view_readers;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -83,8 +80,6 @@ pub struct Store {
     conn: Mutex<AnyConnection>,
     /// SQLite reader connections for sacct's stream (none on the other backends).
     readers: Option<readers::Readers>,
-    /// Connections for the federation's reads (event pages, views), beside `conn`.
-    fed_readers: Option<view_readers::ViewReaders>,
     fed: fed::Signals,
     /// Database failures (disk full, read-only, I/O errors, a server gone), logged once per
     /// episode; a committed change ends one.
@@ -131,7 +126,6 @@ impl Store {
         let store = Store {
             conn: Mutex::new(conn::open(url)?),
             readers,
-            fed_readers: view_readers::ViewReaders::for_url(url)?,
             fed: fed::Signals::default(),
             faults: Mutex::new(FaultEpisodes::new("accounting database")),
         };

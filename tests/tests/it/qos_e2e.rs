@@ -27,6 +27,14 @@ fn open_site(c: &Cluster) {
     std::fs::set_permissions(&c.work, PermissionsExt::from_mode(0o1777)).unwrap();
 }
 
+/// Waits until the controller knows `user`'s association (the dbd pushes it within a second
+/// of `sacctmgr add user`; a submission before that is refused).
+fn wait_known(c: &Cluster, user: &TestUser) {
+    c.wait_for("the controller's association list", || {
+        as_user(c, user, "sbatch", &["--test-only", "--wrap", "true"]).code == 0
+    });
+}
+
 const INVALID_QOS: &str = "sbatch: error: Batch job submission failed: Invalid qos specification\n";
 
 #[test]
@@ -121,9 +129,7 @@ fn qos_are_chosen_refused_limited_and_shown() {
     // The controller fetches the dbd's associations and QOS when it starts (and every 30 s).
     c.kill9_ctld();
     c.up();
-    c.wait_for("the controller's association list", || {
-        as_user(&c, &member, "sbatch", &["--test-only", "--wrap", "true"]).code == 0
-    });
+    wait_known(&c, &member);
     let sleep = ["--parsable", "--wrap", "sleep 300"];
     let plain = as_user(&c, &member, "sbatch", &sleep);
     assert_eq!(plain.code, 0, "{plain:?}");
@@ -223,6 +229,7 @@ fn a_partitions_qos_limits_its_jobs_unless_the_jobs_qos_is_over_it() {
         "sacctmgr",
         &["-i", "add", "user", &user.name, "account=phys"],
     );
+    wait_known(&c, &user);
     c.ok(
         "sacctmgr",
         &["-i", "add", "qos", "part", "MaxTRESPerUser=cpu=1"],
@@ -316,6 +323,9 @@ fn per_account_limits_hold_every_user_of_the_account() {
         let acct = format!("account={account}");
         c.ok("sacctmgr", &["-i", "add", "user", &u.name, &acct]);
     }
+    for u in [&a, &b, &other] {
+        wait_known(&c, u);
+    }
     c.ok(
         "sacctmgr",
         &[
@@ -397,6 +407,7 @@ fn grp_tres_mins_used_up_ends_the_qos_running_jobs_and_holds_new_ones() {
         "sacctmgr",
         &["-i", "add", "user", &user.name, "account=phys"],
     );
+    wait_known(&c, &user);
     let sleep = || {
         let out = as_user(&c, &user, "sbatch", &["--parsable", "--wrap", "sleep 300"]);
         assert_eq!(out.code, 0, "{out:?}");

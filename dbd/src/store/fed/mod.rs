@@ -115,18 +115,6 @@ impl Store {
         })
     }
 
-    /// Runs the read `f` in one transaction on a reader connection (on the writing one where
-    /// the database has no readers: in-memory SQLite), again when it lost a race.
-    fn fed_read<T>(
-        &self,
-        mut f: impl FnMut(&mut AnyConnection) -> Result<T, FedError>,
-    ) -> Result<T, FedError> {
-        match &self.fed_readers {
-            Some(readers) => retrying(|| readers.read(&mut f)),
-            None => self.fed_tx(f),
-        }
-    }
-
     /// An admin change of clusters or federations: runs `f`, then applies the removal rules to
     /// the federated jobs of clusters that left (same transaction); tells the watchers after a
     /// commit.
@@ -163,7 +151,7 @@ impl Store {
 
     /// `cluster`'s view of its federation.
     pub fn fed_view(&self, cluster: &str) -> Result<FedView, FedError> {
-        self.fed_read(|c| view::view(c, cluster))
+        self.fed_tx(|c| view::view(c, cluster))
     }
 
     /// `cluster`'s events after `max(after, acknowledged)`, at most `limit`.
@@ -173,7 +161,7 @@ impl Store {
         after: u64,
         limit: usize,
     ) -> Result<EventPage, FedError> {
-        self.fed_read(|c| {
+        self.fed_tx(|c| {
             view::live_cluster(c, cluster)?;
             Ok(log::read(c, cluster, after, limit)?)
         })
@@ -198,62 +186,5 @@ impl Store {
             self.fed.events_appended();
         }
         Ok(changed)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-    use std::sync::mpsc;
-    use std::time::Duration;
-
-    use crate::store::{AddClusters, AddFederations, Apply, Store};
-
-    /// A bound on a read that should not wait at all; reached only if it waits on the writer.
-    const NO_WAIT: Duration = Duration::from_secs(20);
-
-    fn federated_store(url: &str) -> Store {
-        let store = Store::connect_at(url, 1).unwrap();
-        let names = vec!["a".to_string(), "b".to_string()];
-        let add = AddClusters {
-            names: names.clone(),
-            ..Default::default()
-        };
-        store.add_clusters(&add, Apply::Commit, 1).unwrap();
-        let fed = AddFederations {
-            names: vec!["fed".to_string()],
-            clusters: names,
-        };
-        store.add_federations(&fed, Apply::Commit, 1).unwrap();
-        store
-    }
-
-    #[test]
-    fn event_pages_and_views_are_read_while_the_writing_connection_is_busy() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("acct.db").display());
-        let store = Arc::new(federated_store(&url));
-        // A long write (a record batch, a group of submissions) holds the writing connection.
-        let writer = store.lock();
-        let (tx, rx) = mpsc::channel();
-        let reader = Arc::clone(&store);
-        std::thread::spawn(move || {
-            let events = reader.fed_events("b", 0, 10).map(|p| p.events.len());
-            let view = reader.fed_view("b").map(|v| v.siblings.len());
-            let _ = tx.send((events.unwrap(), view.unwrap()));
-        });
-        let (events, siblings) = rx
-            .recv_timeout(NO_WAIT)
-            .expect("the reads waited for the writing connection");
-        assert_eq!((events, siblings), (0, 1));
-        drop(writer);
-    }
-
-    #[test]
-    fn an_in_memory_database_reads_on_its_one_connection() {
-        let store = federated_store(":memory:");
-        assert!(store.fed_readers.is_none());
-        assert_eq!(store.fed_view("a").unwrap().siblings.len(), 1);
-        assert!(store.fed_events("a", 0, 10).unwrap().events.is_empty());
     }
 }

@@ -295,7 +295,7 @@ impl Store {
 
     /// The job `job_id` of `caller`'s federation, as recorded.
     pub fn fed_job(&self, job_id: u32, caller: &str) -> Result<FedJob, FedError> {
-        self.fed_read(|c| {
+        self.fed_tx(|c| {
             let federation = view::federated_cluster(c, caller)?.federation;
             job_rows::get(c, &federation, job_id)?
                 .map(FedJobRow::into_job)
