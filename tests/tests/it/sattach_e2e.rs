@@ -120,16 +120,23 @@ fn sattach_input_goes_to_the_filtered_task() {
 #[test]
 fn a_cyclic_steps_layout_and_input_follow_its_ranks() {
     let c = Cluster::start(2);
-    // Ranks 0 and 2 on the first node, 1 and 3 on the second; only rank 3 reads.
-    let task = "if [ $SLURM_PROCID = 3 ]; then echo ready; read line; echo \"got:$line\"; fi";
+    // Ranks 0 and 2 on the first node, 1 and 3 on the second; only rank 3 reads. The others
+    // wait for the test's mark, so the first node still runs the step when its layout is asked
+    // (sattach learns each node's ranks from its node daemon while the step runs there).
+    let mark = c.work.join("layout-seen");
+    let task = format!(
+        "if [ $SLURM_PROCID = 3 ]; then echo ready; read line; echo \"got:$line\"; \
+         else echo ready; while [ ! -e {} ]; do sleep 0.1; done; fi",
+        mark.display()
+    );
     let mut srun = Lines::spawn(
         c.command(
             "srun",
-            &["-N2", "-n4", "-m", "cyclic", "-l", "sh", "-c", task],
+            &["-N2", "-n4", "-m", "cyclic", "-l", "sh", "-c", &task],
         )
         .stdin(Stdio::piped()),
     );
-    srun.expect("3: ready", false);
+    srun.expect_each(&["0: ready", "1: ready", "2: ready", "3: ready"]);
     let job = running_job(&c);
     let text = layout(&c, &job);
     assert_eq!(
@@ -138,6 +145,7 @@ fn a_cyclic_steps_layout_and_input_follow_its_ranks() {
          \tNode 0 (clustern1), 2 task(s): 0 2 \n\tNode 1 (clustern2), 2 task(s): 1 3 \n",
         "{text}"
     );
+    std::fs::write(&mark, "").unwrap();
     let step = format!("{job}.0");
     let mut sattach = Lines::spawn(
         c.command("sattach", &["--input-filter=3", "--output-filter=3", &step])
