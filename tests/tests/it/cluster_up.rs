@@ -1,6 +1,7 @@
-//! `sluice up` for whole clusters, driven as a user would from a shell: the README's first
-//! command, a second `up` that starts only what is missing, `down` and `up` again with the
-//! history intact, several clusters in a federation, Ctrl-C in the foreground.
+//! `sluice up` for whole clusters, driven as a user would from a shell: one cluster's first
+//! job, a second `up` that starts only what is missing, `down` and `up` again with the history
+//! intact, several clusters in a federation (the README's first command: a federated job seen
+//! by `squeue --federation` and `sacct --federation`), Ctrl-C in the foreground.
 
 use crate::common;
 use common::procs::{interrupt, up_in_foreground};
@@ -312,6 +313,20 @@ fn several_clusters_in_a_federation_each_run_their_jobs() {
         assert!(
             text == "east eastn1\n" || text == "west westn1\n",
             "job {job} ran once on a cluster of the federation: {text:?}"
+        );
+        // The README's first command: the federation's queue and accounting show it, from
+        // the first cluster's env.sh wherever it ran.
+        shell_until(
+            &dir,
+            &work,
+            &format!("squeue --federation -h -t all -j {job} -o %T"),
+            "COMPLETED",
+        );
+        shell_until(
+            &dir,
+            &work,
+            &format!("sacct --federation -n -X -P -o JobID,State -j {job}"),
+            &format!("{job}|COMPLETED"),
         );
     }
 }
