@@ -147,13 +147,14 @@ pub(crate) fn qos_usage(
 
 /// Each QOS's `UsageFactor` by name (a live QOS over a deleted one of the same name).
 fn usage_factors(conn: &mut AnyConnection) -> Result<HashMap<String, f64>, StoreError> {
-    let rows: Vec<(String, i64, bool)> = qos::table
-        .select((qos::name, qos::usage_factor, qos::deleted))
+    // Deleted rows first, so a live QOS's factor is the one kept.
+    let rows: Vec<(String, i64)> = qos::table
+        .select((qos::name, qos::usage_factor))
         .order(qos::deleted.desc())
         .load(conn)?;
     Ok(rows
         .into_iter()
-        .map(|(name, stored, _)| {
+        .map(|(name, stored)| {
             let f = UsageFactor::from_millionths(stored).unwrap_or_default();
             (name, f.as_f64())
         })
@@ -231,9 +232,10 @@ pub(crate) fn list(
     clusters.sort();
     clusters.dedup();
     let mut usage = HashMap::new();
-    for cluster in clusters.iter().filter(|_| window.is_some()) {
-        if let Some(w) = window {
-            usage_of(conn, cluster, w, &mut usage)?;
+    if let Some(w) = window {
+        let factors = usage_factors(conn)?;
+        for cluster in &clusters {
+            usage_of(conn, cluster, w, &factors, &mut usage)?;
         }
     }
     // With the limits and the QOS in force (the listing shows them all).
@@ -263,6 +265,7 @@ fn usage_of(
     conn: &mut AnyConnection,
     cluster: &str,
     w: UsageWindow,
+    factors: &HashMap<String, f64>,
     out: &mut HashMap<(String, String, String), Used>,
 ) -> Result<(), StoreError> {
     let runs: Vec<(String, String, Option<String>, RunUse)> = job_runs::table
@@ -285,9 +288,8 @@ fn usage_of(
             CHARGED,
         ))
         .load(conn)?;
-    let factors = usage_factors(conn)?;
     for (account, user, qos, run) in runs {
-        let factor = factor_of(&factors, qos.as_deref());
+        let factor = factor_of(factors, qos.as_deref());
         out.entry((cluster.to_string(), account, user))
             .or_default()
             .charge(run, w, factor);

@@ -51,6 +51,13 @@ mod cases {
             .unwrap()
     }
 
+    /// Job `id` of alice submitted at 900 with QOS `qos`.
+    fn with_qos(id: u32, qos: &str) -> RecordKind {
+        let mut j = submit(id, 900);
+        j.qos = qos.into();
+        RecordKind::JobSubmitted(j)
+    }
+
     fn shares(store: &Store) -> Vec<(String, String, i64)> {
         listed(store, None)
             .into_iter()
@@ -151,11 +158,6 @@ mod cases {
 
     pub fn qos_usage_sums_the_runs_of_each_qos(db: &TestDb) {
         let store = setup(db);
-        let with_qos = |id, qos: &str| {
-            let mut j = submit(id, 900);
-            j.qos = qos.into();
-            RecordKind::JobSubmitted(j)
-        };
         // Jobs 7 and 8 (high) ran 100 s each on 4 CPUs, 1024 MB and 2 nodes; job 9 (normal)
         // runs since 1200; job 10 (high) on another cluster does not count here.
         let kinds = vec![
@@ -208,11 +210,6 @@ mod cases {
             };
             store.add_qos(&add, Apply::Commit, T1).unwrap();
         }
-        let with_qos = |id, qos: &str| {
-            let mut j = submit(id, 900);
-            j.qos = qos.into();
-            RecordKind::JobSubmitted(j)
-        };
         // Each of alice's jobs 7 (double), 8 (free) and 9 (no QOS) ran 100 s on 4 CPUs; job
         // 10 (double) runs since 1200 with 60 minutes of limit.
         let kinds = vec![

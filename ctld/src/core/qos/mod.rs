@@ -76,18 +76,14 @@ pub fn set_used(core: &mut Core, used: HashMap<String, super::assoc::TresSecs>) 
     core.qos_used = used;
 }
 
-/// What a second of a job of QOS `qos` counts for in usage (its `UsageFactor`; 1 for a QOS
-/// the core does not know).
-pub(crate) fn usage_factor(core: &Core, qos: &str) -> f64 {
-    core.qos
+/// `secs` of a job of QOS `qos` as its usage counts them: weighed by the QOS's
+/// `UsageFactor` (1 for a QOS the core does not know).
+pub(crate) fn charged_secs(core: &Core, qos: &str, secs: u64) -> u64 {
+    let factor = core
+        .qos
         .as_ref()
         .and_then(|t| t.get(qos))
-        .map_or(1.0, |q| q.usage_factor.as_f64())
-}
-
-/// `secs` of a job of QOS `qos` as its usage counts them (see [`usage_factor`]).
-pub(crate) fn charged_secs(core: &Core, qos: &str, secs: u64) -> u64 {
-    let factor = usage_factor(core, qos);
+        .map_or(1.0, |q| q.usage_factor.as_f64());
     if factor == 1.0 {
         secs
     } else {

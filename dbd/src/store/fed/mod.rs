@@ -43,22 +43,6 @@ use types::{EventPage, FedView, Registration};
 /// How often a transaction that lost a race is tried in all.
 const ATTEMPTS: u32 = 30;
 
-/// Runs `attempt` until it succeeds, fails for good, or has lost [`ATTEMPTS`] races.
-fn retrying<T>(mut attempt: impl FnMut() -> Result<T, FedError>) -> Result<T, FedError> {
-    let mut n = 1;
-    loop {
-        match attempt() {
-            Err(e) if e.is_transient() && n < ATTEMPTS => {
-                tracing::debug!(error = %e, attempt = n, "federation transaction retried");
-                // Let the winner of the race commit before trying again.
-                std::thread::sleep(std::time::Duration::from_millis(u64::from(n)));
-                n += 1;
-            }
-            other => return other,
-        }
-    }
-}
-
 /// Change notifications for the federation service's streams (this process only; the service
 /// also polls, for changes made by another dbd on the same database).
 #[derive(Debug)]
@@ -109,10 +93,22 @@ impl Store {
         &self,
         mut f: impl FnMut(&mut AnyConnection) -> Result<T, FedError>,
     ) -> Result<T, FedError> {
-        retrying(|| {
-            let mut conn = self.lock();
-            conn.write_transaction::<T, FedError, _>(&mut f)
-        })
+        let mut attempt = 1;
+        loop {
+            let outcome = {
+                let mut conn = self.lock();
+                conn.write_transaction::<T, FedError, _>(|c| f(c))
+            };
+            match outcome {
+                Err(e) if e.is_transient() && attempt < ATTEMPTS => {
+                    tracing::debug!(error = %e, attempt, "federation transaction retried");
+                    // Let the winner of the race commit before trying again.
+                    std::thread::sleep(std::time::Duration::from_millis(u64::from(attempt)));
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// An admin change of clusters or federations: runs `f`, then applies the removal rules to
