@@ -10,7 +10,7 @@
 //!
 //! Bursts of held submissions from 64 concurrent callers (one HTTP/2 connection) alternate
 //! between the two, several rounds, into the same queue; prints jobs/s per burst. Run with
-//! `cargo bench --workspace --bench submit_rpc --profile dev [-- JOBS ROUNDS]`.
+//! `cargo bench --workspace --bench submit_rpc --profile dev [-- JOBS ROUNDS [guarded|trusting]]`.
 
 use sluice_ctld::conf::CtldConf;
 use sluice_ctld::runtime::{self, RuntimeConfig};
@@ -120,7 +120,7 @@ where
     started.elapsed()
 }
 
-async fn bench(jobs: usize, rounds: usize) {
+async fn bench(jobs: usize, rounds: usize, only: Option<bool>) {
     let dir = tempfile::tempdir().unwrap();
     let conf = conf(dir.path());
     let key = Key::from_bytes(vec![7; 64]);
@@ -195,6 +195,9 @@ async fn bench(jobs: usize, rounds: usize) {
             [true, false]
         };
         for guarded in order {
+            if only.is_some_and(|only| only != guarded) {
+                continue;
+            }
             let took = if guarded {
                 burst(&signed, &req, jobs).await
             } else {
@@ -212,7 +215,7 @@ async fn bench(jobs: usize, rounds: usize) {
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
     println!(
         "median: trusting {:.0} jobs/s, guarded {:.0} jobs/s",
@@ -229,9 +232,16 @@ fn main() {
         .collect();
     let jobs = args.first().and_then(|a| a.parse().ok()).unwrap_or(2_000);
     let rounds = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(4);
+    // A third word runs one side only (for `perf stat`/`perf record` of each).
+    let only = match args.get(2).map(String::as_str) {
+        None => None,
+        Some("guarded") => Some(true),
+        Some("trusting") => Some(false),
+        Some(other) => panic!("unknown side {other:?}: guarded or trusting"),
+    };
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap()
-        .block_on(bench(jobs, rounds));
+        .block_on(bench(jobs, rounds, only));
 }

@@ -56,12 +56,27 @@ impl Binding {
 /// SHA-256 of a request body, in hex.
 pub fn body_digest(body: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(body))
+    to_hex(&Sha256::digest(body))
 }
 
-/// A fresh random nonce, in hex.
+/// A fresh random nonce, in hex: 128 bits from the kernel. (Not `rand`'s thread generator,
+/// whose first use probes the CPU's features, a dozen `cpuid` instructions that each trap to
+/// the hypervisor on a virtual machine: more than the whole signing costs a one-shot command.)
 pub fn new_nonce() -> String {
-    format!("{:032x}", rand::random::<u128>())
+    let mut bytes = [0u8; NONCE_HEX / 2];
+    if getrandom::fill(&mut bytes).is_err() {
+        // The kernel's generator does not fail once booted; the fallback is as random.
+        bytes = rand::random();
+    }
+    to_hex(&bytes)
+}
+
+/// `bytes` in lowercase hex (`hex::encode` builds the string a `char` at a time: this is the
+/// same text, written into a buffer of the right size).
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
+    let mut out = vec![0u8; bytes.len() * 2];
+    hex::encode_to_slice(bytes, &mut out).expect("the buffer is twice the input's length");
+    String::from_utf8(out).expect("hex digits are ASCII")
 }
 
 /// Whether `s` is `len` lowercase hex digits.
@@ -100,7 +115,7 @@ impl Key {
             "{TOKEN_PREFIX}.{uid}.{gid}.{issued}.{nonce}.{}.{}",
             binding.method, binding.digest
         );
-        let mac = hex::encode(self.mac(&text).finalize().into_bytes());
+        let mac = to_hex(&self.mac(&text).finalize().into_bytes());
         format!("{text}.{mac}")
     }
 
@@ -110,7 +125,9 @@ impl Key {
         let (text, mac) = token
             .rsplit_once('.')
             .ok_or_else(|| bad("malformed token"))?;
-        let mac = hex::decode(mac).map_err(|_| bad("malformed token"))?;
+        let mut raw = [0u8; DIGEST_HEX / 2];
+        hex::decode_to_slice(mac, &mut raw).map_err(|_| bad("malformed token"))?;
+        let mac = raw;
         // Constant-time comparison of the MAC before anything in the claims is believed.
         self.mac(text)
             .verify_slice(&mac)

@@ -103,7 +103,10 @@ impl Verifier {
         }
         bound_to(&claims.binding, binding)?;
         // Last: a token refused above does not use up its nonce.
-        if !self.replays.admit(&claims.nonce, claims.issued, now) {
+        if !self
+            .replays
+            .admit(nonce_bits(&claims.nonce)?, claims.issued, now)
+        {
             return Err(AuthError::Replayed);
         }
         Ok(Identity {
@@ -123,7 +126,7 @@ impl Verifier {
     ) -> Result<Identity, AuthError> {
         let decoded = munge.decode(cred)?;
         bound_to(&decoded.binding, binding)?;
-        if !self.replays.admit(&decoded.nonce, now, now) {
+        if !self.replays.admit(nonce_bits(&decoded.nonce)?, now, now) {
             return Err(AuthError::Replayed);
         }
         Ok(Identity {
@@ -131,6 +134,11 @@ impl Verifier {
             gid: decoded.gid,
         })
     }
+}
+
+/// A nonce's 128 bits (a token's nonce is checked to be 32 hex digits when it is opened).
+fn nonce_bits(nonce: &str) -> Result<u128, AuthError> {
+    u128::from_str_radix(nonce, 16).map_err(|_| AuthError::BadSignature("malformed nonce".into()))
 }
 
 /// Checks that a credential made for `signed` is used for `used`.
