@@ -6,7 +6,7 @@ use super::nodes::NodeBase;
 use super::outbox::{AcctRecord, NodeCommand, NodeEventKind, Outbox, SaveHint};
 use super::{Caller, Core, SimTime, kill};
 use crate::error::CtldError;
-use sluice_vocab::NodeIdx;
+use sluice_vocab::{FedJobId, JobState, NodeIdx};
 
 /// What a node daemon reports when it (re)starts and periodically after.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,21 +133,60 @@ fn reconcile_jobs(
             continue;
         };
         let started = j.start_time;
-        // A batch job its batch node does not know (neither running nor with an exit report
-        // pending) well after its start was never launched: the launch was lost (a controller
-        // killed between recording the start and sending it). Slurm's "missing from batch
-        // node" check (BatchStartTimeout).
-        let lost_batch = !j.launch.interactive
-            && j.nodes.first() == Some(&i)
-            && started.is_some_and(|s| now.since(s) >= BATCH_START_TIMEOUT);
         // A CONFIGURING job waits for this very boot; it was never launched.
         let configuring = core.power.configuring.contains_key(&job);
-        if !node_runs::reports_held_run(core, i, &reg.jobs, job)
-            && (started.is_some_and(|s| s < reg.boot_time) || lost_batch)
-            && !configuring
-        {
+        let lost = !node_runs::reports_held_run(core, i, &reg.jobs, job)
+            && started.is_some_and(|s| s < reg.boot_time)
+            && !configuring;
+        if lost || launch_lost(core, i, &reg.jobs, job, now) {
             kill::node_failed_job(core, out, now, job, i);
         }
+    }
+}
+
+/// Whether node `i` is the batch host of running batch job `job` and, [`BATCH_START_TIMEOUT`]
+/// after the job's start, knows nothing of it (neither running it nor holding its exit report,
+/// per `runs`, what the node reports): its launch was lost (a controller killed between
+/// recording the start and sending it, or a launch the node never got). Slurm's "missing from
+/// batch node" check, made at every registration and heartbeat.
+fn launch_lost(core: &Core, i: NodeIdx, runs: &[NodeRun], job: FedJobId, now: SimTime) -> bool {
+    let Some(j) = core.jobs.map.get(&job) else {
+        return false;
+    };
+    j.state == JobState::Running
+        && !j.completing
+        && !j.launch.interactive
+        && j.nodes.first() == Some(&i)
+        && j.start_time.is_some_and(|s| now.since(s) >= BATCH_START_TIMEOUT)
+        // Held for a boot or prologs: not launched yet.
+        && !core.power.configuring.contains_key(&job)
+        && !node_runs::reports_held_run(core, i, runs, job)
+}
+
+/// Fails (requeues, or ends as NODE_FAIL) the batch jobs whose launch to node `i` was lost
+/// ([`launch_lost`]).
+fn fail_lost_launches(
+    core: &mut Core,
+    out: &mut impl Outbox,
+    now: SimTime,
+    i: NodeIdx,
+    runs: &[NodeRun],
+) {
+    let lost: Vec<FedJobId> = core
+        .nodes
+        .get(i)
+        .jobs
+        .iter()
+        .copied()
+        .filter(|&job| launch_lost(core, i, runs, job, now))
+        .collect();
+    for job in lost {
+        tracing::warn!(
+            %job,
+            node = %core.nodes.get(i).name,
+            "batch job missing from its batch node {BATCH_START_TIMEOUT} s after its start: its launch was lost"
+        );
+        kill::node_failed_job(core, out, now, job, i);
     }
 }
 
@@ -189,6 +228,7 @@ pub fn on_node_heartbeat(
         out.save(SaveHint::Node(i));
         super::nonstop::node_changed(core, out, now, i);
     }
+    fail_lost_launches(core, out, now, i, runs);
     Ok(())
 }
 

@@ -58,6 +58,42 @@ fn requeued_onto_n2(fx: &mut CoreFixture) -> FedJobId {
     id
 }
 
+/// A controller killed between recording a batch job's start and sending its launch comes
+/// back with the job RUNNING on a node that never heard of it; the node registers at once,
+/// before the start timeout. Its heartbeats tell the rest (Slurm's "missing from batch node").
+#[test]
+fn a_batch_job_missing_from_its_node_past_the_start_timeout_is_requeued_at_a_heartbeat() {
+    let mut fx = cluster();
+    fx.register_all();
+    let id = fx.submit_and_schedule(SubmitRequest::new(1, "lost"));
+    assert_eq!(fx.nodes_of(id), "n1");
+    // Before the timeout the launch may still be on its way: left alone.
+    fx.advance(5);
+    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n1", &[]).unwrap();
+    assert_eq!(fx.state(id), JobState::Running);
+    // Past it, another node's heartbeat and one reporting the run change nothing.
+    fx.advance(10);
+    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n2", &[]).unwrap();
+    on_node_heartbeat(
+        &mut fx.core,
+        &mut fx.out,
+        fx.now,
+        "n1",
+        &[run(id, 0, vec![])],
+    )
+    .unwrap();
+    assert_eq!(fx.state(id), JobState::Running);
+    // The batch node knows nothing of it: requeued, and it runs again.
+    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n1", &[]).unwrap();
+    assert_eq!(fx.state(id), JobState::Pending);
+    fx.schedule();
+    let job = fx.core.job(id).unwrap();
+    assert_eq!((job.state, job.restarts), (JobState::Running, 1));
+    // The new run is as new as its start: not failed again at once.
+    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n1", &[]).unwrap();
+    assert_eq!(fx.state(id), JobState::Running);
+}
+
 #[test]
 fn a_node_back_with_an_older_run_is_told_to_kill_that_run_only() {
     let mut fx = cluster();

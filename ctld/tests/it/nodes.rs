@@ -36,8 +36,18 @@ fn register(fx: &mut CoreFixture, r: NodeRegistration) {
     on_node_registered(&mut fx.core, &mut fx.out, fx.now, r).unwrap();
 }
 
+/// A heartbeat of node `name` reporting the runs the controller placed there (a node running
+/// what it was given: one reporting nothing would have lost its batch launches).
 fn beat(fx: &mut CoreFixture, name: &str) {
-    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, name, &[]).unwrap();
+    let runs: Vec<NodeRun> = fx
+        .core
+        .node(name)
+        .unwrap()
+        .jobs
+        .iter()
+        .filter_map(|&job| Some(NodeRun::whole(job, fx.core.job(job)?.restarts)))
+        .collect();
+    on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, name, &runs).unwrap();
 }
 
 #[test]

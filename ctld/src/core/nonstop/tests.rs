@@ -410,13 +410,15 @@ fn not_responding_and_back_are_failed_then_recovered() {
     let n2 = fx.core.nodes.lookup("n2").unwrap();
     fx.core.nodes.get_mut(n2).last_heard = fx.now;
     fx.advance(150);
+    // The nodes report the job's run (its batch node would otherwise have lost its launch).
+    let runs = [crate::core::NodeRun::whole(id, 0)];
     let names: Vec<String> = ["n1", "n3", "n4"].map(String::from).to_vec();
     for n in &names {
-        crate::core::on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, n, &[]).unwrap();
+        crate::core::on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, n, &runs).unwrap();
     }
     fx.tick();
     assert_eq!(kinds(&fx), [(EventKind::Failed, "n2".to_string())]);
-    crate::core::on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n2", &[]).unwrap();
+    crate::core::on_node_heartbeat(&mut fx.core, &mut fx.out, fx.now, "n2", &runs).unwrap();
     assert_eq!(kinds(&fx)[1], (EventKind::Recovered, "n2".to_string()));
     assert_eq!(fx.state(id), JobState::Running);
 }

@@ -82,10 +82,12 @@ impl Side {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // The watchdog thread is started before the clock: only the command is timed.
+        let watchdog = Watchdog::start();
         let started = Instant::now();
         let child = cmd.spawn().map_err(|e| format!("{program}: {e}"))?;
-        let out = with_limit(child)?;
-        let took = started.elapsed();
+        let (out, took) = watchdog.wait(child, started);
+        let out = out?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
             return Err(err.lines().next().unwrap_or("failed").to_string());
@@ -94,19 +96,41 @@ impl Side {
     }
 }
 
-/// Waits for `child`'s output, killing it after [`COMMAND_LIMIT`].
-fn with_limit(child: std::process::Child) -> Result<std::process::Output, String> {
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let (done, watch) = mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if watch.recv_timeout(COMMAND_LIMIT) == Err(mpsc::RecvTimeoutError::Timeout) {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-        }
-    });
-    let out = child.wait_with_output().map_err(|e| e.to_string());
-    let _ = done.send(());
-    let _ = watchdog.join();
-    out
+/// A thread that kills one command if it runs longer than [`COMMAND_LIMIT`].
+struct Watchdog {
+    pid: mpsc::Sender<nix::unistd::Pid>,
+    done: mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Watchdog {
+    fn start() -> Self {
+        let (pid, pid_rx) = mpsc::channel::<nix::unistd::Pid>();
+        let (done, watch) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let Ok(pid) = pid_rx.recv() else { return };
+            if watch.recv_timeout(COMMAND_LIMIT) == Err(mpsc::RecvTimeoutError::Timeout) {
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        });
+        Self { pid, done, thread }
+    }
+
+    /// Waits for `child`'s output, killing it after [`COMMAND_LIMIT`]; the output and the
+    /// time from `started` to the command's end (the watchdog is stopped after the clock).
+    fn wait(
+        self,
+        child: std::process::Child,
+        started: Instant,
+    ) -> (Result<std::process::Output, String>, Duration) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        let _ = self.pid.send(pid);
+        let out = child.wait_with_output().map_err(|e| e.to_string());
+        let took = started.elapsed();
+        let _ = self.done.send(());
+        let _ = self.thread.join();
+        (out, took)
+    }
 }
 
 /// Runs the comparison and prints its table.
