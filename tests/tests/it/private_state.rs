@@ -68,13 +68,14 @@ fn another_user_reads_no_state_spool_script_environment_accounting_or_log() {
     let state = dir.join("cluster/state");
     let spool = dir.join("cluster/spool/clustern1");
     let job_script = spool.join(format!("job{job:05}/slurm_script"));
+    // RUNNING is the controller's word; the launch reaches the node a moment later.
+    c.wait_for("the node's copy of the script", || job_script.exists());
     // Where the secret is: the controller's state and the node's copy of the script.
     let holders = common::run(
         std::process::Command::new("grep").args(["-rl", "s3cr3t-4711", dir.to_str().unwrap()]),
         None,
     );
     assert!(holders.stdout.contains("/cluster/state/"), "{holders:?}");
-    assert!(job_script.exists());
 
     // Modes: directories the daemons' own, files 0600; the spool passable (0711), not listable.
     assert_eq!(mode(&state), 0o700);
