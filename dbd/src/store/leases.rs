@@ -10,8 +10,9 @@ use super::error::StoreError;
 use super::models::{clusters as cluster_rows, cursors};
 use super::types::{Apply, JobIdRange};
 
-/// Slurm's default `MaxJobId`: local ids run 1..MAX_JOB_ID, then wrap to 1.
-pub const MAX_JOB_ID: u32 = 0x03ff_0000;
+/// Slurm's default `MaxJobId`: local ids run 1..MAX_JOB_ID, then wrap to 1 (`srun -Z`'s
+/// made-up job ids lie above it, see [`sluice_vocab::ids::NO_ALLOC_JOB_IDS`]).
+pub use sluice_vocab::ids::MAX_JOB_ID;
 /// The most ids one lease may ask for.
 pub const MAX_LEASE_COUNT: u32 = 1_000_000;
 /// How often a lease retries when another dbd moved the cursor under it.

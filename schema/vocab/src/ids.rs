@@ -11,6 +11,20 @@ pub const LOCAL_ID_BITS: u32 = 26;
 pub const MAX_LOCAL_ID: u32 = (1 << LOCAL_ID_BITS) - 1;
 /// The most clusters a federation may hold (`MAX_FED_CLUSTERS`).
 pub const MAX_FED_CLUSTERS: u32 = 63;
+/// Slurm's default `MaxJobId`: the accounting daemon leases local ids below it only, then
+/// wraps to 1, so no job's local part ever reaches it.
+pub const MAX_JOB_ID: u32 = 0x03ff_0000;
+/// The job ids of `srun -Z` (`--no-allocate`) steps, which belong to no job (Slurm's srun
+/// shows ids of this range too). They cannot be a real job's: their local part is at least
+/// [`MAX_JOB_ID`], which leased ids never reach whatever the origin bits, and a controller
+/// without an accounting daemon issues plain ids (below 2^26). `0xffff_fffe` and above stay
+/// out, as Slurm keeps them for its own markers.
+pub const NO_ALLOC_JOB_IDS: std::ops::RangeInclusive<u32> = 0xffff_0000..=0xffff_fffd;
+
+/// Whether `raw` is the job id of an `srun -Z` step (see [`NO_ALLOC_JOB_IDS`]).
+pub fn is_no_alloc(raw: u32) -> bool {
+    NO_ALLOC_JOB_IDS.contains(&raw)
+}
 
 /// Why a raw number is not a valid id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -148,7 +162,22 @@ mod tests {
         assert_eq!(ClusterId::new(63).unwrap().sibling_bit(), 1 << 62);
     }
 
+    #[test]
+    fn no_alloc_ids_are_above_every_leased_local_id() {
+        assert_eq!(NO_ALLOC_JOB_IDS.start() & MAX_LOCAL_ID, MAX_JOB_ID);
+        assert!(is_no_alloc(0xffff_2094));
+        assert!(!is_no_alloc(0xffff_fffe));
+        assert!(!is_no_alloc(MAX_LOCAL_ID));
+    }
+
     proptest! {
+        #[test]
+        fn leased_ids_are_never_no_alloc_ids(c in 0u32..=63, l in 1u32..MAX_JOB_ID) {
+            let lid = LocalJobId::new(l).unwrap();
+            let id = FedJobId::compose(ClusterId::new(c).ok(), lid);
+            prop_assert!(!is_no_alloc(id.get()));
+        }
+
         #[test]
         fn compose_then_split_round_trips(c in 1u32..=63, l in 1u32..=MAX_LOCAL_ID) {
             let cid = ClusterId::new(c).unwrap();
