@@ -209,6 +209,7 @@ fn batch_credential(req: &LaunchBatchRequest, now: i64) -> JobCredentialBody {
         cpus_per_node: req.cpus_per_node.clone(),
         expires: now + CREDENTIAL_LIFETIME,
         restart_count: req.restart_count,
+        no_alloc: false,
     }
 }
 

@@ -161,6 +161,7 @@ pub async fn create_step(
         cpus_per_node: alloc.cpus_per_node.clone(),
         expires: chrono::Utc::now().timestamp() + CREDENTIAL_LIFETIME,
         restart_count: run,
+        no_alloc: false,
     });
     Ok(CreateStepReply {
         step_id,

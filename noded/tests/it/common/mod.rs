@@ -155,6 +155,7 @@ impl CredClient {
                 cpus_per_node: req.cpus_per_node.clone(),
                 expires: credential_expiry(),
                 restart_count: req.restart_count,
+                no_alloc: false,
             }));
         }
         self.inner.launch_batch(req).await
@@ -175,6 +176,8 @@ impl CredClient {
                 cpus_per_node: Vec::new(),
                 expires: credential_expiry(),
                 restart_count: 0,
+                // The ids of srun -Z steps go with credentials saying so.
+                no_alloc: sluice_vocab::ids::is_no_alloc(req.job_id),
             }));
         }
         self.inner.run_step(req).await

@@ -100,6 +100,14 @@ impl Launch<'_> {
                 body.uid, body.gid, self.uid, self.gid
             ));
         }
+        // An `srun -Z` step's credential names a job id no real job has, and only such a
+        // credential does: neither passes for the other.
+        if body.no_alloc != sluice_vocab::ids::is_no_alloc(body.job_id) {
+            return bad(format!(
+                "its no-allocation mark does not fit job id {}",
+                body.job_id
+            ));
+        }
         if !nodes.iter().any(|n| n == self.node) {
             return bad(format!("it does not name node {}", self.node));
         }
@@ -121,6 +129,7 @@ mod tests {
             cpus_per_node: vec![2, 2],
             expires: 1_120,
             restart_count: 0,
+            no_alloc: false,
         }
     }
 
@@ -199,5 +208,35 @@ mod tests {
             ..launch("n1")
         };
         assert!(other_user.allowed_by(&body(), &nodes).is_err());
+    }
+
+    #[test]
+    fn only_no_allocation_ids_go_with_a_no_allocation_mark() {
+        let nodes = vec!["n1".to_string()];
+        let marked = JobCredentialBody {
+            no_alloc: true,
+            ..body()
+        };
+        let e = launch("n1").allowed_by(&marked, &nodes).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Invalid job credential: its no-allocation mark does not fit job id 7"
+        );
+        let id = 0xffff_0007;
+        let no_alloc = Launch {
+            job_id: id,
+            ..launch("n1")
+        };
+        let unmarked = JobCredentialBody {
+            job_id: id,
+            ..body()
+        };
+        assert!(no_alloc.allowed_by(&unmarked, &nodes).is_err());
+        let both = JobCredentialBody {
+            job_id: id,
+            no_alloc: true,
+            ..body()
+        };
+        assert!(no_alloc.allowed_by(&both, &nodes).is_ok());
     }
 }
