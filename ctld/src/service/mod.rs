@@ -3,6 +3,7 @@
 //! here; errors carry Slurm's texts (the core's [`CtldError`]s).
 //!
 //! - [`submit`]: Submit (and `--test-only`), Allocate (srun), CreateStep, StepDone;
+//! - [`no_alloc`]: NoAllocStep (`srun -Z`, root and the SlurmUser only);
 //! - [`control`]: Cancel, ControlJob, UpdateJob;
 //! - [`query`]: ListJobs, ListNodes, ListPartitions; [`config`]: GetConfig;
 //! - [`nodes`]: RegisterNode, Heartbeat, JobExited (node daemons), UpdateNode (admins);
@@ -19,6 +20,7 @@ pub mod config;
 pub mod control;
 pub mod convert;
 pub mod federation;
+pub mod no_alloc;
 pub mod nodes;
 pub mod nonstop;
 pub mod query;
@@ -206,6 +208,10 @@ impl Controller for ControllerService {
 
     async fn create_step(&self, req: Request<CreateStepRequest>) -> Res<CreateStepReply> {
         submit::create_step(self, req).await.map(Response::new)
+    }
+
+    async fn no_alloc_step(&self, req: Request<NoAllocStepRequest>) -> Res<NoAllocStepReply> {
+        no_alloc::no_alloc_step(self, req).await.map(Response::new)
     }
 
     async fn step_done(&self, req: Request<StepDoneRequest>) -> Res<Ack> {
