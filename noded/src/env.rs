@@ -125,6 +125,9 @@ pub fn task_rank(req: &RunStepRequest, local: u32) -> u32 {
 /// The environment of step task `rank` (global) that is the `local`-th task on this node.
 pub fn step_env(req: &RunStepRequest, node: NodeFacts<'_>, rank: u32, local: u32) -> Env {
     let mut env = base(&req.env);
+    // An `srun -Z` step belongs to no job: as seen on Slurm 22.05, its tasks get no job id
+    // nor job node count (only what srun's environment passes on).
+    let no_alloc = sluice_vocab::ids::is_no_alloc(req.job_id);
     // Set by the batch script's environment inside an allocation; an srun that made its own
     // allocation has only the step's view.
     for (name, value) in [
@@ -135,10 +138,14 @@ pub fn step_env(req: &RunStepRequest, node: NodeFacts<'_>, rank: u32, local: u32
         ("SLURM_JOB_NAME", req.name.clone()),
         ("SLURM_CLUSTER_NAME", node.cluster.to_string()),
     ] {
-        env.entry(name.to_string()).or_insert(value);
+        if !(no_alloc && name == "SLURM_JOB_NUM_NODES") {
+            env.entry(name.to_string()).or_insert(value);
+        }
     }
     for name in ["SLURM_JOB_ID", "SLURM_JOBID"] {
-        set(&mut env, name, req.job_id);
+        if !no_alloc {
+            set(&mut env, name, req.job_id);
+        }
     }
     for name in ["SLURM_STEP_ID", "SLURM_STEPID"] {
         set(&mut env, name, req.step_id);
@@ -268,6 +275,25 @@ mod tests {
         assert_eq!(env["SLURM_STEP_NODELIST"], "n[1-2]");
         assert_eq!(env["SLURM_JOB_NODELIST"], "n[1-4]");
         assert_eq!(env["SLURM_STEP_NUM_TASKS"], "4");
+    }
+
+    #[test]
+    fn a_no_allocation_step_has_no_job_id() {
+        let req = RunStepRequest {
+            job_id: 0xffff_2094,
+            step_id: 915_579_058,
+            node_list: "n1".into(),
+            node_count: 1,
+            ntasks: 2,
+            tasks_here: 2,
+            ..Default::default()
+        };
+        let env = step_env(&req, facts(), 0, 0);
+        assert_eq!(env["SLURM_STEP_ID"], "915579058");
+        assert_eq!(env["SLURM_NNODES"], "1");
+        for name in ["SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NUM_NODES"] {
+            assert!(!env.contains_key(name), "{name}");
+        }
     }
 
     #[test]

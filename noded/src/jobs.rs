@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use sluice_vocab::ids::is_no_alloc;
 
 /// A part of a job that owns process groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,10 +145,12 @@ impl JobTable {
     }
 
     /// The runs with processes here, sorted by job: each job's run, whether its batch script
-    /// runs here, and its steps here (sorted).
+    /// runs here, and its steps here (sorted). `srun -Z` steps belong to no job the
+    /// controller knows: they are left out, or the controller would have them killed.
     pub fn runs(&self) -> Vec<HeldRun> {
         let mut runs: Vec<HeldRun> = self.with(|jobs| {
             jobs.iter()
+                .filter(|(job, _)| !is_no_alloc(**job))
                 .map(|(&job, procs)| {
                     let mut steps: Vec<u32> = procs
                         .parts
@@ -253,9 +256,14 @@ impl JobTable {
         self.with(|jobs| jobs.contains_key(&job))
     }
 
-    /// The jobs with processes here, sorted.
+    /// The jobs with processes here, sorted (no `srun -Z` step's, as [`Self::runs`]).
     pub fn running_jobs(&self) -> Vec<u32> {
-        let mut ids: Vec<u32> = self.with(|jobs| jobs.keys().copied().collect());
+        let mut ids: Vec<u32> = self.with(|jobs| {
+            jobs.keys()
+                .copied()
+                .filter(|job| !is_no_alloc(*job))
+                .collect()
+        });
         ids.sort_unstable();
         ids
     }
@@ -339,6 +347,19 @@ mod tests {
         assert!(!t.claim_batch(7, 1), "an ended run is not started again");
         assert!(!t.claim_batch(7, 0), "nor an older one");
         assert!(t.claim_batch(7, 2));
+    }
+
+    #[test]
+    fn no_allocation_steps_are_held_but_not_reported() {
+        let t = JobTable::new();
+        let z = 0xffff_2094;
+        t.note_run(z, 0);
+        t.add_group(z, Part::Step(915_579_058), 123_456_789);
+        t.add_group(7, Part::Step(0), 123_456_790);
+        assert!(t.contains(z), "signals and srun's stream still reach it");
+        assert_eq!(t.running_jobs(), vec![7]);
+        let jobs: Vec<u32> = t.runs().iter().map(|r| r.job).collect();
+        assert_eq!(jobs, vec![7]);
     }
 
     #[test]

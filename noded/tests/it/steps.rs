@@ -102,6 +102,79 @@ async fn output_streams_before_the_tasks_end_and_exits_come_last() {
 }
 
 #[tokio::test]
+async fn a_no_allocation_step_runs_without_a_job_and_is_never_reported() {
+    let (cluster, ctld, noded) = setup().await;
+    let work = cluster.workdir("z");
+    let script = "echo job=${SLURM_JOB_ID:-none} step=$SLURM_STEP_ID; \
+                  while [ ! -e go ]; do sleep 0.05; done";
+    // srun -Z's ids; the test client's credential carries the no-allocation mark for them.
+    let mut req = step(0xffff_2094, &work, &["sh", "-c", script], 1);
+    req.step_id = 915_579_058;
+    let mut stream = noded
+        .client()
+        .await
+        .run_step(req)
+        .await
+        .unwrap()
+        .into_inner();
+    let msg = next(&mut stream).await;
+    assert_eq!(
+        String::from_utf8(msg.data).unwrap(),
+        "job=none step=915579058\n"
+    );
+    // While it runs, neither a ping nor a heartbeat names it: the controller, which knows no
+    // such job, would have it killed.
+    let ping = noded
+        .client()
+        .await
+        .ping(sluice_wire::proto::PingRequest {})
+        .await;
+    assert!(ping.unwrap().into_inner().running_jobs.is_empty());
+    let seen = ctld.recorded().heartbeats.len();
+    let beat = ctld
+        .wait_for("a heartbeat while the step runs", |r| {
+            r.heartbeats.get(seen).cloned()
+        })
+        .await;
+    assert!(beat.running_jobs.is_empty() && beat.running_runs.is_empty());
+    std::fs::write(work.join("go"), "").unwrap();
+    let last = loop {
+        let msg = next(&mut stream).await;
+        if !msg.exits.is_empty() {
+            break msg;
+        }
+    };
+    assert_eq!((last.exits[0].exit_code, last.exits[0].signal), (0, 0));
+    noded.stop().await;
+}
+
+#[tokio::test]
+async fn a_no_allocation_id_needs_a_no_allocation_credential() {
+    let (cluster, _ctld, noded) = setup().await;
+    let work = cluster.workdir("zf");
+    // The controller's credential for a real job cannot be bent to a -Z step: the mark and
+    // the id range go together.
+    let mut req = step(0xffff_0001, &work, &["true"], 1);
+    let creds =
+        sluice_wire::auth::credential::CredentialKey::derive(&Key::from_bytes(vec![42; 64]));
+    req.credential = Some(creds.issue(&sluice_wire::proto::JobCredentialBody {
+        job_id: req.job_id,
+        step_id: Some(0),
+        uid: req.uid,
+        gid: req.gid,
+        node_list: "n1".into(),
+        expires: i64::MAX,
+        ..Default::default()
+    }));
+    let refused = noded.client().await.run_step(req).await.unwrap_err();
+    assert!(
+        refused.message().contains("Invalid job credential"),
+        "{refused:?}"
+    );
+    noded.stop().await;
+}
+
+#[tokio::test]
 async fn a_missing_command_fails_its_task_with_a_message() {
     let (cluster, _ctld, noded) = setup().await;
     let work = cluster.workdir("s2");
