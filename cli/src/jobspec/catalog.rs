@@ -72,7 +72,6 @@ const fn e(long: &'static str, short: Option<char>, arg: HasArg, cmds: u8, kind:
 }
 
 const R: HasArg = HasArg::Required;
-const N: HasArg = HasArg::No;
 const GRES: Kind = Kind::SlurmRefuses(NO_GRES);
 const MISSING: Kind = Kind::Missing;
 const SPEC_NOT_ALLOWED: Kind = Kind::IgnoredAsSlurm(
@@ -183,14 +182,7 @@ pub const ENTRIES: &[Entry] = &[
         SRUN,
         Kind::IgnoredAsSlurm("read only by launch plugins other than launch/slurm, the one here"),
     ),
-    // Seen on Slurm 22.05: as root, `srun -Z -w n1 cmd` runs the tasks there under a made-up
-    // job id; as a user the launch fails with "Access/permission denied"; without -w "must
-    // specify a node list with -Z, --no-allocate.". Not implemented yet: a node daemon
-    // launches only with a job credential, which only the controller signs for jobs it
-    // created, and the controller answers a node's registration with the runs it must kill
-    // (`kill_runs`), which would take in a job it never created; a job-less step needs both
-    // a credential srun signs as root and a node daemon that keeps such runs to itself.
-    e("no-allocate", Some('Z'), N, SRUN, MISSING),
+    // `-Z/--no-allocate` is srun's own option now (`srun::no_alloc`).
 ];
 
 /// The catalog's options of `cmd` as option-table entries (ids [`Opt::Other`]).

@@ -35,6 +35,7 @@ pub enum SrOpt {
     Compress,
     Mpi,
     Pty,
+    NoAllocate,
     /// One of the step options ([`step_opts`]).
     Step(StepOpt),
     Help,
@@ -124,6 +125,7 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("error", Some('e'), HasArg::Required, SrOpt::Error),
         own("unbuffered", Some('u'), HasArg::No, SrOpt::Unbuffered),
         own("pty", None, HasArg::No, SrOpt::Pty),
+        own("no-allocate", Some('Z'), HasArg::No, SrOpt::NoAllocate),
         own("cpu-bind", None, HasArg::Required, SrOpt::CpuBind),
         own("cpu_bind", None, HasArg::Required, SrOpt::CpuBind),
         own("mpi", None, HasArg::Required, SrOpt::Mpi),
@@ -286,6 +288,9 @@ pub struct SrunOpts {
     pub resv_ports: Option<u32>,
     /// `--bcast`, `--send-libs`, `--bcast-exclude`.
     pub bcast: super::bcast::Bcast,
+    /// `-Z/--no-allocate`: run on the `-w` nodes without a job (root and SlurmUser only,
+    /// see [`super::no_alloc`]).
+    pub no_allocate: bool,
     /// How the step is created, launched and ended.
     pub step: StepOpts,
     /// The command and its arguments.
@@ -347,6 +352,7 @@ impl SrunOpts {
             SrOpt::Error => self.error = Some(IoTarget::parse(&value.unwrap_or_default())),
             SrOpt::Unbuffered => self.unbuffered = true,
             SrOpt::Pty => self.pty = true,
+            SrOpt::NoAllocate => self.no_allocate = true,
             SrOpt::Bcast => self.bcast.dest = Some(value.unwrap_or_default()),
             SrOpt::BcastExclude => {
                 let v = value.unwrap_or_default();
@@ -647,6 +653,7 @@ Parallel run options:
                               before killing job
       --whole                 use every CPU of the job on the step's nodes
   -X, --disable-status        Disable Ctrl-C status feature
+  -Z, --no-allocate           don't allocate nodes (must supply -w)
 
 Consumable resources related options:
   -B --extra-node-info=S[:C[:T]]            Expands to:
@@ -943,9 +950,10 @@ mod tests {
         );
         // Slurm's options Sluice lacks are refused by name, not as unknown.
         assert_eq!(
-            run("-Z true", &[]).unwrap_err().to_string(),
-            "--no-allocate is not supported"
+            run("--het-group=0 true", &[]).unwrap_err().to_string(),
+            "--het-group is not supported"
         );
+        assert!(run("-Z -w n1 true", &[]).unwrap().no_allocate);
         assert_eq!(
             run("--mpi=pmi2 true", &[]).unwrap_err().to_string(),
             "invalid MPI type 'pmi2', --mpi=list for acceptable types"

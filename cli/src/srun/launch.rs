@@ -166,9 +166,11 @@ pub async fn run(
         } else {
             &node.addr
         };
+        // Port 0: a node the controller does not know (`srun -Z -w` names any host).
         let port = u16::try_from(node.port).unwrap_or(0);
-        let client = connect_lazy(host, port, signer.clone())
-            .ok()
+        let client = (port != 0)
+            .then(|| connect_lazy(host, port, signer.clone()).ok())
+            .flatten()
             .map(NodedClient::new);
         let mut req = template.clone();
         req.node_index = u32::try_from(place.node).unwrap_or(u32::MAX);
@@ -453,7 +455,7 @@ async fn stream_node(
     let Some(mut client) = client else {
         let _ = tx.send(Event::Failed {
             node,
-            text: "Invalid node address".to_string(),
+            text: "Can't find an address, check slurm.conf".to_string(),
         });
         return;
     };

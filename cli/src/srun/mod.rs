@@ -11,7 +11,8 @@
 //! * [`args`]: options and input environment; [`layout`]: task placement and exit codes;
 //!   [`launch`]: the node streams; [`output`]: `-l` labels and `-u`; [`stdio`]: `-i/-o/-e`
 //!   and stdin forwarding; [`interrupt`]: Ctrl-C;
-//!   [`step`]: creating the step (and waiting for its CPUs).
+//!   [`step`]: creating the step (and waiting for its CPUs); [`no_alloc`]: `-Z`, a step of
+//!   no job.
 
 pub mod args;
 pub mod bcast;
@@ -20,11 +21,13 @@ pub mod interrupt;
 pub mod launch;
 pub mod layout;
 pub mod multi_prog;
+pub mod no_alloc;
 pub mod output;
 pub mod scripts;
 pub mod stdio;
 pub mod step;
 pub mod step_opts;
+pub mod template;
 pub mod test_only;
 pub mod tty;
 pub mod watch;
@@ -33,9 +36,7 @@ use sluice_wire::jobacct::StepUsageWire;
 use std::io::Write;
 
 use sluice_wire::client::CtldClient;
-use sluice_wire::proto::{
-    CancelRequest, EnvVar, RunStepRequest, StepDoneRequest, TaskArgv, allocation_event,
-};
+use sluice_wire::proto::{CancelRequest, StepDoneRequest, allocation_event};
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -164,6 +165,23 @@ pub async fn run_with(
         }
         Err(e) => return fail(err, &e.to_string()),
     };
+    // -Z: Slurm's srun says so first, then checks the node list.
+    let no_alloc = if opts.no_allocate {
+        if !opts.job.quiet {
+            let _ = writeln!(err, "{}", no_alloc::NOTE);
+        }
+        match no_alloc::plan(&opts) {
+            Ok(plan) => Some(plan),
+            Err(e) => {
+                for line in e.lines() {
+                    fail(err, &line);
+                }
+                return 1;
+            }
+        }
+    } else {
+        None
+    };
     if opts.slurmd_debug_capped {
         let _ = writeln!(err, "srun: {}", args::SLURMD_DEBUG_CAPPED);
     }
@@ -230,6 +248,22 @@ pub async fn run_with(
         Ok(signer) => signer,
         Err(e) => return fail(err, &e.to_string()),
     };
+    if let Some(plan) = no_alloc {
+        let launch = no_alloc::Launch {
+            plan,
+            conf: &conf,
+            signer: &signer,
+            bcast,
+            multi_prog,
+            name: opts
+                .job
+                .job_name
+                .clone()
+                .unwrap_or_else(|| command_name(&opts.command)),
+            stdin,
+        };
+        return no_alloc::run(&opts, environ, who, launch, (out, err), &mut interrupts).await;
+    }
     // -M a,b: the listed cluster that would start the job soonest (as sbatch picks it).
     let probe_name = opts
         .job
@@ -358,47 +392,24 @@ pub async fn run_with(
             &alloc.tasks_per_node,
         ),
     };
-    let mut template = RunStepRequest {
-        job_id,
-        step_id: step.step_id,
-        uid: who.uid,
+    let parts = template::StepParts {
+        ids: (job_id, step.step_id),
         gid,
-        argv: opts.command.clone(),
-        workdir: workdir(opts.job.chdir.as_deref(), &who.cwd),
-        env: task_env(
-            &opts,
-            environ,
-            &conf.propagate,
-            &layout::tasks_per_node(&step_layout),
-        ),
-        bcast,
-        node_list: alloc.node_list.clone(),
-        node_count: u32::try_from(node_count).unwrap_or(u32::MAX),
+        node_list: &alloc.node_list,
+        node_count,
         ntasks,
-        name: name.clone(),
-        user: who.user.clone(),
+        name: &name,
         credential: step.credential.clone(),
-        ..Default::default()
+        layout: &step_layout,
     };
-    stdio::fill(&mut template, &opts, ntasks);
+    let mut template = template::step_template(&opts, environ, &conf, who, bcast, parts);
     (template.array_job_id, template.array_task_id) = array_ids(environ, job_id);
-    template.preserve_env = opts.step.preserve_env;
-    template.task_prolog = opts.step.task_prolog.clone().unwrap_or_default();
-    template.task_epilog = opts.step.task_epilog.clone().unwrap_or_default();
-    if let Some(m) = &multi_prog {
-        match m.argvs(ntasks) {
-            Ok(argvs) => {
-                template.task_argv = (0..ntasks)
-                    .zip(argvs)
-                    .map(|(task, argv)| TaskArgv { task, argv })
-                    .collect();
-            }
-            Err(e) => {
-                fail(err, &e.to_string());
-                end_step(&mut ctld, (job_id, step.step_id), allocated_here, 1).await;
-                return 1;
-            }
-        }
+    if let Some(m) = &multi_prog
+        && let Err(e) = template::task_argvs(&mut template, m)
+    {
+        fail(err, &e.to_string());
+        end_step(&mut ctld, (job_id, step.step_id), allocated_here, 1).await;
+        return 1;
     }
     let scripts = scripts::Scripts::new(
         &opts,
@@ -488,69 +499,6 @@ fn array_ids(environ: &[(String, String)], job_id: u32) -> (u32, Option<u32>) {
         (Some(id), Some(array), Some(index)) if id == job_id => (array, Some(index)),
         _ => (0, None),
     }
-}
-
-/// Variables of [`jobspec::JobOpts::placement_vars`] Slurm's srun does not set for its tasks
-/// (the node daemon sets the `SLURM_MEM_BIND*` ones from the policy it applies).
-const SRUN_LEAVES: [&str; 4] = [
-    "SLURM_HINT",
-    "SLURM_ACCTG_FREQ",
-    "SLURM_MEM_BIND",
-    "SLURM_MEM_BIND_VERBOSE",
-];
-
-/// The tasks' environment: what `--export` passes, with `SLURM_NTASKS_PER_NODE` when asked.
-fn task_env(
-    opts: &args::SrunOpts,
-    environ: &[(String, String)],
-    propagate: &[&str],
-    tasks_per_node: &str,
-) -> Vec<EnvVar> {
-    let mut env = opts.job.export().apply(environ);
-    env.retain(|v| !v.name.starts_with(sluice_wire::rlimits::PREFIX));
-    env.extend(opts.job.rlimit_env(propagate));
-    // The step's own layout and the options that shaped it, as Slurm's srun sets them (its
-    // tasks see the binding a hint stands for, not `SLURM_HINT`).
-    let topo = opts
-        .job
-        .topo_vars()
-        .into_iter()
-        .map(|(n, v)| (n, v.to_string()));
-    let placement = opts
-        .job
-        .placement_vars()
-        .into_iter()
-        .filter(|(n, _)| !SRUN_LEAVES.contains(n));
-    let layout = [
-        ("SLURM_TASKS_PER_NODE", tasks_per_node.to_string()),
-        ("SLURM_STEP_TASKS_PER_NODE", tasks_per_node.to_string()),
-    ];
-    for (name, value) in topo.chain(placement).chain(layout) {
-        env.retain(|v| v.name != name);
-        env.push(EnvVar {
-            name: name.to_string(),
-            value,
-        });
-    }
-    let own = [
-        (
-            "SLURM_NTASKS_PER_NODE",
-            opts.job.ntasks_per_node.map(|n| n.to_string()),
-        ),
-        // --container: the bundle the tasks were asked to run in (no runtime here, as in a
-        // Slurm without oci.conf: they run on the node directly).
-        ("SLURM_CONTAINER", opts.job.container.clone()),
-    ];
-    for (name, value) in own {
-        if let Some(value) = value {
-            env.retain(|v| v.name != name);
-            env.push(EnvVar {
-                name: name.to_string(),
-                value,
-            });
-        }
-    }
-    env
 }
 
 fn print(out: &mut dyn Write, text: &str) -> i32 {
