@@ -66,6 +66,7 @@ mod srun_bind_e2e;
 mod srun_dist_e2e;
 mod srun_io_e2e;
 mod srun_mem_e2e;
+mod srun_no_alloc_e2e;
 mod srun_pty_e2e;
 mod srun_signals_e2e;
 mod srun_step_opts_e2e;
