@@ -1,6 +1,8 @@
 //! `srun -Z` (`--no-allocate`) on a real local cluster: root runs tasks on the named node
 //! without a job, which neither squeue nor sacct ever shows; another user is refused with
-//! Slurm's words and nothing runs; without `-w` srun says what it needs.
+//! Slurm's words and nothing runs; without `-w` srun says what it needs; a node daemon that
+//! registers again while such a step runs does not report it (the controller would have it
+//! killed as unknown).
 
 use crate::common;
 
@@ -151,4 +153,36 @@ fn another_user_is_refused_and_nothing_runs() {
     );
     assert_eq!(out.code, 0, "{out:?}");
     assert!(marker.exists());
+}
+
+#[test]
+fn a_running_step_outlives_its_node_daemons_registration() {
+    use common::lines::Lines;
+    use std::process::Stdio;
+    let c = Cluster::start(1);
+    let mut srun = Lines::spawn(
+        c.command(
+            "srun",
+            &[
+                "-Z",
+                "-Q",
+                "-w",
+                "clustern1",
+                "sh",
+                "-c",
+                "echo ready; while [ ! -e zgate ]; do sleep 0.05; done; echo done",
+            ],
+        )
+        .stdin(Stdio::null()),
+    );
+    srun.expect("ready", false);
+    // The node daemon comes back and registers anew: the controller, which knows no such
+    // job, would answer with the runs to kill had the node reported this one.
+    c.kill9_noded("clustern1");
+    let up = c.up();
+    assert_eq!(up.code, 0, "{up:?}");
+    std::fs::write(c.work.join("zgate"), "").unwrap();
+    srun.expect("done", false);
+    let status = srun.child.wait().unwrap();
+    assert!(status.success(), "{status:?}\n{}", c.logs());
 }
