@@ -67,6 +67,17 @@ fn root_runs_tasks_on_the_named_node_without_a_job() {
         "{out:?}"
     );
     assert!(!out.stderr.contains(NOTE.trim_end()), "-Q: {out:?}");
+    // A name the cluster lacks: its launch fails, the known node runs its task.
+    let out = c.cmd(
+        "srun",
+        &["-Z", "-Q", "-w", "clustern1,nosuch", "-l", "echo", "hi"],
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (1, "0: hi\n"), "{out:?}");
+    assert!(
+        out.stderr
+            .contains(" failed on node nosuch: Can't find an address, check slurm.conf"),
+        "{out:?}"
+    );
     // No job: nothing queued, nothing accounted. A job run afterwards is accounted, so once
     // it shows in sacct, the -Z steps' records would have too.
     assert_eq!(c.ok("squeue", &["-h"]), "");
