@@ -9,6 +9,7 @@
 //! setting up and cancelled at the end.
 
 pub mod table;
+mod throughput;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -51,6 +52,14 @@ pub struct VsSlurmArgs {
     /// The history window's end.
     #[arg(long, default_value = "2026-11-11T00:00:00")]
     pub history_end: String,
+    /// Also measure submission throughput: this many jobs (`sbatch -o /dev/null --wrap true`,
+    /// one process each) one at a time and four at a time, to the plain cluster and to the
+    /// federation member; 0 leaves it out.
+    #[arg(long, default_value_t = 0)]
+    pub rate_jobs: usize,
+    /// Runs of each throughput measure on each side.
+    #[arg(long, default_value_t = 3)]
+    pub rate_runs: usize,
 }
 
 /// Longest a single command may take before it is killed and its side reported failed.
@@ -183,6 +192,27 @@ fn measure(args: &VsSlurmArgs) -> Result<(), BenchError> {
         lines.push(out_lines);
         rows.push(row);
     }
+    let mut rates = Vec::new();
+    if args.rate_jobs > 0 {
+        let mut targets = vec![(args.cluster.clone(), "")];
+        if let Some(fed) = &args.fed_cluster {
+            targets.push((fed.clone(), ", federated"));
+        }
+        for (cluster, what) in targets {
+            for parallel in [1, 4] {
+                let rate = throughput::Rate {
+                    label: format!("{} jobs, {parallel} at a time{what}", args.rate_jobs),
+                    cluster: cluster.clone(),
+                    jobs: args.rate_jobs,
+                    parallel,
+                };
+                rates.push((
+                    rate.label.clone(),
+                    throughput::measure(&rate, &sides, args.rate_runs),
+                ));
+            }
+        }
+    }
     for side in &sides {
         let _ = side.run("scancel", std::slice::from_ref(&side.job), &args.cluster);
     }
@@ -197,6 +227,9 @@ fn measure(args: &VsSlurmArgs) -> Result<(), BenchError> {
         }
     );
     print!("{}", table::markdown(&rows, args.runs));
+    if !rates.is_empty() {
+        print!("{}", throughput::markdown(&rates, args.rate_runs));
+    }
     if args.history.is_some()
         && let (Some(row), Some(n)) = (rows.last(), lines.last())
     {
