@@ -674,6 +674,17 @@ Other options:
   -V, --version               output version information and exit
 ";
 
+/// The options of an srun run of `args` (words split at whitespace, no environment): what
+/// the other modules' tests start from.
+#[cfg(test)]
+pub(crate) fn run_opts(args: &str) -> SrunOpts {
+    let words: Vec<String> = args.split_whitespace().map(String::from).collect();
+    match parse(&words, &[]).unwrap() {
+        Invocation::Run(o) => *o,
+        other => panic!("expected a run, got {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

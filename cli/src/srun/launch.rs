@@ -57,6 +57,41 @@ pub struct Step {
     pub watch: Option<JobWatch>,
 }
 
+impl Step {
+    /// The launch of a step of `ntasks` tasks on `nodes` laid out as `layout`, with `opts`'s output, input,
+    /// interrupt and ending settings (and slurm.conf's defaults for them); `watch` is the
+    /// controller's view of the job, `None` for a step without a job (`-Z`).
+    pub fn from_opts(
+        opts: &super::args::SrunOpts,
+        conf: &crate::slurm_conf::SlurmConf,
+        template: RunStepRequest,
+        (nodes, layout, ntasks): (Vec<NodeAddr>, Vec<NodeTasks>, u32),
+        stdin: Option<mpsc::Receiver<Vec<u8>>>,
+        watch: Option<JobWatch>,
+    ) -> Self {
+        Self {
+            template,
+            layout,
+            nodes,
+            label: opts.label,
+            unbuffered: opts.unbuffered || opts.pty,
+            shown: (
+                opts.output.within(ntasks),
+                opts.stderr_target().within(ntasks),
+            ),
+            stdin,
+            interrupts: Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
+            ending: Ending {
+                kill_on_bad_exit: opts.step.kill_on_bad_exit(conf.srun.kill_on_bad_exit),
+                wait: opts.step.wait_after_first(conf.srun.wait_time),
+                kill_wait: conf.srun.kill_wait,
+            },
+            threads: opts.step.threads.unwrap_or(super::step_opts::MAX_THREADS),
+            watch,
+        }
+    }
+}
+
 /// When srun ends the step before its tasks all ended by themselves.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Ending {

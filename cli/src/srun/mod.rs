@@ -427,26 +427,14 @@ pub async fn run_with(
         .map(stdio::read_chunks);
     // --pty: keys go to task 0's terminal as they are typed, until srun returns.
     let _raw = opts.pty.then(tty::Raw::enter).flatten();
-    let launch = launch::Step {
+    let launch = launch::Step::from_opts(
+        &opts,
+        &conf,
         template,
-        layout: step_layout,
-        nodes: alloc.nodes,
-        label: opts.label,
-        unbuffered: opts.unbuffered || opts.pty,
-        shown: (
-            opts.output.within(ntasks),
-            opts.stderr_target().within(ntasks),
-        ),
+        (alloc.nodes, step_layout, ntasks),
         stdin,
-        interrupts: interrupt::Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
-        ending: launch::Ending {
-            kill_on_bad_exit: opts.step.kill_on_bad_exit(conf.srun.kill_on_bad_exit),
-            wait: opts.step.wait_after_first(conf.srun.wait_time),
-            kill_wait: conf.srun.kill_wait,
-        },
-        threads: opts.step.threads.unwrap_or(step_opts::MAX_THREADS),
-        watch: Some(watch::JobWatch::new(ctld.clone(), job_id, run)),
-    };
+        Some(watch::JobWatch::new(ctld.clone(), job_id, run)),
+    );
     let (outcome, usage) = launch::run(launch, &signer, out, err, &mut interrupts).await;
     let _ = ctld
         .step_done(StepDoneRequest {

@@ -25,7 +25,7 @@ use tonic::Code;
 
 use super::args::SrunOpts;
 use super::template::{self, StepParts};
-use super::{Interrupt, fail, interrupt, launch, layout, scripts, step_opts, tty};
+use super::{Interrupt, fail, launch, layout, scripts, tty};
 use crate::jobspec::Submitter;
 use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
@@ -208,27 +208,15 @@ pub async fn run(
         .filter(|_| template.stdin_from_srun)
         .map(super::stdio::read_chunks);
     let _raw = opts.pty.then(tty::Raw::enter).flatten();
-    let step = launch::Step {
+    // No job for the controller to tell about: no watch.
+    let step = launch::Step::from_opts(
+        opts,
+        conf,
         template,
-        layout: step_layout,
-        nodes: granted.nodes,
-        label: opts.label,
-        unbuffered: opts.unbuffered || opts.pty,
-        shown: (
-            opts.output.within(ntasks),
-            opts.stderr_target().within(ntasks),
-        ),
+        (granted.nodes, step_layout, ntasks),
         stdin,
-        interrupts: interrupt::Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
-        ending: launch::Ending {
-            kill_on_bad_exit: opts.step.kill_on_bad_exit(conf.srun.kill_on_bad_exit),
-            wait: opts.step.wait_after_first(conf.srun.wait_time),
-            kill_wait: conf.srun.kill_wait,
-        },
-        threads: opts.step.threads.unwrap_or(step_opts::MAX_THREADS),
-        // No job for the controller to tell about.
-        watch: None,
-    };
+        None,
+    );
     let (outcome, _usage) = launch::run(step, signer, out, err, interrupts).await;
     scripts.epilog(out, err).await;
     outcome.exit_status()
@@ -237,15 +225,7 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::srun::args::{Invocation, parse};
-
-    fn opts(args: &str) -> SrunOpts {
-        let words: Vec<String> = args.split_whitespace().map(String::from).collect();
-        match parse(&words, &[]).unwrap() {
-            Invocation::Run(o) => *o,
-            other => panic!("expected a run, got {other:?}"),
-        }
-    }
+    use crate::srun::args::run_opts as opts;
 
     #[test]
     fn a_node_list_is_required() {

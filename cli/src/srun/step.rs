@@ -124,15 +124,7 @@ pub async fn create(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::srun::args::{Invocation, parse};
-
-    fn opts(args: &str) -> SrunOpts {
-        let words: Vec<String> = args.split_whitespace().map(String::from).collect();
-        match parse(&words, &[]).unwrap() {
-            Invocation::Run(o) => *o,
-            other => panic!("expected a run, got {other:?}"),
-        }
-    }
+    use crate::srun::args::run_opts as opts;
 
     #[test]
     fn backoff_doubles_up_to_a_bound() {

@@ -20,9 +20,12 @@ pub(super) struct Rate {
     pub parallel: usize,
 }
 
+/// One side's jobs/s of each run, or why a run failed.
+pub(super) type Figures = Result<Vec<f64>, String>;
+
 /// Each side's jobs/s of every run of `rate` (sides in the order given), alternating.
-pub(super) fn measure(rate: &Rate, sides: &[Side], runs: usize) -> Vec<Result<Vec<f64>, String>> {
-    let mut out: Vec<Result<Vec<f64>, String>> = sides.iter().map(|_| Ok(Vec::new())).collect();
+pub(super) fn measure(rate: &Rate, sides: &[Side], runs: usize) -> Vec<Figures> {
+    let mut out: Vec<Figures> = sides.iter().map(|_| Ok(Vec::new())).collect();
     for _ in 0..runs {
         for (side, figures) in sides.iter().zip(out.iter_mut()) {
             let Ok(list) = figures else { continue };
@@ -54,13 +57,10 @@ fn once(side: &Side, rate: &Rate) -> Result<f64, String> {
                 })
             })
             .collect();
-        workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err("submitter panicked".into()))
-            })
-            .collect::<Result<(), String>>()
+        workers.into_iter().try_for_each(|w| {
+            w.join()
+                .unwrap_or_else(|_| Err("submitter panicked".into()))
+        })
     });
     let took = started.elapsed();
     let cancel = ["-n", JOB_NAME].map(String::from);
@@ -77,7 +77,7 @@ pub(super) fn median(v: &[f64]) -> Option<f64> {
 
 /// The markdown table of the throughput rows: each side's median jobs/s and Sluice's over
 /// Slurm's (sides in the order Sluice, Slurm).
-pub(super) fn markdown(rows: &[(String, Vec<Result<Vec<f64>, String>>)], runs: usize) -> String {
+pub(super) fn markdown(rows: &[(String, Vec<Figures>)], runs: usize) -> String {
     let mut text = format!(
         "\n| submissions (median of {runs} runs, jobs/s) | Slurm | Sluice | Sluice / Slurm |\n\
          | --- | ---: | ---: | ---: |\n"
