@@ -116,6 +116,7 @@ mod tests {
             tasks_here: 2,
             pty: false,
             task_ranks: Vec::new(),
+            step_layout: Vec::new(),
         }
     }
 

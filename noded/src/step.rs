@@ -110,6 +110,7 @@ pub async fn run(node: &Arc<Node>, mut req: RunStepRequest) -> Result<OutputStre
         tasks_here: req.tasks_here,
         pty: req.pty && req.first_task == 0,
         task_ranks: req.task_ranks.clone(),
+        step_layout: req.step_layout.clone(),
     };
     node.attach.open(job, step, req.uid, layout);
     let mut readers = JoinSet::new();

@@ -91,12 +91,14 @@ pub async fn attach(conf: &SlurmConf, job: u32, step: u32) -> Result<Vec<Attache
     Ok(attached)
 }
 
-/// `--layout`: the step's tasks per node, as Slurm's sattach prints them.
-pub fn layout_text(parts: &[Attached]) -> String {
-    let Some(first) = parts.first() else {
+/// `--layout`: the step's tasks per node, as Slurm's sattach prints them: every node of the
+/// step from the layout srun gave the nodes, also those whose tasks have ended; from the nodes
+/// that answered when their daemons were not given it.
+pub fn layout_text<'a>(parts: impl IntoIterator<Item = (&'a str, &'a AttachedStep)>) -> String {
+    let parts: Vec<(&str, &AttachedStep)> = parts.into_iter().collect();
+    let Some(&(_, all)) = parts.first() else {
         return String::new();
     };
-    let all = &first.layout;
     let names = sluice_vocab::hostlist::expand(&all.node_list).unwrap_or_default();
     let mut text = format!(
         "Job step layout:\n\t{} tasks, {} nodes ({})\n\n",
@@ -104,13 +106,30 @@ pub fn layout_text(parts: &[Attached]) -> String {
         names.len(),
         all.node_list
     );
-    for part in parts {
-        let l = &part.layout;
-        let tasks: String = ranks(l).iter().map(|t| format!("{t} ")).collect();
-        text.push_str(&format!(
-            "\tNode {} ({}), {} task(s): {tasks}\n",
-            l.node_index, part.node, l.tasks_here
-        ));
+    let line = |index: u32, node: &str, ranks: &[u32]| {
+        let tasks: String = ranks.iter().map(|t| format!("{t} ")).collect();
+        format!(
+            "\tNode {index} ({node}), {} task(s): {tasks}\n",
+            ranks.len()
+        )
+    };
+    if all.step_layout.is_empty() {
+        for (node, layout) in parts {
+            text.push_str(&line(layout.node_index, node, &ranks(layout)));
+        }
+        return text;
+    }
+    for node in &all.step_layout {
+        let name = usize::try_from(node.node)
+            .ok()
+            .and_then(|i| names.get(i))
+            .map_or("?", String::as_str);
+        let ranks: Vec<u32> = if node.ranks.is_empty() {
+            (node.first..node.first.saturating_add(node.count)).collect()
+        } else {
+            node.ranks.clone()
+        };
+        text.push_str(&line(node.node, name, &ranks));
     }
     text
 }
@@ -193,5 +212,55 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(ranks(&cyclic), [1, 3]);
+    }
+
+    #[test]
+    fn the_layout_lists_every_node_of_the_step_also_those_done() {
+        use sluice_wire::proto::StepNodeTasks;
+        let layout = AttachedStep {
+            node_list: "n[1-3]".into(),
+            node_index: 0,
+            ntasks: 5,
+            first_task: 0,
+            tasks_here: 2,
+            step_layout: vec![
+                StepNodeTasks {
+                    node: 0,
+                    first: 0,
+                    count: 2,
+                    ranks: Vec::new(),
+                },
+                StepNodeTasks {
+                    node: 1,
+                    first: 1,
+                    count: 2,
+                    ranks: vec![1, 3],
+                },
+                StepNodeTasks {
+                    node: 2,
+                    first: 4,
+                    count: 1,
+                    ranks: Vec::new(),
+                },
+            ],
+            ..Default::default()
+        };
+        // Only n1 answered: the others' tasks have ended.
+        assert_eq!(
+            layout_text([("n1", &layout)]),
+            "Job step layout:\n\t5 tasks, 3 nodes (n[1-3])\n\n\
+             \tNode 0 (n1), 2 task(s): 0 1 \n\
+             \tNode 1 (n2), 2 task(s): 1 3 \n\
+             \tNode 2 (n3), 1 task(s): 4 \n"
+        );
+        // From a node daemon that was not given the layout: the nodes that answered.
+        let old = AttachedStep {
+            step_layout: Vec::new(),
+            ..layout
+        };
+        assert_eq!(
+            layout_text([("n1", &old)]),
+            "Job step layout:\n\t5 tasks, 3 nodes (n[1-3])\n\n\tNode 0 (n1), 2 task(s): 0 1 \n"
+        );
     }
 }

@@ -96,7 +96,10 @@ pub async fn run(
         Err(text) => return fail(err, &text),
     };
     if opts.layout {
-        return print(out, &attach::layout_text(&parts));
+        return print(
+            out,
+            &attach::layout_text(parts.iter().map(|p| (p.node.as_str(), &p.layout))),
+        );
     }
     if opts.pty && !parts.iter().any(|p| p.layout.pty) {
         return fail(

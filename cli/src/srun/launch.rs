@@ -64,11 +64,12 @@ impl Step {
     pub fn from_opts(
         opts: &super::args::SrunOpts,
         conf: &crate::slurm_conf::SlurmConf,
-        template: RunStepRequest,
+        mut template: RunStepRequest,
         (nodes, layout, ntasks): (Vec<NodeAddr>, Vec<NodeTasks>, u32),
         stdin: Option<mpsc::Receiver<Vec<u8>>>,
         watch: Option<JobWatch>,
     ) -> Self {
+        template.step_layout = layout.iter().map(NodeTasks::to_wire).collect();
         Self {
             template,
             layout,

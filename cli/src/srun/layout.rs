@@ -3,7 +3,7 @@
 //! (`tasks 0-2,5`), and srun's exit code.
 
 use sluice_vocab::distribution::{self, NodeDist};
-use sluice_wire::proto::TaskExit;
+use sluice_wire::proto::{StepNodeTasks, TaskExit};
 
 use crate::jobspec::signals;
 
@@ -25,6 +25,23 @@ impl NodeTasks {
     /// Whether it runs task `rank`.
     pub fn runs(&self, rank: u32) -> bool {
         self.ranks.contains(&rank)
+    }
+
+    /// As the step's layout travels to every node (`RunStepRequest.step_layout`): consecutive
+    /// ranks as their first and count only.
+    pub fn to_wire(&self) -> StepNodeTasks {
+        let first = self.ranks.first().copied().unwrap_or(0);
+        let consecutive = (first..).zip(&self.ranks).all(|(want, r)| *r == want);
+        StepNodeTasks {
+            node: u32::try_from(self.node).unwrap_or(u32::MAX),
+            first,
+            count: self.count(),
+            ranks: if consecutive {
+                Vec::new()
+            } else {
+                self.ranks.clone()
+            },
+        }
     }
 }
 

@@ -87,6 +87,38 @@ fn sattach_shows_a_running_steps_output_and_layout() {
     );
 }
 
+/// The layout comes from what srun told every node: a node whose tasks have all ended is
+/// still listed (Slurm's sattach lists the whole step).
+#[test]
+fn the_layout_lists_the_nodes_whose_tasks_have_ended() {
+    let c = Cluster::start(2);
+    // Task 2, alone on the second node, ends at once; the others wait for `go`.
+    let task = "[ $SLURM_PROCID = 2 ] && exit 0; while [ ! -e go ]; do sleep 0.1; done";
+    let srun = Lines::spawn(
+        c.command("srun", &["-N2", "-n3", "sh", "-c", task])
+            .stdin(Stdio::null()),
+    );
+    let job = running_job(&c);
+    let step = format!("{job}.0");
+    // sstat counts the tasks of the nodes still running the step.
+    c.wait_for("the second node's task to end", || {
+        c.cmd("sstat", &["-n", "-P", "-o", "NTasks", "-j", &step])
+            .stdout
+            .trim()
+            == "2"
+    });
+    let text = layout(&c, &job);
+    assert_eq!(
+        text,
+        "Job step layout:\n\t3 tasks, 2 nodes (clustern[1-2])\n\n\
+         \tNode 0 (clustern1), 2 task(s): 0 1 \n\tNode 1 (clustern2), 1 task(s): 2 \n",
+        "{text}"
+    );
+    std::fs::write(c.work.join("go"), "").unwrap();
+    let (_, err, code) = srun.finish();
+    assert_eq!(code, 0, "{err}");
+}
+
 #[test]
 fn sattach_input_goes_to_the_filtered_task() {
     let c = Cluster::start(1);
