@@ -21,6 +21,10 @@ fn layout(c: &Cluster, job: &str) -> String {
     text
 }
 
+/// `sattach --layout` of `srun -N2 -n3` (block: two tasks on the first node, one on the second).
+const THREE_TASKS_ON_TWO_NODES: &str = "Job step layout:\n\t3 tasks, 2 nodes (clustern[1-2])\n\n\
+     \tNode 0 (clustern1), 2 task(s): 0 1 \n\tNode 1 (clustern2), 1 task(s): 2 \n";
+
 /// The job id srun's step runs in, once squeue shows it running.
 fn running_job(c: &Cluster) -> String {
     let mut id = String::new();
@@ -46,12 +50,7 @@ fn sattach_shows_a_running_steps_output_and_layout() {
     );
     let job = running_job(&c);
     let text = layout(&c, &job);
-    assert_eq!(
-        text,
-        "Job step layout:\n\t3 tasks, 2 nodes (clustern[1-2])\n\n\
-         \tNode 0 (clustern1), 2 task(s): 0 1 \n\tNode 1 (clustern2), 1 task(s): 2 \n",
-        "{text}"
-    );
+    assert_eq!(text, THREE_TASKS_ON_TWO_NODES, "{text}");
     let step = format!("{job}.0");
     let mut all = Lines::spawn(c.command("sattach", &["-l", &step]).stdin(Stdio::null()));
     let mut filtered = Lines::spawn(
@@ -108,12 +107,7 @@ fn the_layout_lists_the_nodes_whose_tasks_have_ended() {
             == "2"
     });
     let text = layout(&c, &job);
-    assert_eq!(
-        text,
-        "Job step layout:\n\t3 tasks, 2 nodes (clustern[1-2])\n\n\
-         \tNode 0 (clustern1), 2 task(s): 0 1 \n\tNode 1 (clustern2), 1 task(s): 2 \n",
-        "{text}"
-    );
+    assert_eq!(text, THREE_TASKS_ON_TWO_NODES, "{text}");
     std::fs::write(c.work.join("go"), "").unwrap();
     let (_, err, code) = srun.finish();
     assert_eq!(code, 0, "{err}");
