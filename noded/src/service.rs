@@ -180,14 +180,10 @@ impl NodeDaemon for NodeService {
                 return Err(NodedError::AccessDenied { uid: caller }.into());
             }
         }
-        // An `srun -Z` step (its credential, checked above, says so) has no job whose
-        // Prolog and Epilog would run here: it starts at once, and nothing of it is recorded
-        // for the controller.
-        let no_alloc = step
-            .credential
-            .as_ref()
-            .and_then(sluice_wire::auth::credential::read_unchecked)
-            .is_some_and(|body| body.no_alloc);
+        // An `srun -Z` step (its id says so; the credential checked above carries the
+        // no-allocation mark exactly when it does) has no job whose Prolog and Epilog would
+        // run here: it starts at once, and nothing of it is recorded for the controller.
+        let no_alloc = sluice_vocab::ids::is_no_alloc(step.job_id);
         if !no_alloc && !node_scripts::before_step(&self.node, &step).await {
             let node = &self.node.config.node_name;
             return Err(Status::failed_precondition(format!(

@@ -210,17 +210,9 @@ pub async fn run(
             .map(NodedClient::new);
         let mut req = template.clone();
         req.node_index = u32::try_from(place.node).unwrap_or(u32::MAX);
-        req.first_task = place.ranks.first().copied().unwrap_or(0);
+        req.first_task = place.first();
         req.tasks_here = place.count();
-        // Consecutive ranks need no list (block distribution, the common case).
-        let consecutive = (req.first_task..)
-            .zip(&place.ranks)
-            .all(|(want, r)| *r == want);
-        req.task_ranks = if consecutive {
-            Vec::new()
-        } else {
-            place.ranks.clone()
-        };
+        req.task_ranks = place.listed_ranks();
         // --multi-prog: each node gets its own tasks' command lines.
         req.task_argv.retain(|t| place.runs(t.task));
         let tx = tx.clone();

@@ -27,20 +27,31 @@ impl NodeTasks {
         self.ranks.contains(&rank)
     }
 
-    /// As the step's layout travels to every node (`RunStepRequest.step_layout`): consecutive
-    /// ranks as their first and count only.
+    /// Its first rank (0 when it runs none).
+    pub fn first(&self) -> u32 {
+        self.ranks.first().copied().unwrap_or(0)
+    }
+
+    /// Its ranks as they travel to the nodes: none when they are consecutive from
+    /// [`Self::first`] (block distribution, the common case), else all of them.
+    pub fn listed_ranks(&self) -> Vec<u32> {
+        let consecutive = (self.first()..)
+            .zip(&self.ranks)
+            .all(|(want, r)| *r == want);
+        if consecutive {
+            Vec::new()
+        } else {
+            self.ranks.clone()
+        }
+    }
+
+    /// As the step's layout travels to every node (`RunStepRequest.step_layout`).
     pub fn to_wire(&self) -> StepNodeTasks {
-        let first = self.ranks.first().copied().unwrap_or(0);
-        let consecutive = (first..).zip(&self.ranks).all(|(want, r)| *r == want);
         StepNodeTasks {
             node: u32::try_from(self.node).unwrap_or(u32::MAX),
-            first,
+            first: self.first(),
             count: self.count(),
-            ranks: if consecutive {
-                Vec::new()
-            } else {
-                self.ranks.clone()
-            },
+            ranks: self.listed_ranks(),
         }
     }
 }
@@ -55,6 +66,30 @@ pub fn lay_out(dist: NodeDist, ntasks: u32, nodes: usize, counts: &[u32]) -> Vec
         distribution::counts(dist, ntasks, nodes)
     };
     from_ranks(distribution::place(dist, &counts))
+}
+
+/// The layout of a step of `ntasks` on the nodes `names` as `dist` asks: `arbitrary` follows
+/// `-w`'s list (`hostlist`), falling back to block when it cannot; the others [`lay_out`] on
+/// the controller's per-node `counts` when it gave them.
+pub fn for_step(
+    dist: Option<NodeDist>,
+    ntasks: u32,
+    names: &[String],
+    hostlist: &[String],
+    counts: &[u32],
+) -> Vec<NodeTasks> {
+    match dist {
+        Some(NodeDist::Arbitrary) => match distribution::arbitrary(hostlist, names) {
+            Some(ranks) => from_ranks(ranks),
+            None => lay_out(
+                NodeDist::Block,
+                ntasks,
+                names.len().min(ntasks as usize),
+                &[],
+            ),
+        },
+        _ => lay_out(dist.unwrap_or(NodeDist::Block), ntasks, names.len(), counts),
+    }
 }
 
 /// Each node's ranks as the step's layout, leaving out the nodes without a task.

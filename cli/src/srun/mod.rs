@@ -42,7 +42,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use sluice_vocab::cpu_bind::CpuBindError;
-use sluice_vocab::distribution::{self, DistributionError, NodeDist};
+use sluice_vocab::distribution::{DistributionError, NodeDist};
 
 use crate::getopt::Ambiguity;
 use crate::jobspec::{self, Submitter, request::workdir};
@@ -376,22 +376,14 @@ pub async fn run_with(
         .and_then(sluice_wire::auth::credential::read_unchecked);
     let gid = body.as_ref().map_or(who.gid, |body| body.gid);
     let run = body.as_ref().map_or(0, |body| body.restart_count);
-    let dist = opts.job.distribution.and_then(|d| d.nodes);
-    let step_layout = match dist {
-        Some(NodeDist::Arbitrary) => {
-            let names: Vec<String> = alloc.nodes.iter().map(|n| n.name.clone()).collect();
-            match distribution::arbitrary(&opts.nodelist, &names) {
-                Some(ranks) => layout::from_ranks(ranks),
-                None => layout::lay_out(NodeDist::Block, ntasks, node_count, &[]),
-            }
-        }
-        _ => layout::lay_out(
-            dist.unwrap_or(NodeDist::Block),
-            ntasks,
-            alloc.nodes.len(),
-            &alloc.tasks_per_node,
-        ),
-    };
+    let names: Vec<String> = alloc.nodes.iter().map(|n| n.name.clone()).collect();
+    let step_layout = layout::for_step(
+        opts.job.distribution.and_then(|d| d.nodes),
+        ntasks,
+        &names,
+        &opts.nodelist,
+        &alloc.tasks_per_node,
+    );
     let parts = template::StepParts {
         ids: (job_id, step.step_id),
         gid,

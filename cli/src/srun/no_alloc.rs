@@ -16,7 +16,6 @@
 use std::io::Write;
 
 use rand::Rng;
-use sluice_vocab::distribution::{self, NodeDist};
 use sluice_vocab::ids::NO_ALLOC_JOB_IDS;
 use sluice_wire::auth::Signer;
 use sluice_wire::proto::{BcastFile, NoAllocStepRequest};
@@ -171,18 +170,13 @@ pub async fn run(
         Err(status) => return fail(err, &status_text(&status, Asker::Jobs)),
     };
     let names = &plan.nodes;
-    let step_layout = match opts.job.distribution.and_then(|d| d.nodes) {
-        Some(NodeDist::Arbitrary) => match distribution::arbitrary(&opts.nodelist, names) {
-            Some(ranks) => layout::from_ranks(ranks),
-            None => layout::lay_out(NodeDist::Block, plan.ntasks, names.len(), &[]),
-        },
-        dist => layout::lay_out(
-            dist.unwrap_or(NodeDist::Block),
-            plan.ntasks,
-            names.len(),
-            &[],
-        ),
-    };
+    let step_layout = layout::for_step(
+        opts.job.distribution.and_then(|d| d.nodes),
+        plan.ntasks,
+        names,
+        &opts.nodelist,
+        &[],
+    );
     let parts = StepParts {
         ids: (job_id, step_id),
         gid: who.gid,

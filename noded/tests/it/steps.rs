@@ -36,6 +36,17 @@ async fn next(stream: &mut Streaming<StepOutput>) -> StepOutput {
         .expect("the stream goes on")
 }
 
+/// Starts the step `req` on `noded`: its output stream.
+async fn start(noded: &RunningNoded, req: RunStepRequest) -> Streaming<StepOutput> {
+    noded
+        .client()
+        .await
+        .run_step(req)
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 async fn setup() -> (TestCluster, FakeCtld, RunningNoded) {
     let ctld = FakeCtld::start(&Key::from_bytes(vec![42; 64]), 0, Vec::new()).await;
     let cluster = TestCluster::new(ctld.port, "NodeName=n1 NodeAddr=127.0.0.1 Port=0");
@@ -51,13 +62,7 @@ async fn output_streams_before_the_tasks_end_and_exits_come_last() {
                   local $SLURM_LOCALID node $SLURM_NODEID\"; echo err-$SLURM_PROCID >&2; \
                   while [ ! -e go ]; do sleep 0.05; done; exit $SLURM_PROCID";
     let req = step(9, &work, &["sh", "-c", script], 2);
-    let mut stream = noded
-        .client()
-        .await
-        .run_step(req)
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = start(&noded, req).await;
     let mut out = std::collections::BTreeMap::<(u32, bool), String>::new();
     // Both tasks' lines arrive while they still wait for `go`.
     while out.values().filter(|t| t.ends_with('\n')).count() < 4 {
@@ -110,13 +115,7 @@ async fn a_no_allocation_step_runs_without_a_job_and_is_never_reported() {
     // srun -Z's ids; the test client's credential carries the no-allocation mark for them.
     let mut req = step(0xffff_2094, &work, &["sh", "-c", script], 1);
     req.step_id = 915_579_058;
-    let mut stream = noded
-        .client()
-        .await
-        .run_step(req)
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = start(&noded, req).await;
     let msg = next(&mut stream).await;
     assert_eq!(
         String::from_utf8(msg.data).unwrap(),
@@ -179,13 +178,7 @@ async fn a_missing_command_fails_its_task_with_a_message() {
     let (cluster, _ctld, noded) = setup().await;
     let work = cluster.workdir("s2");
     let req = step(10, &work, &["no-such-command-xyz"], 1);
-    let mut stream = noded
-        .client()
-        .await
-        .run_step(req)
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = start(&noded, req).await;
     let mut err = String::new();
     loop {
         let msg = next(&mut stream).await;
@@ -204,13 +197,7 @@ async fn cancelling_the_stream_kills_the_tasks() {
     let (cluster, _ctld, noded) = setup().await;
     let work = cluster.workdir("s3");
     let req = step(11, &work, &["sh", "-c", "echo $$; exec sleep 1000"], 1);
-    let mut stream = noded
-        .client()
-        .await
-        .run_step(req)
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = start(&noded, req).await;
     let msg = next(&mut stream).await;
     let pid: i32 = String::from_utf8(msg.data).unwrap().trim().parse().unwrap();
     assert!(!is_dead(pid));

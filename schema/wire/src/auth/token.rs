@@ -122,12 +122,11 @@ impl Key {
     /// Checks a token's MAC and reads its claims (freshness and binding are the verifier's).
     pub fn open(&self, token: &str) -> Result<Claims, AuthError> {
         let bad = |why: &str| AuthError::BadSignature(why.to_string());
-        let (text, mac) = token
+        let (text, mac_hex) = token
             .rsplit_once('.')
             .ok_or_else(|| bad("malformed token"))?;
-        let mut raw = [0u8; DIGEST_HEX / 2];
-        hex::decode_to_slice(mac, &mut raw).map_err(|_| bad("malformed token"))?;
-        let mac = raw;
+        let mut mac = [0u8; DIGEST_HEX / 2];
+        hex::decode_to_slice(mac_hex, &mut mac).map_err(|_| bad("malformed token"))?;
         // Constant-time comparison of the MAC before anything in the claims is believed.
         self.mac(text)
             .verify_slice(&mac)
