@@ -68,6 +68,7 @@ impl Shipper {
     ) -> ShipperHandle {
         let wake = Arc::new(Notify::new());
         let (acked_tx, acked) = watch::channel(0);
+        let (stop, stop_rx) = watch::channel(false);
         let run = Run {
             path: StateStore::file(state_dir),
             cluster,
@@ -75,21 +76,24 @@ impl Shipper {
             cfg,
             wake: wake.clone(),
             acked: acked_tx,
+            stop: stop_rx,
             faults: FaultEpisodes::new("accounting outbox"),
         };
         ShipperHandle {
             wake,
             acked,
-            task: tokio::spawn(run.run()),
+            stop,
+            task: Some(tokio::spawn(run.run())),
         }
     }
 }
 
-/// The running shipper; dropping it stops the task.
+/// The running shipper; dropping it stops the task, [`ShipperHandle::stop`] also waits for it.
 pub struct ShipperHandle {
     wake: Arc<Notify>,
     acked: watch::Receiver<u64>,
-    task: JoinHandle<()>,
+    stop: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
 }
 
 impl ShipperHandle {
@@ -102,11 +106,26 @@ impl ShipperHandle {
     pub fn acked(&self) -> watch::Receiver<u64> {
         self.acked.clone()
     }
+
+    /// Stops the shipper between two steps of a round and waits until it has let go of the
+    /// state file: its connection closed, none of its SQLite work left on the blocking pool
+    /// (aborting the task would leave such work running). Only then may the file be removed
+    /// and made again: SQLite shares locks and the WAL index among one process's connections to
+    /// the same inode, and a new file can get the inode number of a removed one that is still
+    /// open.
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
 }
 
 impl Drop for ShipperHandle {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 
@@ -117,6 +136,8 @@ struct Run {
     cfg: ShipperConfig,
     wake: Arc<Notify>,
     acked: watch::Sender<u64>,
+    /// Becomes true when the handle asks the shipper to stop.
+    stop: watch::Receiver<bool>,
     /// The outbox's own failures (disk full, read-only), logged once per episode.
     faults: FaultEpisodes,
 }
@@ -145,6 +166,10 @@ impl Run {
         let mut conn: Option<Connection> = None;
         let mut backoff = self.cfg.backoff_min;
         loop {
+            // Asked to stop, or the handle is gone.
+            if *self.stop.borrow() || self.stop.has_changed().is_err() {
+                return;
+            }
             let round = self.round(&mut conn).await;
             if !matches!(round, Round::Failed)
                 && let Some(line) = self.faults.succeeded(Instant::now())
@@ -158,10 +183,14 @@ impl Run {
                     tokio::select! {
                         () = self.wake.notified() => {}
                         () = tokio::time::sleep(self.cfg.idle_poll) => {}
+                        () = stopped(&mut self.stop) => {}
                     }
                 }
                 Round::Failed => {
-                    tokio::time::sleep(backoff).await;
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        () = stopped(&mut self.stop) => {}
+                    }
                     backoff = (backoff * 2).min(self.cfg.backoff_max);
                 }
             }
@@ -204,7 +233,11 @@ impl Run {
             records,
             stream_id,
         };
-        let reply = tokio::time::timeout(self.cfg.rpc_timeout, self.dbd.record_batch(req)).await;
+        let reply = tokio::select! {
+            reply = tokio::time::timeout(self.cfg.rpc_timeout, self.dbd.record_batch(req)) => reply,
+            // Sent again by the next shipper; the dbd stores a batch once.
+            () = stopped(&mut self.stop) => return Round::Failed,
+        };
         let applied = match reply {
             Ok(Ok(r)) => r.into_inner().applied_seq,
             Ok(Err(status)) => {
@@ -249,6 +282,11 @@ impl Run {
         }
         Round::Progress
     }
+}
+
+/// Returns once the handle asked the shipper to stop (or is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
 }
 
 fn open(path: &Path) -> rusqlite::Result<Connection> {

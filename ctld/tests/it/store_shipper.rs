@@ -157,6 +157,15 @@ async fn serve(dbd: &Arc<Mutex<Dbd>>) -> (u16, tokio::task::JoinHandle<()>) {
     (port, server)
 }
 
+/// The files under `dir` this process holds open.
+fn open_files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter(|target| target.starts_with(dir))
+        .collect()
+}
+
 /// A shipper of the outbox in `dir` to the fake dbd on `port`, with short backoffs.
 fn ship(dir: &std::path::Path, port: u16) -> sluice_ctld::shipper::ShipperHandle {
     let signer = Signer::new(Key::from_bytes(vec![7; 32]), 0);
@@ -185,7 +194,10 @@ async fn a_wiped_state_dir_ships_a_new_stream_whose_records_land() {
     let (port, server) = serve(&dbd).await;
     let shipper = ship(&state, port);
     wait_acked(&mut shipper.acked(), old_last).await;
-    drop(shipper);
+    // Once stopped, nothing in this process holds the old file open: a connection left to it
+    // would meet the new file if that got the removed one's inode number.
+    shipper.stop().await;
+    assert_eq!(open_files_under(&state), Vec::<std::path::PathBuf>::new());
 
     // StateSaveLocation is wiped: the new store numbers its records from 1 again.
     std::fs::remove_dir_all(&state).unwrap();
