@@ -23,8 +23,8 @@ fn user_credential(user: &TestUser, munged: &Munged, method: &str) -> String {
     let payload = format!(
         "sluice-munge1 {} {} {}",
         binding.method,
-        binding.digest,
-        new_nonce()
+        binding.digest.to_hex(),
+        new_nonce().to_hex()
     );
     let socket = munged.socket();
     let out = user.run("munge", &["-S", socket.to_str().unwrap(), "-s", &payload]);

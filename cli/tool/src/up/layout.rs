@@ -272,7 +272,8 @@ mod tests {
             nonce: sluice_wire::auth::token::new_nonce(),
             binding: sluice_wire::auth::Binding::new("/a/b", b""),
         });
-        assert_eq!(copy.open(&token).unwrap().uid, 7);
+        let empty = sluice_wire::auth::token::BodyDigest::of(b"");
+        assert_eq!(copy.open(&token, &empty).unwrap().uid, 7);
     }
 
     #[test]

@@ -88,16 +88,16 @@ async fn admit(
     if let Err(e @ ProtocolError::Mismatch { .. }) = version {
         return Err(e.into());
     }
-    let method = parts.uri.path().to_string();
-    let (binding, body) = if request_streams(&method) {
-        (Binding::new(&method, b""), body)
+    let method = parts.uri.path();
+    let (binding, body) = if request_streams(method) {
+        (Binding::new(method, b""), body)
     } else {
         let bytes = Limited::new(body, MAX_BODY)
             .collect()
             .await
             .map_err(|e| Status::invalid_argument(format!("request body unreadable: {e}")))?
             .to_bytes();
-        (Binding::new(&method, &bytes), Body::new(Full::new(bytes)))
+        (Binding::new(method, &bytes), Body::new(Full::new(bytes)))
     };
     let checked = if verifier.blocks(&metadata) {
         let (v, b) = (verifier.clone(), binding);

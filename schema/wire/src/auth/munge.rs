@@ -11,7 +11,7 @@ use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
 
 use super::AuthError;
-use super::token::Binding;
+use super::token::{Binding, BodyDigest, Nonce};
 
 /// An opaque libmunge context.
 #[repr(C)]
@@ -59,7 +59,7 @@ pub struct Munge {
 pub struct Decoded {
     pub uid: u32,
     pub gid: u32,
-    pub nonce: String,
+    pub nonce: Nonce,
     pub binding: Binding,
 }
 
@@ -107,10 +107,12 @@ impl Munge {
     }
 
     /// A credential for the calling process binding one request (blocking: asks munged).
-    pub fn encode(&self, binding: &Binding, nonce: &str) -> Result<String, AuthError> {
+    pub fn encode(&self, binding: &Binding, nonce: &Nonce) -> Result<String, AuthError> {
         let payload = format!(
-            "{PAYLOAD_PREFIX} {} {} {nonce}",
-            binding.method, binding.digest
+            "{PAYLOAD_PREFIX} {} {} {}",
+            binding.method,
+            binding.digest.to_hex(),
+            nonce.to_hex()
         );
         let ctx = self.ctx()?;
         let mut cred: *mut c_char = std::ptr::null_mut();
@@ -178,7 +180,7 @@ fn path_cstring(path: &Path) -> Result<CString, AuthError> {
 }
 
 /// The binding and nonce of a payload.
-fn parse_payload(payload: &[u8]) -> Result<(Binding, String), AuthError> {
+fn parse_payload(payload: &[u8]) -> Result<(Binding, Nonce), AuthError> {
     let bad = || AuthError::BadSignature("malformed munge payload".into());
     let text = std::str::from_utf8(payload).map_err(|_| bad())?;
     let mut words = text.split(' ');
@@ -193,13 +195,11 @@ fn parse_payload(payload: &[u8]) -> Result<(Binding, String), AuthError> {
     };
     let binding = Binding {
         method: method.to_string(),
-        digest: digest.to_string(),
+        digest: BodyDigest::from_hex(digest).ok_or_else(bad)?,
     };
     binding.validate()?;
-    if !super::token::is_nonce(nonce) {
-        return Err(bad());
-    }
-    Ok((binding, nonce.to_string()))
+    let nonce = Nonce::from_hex(nonce).ok_or_else(bad)?;
+    Ok((binding, nonce))
 }
 
 #[cfg(test)]
@@ -210,7 +210,12 @@ mod tests {
     fn payloads_carry_a_binding_and_a_nonce() {
         let b = Binding::new("/sluice.v1.Controller/Ping", b"");
         let nonce = super::super::token::new_nonce();
-        let text = format!("{PAYLOAD_PREFIX} {} {} {nonce}", b.method, b.digest);
+        let text = format!(
+            "{PAYLOAD_PREFIX} {} {} {}",
+            b.method,
+            b.digest.to_hex(),
+            nonce.to_hex()
+        );
         assert_eq!(parse_payload(text.as_bytes()).unwrap(), (b, nonce));
         for bad in [
             "",

@@ -6,7 +6,8 @@
 //! The socket is `sack.socket` next to `slurm.conf` ([`socket_path`]), so commands find it
 //! without configuration and every cluster (or `sluice up` directory) on a host has its own.
 //! It is world-connectable (0666). The exchange, once per request: the client connects and
-//! writes one line, `<method> <digest> <nonce>` (what the token binds, see [`super::token`]);
+//! writes one line, `<method> <digest> <nonce>` (what the token binds, digest and nonce in hex, see
+//! [`super::token`]);
 //! the service answers one line, the token for the caller's kernel uid and gid with those
 //! fields (or `error <why>`), and closes the connection.
 //!
@@ -24,7 +25,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-use super::token::{Binding, Claims, TOKEN_PREFIX, is_nonce, new_nonce};
+use super::token::{Binding, BodyDigest, Claims, Nonce, TOKEN_PREFIX, new_nonce};
 use super::{Key, unix_now};
 
 /// The socket's name, in the directory of `slurm.conf`.
@@ -44,11 +45,16 @@ pub fn socket_path(conf_dir: &Path) -> PathBuf {
 pub async fn request_token(
     socket: &Path,
     binding: &Binding,
-    nonce: &str,
+    nonce: &Nonce,
 ) -> std::io::Result<String> {
     let exchange = async {
         let mut stream = tokio::net::UnixStream::connect(socket).await?;
-        let line = format!("{} {} {nonce}\n", binding.method, binding.digest);
+        let line = format!(
+            "{} {} {}\n",
+            binding.method,
+            binding.digest.to_hex(),
+            nonce.to_hex()
+        );
         stream.write_all(line.as_bytes()).await?;
         let mut answer = String::new();
         BufReader::new(stream)
@@ -69,7 +75,12 @@ pub fn probe(socket: &Path) -> std::io::Result<()> {
     let mut stream = UnixStream::connect(socket)?;
     stream.set_read_timeout(Some(CLIENT_TIMEOUT))?;
     let binding = Binding::new(PROBE_METHOD, b"");
-    let line = format!("{} {} {}\n", binding.method, binding.digest, new_nonce());
+    let line = format!(
+        "{} {} {}\n",
+        binding.method,
+        binding.digest.to_hex(),
+        new_nonce().to_hex()
+    );
     stream.write_all(line.as_bytes())?;
     let mut answer = String::new();
     std::io::BufReader::new(stream)
@@ -226,22 +237,21 @@ async fn answer(stream: tokio::net::UnixStream, key: &Key) -> std::io::Result<()
 }
 
 /// The binding and nonce a client asks for, checked.
-fn parse_request(line: &str) -> Result<(Binding, String), String> {
+fn parse_request(line: &str) -> Result<(Binding, Nonce), String> {
     let mut fields = line.split_whitespace();
     let (Some(method), Some(digest), Some(nonce), None) =
         (fields.next(), fields.next(), fields.next(), fields.next())
     else {
         return Err("expected <method> <digest> <nonce>".into());
     };
+    let digest = BodyDigest::from_hex(digest).ok_or("bad signature: malformed digest")?;
     let binding = Binding {
         method: method.to_string(),
-        digest: digest.to_string(),
+        digest,
     };
     binding.validate().map_err(|e| e.to_string())?;
-    if !is_nonce(nonce) {
-        return Err("malformed nonce".into());
-    }
-    Ok((binding, nonce.to_string()))
+    let nonce = Nonce::from_hex(nonce).ok_or("malformed nonce")?;
+    Ok((binding, nonce))
 }
 
 /// Offers the service at `path` for as long as the daemon runs: serves it when it can claim the
@@ -304,14 +314,14 @@ mod tests {
         let binding = Binding::new("/sluice.v1.Controller/SubmitJob", b"job");
         let nonce = new_nonce();
         let token = request_token(&path, &binding, &nonce).await.unwrap();
-        let claims = key.open(&token).unwrap();
+        let claims = key.open(&token, &binding.digest).unwrap();
         assert_eq!(claims.uid, nix::unistd::getuid().as_raw());
         assert_eq!(claims.gid, nix::unistd::getgid().as_raw());
-        assert_eq!((claims.binding, claims.nonce), (binding, nonce));
+        assert_eq!((claims.method, claims.nonce), (&binding.method[..], nonce));
         // Malformed requests get an error line, never a token.
         let bad = Binding {
             method: "no-slash".into(),
-            digest: "00".into(),
+            digest: BodyDigest::of(b""),
         };
         let e = request_token(&path, &bad, &new_nonce()).await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::PermissionDenied);

@@ -129,25 +129,18 @@ impl Signer {
     /// The `authorization` value of one request bound by `binding`, issued at unix time
     /// `now`: `Bearer <token>`, or `Munge <credential>`.
     pub async fn token(&self, binding: Binding, now: i64) -> Result<String, Status> {
-        let nonce = new_nonce();
         match &self.source {
+            TokenSource::Key { key, uid, gid } => Ok(key_header(key, *uid, *gid, binding, now)),
             TokenSource::Munge(munge) => {
                 let munge = Arc::clone(munge);
+                let nonce = new_nonce();
                 let cred = tokio::task::spawn_blocking(move || munge.encode(&binding, &nonce))
                     .await
                     .map_err(|e| Status::internal(format!("munge task failed: {e}")))?
                     .map_err(|e| Status::unauthenticated(format!("{AUTH_ERROR}: {e}")))?;
                 Ok(format!("{MUNGE_SCHEME}{cred}"))
             }
-            TokenSource::Key { key, uid, gid } => Ok(BEARER_SCHEME.to_string()
-                + &key.sign(&Claims {
-                    uid: *uid,
-                    gid: *gid,
-                    issued: now,
-                    nonce,
-                    binding,
-                })),
-            TokenSource::Service(socket) => sack::request_token(socket, &binding, &nonce)
+            TokenSource::Service(socket) => sack::request_token(socket, &binding, &new_nonce())
                 .await
                 .map(|token| format!("{BEARER_SCHEME}{token}"))
                 .map_err(|e| {
@@ -161,6 +154,12 @@ impl Signer {
 
     /// Signs a request to `method` whose body is `body` (`None` for a streamed request body):
     /// sets its `authorization` and protocol version headers.
+    ///
+    /// The token is marked sensitive, which HTTP/2 sends as a literal "never indexed" (RFC
+    /// 7541, 7.1.3): a value good for one request is of no use in the connection's header
+    /// tables, and indexing it made every request insert ~250 bytes into both sides' 4 KiB
+    /// tables, pushing out the headers that repeat (content type, user agent, protocol
+    /// version), which then travelled again in full; credentials also stay out of the tables.
     pub async fn sign_headers(
         &self,
         headers: &mut http::HeaderMap,
@@ -168,9 +167,15 @@ impl Signer {
         body: Option<&[u8]>,
     ) -> Result<(), Status> {
         let binding = Binding::new(method, body.unwrap_or_default());
-        let token = self.token(binding, unix_now()).await?;
-        let value = HeaderValue::try_from(token)
+        let token = match &self.source {
+            // Signed on the spot (every request of the daemons and of root's commands).
+            TokenSource::Key { key, uid, gid } => key_header(key, *uid, *gid, binding, unix_now()),
+            // Boxed, so that the futures of every request are not sized for a socket exchange.
+            _ => Box::pin(self.token(binding, unix_now())).await?,
+        };
+        let mut value = HeaderValue::try_from(token)
             .map_err(|_| Status::internal("token is not valid metadata"))?;
+        value.set_sensitive(true);
         headers.insert("authorization", value);
         crate::protocol::stamp(headers);
         Ok(())
@@ -194,6 +199,21 @@ impl Signer {
             waits: Some(timeout),
         }
     }
+}
+
+/// `Bearer <token>` for `uid`/`gid` signed with `key`, written into one buffer.
+fn key_header(key: &Key, uid: u32, gid: u32, binding: Binding, now: i64) -> String {
+    let mut out = String::with_capacity(BEARER_SCHEME.len() + 100 + binding.method.len());
+    out.push_str(BEARER_SCHEME);
+    let claims = Claims {
+        uid,
+        gid,
+        issued: now,
+        nonce: new_nonce(),
+        binding,
+    };
+    key.sign_into(&claims, &mut out);
+    out
 }
 
 /// The group of a uid the user database does not know.
@@ -237,11 +257,13 @@ where
         let deadline = self.waits.map(crate::deadline::stamp);
         Box::pin(async move {
             let (mut parts, body) = req.into_parts();
-            if let Some(value) = deadline.and_then(|d| HeaderValue::try_from(d).ok()) {
+            if let Some(mut value) = deadline.and_then(|d| HeaderValue::try_from(d).ok()) {
+                // Never indexed either: another value every millisecond.
+                value.set_sensitive(true);
                 parts.headers.insert(crate::deadline::HEADER, value);
             }
-            let method = parts.uri.path().to_string();
-            let (bytes, body) = if request_streams(&method) {
+            let method = parts.uri.path();
+            let (bytes, body) = if request_streams(method) {
                 (None, body)
             } else {
                 match body.collect().await {
@@ -253,12 +275,43 @@ where
                 }
             };
             if let Err(status) = signer
-                .sign_headers(&mut parts.headers, &method, bytes.as_deref())
+                .sign_headers(&mut parts.headers, method, bytes.as_deref())
                 .await
             {
                 return Ok(status.into_http());
             }
             inner.call(http::Request::from_parts(parts, body)).await
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::token::BodyDigest;
+
+    #[tokio::test]
+    async fn the_token_header_is_never_indexed_and_opens_for_its_request_only() {
+        let key = Key::from_bytes(vec![3; 64]);
+        let signer = Signer::with_gid(key.clone(), 1000, 100);
+        let mut headers = http::HeaderMap::new();
+        signer
+            .sign_headers(&mut headers, "/a.B/C", Some(b"body"))
+            .await
+            .unwrap();
+        let value = headers.get("authorization").unwrap();
+        // HTTP/2 keeps a sensitive value out of its header tables (RFC 7541, 7.1.3).
+        assert!(value.is_sensitive());
+        let token = value.to_str().unwrap().strip_prefix(BEARER_SCHEME).unwrap();
+        let opened = key.open(token, &BodyDigest::of(b"body")).unwrap();
+        assert_eq!(
+            (opened.uid, opened.gid, opened.method),
+            (1000, 100, "/a.B/C")
+        );
+        assert!(matches!(
+            key.open(token, &BodyDigest::of(b"other")),
+            Err(AuthError::OtherBody)
+        ));
+        assert!(headers.contains_key(crate::protocol::PROTOCOL_METADATA));
     }
 }

@@ -93,7 +93,8 @@ impl Verifier {
         let token = header
             .strip_prefix(BEARER_SCHEME)
             .ok_or(AuthError::Unsigned)?;
-        let claims = self.key.open(token)?;
+        // The MAC covers the body's digest: a token opens only with the body it was made for.
+        let claims = self.key.open(token, &binding.digest)?;
         let age = now.saturating_sub(claims.issued);
         if age > MAX_TOKEN_AGE {
             return Err(AuthError::Stale { age });
@@ -101,12 +102,14 @@ impl Verifier {
         if age.saturating_neg() > MAX_CLOCK_SKEW {
             return Err(AuthError::Future);
         }
-        bound_to(&claims.binding, binding)?;
+        if claims.method != binding.method {
+            return Err(AuthError::OtherMethod {
+                signed: claims.method.to_string(),
+                used: binding.method.clone(),
+            });
+        }
         // Last: a token refused above does not use up its nonce.
-        if !self
-            .replays
-            .admit(nonce_bits(&claims.nonce)?, claims.issued, now)
-        {
+        if !self.replays.admit(claims.nonce.bits(), claims.issued, now) {
             return Err(AuthError::Replayed);
         }
         Ok(Identity {
@@ -126,7 +129,7 @@ impl Verifier {
     ) -> Result<Identity, AuthError> {
         let decoded = munge.decode(cred)?;
         bound_to(&decoded.binding, binding)?;
-        if !self.replays.admit(nonce_bits(&decoded.nonce)?, now, now) {
+        if !self.replays.admit(decoded.nonce.bits(), now, now) {
             return Err(AuthError::Replayed);
         }
         Ok(Identity {
@@ -134,11 +137,6 @@ impl Verifier {
             gid: decoded.gid,
         })
     }
-}
-
-/// A nonce's 128 bits (a token's nonce is checked to be 32 hex digits when it is opened).
-fn nonce_bits(nonce: &str) -> Result<u128, AuthError> {
-    u128::from_str_radix(nonce, 16).map_err(|_| AuthError::BadSignature("malformed nonce".into()))
 }
 
 /// Checks that a credential made for `signed` is used for `used`.

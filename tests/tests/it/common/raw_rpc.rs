@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use prost::Message;
-use sluice_wire::auth::token::new_nonce;
+use sluice_wire::auth::token::{TOKEN_PREFIX, new_nonce};
 use sluice_wire::auth::{Binding, Claims, Key};
 use sluice_wire::protocol::{PROTOCOL_METADATA, PROTOCOL_VERSION};
 use tonic::transport::Channel;
@@ -45,7 +45,12 @@ pub fn key_token(key: &Key, uid: u32, method: &str, msg: &impl Message) -> Strin
 /// program of that user can get.
 pub fn user_token(user: &TestUser, socket: &Path, method: &str, msg: &impl Message) -> String {
     let binding = Binding::new(method, &frame(msg));
-    let line = format!("{} {} {}", binding.method, binding.digest, new_nonce());
+    let line = format!(
+        "{} {} {}",
+        binding.method,
+        binding.digest.to_hex(),
+        new_nonce().to_hex()
+    );
     let script = r#"$SIG{PIPE} = "IGNORE";
         my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!\n";
         print $s "$ARGV[1]\n"; local $/; my $t = <$s>; print $t;"#;
@@ -61,7 +66,7 @@ pub fn user_token(user: &TestUser, socket: &Path, method: &str, msg: &impl Messa
     );
     assert_eq!(out.code, 0, "{out:?}");
     let token = out.stdout.trim().to_string();
-    assert!(token.starts_with("sluice2."), "{out:?}");
+    assert!(token.starts_with(&format!("{TOKEN_PREFIX}.")), "{out:?}");
     token
 }
 
