@@ -6,7 +6,7 @@ use super::ControllerService;
 use super::convert::submit_request;
 use crate::core::{
     JobExit, LaunchSpec, StepEnd, StepRequest, on_allocation_complete, on_allocation_done,
-    on_step_create, on_step_done, on_submit, on_will_run,
+    on_step_create, on_step_done, on_submit, on_submit_het, on_will_run,
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
@@ -61,8 +61,16 @@ pub async fn submit(
 ) -> Result<SubmitJobReply, Status> {
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
-    let sreq = submission(svc, &r, caller, false)?;
     let cluster = svc.conf.cluster_name.clone();
+    if !r.het_components.is_empty() {
+        let job_id = submit_het(svc, &r, caller, false).await?;
+        return Ok(SubmitJobReply {
+            job_id: job_id.get(),
+            cluster,
+            ..SubmitJobReply::default()
+        });
+    }
+    let sreq = submission(svc, &r, caller, false)?;
     if r.test_only {
         let (start, nodes, cpus, partition) = svc
             .core
@@ -92,6 +100,28 @@ pub async fn submit(
         cluster,
         ..SubmitJobReply::default()
     })
+}
+
+/// A heterogeneous job: every component checked as a job of its own, then all queued at once
+/// on this cluster (never federated, as in Slurm); the leader's id.
+async fn submit_het(
+    svc: &ControllerService,
+    r: &SubmitJobRequest,
+    caller: crate::core::Caller,
+    interactive: bool,
+) -> Result<FedJobId, Status> {
+    if r.test_only {
+        return Err(CtldError::HetTestOnly.into());
+    }
+    let mut reqs = vec![submission(svc, r, caller, interactive)?];
+    for c in &r.het_components {
+        reqs.push(submission(svc, c, caller, interactive)?);
+    }
+    let reply = svc
+        .core
+        .submit(move |cx| on_submit_het(cx.core, cx.out, cx.now, reqs))
+        .await??;
+    Ok(reply.job_id)
 }
 
 /// `srun` without an allocation: creates an interactive job and streams its progress.
