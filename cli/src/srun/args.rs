@@ -16,6 +16,8 @@ use super::step_opts::{self, StepOpt, StepOptError, StepOpts};
 pub enum SrOpt {
     /// A job option shared with sbatch.
     Job(Opt),
+    /// `--het-group`: the components of a heterogeneous job the step spans.
+    HetGroup,
     Label,
     DisableStatus,
     QuitOnInterrupt,
@@ -119,6 +121,7 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("jobid", None, HasArg::Required, SrOpt::JobId),
         own("qos", None, HasArg::Required, SrOpt::Job(Opt::Qos)),
         own("overlap", None, HasArg::No, SrOpt::Overlap),
+        own("het-group", None, HasArg::Required, SrOpt::HetGroup),
         own("nodelist", Some('w'), HasArg::Required, SrOpt::NodeList),
         own("input", Some('i'), HasArg::Required, SrOpt::Input),
         own("output", Some('o'), HasArg::Required, SrOpt::Output),
@@ -257,6 +260,9 @@ pub struct SrunOpts {
     pub disable_status: bool,
     /// `--quit-on-interrupt`.
     pub quit_on_interrupt: bool,
+    /// `--het-group`: the components (offsets, ascending) of the heterogeneous job the step
+    /// spans.
+    pub het_group: Option<Vec<u32>>,
     /// `--jobid`, else `SLURM_JOB_ID`: run as a step of this job.
     pub job_id: Option<u32>,
     /// `--overlap`: the step shares its CPUs with every other step of the job.
@@ -330,6 +336,36 @@ pub enum ArgsError {
     /// without a PMI server, as Slurm's `MpiDefault=none`).
     #[error("invalid MPI type '{0}', --mpi=list for acceptable types")]
     Mpi(String),
+    /// `--het-group` that is no list of offsets (Slurm's two lines).
+    #[error(
+        "_parse_single_range: Invalid range: `{0}'\nsrun: error: Invalid --het-group value: {0}"
+    )]
+    HetGroup(String),
+}
+
+/// Parses `--het-group`: offsets and ranges (`0,2-3`), ascending and each once.
+pub fn het_group(value: &str) -> Result<Vec<u32>, ArgsError> {
+    let bad = || ArgsError::HetGroup(value.to_string());
+    let num = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+            .ok_or_else(bad)
+    };
+    let mut out = Vec::new();
+    for part in value.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if lo > hi || hi - lo > 1024 {
+            return Err(bad());
+        }
+        out.extend(lo..=hi);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
 }
 
 impl SrunOpts {
@@ -343,6 +379,7 @@ impl SrunOpts {
                 self.job_id = Some(values::positive(&value.unwrap_or_default(), "--jobid")?);
             }
             SrOpt::Overlap => self.overlap = true,
+            SrOpt::HetGroup => self.het_group = Some(het_group(&value.unwrap_or_default())?),
             SrOpt::NodeList => {
                 self.nodelist = sluice_vocab::hostlist::expand(&value.unwrap_or_default())
                     .map_err(|_| OptError::NodeList)?;
@@ -959,10 +996,17 @@ mod tests {
             run("-g true", &[]).unwrap_err().to_string(),
             "invalid option -- 'g'"
         );
-        // Slurm's options Sluice lacks are refused by name, not as unknown.
         assert_eq!(
-            run("--het-group=0 true", &[]).unwrap_err().to_string(),
-            "--het-group is not supported"
+            run("--het-group=0,1 true", &[]).unwrap().het_group,
+            Some(vec![0, 1])
+        );
+        assert_eq!(
+            run("--het-group=2,0-1 true", &[]).unwrap().het_group,
+            Some(vec![0, 1, 2])
+        );
+        assert_eq!(
+            run("--het-group=x true", &[]).unwrap_err().to_string(),
+            "_parse_single_range: Invalid range: `x'\nsrun: error: Invalid --het-group value: x"
         );
         assert!(run("-Z -w n1 true", &[]).unwrap().no_allocate);
         assert_eq!(

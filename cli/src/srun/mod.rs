@@ -12,10 +12,11 @@
 //!   [`launch`]: the node streams; [`output`]: `-l` labels and `-u`; [`stdio`]: `-i/-o/-e`
 //!   and stdin forwarding; [`interrupt`]: Ctrl-C;
 //!   [`step`]: creating the step (and waiting for its CPUs); [`no_alloc`]: `-Z`, a step of
-//!   no job.
+//!   no job; [`het_step`]: `--het-group`, a step across a heterogeneous job's components.
 
 pub mod args;
 pub mod bcast;
+pub mod het_step;
 pub mod input_env;
 pub mod interrupt;
 pub mod launch;
@@ -165,6 +166,19 @@ pub async fn run_with(
         }
         Err(e) => return fail(err, &e.to_string()),
     };
+    // `srun A : B`: Slurm's heterogeneous step (or allocation) syntax, not implemented here:
+    // refused rather than running `:` as the command.
+    if opts
+        .command
+        .first()
+        .is_some_and(|c| c == crate::jobspec::het::SEPARATOR)
+    {
+        return fail(
+            err,
+            "heterogeneous components separated by ':' are not supported by srun here; \
+             use srun --het-group inside the heterogeneous job's allocation",
+        );
+    }
     // -Z: Slurm's srun says so first, then checks the node list.
     let no_alloc = if opts.no_allocate {
         if !opts.job.quiet {
@@ -326,6 +340,23 @@ pub async fn run_with(
             }
         }
     };
+    // --het-group inside an allocation: one step across the components named. Outside one
+    // srun's own allocation is a single job, and Slurm's srun runs it as such.
+    if let (Some(groups), false) = (opts.het_group.clone(), allocated_here) {
+        let s = het_step::HetStep {
+            opts: &opts,
+            environ,
+            who,
+            conf: &conf,
+            signer: &signer,
+            job_id,
+            name: &name,
+            bcast,
+            stdin,
+            patience,
+        };
+        return het_step::run(s, &mut ctld, &groups, (out, err), &mut interrupts).await;
+    }
     let step_req = step::request(&opts, job_id, &name, !allocated_here);
     let created = if opts.resv_ports.is_some() {
         Err(step::StepFailure::Refused(

@@ -188,8 +188,8 @@ pub(crate) fn try_start(
 }
 
 /// The leader's batch script ended the heterogeneous job in `state`: every running follower
-/// ends with it (its steps killed on its nodes, its nodes freed), and a pending one is
-/// cancelled.
+/// ends with it (its steps killed on its nodes, its nodes freed) with the script's exit code,
+/// and a pending one is cancelled.
 pub(crate) fn end_followers(
     core: &mut Core,
     out: &mut impl Outbox,
@@ -198,14 +198,21 @@ pub(crate) fn end_followers(
     state: JobState,
     reason: JobReason,
 ) {
+    let code = core
+        .jobs
+        .map
+        .get(&leader)
+        .map_or((0, 0), |j| (j.exit_code, j.exit_signal));
     for f in followers(core, leader) {
-        let Some(job) = core.jobs.map.get(&f) else {
+        let Some(job) = core.jobs.map.get_mut(&f) else {
             continue;
         };
         if job.is_queued() {
             completion::cancel_pending(core, out, now, f);
             continue;
         }
+        // Every component records the script's exit code, as Slurm's do.
+        (job.exit_code, job.exit_signal) = code;
         if !core.jobs.active.contains(&f) || job.completing {
             continue;
         }

@@ -170,6 +170,7 @@ pub async fn create_step(
                 overcommit: r.overcommit,
                 name: r.name.clone(),
                 launch: LaunchSpec::default(),
+                het_step: r.het_step_id,
             };
             let grant = on_step_create(cx.core, cx.out, cx.now, caller, sreq)?;
             let mut alloc = allocation(cx, job, &grant.nodes, grant.ntasks());

@@ -105,6 +105,11 @@ fn the_leaders_script_ends_every_component() {
     fx.schedule();
     fx.exit(het[0], 3).unwrap();
     assert_eq!(states(&fx, &het), [JobState::Failed, JobState::Failed]);
+    assert_eq!(
+        fx.core.job(het[1]).unwrap().exit_code,
+        3,
+        "the script's code"
+    );
     assert!(fx.core.job_alloc(het[1]).is_none(), "its nodes are free");
     let follower_nodes = fx
         .out

@@ -137,6 +137,58 @@ fn sbatch_with_colons_runs_one_job_of_components_on_nodes_of_their_own() {
 }
 
 #[test]
+fn srun_het_group_runs_one_step_across_the_components_with_ranks_across_them() {
+    let c = Cluster::start(2);
+    let script = "#!/bin/sh\n\
+                  #SBATCH -o steps-%j.out -n1\n\
+                  #SBATCH hetjob\n\
+                  #SBATCH -n1\n\
+                  srun --het-group=0,1 -l sh -c 'echo job=$SLURM_JOB_ID step=$SLURM_STEP_ID \
+                  rank=$SLURM_PROCID of=$SLURM_NTASKS nodes=$SLURM_STEP_NUM_NODES on=$SLURMD_NODENAME' \
+                  | sort\n\
+                  srun sh -c 'echo plain=$SLURM_PROCID/$SLURM_NTASKS on=$SLURMD_NODENAME'\n\
+                  srun --het-group=1 sh -c 'echo second=$SLURM_PROCID/$SLURM_NTASKS on=$SLURMD_NODENAME'\n\
+                  srun --het-group=2 true; echo rc=$?\n\
+                  echo done\n";
+    std::fs::write(c.work.join("steps.sh"), script).unwrap();
+    let leader = c.sbatch(&["steps.sh"]);
+    wait_all(&c, leader, "COMPLETED");
+    let text = c.wait_file(&format!("steps-{leader}.out"), "done");
+    let lines: Vec<&str> = text.lines().collect();
+    let show = c.ok(
+        "squeue",
+        &["-h", "-t", "all", "-j", &leader.to_string(), "-o", "%i %N"],
+    );
+    let node_of = |k: u32| {
+        show.lines()
+            .find_map(|l| l.strip_prefix(&format!("{leader}+{k} ")))
+            .unwrap()
+            .to_string()
+    };
+    let (n0, n1) = (node_of(0), node_of(1));
+    assert_eq!(
+        &lines[..2],
+        [
+            format!("0: job={leader} step=0 rank=0 of=2 nodes=2 on={n0}"),
+            format!("1: job={leader} step=0 rank=1 of=2 nodes=2 on={n1}"),
+        ],
+        "{text}"
+    );
+    // A plain srun runs in the first component; --het-group=1 in the second, numbered on.
+    assert_eq!(lines[2], format!("plain=0/1 on={n0}"), "{text}");
+    assert_eq!(lines[3], format!("second=0/1 on={n1}"), "{text}");
+    assert_eq!(
+        &lines[4..],
+        [
+            "srun: error: Requested het-group offset exceeds highest hetjob index (2 > 1)",
+            "rc=1",
+            "done"
+        ],
+        "{text}"
+    );
+}
+
+#[test]
 fn scancel_ends_every_component_and_a_pending_one_only_with_its_job() {
     let c = Cluster::start(2);
     let held = c.sbatch(&["-H", "-n1", ":", "-n1", "--wrap", "true"]);
