@@ -129,6 +129,32 @@ fn sbatch_with_colons_runs_one_job_of_components_on_nodes_of_their_own() {
         show.contains(&format!("HetJobIdSet={leader}-{follower}")),
         "{show}"
     );
+    // sacct: the components as `N+K`, the batch step under the leader.
+    let want = format!(
+        "{leader}+0|{leader}|COMPLETED\n{leader}+0.batch|{leader}.batch|COMPLETED\n\
+         {leader}+1|{follower}|COMPLETED\n"
+    );
+    let mut got = String::new();
+    c.wait_for("the job's history", || {
+        got = c.ok(
+            "sacct",
+            &[
+                "-j",
+                &leader.to_string(),
+                "-P",
+                "-n",
+                "-o",
+                "JobID,JobIDRaw,State",
+            ],
+        );
+        got == want
+    });
+    // A component's own id names it alone.
+    let own = c.ok(
+        "sacct",
+        &["-j", &follower.to_string(), "-X", "-P", "-n", "-o", "JobID"],
+    );
+    assert_eq!(own, format!("{leader}+1\n"));
     let one = c.ok("scontrol", &["show", "job", &format!("{leader}+1")]);
     assert!(one.starts_with(&format!("JobId={follower} ")), "{one}");
     assert_eq!(one.matches("JobId=").count(), 2, "one record: {one}");
@@ -186,6 +212,29 @@ fn srun_het_group_runs_one_step_across_the_components_with_ranks_across_them() {
         ],
         "{text}"
     );
+    // The history: every component and its part of each step, one step id for the job
+    // (a step across the components is `N+0.0` and `N+1.0`, as in Slurm).
+    let f = leader + 1;
+    let want = format!(
+        "{leader}+0|{leader}|COMPLETED\n{leader}+0.batch|{leader}.batch|COMPLETED\n\
+         {leader}+0.0|{leader}.0|COMPLETED\n{leader}+0.1|{leader}.1|COMPLETED\n\
+         {leader}+1|{f}|COMPLETED\n{leader}+1.0|{f}.0|COMPLETED\n{leader}+1.2|{f}.2|COMPLETED\n"
+    );
+    let mut got = String::new();
+    c.wait_for("the job's history", || {
+        got = c.ok(
+            "sacct",
+            &[
+                "-j",
+                &leader.to_string(),
+                "-P",
+                "-n",
+                "-o",
+                "JobID,JobIDRaw,State",
+            ],
+        );
+        got == want
+    });
 }
 
 #[test]
