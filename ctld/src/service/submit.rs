@@ -131,9 +131,24 @@ pub async fn allocate(
 ) -> Result<ReceiverStream<Result<sluice_wire::proto::AllocationEvent, Status>>, Status> {
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
-    let sreq = submission(svc, &r, caller, true)?;
     let (tx, rx) = tokio::sync::mpsc::channel(16);
     let follow_end = r.follow_end;
+    if !r.het_components.is_empty() {
+        // salloc A : B: every component an allocation, granted together with the leader.
+        let mut reqs = vec![submission(svc, &r, caller, true)?];
+        for c in &r.het_components {
+            reqs.push(submission(svc, c, caller, true)?);
+        }
+        svc.core
+            .call(move |cx| {
+                let reply = on_submit_het(cx.core, cx.out, cx.now, reqs)?;
+                cx.watch_allocation(reply.job_id, tx, follow_end);
+                Ok::<_, CtldError>(())
+            })
+            .await??;
+        return Ok(ReceiverStream::new(rx));
+    }
+    let sreq = submission(svc, &r, caller, true)?;
     svc.core
         .call(move |cx| {
             let reply = on_submit(cx.core, cx.out, cx.now, sreq)?;
@@ -284,5 +299,7 @@ fn allocation(
         cpus_per_task,
         cpus_per_node: cx.core.cpus_held(job, nodes),
         tasks_per_node: Vec::new(),
+        // A step's allocation: its job's variables come from the batch script or salloc.
+        het_env: Vec::new(),
     }
 }

@@ -238,6 +238,56 @@ fn srun_het_group_runs_one_step_across_the_components_with_ranks_across_them() {
 }
 
 #[test]
+fn salloc_with_colons_gives_its_command_every_component() {
+    let c = Cluster::start(2);
+    let out = c.cmd(
+        "salloc",
+        &[
+            "-n1",
+            ":",
+            "-n1",
+            "sh",
+            "-c",
+            "echo size=$SLURM_HET_SIZE g0=$SLURM_JOB_ID_HET_GROUP_0 \
+             g1=$SLURM_JOB_ID_HET_GROUP_1 n1=$SLURM_NODELIST_HET_GROUP_1; \
+             srun --het-group=0,1 -l sh -c 'echo $SLURM_JOB_ID $SLURM_NTASKS' | sort",
+        ],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let leader: u32 = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("salloc: Granted job allocation "))
+        .expect("granted")
+        .parse()
+        .unwrap();
+    let parts = components(&c, leader);
+    let n1 = c.ok(
+        "squeue",
+        &[
+            "-h",
+            "-t",
+            "all",
+            "-j",
+            &(leader + 1).to_string(),
+            "-o",
+            "%N",
+        ],
+    );
+    assert_eq!(
+        out.stdout,
+        format!(
+            "size=2 g0={leader} g1={} n1={}\n0: {leader} 2\n1: {leader} 2\n",
+            leader + 1,
+            n1.trim()
+        ),
+        "{parts:?}"
+    );
+    // The allocation ends whole with salloc's command.
+    wait_all(&c, leader, "COMPLETED");
+}
+
+#[test]
 fn scancel_ends_every_component_and_a_pending_one_only_with_its_job() {
     let c = Cluster::start(2);
     let held = c.sbatch(&["-H", "-n1", ":", "-n1", "--wrap", "true"]);
