@@ -263,6 +263,9 @@ pub struct SrunOpts {
     /// `--het-group`: the components (offsets, ascending) of the heterogeneous job the step
     /// spans.
     pub het_group: Option<Vec<u32>>,
+    /// `srun A : B cmd`: the options of the components after the first, in order (a step
+    /// across a heterogeneous allocation's components, or srun's own heterogeneous job).
+    pub het_components: Vec<SrunOpts>,
     /// `--jobid`, else `SLURM_JOB_ID`: run as a step of this job.
     pub job_id: Option<u32>,
     /// `--overlap`: the step shares its CPUs with every other step of the job.
@@ -444,25 +447,71 @@ impl SrunOpts {
 
 /// Parses srun's arguments: environment first, then the command line, then the command.
 pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation, ArgsError> {
-    let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
-    for (opt, value) in &parsed.opts {
+    // `A : B cmd`: a heterogeneous step (or allocation), each component with its options.
+    let mut comps: Vec<Vec<(SrOpt, Option<String>)>> = Vec::new();
+    let mut rest = args.to_vec();
+    let operands = loop {
+        let parsed = getopt::parse(&table(), &rest, Mode::StopAtOperand)?;
+        if let Some(special) = special(&parsed.opts) {
+            return Ok(special);
+        }
+        comps.push(parsed.opts);
+        match parsed.operands.split_first() {
+            Some((sep, more)) if sep == crate::jobspec::het::SEPARATOR => rest = more.to_vec(),
+            _ => break parsed.operands,
+        }
+    };
+    let all = crate::jobspec::het::component_options(&comps, |o| job_opt(*o));
+    let mut built = Vec::with_capacity(all.len());
+    for list in all {
+        built.push(parse_component(list, environ)?);
+    }
+    let mut built = built.into_iter();
+    let Some(mut opts) = built.next() else {
+        return Err(ArgsError::NoCommand);
+    };
+    opts.het_components = built.collect();
+    if operands.is_empty() {
+        return Err(ArgsError::NoCommand);
+    }
+    opts.command = operands;
+    Ok(Invocation::Run(Box::new(opts)))
+}
+
+/// What srun prints instead of running anything (help, usage, version, `list`s), if any of
+/// `opts` asks for it.
+fn special(opts: &[(SrOpt, Option<String>)]) -> Option<Invocation> {
+    for (opt, value) in opts {
         match opt {
-            SrOpt::Help => return Ok(Invocation::Help),
+            SrOpt::Help => return Some(Invocation::Help),
             SrOpt::CpuBind if value.as_deref() == Some("help") => {
-                return Ok(Invocation::CpuBindHelp);
+                return Some(Invocation::CpuBindHelp);
             }
-            SrOpt::Mpi if value.as_deref() == Some("list") => return Ok(Invocation::MpiList),
+            SrOpt::Mpi if value.as_deref() == Some("list") => return Some(Invocation::MpiList),
             SrOpt::Job(Opt::Hint) if value.as_deref() == Some("help") => {
-                return Ok(Invocation::HintHelp);
+                return Some(Invocation::HintHelp);
             }
             SrOpt::Job(Opt::MemBind) if value.as_deref() == Some("help") => {
-                return Ok(Invocation::MemBindHelp);
+                return Some(Invocation::MemBindHelp);
             }
-            SrOpt::Usage => return Ok(Invocation::Usage),
-            SrOpt::Version => return Ok(Invocation::Version),
+            SrOpt::Usage => return Some(Invocation::Usage),
+            SrOpt::Version => return Some(Invocation::Version),
             _ => {}
         }
     }
+    None
+}
+
+/// One component's options: the environment's, then `list` (the options passed on from the
+/// components before it, then its own).
+fn parse_component(
+    list: Vec<(SrOpt, Option<String>)>,
+    environ: &[(String, String)],
+) -> Result<SrunOpts, ArgsError> {
+    let parsed = getopt::Parsed {
+        opts: list,
+        operands: Vec::new(),
+    };
     let mut opts = SrunOpts::default();
     if let Some((_, id)) = environ.iter().find(|(k, _)| k == "SLURM_JOB_ID") {
         opts.job_id = id.trim().parse().ok();
@@ -518,11 +567,7 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
         let words = if verbose { "v,cores" } else { "q,cores" };
         opts.cpu_bind = Some(CpuBind::parse(words).map_err(OptError::from)?);
     }
-    if parsed.operands.is_empty() {
-        return Err(ArgsError::NoCommand);
-    }
-    opts.command = parsed.operands;
-    Ok(Invocation::Run(Box::new(opts)))
+    Ok(opts)
 }
 
 /// `--resv-ports`: Slurm reserves ports for a step only from `MpiParams=ports=<range>`, which

@@ -40,6 +40,10 @@ pub struct HetStep<'a> {
     pub stdin: Option<Box<dyn std::io::Read + Send>>,
     /// How long `-I` lets srun wait for the step's CPUs.
     pub patience: Option<std::time::Duration>,
+    /// Each listed component's step options (`srun A : B`); empty: srun's options for all.
+    pub group_opts: Vec<&'a SrunOpts>,
+    /// srun made the job (`srun A : B` outside an allocation): the step's end ends it.
+    pub end_job: bool,
 }
 
 /// Why the step cannot be made, in Slurm's words (each printed after `srun: error: `).
@@ -87,8 +91,9 @@ pub async fn run(
     }
     // Each component's part, under the id the first part took.
     let mut made: Vec<(u32, sluice_wire::proto::CreateStepReply)> = Vec::new();
-    for &job in &jobs {
-        let mut req = step::request(s.opts, job, s.name, true);
+    for (k, &job) in jobs.iter().enumerate() {
+        let opts = s.group_opts.get(k).copied().unwrap_or(s.opts);
+        let mut req = step::request(opts, job, s.name, !s.end_job);
         req.het_step_id = made.first().map(|(_, r)| r.step_id);
         let created =
             step::create(ctld, req, (s.opts.job.quiet, s.patience), err, interrupts).await;
@@ -97,6 +102,14 @@ pub async fn run(
             Err(failure) => {
                 for (job, reply) in &made {
                     end_part(ctld, *job, reply.step_id, 1).await;
+                }
+                if s.end_job {
+                    let _ = ctld
+                        .cancel(sluice_wire::proto::CancelRequest {
+                            job_ids: vec![s.job_id],
+                            ..Default::default()
+                        })
+                        .await;
                 }
                 return match failure {
                     step::StepFailure::Refused(text) => {
@@ -179,14 +192,15 @@ pub async fn run(
     );
     step.parts = node_parts;
     let (outcome, usage) = launch::run(step, s.signer, out, err, interrupts).await;
-    for (job, reply) in &made {
+    // The leader's part last: with `end_job` its end ends the whole job.
+    for (job, reply) in made.iter().rev() {
         let _ = ctld
             .step_done(StepDoneRequest {
                 job_id: *job,
                 step_id: reply.step_id,
                 exit_code: outcome.exit_code,
                 signal: outcome.signal,
-                end_job: false,
+                end_job: s.end_job && *job == s.job_id,
                 // The usage was measured over every node of the step; it is recorded once,
                 // with the first part.
                 usage: usage

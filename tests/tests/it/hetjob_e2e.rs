@@ -288,6 +288,59 @@ fn salloc_with_colons_gives_its_command_every_component() {
 }
 
 #[test]
+fn srun_with_colons_makes_its_own_heterogeneous_job_or_a_step_across_one() {
+    let c = Cluster::start(2);
+    let out = c.cmd(
+        "srun",
+        &[
+            "-l",
+            "-n1",
+            ":",
+            "-n1",
+            "sh",
+            "-c",
+            "echo job=$SLURM_JOB_ID of=$SLURM_NTASKS size=$SLURM_HET_SIZE on=$SLURMD_NODENAME",
+        ],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines.len(), 2, "{out:?}");
+    let leader: u32 = lines[0]
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("job="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        lines[0].starts_with(&format!("0: job={leader} of=2 size=2 on=")),
+        "{out:?}"
+    );
+    assert!(
+        lines[1].starts_with(&format!("1: job={leader} of=2 size=2 on=")),
+        "{out:?}"
+    );
+    assert_ne!(
+        lines[0].rsplit('=').next(),
+        lines[1].rsplit('=').next(),
+        "a node per component"
+    );
+    // srun's job ends whole with its step.
+    wait_all(&c, leader, "COMPLETED");
+
+    // Inside a heterogeneous allocation: a step across its components, each part with its
+    // own options.
+    let script = "#!/bin/sh\n#SBATCH -o across-%j.out -n1\n#SBATCH hetjob\n#SBATCH -n1\n\
+                  srun -n1 : -n1 sh -c 'echo rank=$SLURM_PROCID of=$SLURM_NTASKS' | sort\n\
+                  echo done\n";
+    std::fs::write(c.work.join("across.sh"), script).unwrap();
+    let job = c.sbatch(&["across.sh"]);
+    wait_all(&c, job, "COMPLETED");
+    let text = c.wait_file(&format!("across-{job}.out"), "done");
+    assert_eq!(text, "rank=0 of=2\nrank=1 of=2\ndone\n");
+}
+
+#[test]
 fn scancel_ends_every_component_and_a_pending_one_only_with_its_job() {
     let c = Cluster::start(2);
     let held = c.sbatch(&["-H", "-n1", ":", "-n1", "--wrap", "true"]);
