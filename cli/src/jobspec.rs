@@ -5,6 +5,8 @@
 //! * [`values`]: counts, node ranges, memory sizes, time limits, flag environment variables.
 //! * [`export`]: the `--export` selection.
 //! * [`files`]: the options that name files read at submission (`--export-file`, `-F`).
+//! * [`het`]: heterogeneous jobs: components separated by `:` or `#SBATCH hetjob`, and the
+//!   options one component passes on to the next.
 //! * [`request`]: who submits and the request sent to the controller.
 //! * [`signals`]: signal names, numbers and descriptions.
 //! * [`catalog`]: the rest of Slurm's job options: refused as Slurm refuses them here, ignored
@@ -14,6 +16,7 @@ pub mod catalog;
 pub mod clusters;
 pub mod export;
 pub mod files;
+pub mod het;
 pub mod request;
 pub mod signals;
 pub mod values;

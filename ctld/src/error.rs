@@ -141,6 +141,17 @@ pub enum CtldError {
     /// `ESLURM_BATCH_ONLY`: e.g. requeue of an `srun` or `salloc` allocation.
     #[error("Only batch jobs are accepted or processed")]
     BatchOnly,
+    /// `--test-only` with a heterogeneous job: Sluice does not plan several components.
+    #[error("--test-only is not supported for heterogeneous jobs")]
+    HetTestOnly,
+    /// `ESLURM_NOT_HET_JOB_LEADER`: e.g. requeue of a heterogeneous component other than the
+    /// leader.
+    #[error("Job not heterogeneous job leader")]
+    NotHetLeader,
+    /// `ESLURM_NOT_WHOLE_HET_JOB`: e.g. cancelling one pending component of a heterogeneous
+    /// job.
+    #[error("Operation not permitted on individual component of heterogeneous job")]
+    NotWholeHetJob,
     /// `ESLURM_TRANSITION_STATE_NO_UPDATE`: the job is still completing.
     #[error("Job can not be altered now, try again later")]
     TransitionState,

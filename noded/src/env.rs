@@ -142,9 +142,15 @@ pub fn step_env(req: &RunStepRequest, node: NodeFacts<'_>, rank: u32, local: u32
             env.entry(name.to_string()).or_insert(value);
         }
     }
+    // A step across a heterogeneous job's components: every task sees the leader's id.
+    let job_id = if req.het_job_id != 0 {
+        req.het_job_id
+    } else {
+        req.job_id
+    };
     for name in ["SLURM_JOB_ID", "SLURM_JOBID"] {
         if !no_alloc {
-            set(&mut env, name, req.job_id);
+            set(&mut env, name, job_id);
         }
     }
     for name in ["SLURM_STEP_ID", "SLURM_STEPID"] {

@@ -20,10 +20,15 @@ pub struct JobSel {
 }
 
 impl JobSel {
-    /// Whether this item names `row` (the job itself, or the array task it names).
+    /// Whether this item names `row` (the job itself, the array task it names, or a
+    /// component of heterogeneous job `id`).
     pub fn matches(&self, row: &JobRow) -> bool {
         match self.task {
-            None => row.job_id == self.id || (row.array_job_id != 0 && row.array_job_id == self.id),
+            None => {
+                row.job_id == self.id
+                    || (row.array_job_id != 0 && row.array_job_id == self.id)
+                    || (row.het_job_id != 0 && row.het_job_id == self.id)
+            }
             Some(t) => row.array_job_id == self.id && row.array_task_id == Some(t),
         }
     }

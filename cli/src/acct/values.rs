@@ -33,10 +33,12 @@ impl<'a> Line<'a> {
     }
 }
 
-/// The job id as sacct prints it: `5`, `5_3` for an array task.
+/// The job id as sacct prints it: `5`, `5_3` for an array task, `5+1` for a heterogeneous
+/// job's component.
 pub fn job_id(j: &JobRow) -> String {
     match j.array_task_id {
         Some(t) if j.array_job_id != 0 => format!("{}_{t}", j.array_job_id),
+        _ if j.het_job_id != 0 => format!("{}+{}", j.het_job_id, j.het_offset),
         _ => j.job_id.to_string(),
     }
 }

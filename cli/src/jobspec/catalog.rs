@@ -8,7 +8,8 @@
 //! * [`Kind::IgnoredAsSlurm`]: Slurm accepts the option and, in this configuration, nothing
 //!   follows from it; the reason is given per option. Values are still checked.
 //! * [`Kind::Missing`]: Slurm would honour it and Sluice does not yet: refused by name
-//!   (`--tmp is not supported`), never accepted and dropped.
+//!   (`--x is not supported`), never accepted and dropped. No option is in this case now
+//!   (the last, `srun --het-group`, came with heterogeneous jobs).
 //!
 //! The options Sluice implements are in [`super::COMMON`], [`super::BATCH_ONLY`] and each
 //! command's own table.
@@ -73,7 +74,6 @@ const fn e(long: &'static str, short: Option<char>, arg: HasArg, cmds: u8, kind:
 
 const R: HasArg = HasArg::Required;
 const GRES: Kind = Kind::SlurmRefuses(NO_GRES);
-const MISSING: Kind = Kind::Missing;
 const SPEC_NOT_ALLOWED: Kind = Kind::IgnoredAsSlurm(
     "AllowSpecResourcesUsage is No (its default; Sluice does not read it): no cores or threads \
      are reserved for system use",
@@ -173,8 +173,6 @@ pub const ENTRIES: &[Entry] = &[
         SRUN,
         Kind::IgnoredAsSlurm("binds tasks to GPUs, MICs or NICs: no node here has GRES to bind"),
     ),
-    // Steps of heterogeneous jobs: Sluice has no heterogeneous jobs (`sbatch A : B`).
-    e("het-group", None, R, SRUN, MISSING),
     e(
         "launcher-opts",
         None,
@@ -294,7 +292,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_options_are_refused_by_name() {
+    fn options_outside_the_catalog_are_refused_by_name() {
         let e = apply("het-group", Some("0")).unwrap_err();
         assert_eq!(e.to_string(), "--het-group is not supported");
         assert!(!e.is_submit_refusal());

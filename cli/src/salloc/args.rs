@@ -187,6 +187,9 @@ pub struct SallocOpts {
     pub bell: Option<bool>,
     /// The command and its arguments (none: the user's shell).
     pub command: Vec<String>,
+    /// A heterogeneous allocation (`salloc A : B`): the job options of the components after
+    /// the first, in order.
+    pub het: Vec<JobOpts>,
 }
 
 /// What the command line asks for.
@@ -243,32 +246,47 @@ impl SallocOpts {
 
 /// Parses salloc's arguments: environment first, then the command line, then the command.
 pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation, ArgsError> {
-    let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
-    for (opt, _) in &parsed.opts {
-        match opt {
-            SaOpt::Help => return Ok(Invocation::Help),
-            SaOpt::Usage => return Ok(Invocation::Usage),
-            SaOpt::Version => return Ok(Invocation::Version),
-            _ => {}
+    // `A : B`: each component's options, then the command.
+    let mut comps: Vec<Vec<(SaOpt, Option<String>)>> = Vec::new();
+    let mut rest = args.to_vec();
+    let operands = loop {
+        let parsed = getopt::parse(&table(), &rest, Mode::StopAtOperand)?;
+        for (opt, _) in &parsed.opts {
+            match opt {
+                SaOpt::Help => return Ok(Invocation::Help),
+                SaOpt::Usage => return Ok(Invocation::Usage),
+                SaOpt::Version => return Ok(Invocation::Version),
+                _ => {}
+            }
         }
-    }
-    let mut opts = SallocOpts::default();
+        comps.push(parsed.opts);
+        match parsed.operands.split_first() {
+            Some((sep, more)) if sep == crate::jobspec::het::SEPARATOR => rest = more.to_vec(),
+            _ => break parsed.operands,
+        }
+    };
     let from_env = env_options(ENV, environ);
     let env_ids: Vec<Opt> = from_env.iter().filter_map(|(o, _)| job_opt(*o)).collect();
-    for (opt, value) in from_env {
-        opts.apply(opt, value)?;
-    }
-    let cli_ids: Vec<Opt> = parsed
-        .opts
+    let own: Vec<Vec<(SaOpt, Option<String>)>> = comps
         .iter()
-        .filter_map(|(o, _)| job_opt(*o))
+        .map(|c| from_env.iter().cloned().chain(c.iter().cloned()).collect())
         .collect();
-    for (opt, value) in parsed.opts {
-        opts.apply(opt, value)?;
+    let all = crate::jobspec::het::component_options(&own, |o| job_opt(*o));
+    let mut built = Vec::with_capacity(all.len());
+    for (k, list) in all.into_iter().enumerate() {
+        let mut opts = SallocOpts::default();
+        for (opt, value) in list {
+            opts.apply(opt, value)?;
+        }
+        let cli_ids: Vec<Opt> = comps[k].iter().filter_map(|(o, _)| job_opt(*o)).collect();
+        opts.job.settle_memory(cli_ids.clone(), env_ids.clone())?;
+        opts.job.settle_hint(&cli_ids, false);
+        built.push(opts);
     }
-    opts.job.settle_memory(cli_ids.clone(), env_ids)?;
-    opts.job.settle_hint(&cli_ids, false);
-    opts.command = parsed.operands;
+    let mut built = built.into_iter();
+    let mut opts = built.next().unwrap_or_default();
+    opts.het = built.map(|o| o.job).collect();
+    opts.command = operands;
     Ok(Invocation::Run(Box::new(opts)))
 }
 

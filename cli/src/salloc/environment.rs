@@ -75,6 +75,15 @@ pub fn for_command(
         .cloned()
         .collect();
     env.extend(set.into_iter().map(|(k, v)| (k.to_string(), v)));
+    // A heterogeneous allocation: every component's variables (and, as Slurm's salloc sets
+    // them, each component's `SLURM_NODELIST_HET_GROUP_N`).
+    for v in &alloc.het_env {
+        env.retain(|(k, _)| *k != v.name);
+        env.push((v.name.clone(), v.value.clone()));
+        if let Some(rest) = v.name.strip_prefix("SLURM_JOB_NODELIST_") {
+            env.push((format!("SLURM_NODELIST_{rest}"), v.value.clone()));
+        }
+    }
     env
 }
 

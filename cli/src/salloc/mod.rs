@@ -124,6 +124,11 @@ pub async fn run_async(
         .to_string()
     });
     let mut req = opts.job.to_request(&name, String::new(), who, environ);
+    req.het_components = opts
+        .het
+        .iter()
+        .map(|j| j.to_request(&name, String::new(), who, environ))
+        .collect();
     let (mut ctld, cluster) = match connect(&conf, &req, err).await {
         Ok(c) => c,
         Err(code) => return code,

@@ -342,6 +342,8 @@ pub enum CommandLine {
     /// Submit: the options in order, the script file (if any) and its arguments.
     Submit {
         opts: Vec<(SbOpt, Option<String>)>,
+        /// The options of the heterogeneous job's further components (`A : B : C`), in order.
+        het: Vec<Vec<(SbOpt, Option<String>)>>,
         script: Option<String>,
         script_args: Vec<String>,
     },
@@ -349,18 +351,30 @@ pub enum CommandLine {
 
 /// Splits the command line into options, the script file and the script's arguments.
 pub fn parse_command_line(args: &[String]) -> Result<CommandLine, GetoptError> {
-    let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
-    for (opt, _) in &parsed.opts {
-        match opt {
-            SbOpt::Help => return Ok(CommandLine::Help),
-            SbOpt::Usage => return Ok(CommandLine::Usage),
-            SbOpt::Version => return Ok(CommandLine::Version),
-            _ => {}
+    let mut comps = Vec::new();
+    let mut rest = args.to_vec();
+    let operands = loop {
+        let parsed = getopt::parse(&table(), &rest, Mode::StopAtOperand)?;
+        for (opt, _) in &parsed.opts {
+            match opt {
+                SbOpt::Help => return Ok(CommandLine::Help),
+                SbOpt::Usage => return Ok(CommandLine::Usage),
+                SbOpt::Version => return Ok(CommandLine::Version),
+                _ => {}
+            }
         }
-    }
-    let mut operands = parsed.operands.into_iter();
+        comps.push(parsed.opts);
+        // `A : B`: the options after a lone `:` are the next component's.
+        match parsed.operands.split_first() {
+            Some((sep, more)) if sep == crate::jobspec::het::SEPARATOR => rest = more.to_vec(),
+            _ => break parsed.operands,
+        }
+    };
+    let mut comps = comps.into_iter();
+    let mut operands = operands.into_iter();
     Ok(CommandLine::Submit {
-        opts: parsed.opts,
+        opts: comps.next().unwrap_or_default(),
+        het: comps.collect(),
         script: operands.next(),
         script_args: operands.collect(),
     })
@@ -469,11 +483,35 @@ mod tests {
     }
 
     #[test]
+    fn colons_separate_heterogeneous_components() {
+        let CommandLine::Submit {
+            opts,
+            het,
+            script,
+            script_args,
+        } = parse_command_line(&words("-n1 -J x : -n2 : -c2 job.sh : a")).unwrap()
+        else {
+            panic!("not a submission");
+        };
+        assert_eq!(opts.len(), 2);
+        assert_eq!(
+            het,
+            vec![
+                vec![(SbOpt::Job(Opt::Ntasks), Some("2".to_string()))],
+                vec![(SbOpt::Job(Opt::CpusPerTask), Some("2".to_string()))],
+            ]
+        );
+        assert_eq!(script.as_deref(), Some("job.sh"));
+        assert_eq!(script_args, words(": a"));
+    }
+
+    #[test]
     fn script_and_its_arguments_follow_the_options() {
         let CommandLine::Submit {
             opts,
             script,
             script_args,
+            ..
         } = parse_command_line(&words("-p debug job.sh -p x y")).unwrap()
         else {
             panic!("submit expected");

@@ -236,7 +236,7 @@ pub fn plan(
     who: &Submitter,
     stdin: &mut dyn Read,
 ) -> Result<Plan, SbatchError> {
-    let (cmdline, script, script_args) = match args::parse_command_line(args)? {
+    let (cmdline, het_cmdline, script, script_args) = match args::parse_command_line(args)? {
         CommandLine::Help => return Ok(Plan::Print(args::HELP.to_string())),
         CommandLine::Usage => return Ok(Plan::Print(args::USAGE.to_string())),
         CommandLine::Version => {
@@ -247,36 +247,46 @@ pub fn plan(
         }
         CommandLine::Submit {
             opts,
+            het,
             script,
             script_args,
-        } => (opts, script, script_args),
+        } => (opts, het, script, script_args),
     };
+    // `--wrap` may come with any component (Slurm takes it from the last that gives it).
     let wrap = cmdline
         .iter()
+        .chain(het_cmdline.iter().flatten())
         .rev()
         .find(|(o, _)| *o == SbOpt::Wrap)
         .and_then(|(_, v)| v.clone());
-    let mut opts = SbatchOpts::default();
-    let (body, name) = if let Some(cmd) = &wrap {
+    type Opts = Vec<(SbOpt, Option<String>)>;
+    // Each component's options from the script (its `#SBATCH` section; `#PBS`/`#BSUB` lines
+    // go to the first), before the environment and the command line.
+    let (body, name, script_opts): (String, String, Vec<Opts>) = if let Some(cmd) = &wrap {
         if script.is_some() {
             return Err(SbatchError::WrapWithArgs);
         }
-        (script::wrap(cmd), "wrap".to_string())
+        (script::wrap(cmd), "wrap".to_string(), vec![Vec::new()])
     } else {
         let bytes = read_script(script.as_deref(), &who.cwd, stdin)?;
         script::check(&bytes)?;
         let body = String::from_utf8_lossy(&bytes).into_owned();
         let file = script.as_deref().unwrap_or("stdin");
         let words = script::directives(file, &body)?;
-        let parsed = getopt::parse(&args::table(), &words, Mode::StopAtOperand)?;
-        if let Some(word) = parsed.operands.first() {
-            return Err(SbatchError::Directive(word.clone()));
+        let mut sections = Vec::new();
+        for part in jobspec::het::split_script_words(words) {
+            let parsed = getopt::parse(&args::table(), &part, Mode::StopAtOperand)?;
+            if let Some(word) = parsed.operands.first() {
+                return Err(SbatchError::Directive(word.clone()));
+            }
+            sections.push(parsed.opts);
         }
-        for (opt, value) in parsed.opts {
-            opts.apply(opt, value)?;
-        }
-        let ignore_pbs = opts.ignore_pbs
-            || cmdline.iter().any(|(o, _)| *o == SbOpt::IgnorePbs)
+        let ignore_pbs = sections
+            .first()
+            .into_iter()
+            .flatten()
+            .chain(&cmdline)
+            .any(|(o, _)| *o == SbOpt::IgnorePbs)
             || jobspec::env_options(args::ENV_OWN, environ)
                 .iter()
                 .any(|(o, _)| *o == SbOpt::IgnorePbs);
@@ -288,33 +298,76 @@ pub fn plan(
             } else {
                 lsf::options(&lsf)?
             };
-            for (opt, value) in foreign {
-                opts.apply(opt, value)?;
+            if let Some(first) = sections.first_mut() {
+                first.extend(foreign);
             }
         }
-        (body, script::default_name(script.as_deref()))
+        (body, script::default_name(script.as_deref()), sections)
     };
+    let env_opts: Opts = jobspec::env_options(args::ENV, environ)
+        .into_iter()
+        .chain(jobspec::env_options(args::ENV_CATALOG, environ))
+        .map(|(o, v)| (SbOpt::Job(o), v))
+        .chain(jobspec::env_options(args::ENV_OWN, environ))
+        .collect();
     let env_ids: Vec<jobspec::Opt> = jobspec::env_options(args::ENV, environ)
         .into_iter()
         .map(|(o, _)| o)
         .collect();
-    opts.apply_env(environ)?;
-    let cli_ids: Vec<jobspec::Opt> = cmdline
-        .iter()
-        .filter_map(|(o, _)| match o {
-            SbOpt::Job(j) => Some(*j),
-            _ => None,
+    // The components: those of the command line (`A : B`), else the script's sections
+    // (`#SBATCH hetjob`); with both, the script's later sections are not read (as Slurm).
+    let mut cmdlines: Vec<Opts> = vec![cmdline];
+    cmdlines.extend(het_cmdline);
+    let count = if cmdlines.len() > 1 {
+        cmdlines.len()
+    } else {
+        script_opts.len()
+    };
+    let own: Vec<Opts> = (0..count)
+        .map(|k| {
+            let mut o: Opts = if k == 0 || cmdlines.len() == 1 {
+                script_opts.get(k).cloned().unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            o.extend(env_opts.iter().cloned());
+            o.extend(cmdlines.get(k).cloned().unwrap_or_default());
+            o
         })
         .collect();
-    for (opt, value) in cmdline {
-        opts.apply(opt, value)?;
+    let job_opt = |o: &SbOpt| match o {
+        SbOpt::Job(j) => Some(*j),
+        _ => None,
+    };
+    let all = jobspec::het::component_options(&own, job_opt);
+    let mut components = Vec::with_capacity(count);
+    for (k, list) in all.into_iter().enumerate() {
+        let mut opts = SbatchOpts::default();
+        for (opt, value) in list {
+            opts.apply(opt, value)?;
+        }
+        let cli_ids: Vec<jobspec::Opt> = cmdlines
+            .get(k)
+            .into_iter()
+            .flatten()
+            .filter_map(|(o, _)| job_opt(o))
+            .collect();
+        opts.job.settle_memory(cli_ids.clone(), env_ids.clone())?;
+        opts.job.settle_hint(&cli_ids, false);
+        let text = if k == 0 { body.clone() } else { String::new() };
+        let mut request = opts.job.to_request(&name, text, who, environ);
+        set_rlimits(&mut request, &opts.job, &all_limits());
+        request.test_only = opts.test_only;
+        if k == 0 {
+            request.script_args = script_args.clone();
+        }
+        components.push((request, opts));
     }
-    opts.job.settle_memory(cli_ids.clone(), env_ids)?;
-    opts.job.settle_hint(&cli_ids, false);
-    let mut request = opts.job.to_request(&name, body, who, environ);
-    set_rlimits(&mut request, &opts.job, &all_limits());
-    request.test_only = opts.test_only;
-    request.script_args = script_args;
+    let mut components = components.into_iter();
+    let Some((mut request, opts)) = components.next() else {
+        return Err(SbatchError::EmptyScript);
+    };
+    request.het_components = components.map(|(r, _)| r).collect();
     Ok(Plan::Submit(Box::new(Submission {
         request,
         parsable: opts.parsable,

@@ -154,7 +154,8 @@ fn uid(name: &str) -> Result<u32, ScancelError> {
     }
 }
 
-/// Adds one job id as written: `N`, `N_M`, `N_[list]`, or a step `N.S` / `N_M.S`.
+/// Adds one job id as written: `N`, `N_M`, `N_[list]`, a heterogeneous component `N+K`, or a
+/// step `N.S` / `N_M.S`.
 pub fn add_job(req: &mut CancelRequest, text: &str) -> Result<(), ScancelError> {
     let bad = || ScancelError::JobId(text.to_string());
     if let Some((job, step)) = text.split_once('.') {
@@ -168,6 +169,13 @@ pub fn add_job(req: &mut CancelRequest, text: &str) -> Result<(), ScancelError> 
         }
         number(step).ok_or_else(bad)?;
         req.job_steps.push(text.to_string());
+        return Ok(());
+    }
+    // `N+K`: one component of heterogeneous job N.
+    if let Some((job, offset)) = text.split_once('+') {
+        let job = number(job).ok_or_else(bad)?;
+        let offset = offset.parse::<u32>().map_err(|_| bad())?;
+        req.job_tasks.push(format!("{job}+{offset}"));
         return Ok(());
     }
     let Some((job, task)) = text.split_once('_') else {

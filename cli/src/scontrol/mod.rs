@@ -263,6 +263,11 @@ async fn show_cmd(s: &mut Session<'_>, words: &[String]) -> i32 {
     }
     let name = words.get(1).cloned();
     let (one, zone) = (s.one_liner, s.zone);
+    // `123+1`: one component of heterogeneous job 123.
+    let (name, het_offset) = match name.as_deref().and_then(|n| n.split_once('+')) {
+        Some((id, k)) if k.parse::<u32>().is_ok() => (Some(id.to_string()), k.parse::<u32>().ok()),
+        _ => (name, None),
+    };
     let ids: Vec<u32> = match name.as_deref().map(str::parse::<u32>) {
         Some(Ok(id)) => vec![id],
         Some(Err(_)) if is_keyword(entity, "jobs", 1) => {
@@ -287,6 +292,9 @@ async fn show_cmd(s: &mut Session<'_>, words: &[String]) -> i32 {
             )),
             Ok(r) => {
                 let mut jobs = r.into_inner().jobs;
+                if let Some(k) = het_offset {
+                    jobs.retain(|j| j.het_job_id != 0 && j.het_job_offset == k);
+                }
                 jobs.sort_by_key(|j| (j.array_job_id.max(j.job_id), j.array_task_id, j.job_id));
                 match (jobs.is_empty(), ids.is_empty()) {
                     (true, true) => Ok("No jobs in the system\n".to_string()),

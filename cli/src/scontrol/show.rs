@@ -43,6 +43,12 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
             first.push_str(&format!(" ArrayTaskThrottle={}", j.array_throttle));
         }
     }
+    if j.het_job_id != 0 {
+        first.push_str(&format!(
+            " HetJobId={} HetJobOffset={}",
+            j.het_job_id, j.het_job_offset
+        ));
+    }
     first.push_str(&format!(" JobName={}", j.name));
     let used = if j.start > 0 && state != JobState::Pending {
         let end = if state.is_finished() && j.end > 0 {
@@ -55,8 +61,11 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
         0
     };
     let ts = |t: i64| timefmt::timestamp_or(t, zone, "Unknown");
-    let mut lines = vec![
-        first,
+    let mut lines = vec![first];
+    if j.het_job_id != 0 {
+        lines.push(format!("HetJobIdSet={}", j.het_job_id_set));
+    }
+    lines.extend([
         format!(
             "UserId={user}({}) GroupId={}({}) MCS_label=N/A",
             j.uid,
@@ -121,7 +130,7 @@ pub fn job(j: &JobInfo, one_liner: bool, zone: Zone) -> String {
             or_null(&j.exc_nodes)
         ),
         format!("NodeList={}", or_null(&j.node_list)),
-    ];
+    ]);
     if !j.batch_host.is_empty() {
         lines.push(format!("BatchHost={}", j.batch_host));
     }

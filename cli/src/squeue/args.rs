@@ -285,12 +285,17 @@ fn list(v: &str) -> Vec<String> {
         .collect()
 }
 
-/// Parses `-j`: comma-separated `N` or `N_M`.
+/// Parses `-j`: comma-separated `N` or `N_M`. A heterogeneous component `N+K` selects the
+/// whole job `N`, as Slurm's squeue does.
 pub fn job_list(v: &str) -> Result<Vec<JobSel>, String> {
     let invalid = |s: &str| format!("squeue: error: Invalid job id: {s}");
     v.split(',')
         .filter(|s| !s.is_empty())
         .map(|item| {
+            let item = match item.split_once('+') {
+                Some((id, k)) if k.parse::<u32>().is_ok() => id,
+                _ => item,
+            };
             let (id, task) = match item.split_once('_') {
                 Some((id, task)) => (id, Some(task)),
                 None => (item, None),

@@ -55,12 +55,13 @@ impl<'a> JobLine<'a> {
         }
     }
 
-    /// `%i`: `123`, `123_4` or `123_[4-10%2]`.
+    /// `%i`: `123`, `123_4`, `123_[4-10%2]` or, for a heterogeneous job's component, `123+1`.
     pub fn job_id(&self) -> String {
         let j = self.job;
         match (&self.tasks, j.array_task_id) {
             (Some(tasks), _) => format!("{}_[{tasks}]", j.array_job_id),
             (None, Some(task)) => format!("{}_{task}", j.array_job_id),
+            (None, None) if j.het_job_id != 0 => format!("{}+{}", j.het_job_id, j.het_job_offset),
             (None, None) => j.job_id.to_string(),
         }
     }

@@ -22,7 +22,11 @@ pub fn needs_finished(opts: &SqueueOpts) -> bool {
 pub fn selected(job: &JobInfo, opts: &SqueueOpts) -> bool {
     let job_ok = opts.jobs.as_ref().is_none_or(|jobs| {
         jobs.iter().any(|sel| match sel.task {
-            None => sel.id == job.job_id || (job.array_job_id != 0 && sel.id == job.array_job_id),
+            None => {
+                sel.id == job.job_id
+                    || (job.array_job_id != 0 && sel.id == job.array_job_id)
+                    || (job.het_job_id != 0 && sel.id == job.het_job_id)
+            }
             Some(task) => sel.id == job.array_job_id && job.array_task_id == Some(task),
         })
     });

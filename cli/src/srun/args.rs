@@ -16,6 +16,8 @@ use super::step_opts::{self, StepOpt, StepOptError, StepOpts};
 pub enum SrOpt {
     /// A job option shared with sbatch.
     Job(Opt),
+    /// `--het-group`: the components of a heterogeneous job the step spans.
+    HetGroup,
     Label,
     DisableStatus,
     QuitOnInterrupt,
@@ -119,6 +121,7 @@ pub fn table() -> Vec<OptSpec<SrOpt>> {
         own("jobid", None, HasArg::Required, SrOpt::JobId),
         own("qos", None, HasArg::Required, SrOpt::Job(Opt::Qos)),
         own("overlap", None, HasArg::No, SrOpt::Overlap),
+        own("het-group", None, HasArg::Required, SrOpt::HetGroup),
         own("nodelist", Some('w'), HasArg::Required, SrOpt::NodeList),
         own("input", Some('i'), HasArg::Required, SrOpt::Input),
         own("output", Some('o'), HasArg::Required, SrOpt::Output),
@@ -257,6 +260,12 @@ pub struct SrunOpts {
     pub disable_status: bool,
     /// `--quit-on-interrupt`.
     pub quit_on_interrupt: bool,
+    /// `--het-group`: the components (offsets, ascending) of the heterogeneous job the step
+    /// spans.
+    pub het_group: Option<Vec<u32>>,
+    /// `srun A : B cmd`: the options of the components after the first, in order (a step
+    /// across a heterogeneous allocation's components, or srun's own heterogeneous job).
+    pub het_components: Vec<SrunOpts>,
     /// `--jobid`, else `SLURM_JOB_ID`: run as a step of this job.
     pub job_id: Option<u32>,
     /// `--overlap`: the step shares its CPUs with every other step of the job.
@@ -330,6 +339,36 @@ pub enum ArgsError {
     /// without a PMI server, as Slurm's `MpiDefault=none`).
     #[error("invalid MPI type '{0}', --mpi=list for acceptable types")]
     Mpi(String),
+    /// `--het-group` that is no list of offsets (Slurm's two lines).
+    #[error(
+        "_parse_single_range: Invalid range: `{0}'\nsrun: error: Invalid --het-group value: {0}"
+    )]
+    HetGroup(String),
+}
+
+/// Parses `--het-group`: offsets and ranges (`0,2-3`), ascending and each once.
+pub fn het_group(value: &str) -> Result<Vec<u32>, ArgsError> {
+    let bad = || ArgsError::HetGroup(value.to_string());
+    let num = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+            .ok_or_else(bad)
+    };
+    let mut out = Vec::new();
+    for part in value.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if lo > hi || hi - lo > 1024 {
+            return Err(bad());
+        }
+        out.extend(lo..=hi);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
 }
 
 impl SrunOpts {
@@ -343,6 +382,7 @@ impl SrunOpts {
                 self.job_id = Some(values::positive(&value.unwrap_or_default(), "--jobid")?);
             }
             SrOpt::Overlap => self.overlap = true,
+            SrOpt::HetGroup => self.het_group = Some(het_group(&value.unwrap_or_default())?),
             SrOpt::NodeList => {
                 self.nodelist = sluice_vocab::hostlist::expand(&value.unwrap_or_default())
                     .map_err(|_| OptError::NodeList)?;
@@ -407,25 +447,71 @@ impl SrunOpts {
 
 /// Parses srun's arguments: environment first, then the command line, then the command.
 pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation, ArgsError> {
-    let parsed = getopt::parse(&table(), args, Mode::StopAtOperand)?;
-    for (opt, value) in &parsed.opts {
+    // `A : B cmd`: a heterogeneous step (or allocation), each component with its options.
+    let mut comps: Vec<Vec<(SrOpt, Option<String>)>> = Vec::new();
+    let mut rest = args.to_vec();
+    let operands = loop {
+        let parsed = getopt::parse(&table(), &rest, Mode::StopAtOperand)?;
+        if let Some(special) = special(&parsed.opts) {
+            return Ok(special);
+        }
+        comps.push(parsed.opts);
+        match parsed.operands.split_first() {
+            Some((sep, more)) if sep == crate::jobspec::het::SEPARATOR => rest = more.to_vec(),
+            _ => break parsed.operands,
+        }
+    };
+    let all = crate::jobspec::het::component_options(&comps, |o| job_opt(*o));
+    let mut built = Vec::with_capacity(all.len());
+    for list in all {
+        built.push(parse_component(list, environ)?);
+    }
+    let mut built = built.into_iter();
+    let Some(mut opts) = built.next() else {
+        return Err(ArgsError::NoCommand);
+    };
+    opts.het_components = built.collect();
+    if operands.is_empty() {
+        return Err(ArgsError::NoCommand);
+    }
+    opts.command = operands;
+    Ok(Invocation::Run(Box::new(opts)))
+}
+
+/// What srun prints instead of running anything (help, usage, version, `list`s), if any of
+/// `opts` asks for it.
+fn special(opts: &[(SrOpt, Option<String>)]) -> Option<Invocation> {
+    for (opt, value) in opts {
         match opt {
-            SrOpt::Help => return Ok(Invocation::Help),
+            SrOpt::Help => return Some(Invocation::Help),
             SrOpt::CpuBind if value.as_deref() == Some("help") => {
-                return Ok(Invocation::CpuBindHelp);
+                return Some(Invocation::CpuBindHelp);
             }
-            SrOpt::Mpi if value.as_deref() == Some("list") => return Ok(Invocation::MpiList),
+            SrOpt::Mpi if value.as_deref() == Some("list") => return Some(Invocation::MpiList),
             SrOpt::Job(Opt::Hint) if value.as_deref() == Some("help") => {
-                return Ok(Invocation::HintHelp);
+                return Some(Invocation::HintHelp);
             }
             SrOpt::Job(Opt::MemBind) if value.as_deref() == Some("help") => {
-                return Ok(Invocation::MemBindHelp);
+                return Some(Invocation::MemBindHelp);
             }
-            SrOpt::Usage => return Ok(Invocation::Usage),
-            SrOpt::Version => return Ok(Invocation::Version),
+            SrOpt::Usage => return Some(Invocation::Usage),
+            SrOpt::Version => return Some(Invocation::Version),
             _ => {}
         }
     }
+    None
+}
+
+/// One component's options: the environment's, then `list` (the options passed on from the
+/// components before it, then its own).
+fn parse_component(
+    list: Vec<(SrOpt, Option<String>)>,
+    environ: &[(String, String)],
+) -> Result<SrunOpts, ArgsError> {
+    let parsed = getopt::Parsed {
+        opts: list,
+        operands: Vec::new(),
+    };
     let mut opts = SrunOpts::default();
     if let Some((_, id)) = environ.iter().find(|(k, _)| k == "SLURM_JOB_ID") {
         opts.job_id = id.trim().parse().ok();
@@ -481,11 +567,7 @@ pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation
         let words = if verbose { "v,cores" } else { "q,cores" };
         opts.cpu_bind = Some(CpuBind::parse(words).map_err(OptError::from)?);
     }
-    if parsed.operands.is_empty() {
-        return Err(ArgsError::NoCommand);
-    }
-    opts.command = parsed.operands;
-    Ok(Invocation::Run(Box::new(opts)))
+    Ok(opts)
 }
 
 /// `--resv-ports`: Slurm reserves ports for a step only from `MpiParams=ports=<range>`, which
@@ -959,10 +1041,17 @@ mod tests {
             run("-g true", &[]).unwrap_err().to_string(),
             "invalid option -- 'g'"
         );
-        // Slurm's options Sluice lacks are refused by name, not as unknown.
         assert_eq!(
-            run("--het-group=0 true", &[]).unwrap_err().to_string(),
-            "--het-group is not supported"
+            run("--het-group=0,1 true", &[]).unwrap().het_group,
+            Some(vec![0, 1])
+        );
+        assert_eq!(
+            run("--het-group=2,0-1 true", &[]).unwrap().het_group,
+            Some(vec![0, 1, 2])
+        );
+        assert_eq!(
+            run("--het-group=x true", &[]).unwrap_err().to_string(),
+            "_parse_single_range: Invalid range: `x'\nsrun: error: Invalid --het-group value: x"
         );
         assert!(run("-Z -w n1 true", &[]).unwrap().no_allocate);
         assert_eq!(

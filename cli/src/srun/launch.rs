@@ -55,6 +55,21 @@ pub struct Step {
     pub threads: u32,
     /// The controller, asked about the job and a node whose daemon went away.
     pub watch: Option<JobWatch>,
+    /// A step across a heterogeneous job's components (`--het-group`): for each node (by its
+    /// index in the step), the component's job and step and the credential for it; empty
+    /// for a step of one job (the template's).
+    pub parts: Vec<NodePart>,
+}
+
+/// Which job's step a node of a step across a heterogeneous job's components runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePart {
+    /// The component's job id.
+    pub job_id: u32,
+    /// Its step id.
+    pub step_id: u32,
+    /// The controller's credential for that step.
+    pub credential: Option<sluice_wire::proto::JobCredential>,
 }
 
 impl Step {
@@ -89,6 +104,7 @@ impl Step {
             },
             threads: opts.step.threads.unwrap_or(super::step_opts::MAX_THREADS),
             watch,
+            parts: Vec::new(),
         }
     }
 }
@@ -185,12 +201,15 @@ pub async fn run(
         ending,
         threads,
         watch,
+        parts,
     } = step;
     let launches = std::sync::Arc::new(tokio::sync::Semaphore::new(threads.max(1) as usize));
     let mut ends = Terminating::default();
     let step_name = format!("StepId={}.{}", template.job_id, template.step_id);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut clients: Vec<Option<NodedClient>> = Vec::new();
+    // The job and step each client's tasks belong to (for signals).
+    let mut targets: Vec<(u32, u32)> = Vec::new();
     let mut handles: Vec<JoinHandle<()>> = Vec::new();
     let mut stdin_slots = Vec::new();
     let mut outcome = Outcome::default();
@@ -213,6 +232,12 @@ pub async fn run(
         req.first_task = place.first();
         req.tasks_here = place.count();
         req.task_ranks = place.listed_ranks();
+        if let Some(part) = parts.get(place.node) {
+            req.job_id = part.job_id;
+            req.step_id = part.step_id;
+            req.credential.clone_from(&part.credential);
+        }
+        targets.push((req.job_id, req.step_id));
         // --multi-prog: each node gets its own tasks' command lines.
         req.task_argv.retain(|t| place.runs(t.task));
         let tx = tx.clone();
@@ -276,7 +301,7 @@ pub async fn run(
                     if !ends.ended && !cancelled {
                         if ending.kill_on_bad_exit && bad {
                             terminate(&mut output, &step_name, ending, &mut ends);
-                            signal_all(&clients, &template, sig::TERM).await;
+                            signal_all(&clients, &targets, sig::TERM).await;
                         } else if let (None, Some(secs)) = (ends.wait_until, ending.wait) {
                             ends.wait_until = Some(
                                 tokio::time::Instant::now() + Duration::from_secs(u64::from(secs)),
@@ -341,29 +366,29 @@ pub async fn run(
                 let _ = writeln!(e, "srun: First task exited {}s ago", ending.wait.unwrap_or(0));
                 print_status(e, &step_name, &layout, &exited);
                 terminate(&mut output, &step_name, ending, &mut ends);
-                signal_all(&clients, &template, sig::TERM).await;
+                signal_all(&clients, &targets, sig::TERM).await;
             }
             () = until(ends.kill_at), if ends.kill_at.is_some() => {
                 ends.kill_at = None;
-                signal_all(&clients, &template, sig::KILL).await;
+                signal_all(&clients, &targets, sig::KILL).await;
             }
             Some(got) = interrupts.recv() => {
                 let action = match got {
                     Interrupt::Int => policy.on_interrupt(Instant::now()),
                     Interrupt::Term => {
                         cancelled = true;
-                        signal_all(&clients, &template, sig::TERM).await;
+                        signal_all(&clients, &targets, sig::TERM).await;
                         continue;
                     }
                     Interrupt::Other(n) => {
                         match other_signal(n) {
-                            Passed::Forward => signal_all(&clients, &template, n).await,
+                            Passed::Forward => signal_all(&clients, &targets, n).await,
                             Passed::End => {
                                 if n == sig::QUIT {
                                     let _ = writeln!(output_err(&mut output), "srun: Quit");
                                 }
                                 cancelled = true;
-                                signal_all(&clients, &template, sig::TERM).await;
+                                signal_all(&clients, &targets, sig::TERM).await;
                             }
                             Passed::Window => {
                                 if let Some(size) = template.pty.then(tty::window).flatten() {
@@ -384,14 +409,14 @@ pub async fn run(
                     Action::ForwardInt | Action::ForwardIntAndKill => {
                         cancelled = true;
                         let _ = writeln!(e, "srun: sending Ctrl-C to {step_name}");
-                        signal_all(&clients, &template, sig::INT).await;
+                        signal_all(&clients, &targets, sig::INT).await;
                         if action == Action::ForwardIntAndKill {
-                            signal_all(&clients, &template, sig::KILL).await;
+                            signal_all(&clients, &targets, sig::KILL).await;
                         }
                     }
                     Action::Kill => {
                         let _ = writeln!(e, "srun: forcing job termination");
-                        signal_all(&clients, &template, sig::KILL).await;
+                        signal_all(&clients, &targets, sig::KILL).await;
                     }
                     Action::Abandon => {
                         let _ = writeln!(e, "srun: job abort in progress");
@@ -689,15 +714,18 @@ fn forward(node: usize, msg: StepOutput, tx: &mpsc::UnboundedSender<Event>, got:
 
 /// Sends `signal` to the step's tasks on every node (best effort: a node that is gone has
 /// no tasks left to signal).
-async fn signal_all(clients: &[Option<NodedClient>], template: &RunStepRequest, signal: i32) {
-    for client in clients.iter().flatten() {
+async fn signal_all(clients: &[Option<NodedClient>], targets: &[(u32, u32)], signal: i32) {
+    for (client, &(job_id, step_id)) in clients.iter().zip(targets) {
+        let Some(client) = client else {
+            continue;
+        };
         let mut c = client.clone();
         let _ = c
             .signal_job(SignalJobRequest {
-                job_id: template.job_id,
+                job_id,
                 kind: SignalKind::Signal as i32,
                 signal,
-                step_id: Some(template.step_id),
+                step_id: Some(step_id),
                 batch_only: false,
             })
             .await;

@@ -12,10 +12,11 @@
 //!   [`launch`]: the node streams; [`output`]: `-l` labels and `-u`; [`stdio`]: `-i/-o/-e`
 //!   and stdin forwarding; [`interrupt`]: Ctrl-C;
 //!   [`step`]: creating the step (and waiting for its CPUs); [`no_alloc`]: `-Z`, a step of
-//!   no job.
+//!   no job; [`het_step`]: `--het-group`, a step across a heterogeneous job's components.
 
 pub mod args;
 pub mod bcast;
+pub mod het_step;
 pub mod input_env;
 pub mod interrupt;
 pub mod launch;
@@ -308,12 +309,24 @@ pub async fn run_with(
         Immediate::Now => Duration::ZERO,
         Immediate::Within(secs) => Duration::from_secs(u64::from(secs)),
     });
+    let mut het_env: Vec<(String, String)> = Vec::new();
     let (job_id, allocated_here) = match opts.job_id {
         Some(id) => (id, false),
         None => {
             let mut req = opts.job.to_request(&name, String::new(), who, environ);
             // Outside an allocation, -w asks the job for those nodes (its step then runs there).
             req.nodelist = opts.nodelist.join(",");
+            // `srun A : B`: srun's own heterogeneous job, one component per part.
+            req.het_components = opts
+                .het_components
+                .iter()
+                .map(|o| {
+                    let mut r = o.job.to_request(&name, String::new(), who, environ);
+                    r.nodelist = o.nodelist.join(",");
+                    r.wait_all_nodes = Some(true);
+                    r
+                })
+                .collect();
             // srun's tasks need every node: its allocation waits for all (as Slurm's srun).
             req.wait_all_nodes = Some(true);
             let asked = Asked {
@@ -321,11 +334,55 @@ pub async fn run_with(
                 immediate: opts.step.immediate,
             };
             match allocate(&mut ctld, req, asked, err, &mut interrupts).await {
-                Ok(id) => (id, true),
+                Ok((id, env)) => {
+                    het_env = env;
+                    (id, true)
+                }
                 Err(code) => return code,
             }
         }
     };
+    // `A : B` (inside a heterogeneous allocation, or srun's own heterogeneous job): one step
+    // across the components, each part with its component's options. --het-group inside an
+    // allocation: one step across the components named; outside one srun's own allocation
+    // is a single job, and Slurm's srun runs it as such.
+    let parts = 1 + u32::try_from(opts.het_components.len()).unwrap_or(0);
+    let het_groups = match &opts.het_group {
+        _ if parts > 1 => Some((0..parts).collect::<Vec<u32>>()),
+        Some(g) if !allocated_here => Some(g.clone()),
+        _ => None,
+    };
+    if let Some(groups) = het_groups {
+        // srun's own heterogeneous job: its components' variables came with the grant.
+        let mut env_here: Vec<(String, String)> = environ
+            .iter()
+            .filter(|(k, _)| !het_env.iter().any(|(h, _)| h == k))
+            .cloned()
+            .collect();
+        env_here.extend(het_env);
+        let group_opts: Vec<&args::SrunOpts> = if parts > 1 {
+            std::iter::once(&*opts)
+                .chain(opts.het_components.iter())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let s = het_step::HetStep {
+            opts: &opts,
+            environ: &env_here,
+            who,
+            conf: &conf,
+            signer: &signer,
+            job_id,
+            name: &name,
+            bcast,
+            stdin,
+            patience,
+            group_opts,
+            end_job: allocated_here,
+        };
+        return het_step::run(s, &mut ctld, &groups, (out, err), &mut interrupts).await;
+    }
     let step_req = step::request(&opts, job_id, &name, !allocated_here);
     let created = if opts.resv_ports.is_some() {
         Err(step::StepFailure::Refused(
@@ -537,7 +594,7 @@ async fn allocate(
     asked: Asked,
     err: &mut dyn Write,
     interrupts: &mut mpsc::UnboundedReceiver<Interrupt>,
-) -> Result<u32, i32> {
+) -> Result<(u32, Vec<(String, String)>), i32> {
     // `-I` alone: granted at once (within a second, as Slurm's srun waits) or not at all, and
     // quietly; `-I<secs>`: within that many seconds.
     let quiet = asked.quiet || asked.immediate == Some(Immediate::Now);
@@ -590,11 +647,12 @@ async fn allocate(
                                 let _ = writeln!(err, "srun: job {} queued and waiting for resources", ev.job_id);
                             }
                         }
-                        Some(allocation_event::Event::Granted(_)) => {
+                        Some(allocation_event::Event::Granted(alloc)) => {
                             if waited && !quiet {
                                 let _ = writeln!(err, "srun: job {} has been allocated resources", ev.job_id);
                             }
-                            return Ok(ev.job_id);
+                            let het = alloc.het_env.into_iter().map(|v| (v.name, v.value)).collect();
+                            return Ok((ev.job_id, het));
                         }
                         Some(allocation_event::Event::Failed(text)) => return Err(unable(err, &text)),
                         _ => {}

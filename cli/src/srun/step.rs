@@ -49,6 +49,7 @@ pub fn request(opts: &SrunOpts, job_id: u32, name: &str, in_allocation: bool) ->
         whole: opts.step.whole,
         relative: opts.step.relative,
         overcommit: opts.job.overcommit,
+        het_step_id: None,
     }
 }
 

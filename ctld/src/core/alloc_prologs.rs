@@ -30,7 +30,7 @@ pub(crate) fn hold_for_node_prologs(
     };
     // The job's nodes are not set on it yet while it starts.
     let others: Vec<NodeIdx> = nodes.iter().skip(1).copied().collect();
-    if others.is_empty() || job.launch.interactive {
+    if others.is_empty() || !job.runs_batch_script() {
         return;
     }
     let run = job.restarts;

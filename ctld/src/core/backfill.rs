@@ -51,7 +51,8 @@ pub(crate) fn run(
         if !job.is_queued() || ineligible(core, job, now).is_some() {
             continue;
         }
-        let limit = job.req.time_limit;
+        // A heterogeneous job fits the plan only if its longest component does.
+        let limit = super::het::longest_limit(core, id).unwrap_or(job.req.time_limit);
         let time_min = job.req.place.time_min;
         match try_start(core, out, now, id, fits_plan(&reservations, now, limit)) {
             Start::Started => {
@@ -136,8 +137,31 @@ fn expected_end(job: &Job, now: SimTime) -> SimTime {
     }
 }
 
-/// Plans the earliest start of blocked job `top` and the nodes it would take then.
+/// Plans the earliest start of blocked job `top` and the nodes it would take then; for a
+/// heterogeneous job, the latest of its components' starts and all their nodes (each
+/// component planned on its own).
 pub(crate) fn plan(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservation> {
+    let parts = super::het::components(core, top);
+    if parts.is_empty() {
+        return plan_one(core, now, top);
+    }
+    let mut all: Option<Reservation> = None;
+    for c in parts {
+        let r = plan_one(core, now, c)?;
+        all = Some(match all {
+            None => r,
+            Some(mut a) => {
+                a.start = a.start.max(r.start);
+                a.nodes.union_with(&r.nodes);
+                a
+            }
+        });
+    }
+    all
+}
+
+/// [`plan`] for one job.
+fn plan_one(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservation> {
     let job = core.jobs.map.get(&top)?;
     let part = &core.parts[job.partition.get()];
     let mut usable = job_maps(part, job);

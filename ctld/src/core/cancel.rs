@@ -116,6 +116,8 @@ pub fn filtered(core: &Core, filter: &CancelFilter, skip_federated: bool) -> Vec
         .filter(|j| !j.state.is_finished() && !j.completing && filter.matches(core, j))
         .filter(|j| !j.is_withdrawing())
         .filter(|j| !resolved(j))
+        // A heterogeneous job is cancelled through its leader, which takes every component.
+        .filter(|j| !(j.het_follower() && j.het.is_some_and(|h| core.job(h.leader).is_some())))
         .collect();
     jobs.sort_by_key(|j| j.id);
     jobs.into_iter()

@@ -108,7 +108,7 @@ pub(crate) fn check_batch_report(core: &Core, id: FedJobId, r: &RunReport) -> Re
         });
     }
     let batch_host = job.nodes.first().map(|&i| core.nodes.get(i).name.as_str());
-    if r.step != BATCH_STEP || job.launch.interactive || batch_host != Some(r.node.as_str()) {
+    if r.step != BATCH_STEP || !job.runs_batch_script() || batch_host != Some(r.node.as_str()) {
         return Err(Stale::NotAllocated {
             node: r.node.clone(),
         });
@@ -160,7 +160,7 @@ pub(crate) fn start_job(
         meta.running += 1;
     }
     // An srun allocation has no batch script: srun runs its steps once it hears of the start.
-    if !job.launch.interactive {
+    if job.runs_batch_script() {
         // Held while the job is CONFIGURING (nodes powering up).
         let cmd = NodeCommand::LaunchBatch {
             job: id,
@@ -304,6 +304,9 @@ pub(crate) fn end_pending(
     }
     end_run(core, out, now, id, state, reason);
     core.jobs.finished.insert((now, id));
+    if super::het::is_leader(core, id) {
+        super::het::kill_followers(core, out, now, id, state, reason);
+    }
 }
 
 /// Handles the end of a job's batch script: COMPLETED on exit 0, FAILED otherwise; a job being
@@ -378,6 +381,8 @@ pub fn on_job_exited(
     super::gang::job_stopped(core, out, now, exit.job);
     end_run(core, out, now, exit.job, state, reason);
     core.jobs.finished.insert((now, exit.job));
+    // A heterogeneous job ends with its leader's script.
+    super::het::end_followers(core, out, now, exit.job, state, reason);
     Ok(())
 }
 
@@ -416,7 +421,7 @@ pub(crate) fn batch_step_ended(
     let (Some(start), Some(&host)) = (job.start_time, job.nodes.first()) else {
         return;
     };
-    if job.launch.interactive {
+    if !job.runs_batch_script() {
         return;
     }
     // A requeued run (state PENDING) already counts as the next run.

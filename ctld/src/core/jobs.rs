@@ -74,6 +74,17 @@ pub struct ArrayTask {
     pub task: u32,
 }
 
+/// A job's place in its heterogeneous job: `leader+offset` (Slurm's `HetJobId`,
+/// `HetJobOffset`). The leader (offset 0) runs the batch script; every component is a job of
+/// its own, scheduled, started and ended with the others (see [`super::het`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HetMember {
+    /// The heterogeneous job's id: its leader's job id.
+    pub leader: FedJobId,
+    /// The component's offset (0 for the leader).
+    pub offset: u32,
+}
+
 /// Who held a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HoldKind {
@@ -179,6 +190,8 @@ pub enum JobRef {
     Job(FedJobId),
     /// `1234_7`: one task of an array.
     Task(FedJobId, u32),
+    /// `1234+1`: one component of a heterogeneous job.
+    Het(FedJobId, u32),
 }
 
 /// A job's resource request, validated.
@@ -312,6 +325,8 @@ pub struct Job {
     pub id: FedJobId,
     /// Its array and task index, for array tasks.
     pub array: Option<ArrayTask>,
+    /// Its heterogeneous job and offset, for components of one.
+    pub het: Option<HetMember>,
     /// `--job-name`.
     pub name: String,
     /// Owner.
@@ -404,20 +419,35 @@ impl Job {
         self.state == JobState::Pending && !self.completing
     }
 
-    /// Slurm's display id: `123` or `100_7`.
+    /// Slurm's display id: `123`, `100_7` or `100+1`.
     pub fn display_id(&self) -> String {
-        match self.array {
-            Some(a) => format!("{}_{}", a.job, a.task),
-            None => self.id.to_string(),
+        match (self.array, self.het) {
+            (Some(a), _) => format!("{}_{}", a.job, a.task),
+            (None, Some(h)) => format!("{}+{}", h.leader, h.offset),
+            (None, None) => self.id.to_string(),
         }
     }
 
-    /// How this job's own record is named: an array task by its task, others by id (a plain
-    /// id of an array's first task would name every task).
+    /// Whether a batch script runs for it on its first node: not for an `srun` or `salloc`
+    /// allocation, nor for a heterogeneous component other than the leader.
+    pub fn runs_batch_script(&self) -> bool {
+        !self.launch.interactive && !self.het_follower()
+    }
+
+    /// Whether it is a component of a heterogeneous job other than the leader: it runs no
+    /// batch script and starts, ends and is requeued with its leader.
+    pub fn het_follower(&self) -> bool {
+        self.het.is_some_and(|h| h.offset > 0)
+    }
+
+    /// How this job's own record is named: an array task by its task, a heterogeneous
+    /// component by its offset, others by id (a plain id of an array's first task or of a
+    /// heterogeneous leader would name every task or component).
     pub fn own_ref(&self) -> JobRef {
-        match self.array {
-            Some(a) => JobRef::Task(a.job, a.task),
-            None => JobRef::Job(self.id),
+        match (self.array, self.het) {
+            (Some(a), _) => JobRef::Task(a.job, a.task),
+            (None, Some(h)) => JobRef::Het(h.leader, h.offset),
+            (None, None) => JobRef::Job(self.id),
         }
     }
 }
@@ -450,6 +480,8 @@ pub(crate) struct JobTable {
     pub running_names: HashMap<(u32, String), u32>,
     /// Array metadata by array job id.
     pub arrays: HashMap<FedJobId, ArrayMeta>,
+    /// The components of each heterogeneous job by leader id, in offset order.
+    pub hets: HashMap<FedJobId, Vec<FedJobId>>,
     /// Node bitmaps of constraints seen so far, by constraint text.
     pub constraint_nodes: HashMap<String, Arc<FixedBitSet>>,
 }
@@ -475,6 +507,26 @@ impl JobTable {
     pub fn resolve(&self, r: JobRef) -> Result<Vec<FedJobId>, crate::error::CtldError> {
         use crate::error::CtldError;
         match r {
+            JobRef::Job(id) if self.hets.contains_key(&id) => {
+                let ids: Vec<FedJobId> = self.hets[&id]
+                    .iter()
+                    .copied()
+                    .filter(|c| self.known(*c))
+                    .collect();
+                if ids.is_empty() {
+                    Err(CtldError::InvalidJobId)
+                } else {
+                    Ok(ids)
+                }
+            }
+            JobRef::Het(leader, offset) => self
+                .hets
+                .get(&leader)
+                .and_then(|c| c.get(offset as usize))
+                .copied()
+                .filter(|id| self.known(*id))
+                .map(|id| vec![id])
+                .ok_or(CtldError::InvalidJobId),
             JobRef::Job(id) => match self.arrays.get(&id) {
                 Some(meta) => {
                     let ids: Vec<FedJobId> = meta

@@ -32,7 +32,7 @@ pub(crate) fn kill_job(
     }
     job.completing = true;
     job.suspended_at = None;
-    let interactive_now = kill_wait == 0 && job.launch.interactive;
+    let interactive_now = kill_wait == 0 && !job.runs_batch_script();
     if kill_wait == 0 {
         out.node(NodeCommand::Terminate { job: id, nodes });
     } else {
@@ -56,6 +56,9 @@ pub(crate) fn kill_job(
     if interactive_now {
         settle_interactive(core, out, now, id);
     }
+    if super::het::is_leader(core, id) {
+        super::het::kill_followers(core, out, now, id, state, reason);
+    }
 }
 
 /// A killed allocation (srun's or salloc's) has no batch script whose end a node reports:
@@ -70,7 +73,7 @@ pub(crate) fn settle_interactive(
     let Some(job) = core.jobs.map.get(&id) else {
         return;
     };
-    if !job.launch.interactive || !job.completing {
+    if job.runs_batch_script() || !job.completing {
         return;
     }
     release_nodes(core, id);
@@ -172,6 +175,8 @@ pub(crate) fn node_failed_job(
         end_run(core, out, now, id, JobState::NodeFail, JobReason::NodeDown);
         core.jobs.finished.insert((now, id));
     }
+    // The rest of a heterogeneous job follows the component that lost a node.
+    super::het::node_failed(core, out, now, id);
 }
 
 /// A completing job's nodes are free: queue it again (requeue) or let it age out.

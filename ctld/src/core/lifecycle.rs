@@ -37,6 +37,17 @@ pub fn on_cancel(
     req: CancelRequest,
 ) -> Result<(), CtldError> {
     let ids = core.jobs.resolve(req.job)?;
+    // One component of a heterogeneous job named alone: a running one may be cancelled by
+    // itself, a pending one only with its whole job (as Slurm).
+    let alone = ids.len() == 1
+        && core
+            .jobs
+            .map
+            .get(&ids[0])
+            .is_some_and(|j| j.het_follower() && j.is_queued());
+    if alone && req.signal.is_none_or(|s| s == SIGKILL) {
+        return Err(CtldError::NotWholeHetJob);
+    }
     each(core, caller, &ids, |core, id| {
         let job = &core.jobs.map[&id];
         let signal = req.signal.filter(|s| *s != SIGKILL);
@@ -166,6 +177,9 @@ pub fn on_requeue(
     let ids = core.jobs.resolve(job)?;
     each(core, caller, &ids, |core, id| {
         let job = &core.jobs.map[&id];
+        if job.het_follower() {
+            return Err(CtldError::NotHetLeader);
+        }
         if job.launch.interactive {
             return Err(CtldError::BatchOnly);
         }
@@ -181,6 +195,12 @@ pub fn on_requeue(
             }
             _ => {
                 kill::requeue_finished(core, out, now, id);
+                // A heterogeneous job is requeued whole.
+                for c in super::het::components(core, id).into_iter().skip(1) {
+                    if core.jobs.map.get(&c).is_some_and(|j| j.state.is_finished()) {
+                        kill::requeue_finished(core, out, now, c);
+                    }
+                }
                 Ok(())
             }
         }

@@ -13,7 +13,8 @@
 //!   order), [`completion`], [`kill`], [`update`],
 //!   [`launch`], [`will_run`], [`signal`]: the job manager; [`steps`]: steps' CPUs within
 //!   their job's allocation;
-//! - [`deps`], [`arrays`], [`features`]: dependency, job-array and `--constraint` rules;
+//! - [`deps`], [`arrays`], [`het`], [`features`]: dependency, job-array, heterogeneous-job
+//!   and `--constraint` rules;
 //! - [`sched`] and [`backfill`]: one scheduling pass; [`select`]: node selection on bitmaps;
 //!   [`alloc`]: what each job holds on its nodes (whole nodes, CPUs or cores, memory) so
 //!   jobs can share nodes; [`gang`]: timesliced gang scheduling of jobs sharing resources;
@@ -48,6 +49,7 @@ pub mod features;
 pub mod federation;
 pub mod fresh;
 pub mod gang;
+pub mod het;
 pub mod ids;
 pub mod jobs;
 pub mod kill;
@@ -83,8 +85,9 @@ pub use cancel::{CancelFilter, Scancel, ScancelOutcome, on_scancel};
 pub use completion::{BATCH_STEP, JobExit, RunReport, Stale, on_job_exited};
 pub use ctld_scripts::{ScriptContext, ScriptRun, on_prolog_slurmctld_done};
 pub use fresh::schedule_fresh;
+pub use het::on_submit_het;
 pub use ids::{IdLease, JobIdSource};
-pub use jobs::{ArrayTask, HoldKind, Job, JobReason, JobRef, LaunchSpec};
+pub use jobs::{ArrayTask, HetMember, HoldKind, Job, JobReason, JobRef, LaunchSpec};
 pub use launch::{on_allocation_complete, on_allocation_done, on_launch_failed};
 pub use lifecycle::{
     CancelRequest, on_cancel, on_hold, on_release, on_requeue, on_resume, on_suspend,

@@ -125,7 +125,7 @@ fn kill_task_failed(
         return;
     };
     let batch_host = job.nodes.first().map(|&i| core.nodes.get(i).name.as_str()) == Some(node);
-    if core.jobs.active.contains(&id) && job.completing && batch_host && !job.launch.interactive {
+    if core.jobs.active.contains(&id) && job.completing && batch_host && job.runs_batch_script() {
         tracing::warn!(job = %id, node, "Kill task failed: the job ends without its script's end");
         super::completion::killed_script_ended(core, out, now, id, None);
     }

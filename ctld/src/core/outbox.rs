@@ -86,6 +86,8 @@ pub enum AcctRecord {
     JobSubmitted {
         job: FedJobId,
         array: Option<ArrayTask>,
+        /// Its heterogeneous job and offset, for a component of one.
+        het: Option<super::jobs::HetMember>,
         run: u32,
         name: String,
         uid: u32,
@@ -214,6 +216,7 @@ impl AcctRecord {
         AcctRecord::JobSubmitted {
             job: job.id,
             array: job.array,
+            het: job.het,
             run: job.restarts,
             name: job.name.clone(),
             uid: job.uid,

@@ -155,7 +155,7 @@ fn launch_lost(core: &Core, i: NodeIdx, runs: &[NodeRun], job: FedJobId, now: Si
     };
     j.state == JobState::Running
         && !j.completing
-        && !j.launch.interactive
+        && j.runs_batch_script()
         && j.nodes.first() == Some(&i)
         && j.start_time.is_some_and(|s| now.since(s) >= BATCH_START_TIMEOUT)
         // Held for a boot or prologs: not launched yet.

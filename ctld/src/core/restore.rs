@@ -125,6 +125,12 @@ impl Core {
         for meta in core.jobs.arrays.values_mut() {
             meta.tasks.sort_unstable();
         }
+        let offset = |core: &Core, id: &FedJobId| core.jobs.map.get(id).and_then(|j| j.het);
+        let mut hets = std::mem::take(&mut core.jobs.hets);
+        for ids in hets.values_mut() {
+            ids.sort_by_key(|id| offset(&core, id).map_or(0, |h| h.offset));
+        }
+        core.jobs.hets = hets;
         super::gang::restore(&mut core);
         super::power::snap::restore_configuring(&mut core, &waits);
         Ok((core, notes))
@@ -241,9 +247,17 @@ fn job_from_snap(core: &mut Core, s: &JobSnap, now: SimTime) -> Result<Job, Rest
     }
     let masks = masks.map(Arc::new);
     let t = |secs: Option<u64>| secs.map(SimTime::from_secs);
+    let het = match s.het {
+        None => None,
+        Some((leader, offset)) => Some(super::jobs::HetMember {
+            leader: FedJobId::from_raw(leader).map_err(|_| bad("invalid heterogeneous job id"))?,
+            offset,
+        }),
+    };
     Ok(Job {
         id,
         array,
+        het,
         name: s.name.clone(),
         uid: s.uid,
         gid: s.gid,
@@ -320,6 +334,9 @@ fn insert(core: &mut Core, mut job: Job, throttle: u32, now: SimTime) {
     }
     if job.state.is_finished() && !job.completing {
         core.jobs.finished.insert((job.end_time.unwrap_or(now), id));
+    }
+    if let Some(h) = job.het {
+        core.jobs.hets.entry(h.leader).or_default().push(id);
     }
     if let Some(a) = job.array {
         let meta = core.jobs.arrays.entry(a.job).or_default();

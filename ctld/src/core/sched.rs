@@ -65,7 +65,13 @@ pub(crate) fn ineligible(core: &Core, job: &Job, now: SimTime) -> Option<JobReas
     if throttled {
         return Some(JobReason::JobArrayTaskLimit);
     }
-    super::assoc::blocking_reason(core, job, now).or_else(|| super::qos::blocking_reason(core, job))
+    let own = super::assoc::blocking_reason(core, job, now)
+        .or_else(|| super::qos::blocking_reason(core, job));
+    if own.is_none() && job.het.is_some_and(|h| h.offset == 0) {
+        // A heterogeneous job waits while any of its components may not start.
+        return super::het::followers_ineligible(core, job.id, now);
+    }
+    own
 }
 
 /// What [`try_start`] did.
@@ -88,6 +94,9 @@ pub(crate) fn try_start(
     id: FedJobId,
     allow: impl FnMut(usize) -> bool,
 ) -> Start {
+    if super::het::is_leader(core, id) {
+        return super::het::try_start(core, out, now, id, allow);
+    }
     let Some(job) = core.jobs.map.get(&id) else {
         return Start::NoRoom;
     };
@@ -118,7 +127,7 @@ pub(crate) fn try_start(
 
 /// Adds a job just started to the pass's association usage, so the next job of the pass
 /// sees it.
-fn count_started(core: &mut Core, id: FedJobId, now: SimTime) {
+pub(crate) fn count_started(core: &mut Core, id: FedJobId, now: SimTime) {
     if let Some(mut usage) = core.assoc_usage.take() {
         usage.add_job(core, id, now);
         core.assoc_usage = Some(usage);
@@ -192,6 +201,10 @@ impl Pass {
         let Some(job) = core.jobs.map.get(&id) else {
             return;
         };
+        // A heterogeneous job is considered through its leader alone.
+        if job.het_follower() {
+            return;
+        }
         let part: PartIdx = job.partition;
         let reason = match ineligible(core, job, now).or(gated) {
             Some(r) => r,
@@ -204,6 +217,9 @@ impl Pass {
             None => match try_start(core, out, now, id, |_| true) {
                 Start::Started => {
                     self.stats.started += 1;
+                    if super::het::is_leader(core, id) {
+                        super::het::mirror_reason(core, id, now);
+                    }
                     return;
                 }
                 Start::NoRoom => {
@@ -215,6 +231,9 @@ impl Pass {
         };
         if let Some(job) = core.jobs.map.get_mut(&id) {
             job.reason = reason;
+        }
+        if super::het::is_leader(core, id) {
+            super::het::mirror_reason(core, id, now);
         }
     }
 

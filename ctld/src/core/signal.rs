@@ -43,7 +43,7 @@ pub fn on_signal_part(
             // Steps take their nodes from the start of the job's (see CreateStep).
             JobPart::Step(step) if step >= job.next_step => return Err(CtldError::InvalidJobId),
             JobPart::Step(_) => job.nodes.clone(),
-            JobPart::Batch if job.launch.interactive => return Err(CtldError::InvalidJobId),
+            JobPart::Batch if !job.runs_batch_script() => return Err(CtldError::InvalidJobId),
             JobPart::Batch => job.nodes.first().copied().into_iter().collect(),
         };
         out.node(NodeCommand::SignalPart {

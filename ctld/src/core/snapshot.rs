@@ -124,6 +124,9 @@ pub struct JobSnap {
     /// The array's `%` throttle (0: none), saved with each task.
     #[serde(default)]
     pub array_throttle: u32,
+    /// `(heterogeneous job id, offset)` of a heterogeneous job's component.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub het: Option<(u32, u32)>,
     pub name: String,
     pub uid: u32,
     pub gid: u32,
@@ -279,6 +282,7 @@ impl JobSnap {
         Self {
             id: job.id.get(),
             array: job.array.map(|a| (a.job.get(), a.task)),
+            het: job.het.map(|h| (h.leader.get(), h.offset)),
             array_throttle: job
                 .array
                 .and_then(|a| core.jobs.arrays.get(&a.job))

@@ -41,9 +41,58 @@ pub(crate) fn submit_as(
     core: &mut Core,
     out: &mut impl Outbox,
     now: SimTime,
-    mut req: SubmitRequest,
+    req: SubmitRequest,
     preset: Option<FedJobId>,
 ) -> Result<SubmitReply, CtldError> {
+    let (template, array) = build(core, now, req, preset)?;
+    let tasks: Vec<Option<u32>> = match &array {
+        None => vec![None],
+        Some(a) => a.tasks.iter().map(|t| Some(*t)).collect(),
+    };
+    // Take every id first, so a source that runs dry mid-array creates nothing.
+    let ids = match preset {
+        Some(id) => vec![id],
+        None => tasks
+            .iter()
+            .map(|_| next_free_id(core))
+            .collect::<Result<Vec<FedJobId>, CtldError>>()?,
+    };
+    let Some(&job_id) = ids.first() else {
+        return Err(CtldError::JobIdsExhausted);
+    };
+    let mut meta = ArrayMeta {
+        throttle: array.as_ref().map_or(0, |a| a.throttle),
+        ..ArrayMeta::default()
+    };
+    for (&id, task) in ids.iter().zip(tasks) {
+        let mut job = template.clone();
+        job.id = id;
+        if let Some(t) = task {
+            job.array = Some(ArrayTask {
+                job: job_id,
+                task: t,
+            });
+            meta.tasks.push((t, id));
+            if let Some(deps) = &template.deps {
+                job.deps = deps::for_task(&core.jobs, deps, t).map(Box::new);
+            }
+        }
+        record_new(core, out, job);
+    }
+    if array.is_some() {
+        core.jobs.arrays.insert(job_id, meta);
+    }
+    Ok(SubmitReply { job_id, jobs: ids })
+}
+
+/// Validates `req` and builds the job it asks for (its id still a placeholder), with its
+/// array specification when it is an array. Nothing the job would change is changed.
+pub(crate) fn build(
+    core: &mut Core,
+    now: SimTime,
+    mut req: SubmitRequest,
+    preset: Option<FedJobId>,
+) -> Result<(Job, Option<super::arrays::ArraySpec>), CtldError> {
     req.launch.qos = super::qos::resolve(core, &req.launch, &req.launch.qos);
     let part_idx = partitions::resolve(&core.parts, req.partition.as_deref())?;
     let part = &core.parts[part_idx.get()];
@@ -247,6 +296,7 @@ pub(crate) fn submit_as(
     let mut template = Job {
         id: FedJobId::from_raw(1).map_err(|_| CtldError::JobIdsExhausted)?,
         array: None,
+        het: None,
         name: req.name.clone(),
         uid: req.uid,
         gid: req.gid,
@@ -292,44 +342,7 @@ pub(crate) fn submit_as(
         tier: 0,
     };
     super::priority::assign(core, &mut template, now);
-    let tasks: Vec<Option<u32>> = match &array {
-        None => vec![None],
-        Some(a) => a.tasks.iter().map(|t| Some(*t)).collect(),
-    };
-    // Take every id first, so a source that runs dry mid-array creates nothing.
-    let ids = match preset {
-        Some(id) => vec![id],
-        None => tasks
-            .iter()
-            .map(|_| next_free_id(core))
-            .collect::<Result<Vec<FedJobId>, CtldError>>()?,
-    };
-    let Some(&job_id) = ids.first() else {
-        return Err(CtldError::JobIdsExhausted);
-    };
-    let mut meta = ArrayMeta {
-        throttle: array.as_ref().map_or(0, |a| a.throttle),
-        ..ArrayMeta::default()
-    };
-    for (&id, task) in ids.iter().zip(tasks) {
-        let mut job = template.clone();
-        job.id = id;
-        if let Some(t) = task {
-            job.array = Some(ArrayTask {
-                job: job_id,
-                task: t,
-            });
-            meta.tasks.push((t, id));
-            if let Some(deps) = &template.deps {
-                job.deps = deps::for_task(&core.jobs, deps, t).map(Box::new);
-            }
-        }
-        record_new(core, out, job);
-    }
-    if array.is_some() {
-        core.jobs.arrays.insert(job_id, meta);
-    }
-    Ok(SubmitReply { job_id, jobs: ids })
+    Ok((template, array))
 }
 
 /// What `job`'s partition can never give it now (checked again after a reconfiguration).
@@ -408,7 +421,7 @@ pub(crate) fn node_masks(
     }))
 }
 
-fn next_free_id(core: &mut Core) -> Result<FedJobId, CtldError> {
+pub(crate) fn next_free_id(core: &mut Core) -> Result<FedJobId, CtldError> {
     loop {
         let id = core.ids.next_id().ok_or(CtldError::JobIdsExhausted)?;
         if !core.jobs.map.contains_key(&id) {
@@ -417,7 +430,7 @@ fn next_free_id(core: &mut Core) -> Result<FedJobId, CtldError> {
     }
 }
 
-fn record_new(core: &mut Core, out: &mut impl Outbox, job: Job) {
+pub(crate) fn record_new(core: &mut Core, out: &mut impl Outbox, job: Job) {
     let part = &core.parts[job.partition.get()].name;
     // Eligible from its --begin time when that is later than the submission.
     let eligible = job.req.place.begin.map_or(job.submit_time, |b| {

@@ -156,7 +156,7 @@ fn warn(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
     job.signal_sent = true;
     out.save(SaveHint::Job(id));
     if sig.batch_only {
-        if !job.launch.interactive {
+        if job.runs_batch_script() {
             out.node(NodeCommand::SignalPart {
                 job: id,
                 nodes: job.nodes.first().copied().into_iter().collect(),
@@ -188,6 +188,7 @@ fn purge(core: &mut Core, out: &mut impl Outbox, now: SimTime) {
             continue;
         };
         core.jobs.dependents.remove(&id);
+        super::het::purged(core, id, job.het);
         if let Some(a) = job.array {
             let gone = core
                 .jobs

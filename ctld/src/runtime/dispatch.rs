@@ -283,6 +283,7 @@ fn launch_request(
         env: launch
             .env
             .iter()
+            .chain(core.het_env(*job).iter())
             .map(|(name, value)| EnvVar {
                 name: name.clone(),
                 value: value.clone(),

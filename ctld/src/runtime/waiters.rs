@@ -135,6 +135,11 @@ fn progress(core: &Core, addrs: &NodeAddrs, id: FedJobId, w: &mut Waiter) -> Opt
             cpus_per_task: job.req.cpus_per_task,
             cpus_per_node: core.cpus_held(id, &job.nodes),
             tasks_per_node: Vec::new(),
+            het_env: core
+                .het_env(id)
+                .into_iter()
+                .map(|(name, value)| sluice_wire::proto::EnvVar { name, value })
+                .collect(),
         }));
     }
     if job.state == JobState::Pending && !job.completing {

@@ -26,6 +26,14 @@ fn ref_id(cx: &Ctx<'_>, r: Option<JobRef>) -> u32 {
             .jobs()
             .find(|j| j.array.is_some_and(|a| a.job == array && a.task == task))
             .map_or(array.get(), |j| j.id.get()),
+        Some(JobRef::Het(leader, offset)) => cx
+            .core
+            .jobs()
+            .find(|j| {
+                j.het
+                    .is_some_and(|h| h.leader == leader && h.offset == offset)
+            })
+            .map_or(leader.get(), |j| j.id.get()),
         None => 0,
     }
 }

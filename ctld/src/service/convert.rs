@@ -189,7 +189,31 @@ fn mail_type(text: &str) -> Result<u16, CtldError> {
         })
 }
 
-/// A job as the user wrote it: `12` or `12_3`.
+/// Job ids as Slurm lists a heterogeneous job's (`HetJobIdSet=`): runs of consecutive ids as
+/// `first-last`, joined by commas.
+fn id_set(ids: &[FedJobId]) -> String {
+    let mut raw: Vec<u32> = ids.iter().map(|i| i.get()).collect();
+    raw.sort_unstable();
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for id in raw {
+        match runs.last_mut() {
+            Some((_, hi)) if *hi + 1 == id => *hi = id,
+            _ => runs.push((id, id)),
+        }
+    }
+    runs.iter()
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}-{hi}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A job as the user wrote it: `12`, `12_3` or `12+1`.
 pub fn job_ref(text: &str) -> Result<JobRef, CtldError> {
     let id = |s: &str| {
         s.trim()
@@ -198,6 +222,10 @@ pub fn job_ref(text: &str) -> Result<JobRef, CtldError> {
             .and_then(|n| FedJobId::from_raw(n).ok())
             .ok_or(CtldError::InvalidJobId)
     };
+    if let Some((job, offset)) = text.split_once('+') {
+        let offset = offset.trim().parse().map_err(|_| CtldError::InvalidJobId)?;
+        return Ok(JobRef::Het(id(job)?, offset));
+    }
     match text.split_once('_') {
         Some((job, task)) => Ok(JobRef::Task(
             id(job)?,
@@ -292,6 +320,12 @@ pub fn job_info(core: &Core, job: &Job, now: SimTime, priority: u64) -> JobInfo 
         reboot: job.launch.reboot,
         container: job.launch.container.clone(),
         comment: job.launch.comment.clone(),
+        het_job_id: job.het.map_or(0, |h| h.leader.get()),
+        het_job_offset: job.het.map_or(0, |h| h.offset),
+        het_job_id_set: job
+            .het
+            .map(|h| id_set(&crate::core::het::components(core, h.leader)))
+            .unwrap_or_default(),
         batch_host,
         exit_code: job.exit_code,
         signal: job.exit_signal,

@@ -50,6 +50,7 @@ pub async fn list_jobs(
                     r.job_ids.is_empty()
                         || r.job_ids.contains(&j.id.get())
                         || j.array.is_some_and(|a| r.job_ids.contains(&a.job.get()))
+                        || j.het.is_some_and(|h| r.job_ids.contains(&h.leader.get()))
                 })
                 .filter(|j| r.uids.is_empty() || r.uids.contains(&j.uid))
                 .filter(|j| {

@@ -6,7 +6,7 @@ use super::ControllerService;
 use super::convert::submit_request;
 use crate::core::{
     JobExit, LaunchSpec, StepEnd, StepRequest, on_allocation_complete, on_allocation_done,
-    on_step_create, on_step_done, on_submit, on_will_run,
+    on_step_create, on_step_done, on_submit, on_submit_het, on_will_run,
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
@@ -61,8 +61,16 @@ pub async fn submit(
 ) -> Result<SubmitJobReply, Status> {
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
-    let sreq = submission(svc, &r, caller, false)?;
     let cluster = svc.conf.cluster_name.clone();
+    if !r.het_components.is_empty() {
+        let job_id = submit_het(svc, &r, caller, false).await?;
+        return Ok(SubmitJobReply {
+            job_id: job_id.get(),
+            cluster,
+            ..SubmitJobReply::default()
+        });
+    }
+    let sreq = submission(svc, &r, caller, false)?;
     if r.test_only {
         let (start, nodes, cpus, partition) = svc
             .core
@@ -94,6 +102,28 @@ pub async fn submit(
     })
 }
 
+/// A heterogeneous job: every component checked as a job of its own, then all queued at once
+/// on this cluster (never federated, as in Slurm); the leader's id.
+async fn submit_het(
+    svc: &ControllerService,
+    r: &SubmitJobRequest,
+    caller: crate::core::Caller,
+    interactive: bool,
+) -> Result<FedJobId, Status> {
+    if r.test_only {
+        return Err(CtldError::HetTestOnly.into());
+    }
+    let mut reqs = vec![submission(svc, r, caller, interactive)?];
+    for c in &r.het_components {
+        reqs.push(submission(svc, c, caller, interactive)?);
+    }
+    let reply = svc
+        .core
+        .submit(move |cx| on_submit_het(cx.core, cx.out, cx.now, reqs))
+        .await??;
+    Ok(reply.job_id)
+}
+
 /// `srun` without an allocation: creates an interactive job and streams its progress.
 pub async fn allocate(
     svc: &ControllerService,
@@ -101,9 +131,24 @@ pub async fn allocate(
 ) -> Result<ReceiverStream<Result<sluice_wire::proto::AllocationEvent, Status>>, Status> {
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
-    let sreq = submission(svc, &r, caller, true)?;
     let (tx, rx) = tokio::sync::mpsc::channel(16);
     let follow_end = r.follow_end;
+    if !r.het_components.is_empty() {
+        // salloc A : B: every component an allocation, granted together with the leader.
+        let mut reqs = vec![submission(svc, &r, caller, true)?];
+        for c in &r.het_components {
+            reqs.push(submission(svc, c, caller, true)?);
+        }
+        svc.core
+            .call(move |cx| {
+                let reply = on_submit_het(cx.core, cx.out, cx.now, reqs)?;
+                cx.watch_allocation(reply.job_id, tx, follow_end);
+                Ok::<_, CtldError>(())
+            })
+            .await??;
+        return Ok(ReceiverStream::new(rx));
+    }
+    let sreq = submission(svc, &r, caller, true)?;
     svc.core
         .call(move |cx| {
             let reply = on_submit(cx.core, cx.out, cx.now, sreq)?;
@@ -140,6 +185,7 @@ pub async fn create_step(
                 overcommit: r.overcommit,
                 name: r.name.clone(),
                 launch: LaunchSpec::default(),
+                het_step: r.het_step_id,
             };
             let grant = on_step_create(cx.core, cx.out, cx.now, caller, sreq)?;
             let mut alloc = allocation(cx, job, &grant.nodes, grant.ntasks());
@@ -253,5 +299,7 @@ fn allocation(
         cpus_per_task,
         cpus_per_node: cx.core.cpus_held(job, nodes),
         tasks_per_node: Vec::new(),
+        // A step's allocation: its job's variables come from the batch script or salloc.
+        het_env: Vec::new(),
     }
 }

@@ -27,6 +27,7 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             mem_per_node_mb,
             constraint,
             launch,
+            het,
         } => Kind::JobSubmitted(proto::JobSubmittedRecord {
             job_id: job.get(),
             array_job_id: array.map_or(0, |a| a.job.get()),
@@ -52,6 +53,8 @@ pub fn to_proto(rec: &AcctRecord, seq: u64) -> proto::AcctRecord {
             comment: launch.comment.clone(),
             qos: launch.qos.clone(),
             wckey: launch.wckey.clone(),
+            het_job_id: het.map_or(0, |h| h.leader.get()),
+            het_offset: het.map_or(0, |h| h.offset),
         }),
         AcctRecord::JobStarted {
             job,
@@ -213,6 +216,7 @@ mod tests {
         let rec = AcctRecord::JobSubmitted {
             job: FedJobId::from_raw(42).unwrap(),
             array: None,
+            het: None,
             run: 2,
             name: "sim".into(),
             uid: 1000,

@@ -37,7 +37,7 @@ fn ids(done: &ScancelOutcome) -> Vec<FedJobId> {
         .iter()
         .map(|r| match r {
             JobRef::Job(id) => *id,
-            JobRef::Task(array, _) => *array,
+            JobRef::Task(array, _) | JobRef::Het(array, _) => *array,
         })
         .collect()
 }

@@ -34,6 +34,7 @@ mod fed_withdraw;
 mod gang_rotation;
 mod gang_seed;
 mod gang_select;
+mod hetjob;
 mod history_amend;
 mod jobs;
 mod node_counts;

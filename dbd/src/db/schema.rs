@@ -250,6 +250,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    /// The heterogeneous job (leader id, offset) of each component job; `time_submit` is the
+    /// job's first submission (the purge's bound).
+    job_het (cluster, job_id) {
+        cluster -> Text,
+        job_id -> BigInt,
+        time_submit -> BigInt,
+        het_job_id -> BigInt,
+        het_offset -> Integer,
+    }
+}
+
+diesel::table! {
     /// The wckey (`--wckey`) of each job that has one; `time_submit` is the job's first
     /// submission (the purge's bound).
     job_wckeys (cluster, job_id) {
@@ -449,6 +461,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     clusters,
     coordinators,
     federations,
+    job_het,
     job_id_cursors,
     job_resizes,
     job_qos,

@@ -24,6 +24,7 @@ mod store_federation;
 mod store_jobs;
 mod store_jobs_bulk;
 mod store_jobs_federation;
+mod store_jobs_het;
 mod store_jobs_query;
 mod store_jobs_sacct;
 mod store_jobs_wckey;

@@ -55,7 +55,7 @@ mod cases {
     fn with_qos(id: u32, qos: &str) -> RecordKind {
         let mut j = submit(id, 900);
         j.qos = qos.into();
-        RecordKind::JobSubmitted(j)
+        RecordKind::JobSubmitted(Box::new(j))
     }
 
     fn shares(store: &Store) -> Vec<(String, String, i64)> {

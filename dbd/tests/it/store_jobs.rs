@@ -41,7 +41,7 @@ mod cases {
         array_task.array_task_id = Some(1);
         let kinds = vec![
             submitted(7, 1_000),
-            RecordKind::JobSubmitted(array_task),
+            RecordKind::JobSubmitted(Box::new(array_task)),
             started(7, 0, 1_010),
             step(7, -4, 1_010, 0, JobState::Running),
             suspended(7, 1_100, true),
@@ -87,6 +87,8 @@ mod cases {
             reason: String::new(),
             comment: String::new(),
             wckey: String::new(),
+            het_job_id: 0,
+            het_offset: 0,
             requester_uid: None,
             qos: String::new(),
             steps: job.steps.clone(),
@@ -247,7 +249,7 @@ mod cases {
                 submitted(5, 100),
                 started(5, 0, 110),
                 ended(5, 0, 150, JobState::Requeued, 0),
-                RecordKind::JobSubmitted(run1),
+                RecordKind::JobSubmitted(Box::new(run1)),
                 started(5, 1, 210),
                 ended(5, 1, 300, JobState::Completed, 0),
                 submitted(6, 100),
@@ -322,7 +324,7 @@ mod cases {
         stranger.user = "mallory".into();
         let kinds = [mine, explicit, stranger]
             .into_iter()
-            .map(RecordKind::JobSubmitted)
+            .map(|s| RecordKind::JobSubmitted(Box::new(s)))
             .collect();
         store.record_batch("c1", 1, &numbered(1, kinds)).unwrap();
         let accounts: Vec<_> = all(&store).into_iter().map(|r| r.account).collect();

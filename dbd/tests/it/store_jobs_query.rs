@@ -34,9 +34,9 @@ mod cases {
         task.array_task_id = Some(0);
         let c1 = vec![
             submitted(1, 100),
-            RecordKind::JobSubmitted(bob),
+            RecordKind::JobSubmitted(Box::new(bob)),
             submitted(3, 120),
-            RecordKind::JobSubmitted(task),
+            RecordKind::JobSubmitted(Box::new(task)),
             started(1, 0, 105),
             ended(1, 0, 150, JobState::Failed, 1),
         ];
@@ -92,7 +92,7 @@ mod cases {
             started(3, 0, 510),
             submitted(4, 600),
             // 5: held, never eligible.
-            RecordKind::JobSubmitted(held),
+            RecordKind::JobSubmitted(Box::new(held)),
         ];
         store.record_batch("c1", 1, &numbered(1, records)).unwrap();
         let window = |start, end| {

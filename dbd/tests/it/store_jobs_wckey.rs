@@ -25,7 +25,7 @@ mod cases {
     fn with_wckey(job_id: u32, at: i64, wckey: &str) -> RecordKind {
         let mut r = submit(job_id, at);
         r.wckey = wckey.into();
-        RecordKind::JobSubmitted(r)
+        RecordKind::JobSubmitted(Box::new(r))
     }
 
     fn wckeys_of(store: &Store, q: &JobQuery) -> Vec<(u32, u32, String)> {

@@ -472,7 +472,13 @@ mod cases {
         add(&store, "high", QosEdit::default());
         let mut job = submit(7, 1_000);
         job.qos = "high".into();
-        let records = numbered(1, vec![RecordKind::JobSubmitted(job), started(7, 0, 1_010)]);
+        let records = numbered(
+            1,
+            vec![
+                RecordKind::JobSubmitted(Box::new(job)),
+                started(7, 0, 1_010),
+            ],
+        );
         store.record_batch("c1", 1, &records).unwrap();
         let runs = query(
             &store,

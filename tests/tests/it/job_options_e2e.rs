@@ -85,10 +85,7 @@ fn gres_options_are_refused_as_slurm_refuses_them_here() {
     );
     // Nothing was queued.
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "");
-    // What Sluice lacks is refused by name, never accepted and dropped; what Slurm ignores
-    // here is accepted (its value still checked).
-    let out = c.cmd("srun", &["--het-group=0", "true"]);
-    assert_eq!(out.stderr, "srun: error: --het-group is not supported\n");
+    // What Slurm ignores here is accepted (its value still checked).
     // -S and --thread-spec: dropped with Slurm's line (AllowSpecResourcesUsage = No).
     let out = c.cmd("sbatch", &["--parsable", "-S", "1", "--wrap", "true"]);
     assert_eq!(out.code, 0, "{out:?}");

@@ -30,6 +30,7 @@ mod fed_views;
 mod gang_e2e;
 mod gang_examples_e2e;
 mod get_user_env_e2e;
+mod hetjob_e2e;
 mod job_options_e2e;
 mod message_timeout;
 mod munge_auth;

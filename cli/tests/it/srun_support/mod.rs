@@ -220,6 +220,7 @@ pub fn allocation(job_id: u32, ports: &[u16], ntasks: u32) -> Allocation {
         cpus_per_task: 1,
         cpus_per_node: vec![1; ports.len()],
         tasks_per_node: Vec::new(),
+        het_env: Vec::new(),
     }
 }
 

@@ -349,7 +349,7 @@ pub(crate) fn survives_node_failure(
     let Some(job) = core.jobs.map.get(&id) else {
         return false;
     };
-    let batch_host = !job.launch.interactive && job.nodes.first() == Some(&failed);
+    let batch_host = job.runs_batch_script() && job.nodes.first() == Some(&failed);
     if !job.no_kill
         || job.state != JobState::Running
         || job.completing

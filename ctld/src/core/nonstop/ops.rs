@@ -144,7 +144,7 @@ pub fn on_drop_node(
     let job = core.jobs.map.get(&id).ok_or(CtldError::InvalidJobId)?;
     let why = if job.nodes.len() < 2 {
         Some("it is the job's only node")
-    } else if !job.launch.interactive && k == 0 {
+    } else if job.runs_batch_script() && k == 0 {
         Some("it runs the job's batch script")
     } else {
         None

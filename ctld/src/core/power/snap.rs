@@ -137,7 +137,7 @@ pub(crate) fn restore_configuring(core: &mut Core, waits: &Waits) {
         // not launched again.
         let launched = waits.launched.contains(&id);
         let cloud_boot = waits.cloud_boot.contains(&id);
-        let launch = (!job.launch.interactive && !launched).then(|| NodeCommand::LaunchBatch {
+        let launch = (job.runs_batch_script() && !launched).then(|| NodeCommand::LaunchBatch {
             job: id,
             array: job.array,
             uid: job.uid,

@@ -54,6 +54,46 @@ pub struct StepRequest {
     pub name: String,
     /// What the step runs.
     pub launch: LaunchSpec,
+    /// A step across the components of a heterogeneous job (`srun --het-group=0,1`): the id
+    /// its first component's step took, which this component's step takes too.
+    pub het_step: Option<u32>,
+}
+
+/// The id of the step `req` asks for, taken from its job's counter. The components of a
+/// heterogeneous job share the leader's counter (Slurm numbers a heterogeneous job's steps
+/// once, `123+0.4` and `123+1.4` being one step); a component's part of a step across
+/// components takes the id the first part took, which must be one the leader gave out and
+/// not open in this component.
+fn step_id(core: &mut Core, req: &StepRequest) -> Result<u32, CtldError> {
+    let job = core.jobs.map.get(&req.job).ok_or(CtldError::InvalidJobId)?;
+    let Some(het) = job.het else {
+        return Ok(job.next_step);
+    };
+    let leader = core
+        .jobs
+        .map
+        .get_mut(&het.leader)
+        .ok_or(CtldError::InvalidJobId)?;
+    match req.het_step {
+        Some(s) if s < leader.next_step => {
+            let open = core
+                .jobs
+                .map
+                .get(&req.job)
+                .is_some_and(|j| j.open_steps.contains_key(&s));
+            if open {
+                Err(CtldError::InvalidJobId)
+            } else {
+                Ok(s)
+            }
+        }
+        Some(_) => Err(CtldError::InvalidJobId),
+        None => {
+            let s = leader.next_step;
+            leader.next_step += 1;
+            Ok(s)
+        }
+    }
 }
 
 impl StepRequest {
@@ -73,6 +113,7 @@ impl StepRequest {
             overcommit: false,
             name: String::new(),
             launch: LaunchSpec::default(),
+            het_step: None,
         }
     }
 }
@@ -187,13 +228,13 @@ pub fn on_step_create(
         }
         None => return Err(CtldError::TooManyProcessors),
     };
+    let step = step_id(core, &req)?;
     let job = core
         .jobs
         .map
         .get_mut(&req.job)
         .ok_or(CtldError::InvalidJobId)?;
-    let step = job.next_step;
-    job.next_step += 1;
+    job.next_step = job.next_step.max(step + 1);
     let mut grant = StepGrant {
         step,
         nodes: Vec::new(),

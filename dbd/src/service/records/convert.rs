@@ -25,7 +25,7 @@ fn record(r: proto::AcctRecord) -> Result<Record, Status> {
         )));
     }
     let kind = match r.kind {
-        Some(Kind::JobSubmitted(j)) => RecordKind::JobSubmitted(submitted(j)),
+        Some(Kind::JobSubmitted(j)) => RecordKind::JobSubmitted(Box::new(submitted(j))),
         Some(Kind::JobStarted(j)) => RecordKind::JobStarted(JobStarted {
             job_id: j.job_id,
             run: j.run,
@@ -116,6 +116,8 @@ fn submitted(j: proto::JobSubmittedRecord) -> JobSubmitted {
         comment: j.comment,
         qos: j.qos,
         wckey: j.wckey,
+        het_job_id: j.het_job_id,
+        het_offset: j.het_offset,
     }
 }
 
@@ -234,5 +236,7 @@ pub fn job_row(r: JobRun) -> proto::JobRow {
         requester_uid: r.requester_uid,
         qos: r.qos,
         wckey: r.wckey,
+        het_job_id: r.het_job_id,
+        het_offset: r.het_offset,
     }
 }

@@ -68,7 +68,13 @@ async fn stream_pages(
     let mut after: Option<JobCursor> = None;
     loop {
         let (s, q, a) = (Arc::clone(&store), Arc::clone(&query), after.take());
-        let page = match blocking(move || s.list_jobs(&q, a.as_ref(), PAGE)).await {
+        let page = match blocking(move || {
+            let mut page = s.list_jobs(&q, a.as_ref(), PAGE)?;
+            s.attach_het(&mut page.runs)?;
+            Ok(page)
+        })
+        .await
+        {
             Ok(page) => page,
             Err(status) => {
                 // The client may have gone already; nothing else to tell.
@@ -122,6 +128,15 @@ impl AccountingRecords for RecordsService {
         let (tx, rx) = mpsc::channel(AHEAD);
         // Nothing the caller may see: the stream ends at once, as an empty sacct.
         if privacy.sacct_jobs(&mut query, own_by_default) {
+            // A heterogeneous job's id names every component.
+            if !query.job_ids.is_empty() {
+                let (store, clusters, ids) =
+                    (self.store(), query.clusters.clone(), query.job_ids.clone());
+                let more = blocking(move || store.het_components(&clusters, &ids)).await?;
+                query.job_ids.extend(more);
+                query.job_ids.sort_unstable();
+                query.job_ids.dedup();
+            }
             tokio::spawn(stream_pages(self.store(), query, tx));
         }
         Ok(Response::new(ReceiverStream::new(rx)))

@@ -53,7 +53,7 @@ fn service(dir: &tempfile::TempDir) -> ReportsService {
             mem_mb: 8_000,
             nodes: 2,
         }),
-        RecordKind::JobSubmitted(JobSubmitted {
+        RecordKind::JobSubmitted(Box::new(JobSubmitted {
             job_id: 1,
             user: "alice".into(),
             account: "phys".into(),
@@ -61,7 +61,7 @@ fn service(dir: &tempfile::TempDir) -> ReportsService {
             eligible: DAY0 + HOUR,
             req_cpus: 4,
             ..Default::default()
-        }),
+        })),
         RecordKind::JobStarted(JobStarted {
             job_id: 1,
             start: DAY0 + HOUR,

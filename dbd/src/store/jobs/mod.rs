@@ -41,7 +41,7 @@ mod window;
 
 pub use types::{JobCursor, JobPage, JobQuery, TextField};
 
-use crate::store::models::node_events;
+use crate::store::models::{job_het, node_events};
 use crate::store::records;
 use crate::store::types::records::{JobRun, NodeEventInfo, Record, Step};
 use crate::store::{Apply, Store, StoreError};
@@ -79,6 +79,48 @@ impl Store {
         let result = readers.read(|c| page(&mut sqlite_scan::Sqlite(c), query, after, limit));
         self.note(&result, false);
         result
+    }
+
+    /// The component jobs of the heterogeneous jobs among `ids` on `clusters` (every cluster
+    /// when empty): `sacct -j 123` shows every component of heterogeneous job 123.
+    pub fn het_components(&self, clusters: &[String], ids: &[u32]) -> Result<Vec<u32>, StoreError> {
+        let leaders: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
+        self.read(|c| {
+            let found = job_het::components(c, clusters, &leaders)?;
+            Ok(found
+                .into_iter()
+                .filter_map(|j| u32::try_from(j).ok())
+                .collect())
+        })
+    }
+
+    /// Gives each of `runs` its heterogeneous job and offset, when it is a component of one.
+    pub fn attach_het(&self, runs: &mut [JobRun]) -> Result<(), StoreError> {
+        let mut by_cluster: HashMap<String, Vec<i64>> = HashMap::new();
+        for r in runs.iter() {
+            by_cluster
+                .entry(r.cluster.clone())
+                .or_default()
+                .push(i64::from(r.job_id));
+        }
+        let mut found: HashMap<(String, i64), (i64, i32)> = HashMap::new();
+        self.read(|c| {
+            for (cluster, mut ids) in by_cluster {
+                ids.sort_unstable();
+                ids.dedup();
+                for (job, het) in job_het::of_jobs(c, &cluster, &ids)? {
+                    found.insert((cluster.clone(), job), het);
+                }
+            }
+            Ok(())
+        })?;
+        for r in runs.iter_mut() {
+            if let Some(&(leader, offset)) = found.get(&(r.cluster.clone(), i64::from(r.job_id))) {
+                r.het_job_id = u32::try_from(leader).unwrap_or(0);
+                r.het_offset = u32::try_from(offset).unwrap_or(0);
+            }
+        }
+        Ok(())
     }
 
     /// The node events of `cluster` (of `node` only, if given), oldest first.

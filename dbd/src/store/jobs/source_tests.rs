@@ -12,7 +12,7 @@ use crate::store::types::records::*;
 use crate::store::{AddClusters, Apply, Store, StoreError};
 
 fn submitted(job_id: u32, run: u32, uid: u32, account: &str, submit: i64) -> RecordKind {
-    RecordKind::JobSubmitted(JobSubmitted {
+    RecordKind::JobSubmitted(Box::new(JobSubmitted {
         job_id,
         run,
         name: format!("job{}", job_id % 3),
@@ -32,7 +32,7 @@ fn submitted(job_id: u32, run: u32, uid: u32, account: &str, submit: i64) -> Rec
         req_cpus: 2,
         workdir: "/home".into(),
         ..Default::default()
-    })
+    }))
 }
 
 fn started(job_id: u32, run: u32, at: i64, nodes: &str) -> RecordKind {

@@ -122,6 +122,8 @@ impl From<JobRunRow> for JobRun {
             reason: r.reason,
             comment: r.job_comment,
             wckey: String::new(),
+            het_job_id: 0,
+            het_offset: 0,
             requester_uid: u32::try_from(r.requester_uid).ok(),
             qos: String::new(),
             steps: Vec::new(),

@@ -18,6 +18,7 @@ pub mod cursors;
 pub mod fed_events;
 pub mod fed_jobs;
 pub mod federations;
+pub mod job_het;
 pub mod job_resizes;
 pub mod job_spans;
 pub mod job_wckeys;

@@ -66,6 +66,9 @@ pub(super) struct Batch {
     pub resizes: Vec<ResizeRow>,
     /// The wckeys submit records set, by job: (first submission, wckey; "" = none).
     pub wckeys: BTreeMap<i64, (i64, String)>,
+    /// The heterogeneous components submit records name, by job: (first submission,
+    /// heterogeneous job id, offset).
+    pub hets: BTreeMap<i64, (i64, i64, i32)>,
     /// Keys (job_id, run, time_end) of the earlier allocations stored or added.
     known_resizes: BTreeSet<(i64, i32, i64)>,
     default_accounts: HashMap<String, String>,
@@ -97,6 +100,7 @@ impl Batch {
             events: open_events.into_iter().map(Tracked::stored).collect(),
             resizes: Vec::new(),
             wckeys: BTreeMap::new(),
+            hets: BTreeMap::new(),
             known_resizes: resizes
                 .iter()
                 .map(|r| (r.job_id, r.run, r.time_end))
@@ -169,6 +173,12 @@ impl Batch {
             .is_some();
         if known || !r.wckey.is_empty() {
             self.wckeys.insert(job, (r.submit, r.wckey.clone()));
+        }
+        if r.het_job_id != 0 {
+            let offset = i32::try_from(r.het_offset).unwrap_or(i32::MAX);
+            self.hets
+                .entry(job)
+                .or_insert((r.submit, i64::from(r.het_job_id), offset));
         }
         let row = self.run_mut(r.job_id, r.run);
         row.array_job_id = i64::from(r.array_job_id);

@@ -24,7 +24,8 @@
 //! waits again as run + 1; a resize keeps the run's allocation until then as an earlier record
 //! of the run (`job_resizes`) and gives the run its new one; a step record replaces the step (keeping what an end
 //! record without its start leaves empty); node events open and close periods; a submit
-//! record's wckey is the job's (`job_wckeys`).
+//! record's wckey is the job's (`job_wckeys`), and so is its place in a heterogeneous job
+//! (`job_het`).
 //! An empty account becomes the user's default account, when the user exists in the dbd.
 
 mod apply;
@@ -42,7 +43,7 @@ use super::error::StoreError;
 use super::models::bulk::IN_CHUNK;
 use super::models::node_events::NewNodeEvent;
 use super::models::{
-    clusters, job_resizes, job_spans, job_wckeys, jobs, node_events, record_cursors, steps,
+    clusters, job_het, job_resizes, job_spans, job_wckeys, jobs, node_events, record_cursors, steps,
 };
 
 use super::types::records::{Record, RecordKind};
@@ -172,6 +173,12 @@ fn save(conn: &mut AnyConnection, cluster: &str, batch: Batch) -> Result<(), Sto
         .map(|(job, (submit, wckey))| (job, submit, wckey))
         .collect();
     job_wckeys::set(conn, cluster, &wckeys)?;
+    let hets: Vec<(i64, i64, i64, i32)> = batch
+        .hets
+        .into_iter()
+        .map(|(job, (submit, leader, offset))| (job, submit, leader, offset))
+        .collect();
+    job_het::set(conn, cluster, &hets)?;
     let (jobs_to_delete, runs) = rewrite(batch.runs, |r| r.job_id);
     jobs::delete_jobs(conn, cluster, &jobs_to_delete)?;
     jobs::insert_many(conn, &runs)?;

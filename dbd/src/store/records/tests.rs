@@ -20,7 +20,7 @@ fn batch() -> Batch {
 }
 
 fn submitted(job_id: u32, run: u32) -> RecordKind {
-    RecordKind::JobSubmitted(JobSubmitted {
+    RecordKind::JobSubmitted(Box::new(JobSubmitted {
         job_id,
         run,
         name: "sim".into(),
@@ -28,7 +28,7 @@ fn submitted(job_id: u32, run: u32) -> RecordKind {
         submit: 100,
         eligible: 100,
         ..Default::default()
-    })
+    }))
 }
 
 fn ended(job_id: u32, run: u32, end: i64, state: JobState) -> RecordKind {
@@ -82,7 +82,7 @@ fn an_amending_submission_record_keeps_the_runs_state_and_eligible_time() {
         node_count: 1,
         ..Default::default()
     }));
-    b.apply(&RecordKind::JobSubmitted(JobSubmitted {
+    b.apply(&RecordKind::JobSubmitted(Box::new(JobSubmitted {
         job_id: 7,
         run: 0,
         name: "renamed".into(),
@@ -91,7 +91,7 @@ fn an_amending_submission_record_keeps_the_runs_state_and_eligible_time() {
         eligible: 0,
         time_limit_min: 41,
         ..Default::default()
-    }));
+    })));
     let row = &b.runs[&(7, 0)].row;
     assert_eq!(
         (row.name.as_str(), row.time_limit_min, row.time_eligible),

@@ -13,7 +13,8 @@ pub struct Record {
 /// The kinds of accounting records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RecordKind {
-    JobSubmitted(JobSubmitted),
+    /// Boxed: a submission (with its text fields) is the largest of the others by far.
+    JobSubmitted(Box<JobSubmitted>),
     JobStarted(JobStarted),
     JobEnded(JobEnded),
     JobSuspended(JobSuspended),
@@ -66,6 +67,10 @@ pub struct JobSubmitted {
     pub qos: String,
     /// `--wckey` ("" = none).
     pub wckey: String,
+    /// A heterogeneous job's component: the job's id (its leader's; 0 = none).
+    pub het_job_id: u32,
+    /// A heterogeneous job's component: its offset.
+    pub het_offset: u32,
 }
 
 /// A run got its nodes and started.
@@ -215,6 +220,9 @@ pub struct JobRun {
     pub comment: String,
     /// The job's `--wckey` ("" = none), kept in `job_wckeys`.
     pub wckey: String,
+    /// Its heterogeneous job's id (0: none) and its offset there, kept in `job_het`.
+    pub het_job_id: u32,
+    pub het_offset: u32,
     /// Who cancelled the run, when known.
     pub requester_uid: Option<u32>,
     /// The job's QOS (`""`: none recorded).

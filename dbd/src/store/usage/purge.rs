@@ -15,7 +15,7 @@ use super::rows;
 use super::{PurgeCounts, PurgePolicy};
 use crate::store::conn::AnyConnection;
 use crate::store::error::StoreError;
-use crate::store::models::{job_resizes, job_wckeys};
+use crate::store::models::{job_het, job_resizes, job_wckeys};
 
 /// The later of two optional cut-offs (the one that purges more).
 fn later(a: Option<i64>, b: Option<i64>) -> Option<i64> {
@@ -52,6 +52,7 @@ pub fn purge(
             .execute(c)?;
             counts.resizes += job_resizes::purge_orphans(c, &cluster, t)?;
             job_wckeys::purge_orphans(c, &cluster, t)?;
+            job_het::purge_orphans(c, &cluster, t)?;
             purged = purged.max(t);
         }
         if let Some(t) = steps {

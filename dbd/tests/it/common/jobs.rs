@@ -47,7 +47,7 @@ pub fn submit(job_id: u32, submit: i64) -> JobSubmitted {
 }
 
 pub fn submitted(job_id: u32, at: i64) -> RecordKind {
-    RecordKind::JobSubmitted(submit(job_id, at))
+    RecordKind::JobSubmitted(Box::new(submit(job_id, at)))
 }
 
 pub fn started(job_id: u32, run: u32, at: i64) -> RecordKind {

@@ -110,7 +110,7 @@ impl Job {
     }
 
     pub fn submitted(&self) -> RecordKind {
-        RecordKind::JobSubmitted(JobSubmitted {
+        RecordKind::JobSubmitted(Box::new(JobSubmitted {
             job_id: self.id,
             name: format!("job{}", self.id),
             uid: 1_000,
@@ -124,7 +124,7 @@ impl Job {
             req_cpus: self.cpus,
             req_mem_mb: u64::from(self.cpus) * 100,
             ..Default::default()
-        })
+        }))
     }
 
     pub fn started(&self, at: i64) -> RecordKind {
