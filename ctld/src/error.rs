@@ -141,9 +141,6 @@ pub enum CtldError {
     /// `ESLURM_BATCH_ONLY`: e.g. requeue of an `srun` or `salloc` allocation.
     #[error("Only batch jobs are accepted or processed")]
     BatchOnly,
-    /// `--test-only` with a heterogeneous job: Sluice does not plan several components.
-    #[error("--test-only is not supported for heterogeneous jobs")]
-    HetTestOnly,
     /// `ESLURM_NOT_HET_JOB_LEADER`: e.g. requeue of a heterogeneous component other than the
     /// leader.
     #[error("Job not heterogeneous job leader")]

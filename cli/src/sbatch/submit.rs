@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::time::Duration;
 
-use chrono::{Local, TimeZone};
 use sluice_wire::proto::SubmitJobReply;
 use tonic::Status;
 
@@ -12,6 +11,7 @@ use super::{SbatchError, Submission};
 use crate::jobspec;
 use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
+use crate::timefmt::{self, Zone};
 
 /// How many times sbatch retries while the controller is temporarily unable to take jobs
 /// (Slurm's `MAX_RETRIES`); it sleeps 1, 2, 3... seconds in between.
@@ -87,18 +87,7 @@ fn is_busy(status: &Status) -> bool {
 pub fn report(s: &Submission, reply: &SubmitJobReply, out: &mut dyn Write, err: &mut dyn Write) {
     let cluster = (s.clusters_given && !reply.cluster.is_empty()).then_some(&reply.cluster);
     if s.request.test_only {
-        let when = Local
-            .timestamp_opt(reply.test_start, 0)
-            .single()
-            .map_or_else(
-                || "Unknown".to_string(),
-                |t| t.format("%Y-%m-%dT%H:%M:%S").to_string(),
-            );
-        let _ = writeln!(
-            err,
-            "sbatch: Job {} to start at {} using {} processors on nodes {} in partition {}",
-            reply.job_id, when, reply.test_cpus, reply.test_nodes, reply.test_partition
-        );
+        let _ = writeln!(err, "sbatch: {}", test_only_line(s, reply));
     } else if s.parsable {
         let _ = match cluster {
             Some(c) => writeln!(out, "{};{c}", reply.job_id),
@@ -111,6 +100,25 @@ pub fn report(s: &Submission, reply: &SubmitJobReply, out: &mut dyn Write, err: 
         };
     }
     let _ = out.flush();
+}
+
+/// `--test-only`'s answer as Slurm 22.05's sbatch words it. A heterogeneous job's names no
+/// partition and says `on <nodes>` (Slurm's `slurm_het_job_will_run`): the first component's
+/// id, the latest start of the components, their processors summed and all their nodes.
+fn test_only_line(s: &Submission, reply: &SubmitJobReply) -> String {
+    // Slurm's `slurm_make_time_str`: no foreseeable start reads `Unknown`.
+    let when = timefmt::timestamp_or(reply.test_start, Zone::Local, "Unknown");
+    if s.request.het_components.is_empty() {
+        format!(
+            "Job {} to start at {when} using {} processors on nodes {} in partition {}",
+            reply.job_id, reply.test_cpus, reply.test_nodes, reply.test_partition
+        )
+    } else {
+        format!(
+            "Job {} to start at {when} using {} processors on {}",
+            reply.job_id, reply.test_cpus, reply.test_nodes
+        )
+    }
 }
 
 #[cfg(test)]
@@ -179,6 +187,25 @@ mod tests {
             err.ends_with(" using 4 processors on nodes n[1-2] in partition debug\n"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_heterogeneous_test_only_names_no_partition() {
+        let mut s = sub(false, false, false, true);
+        s.request.het_components = vec![SubmitJobRequest::default()];
+        let reply = SubmitJobReply {
+            job_id: 7,
+            test_start: 0,
+            test_nodes: "n[1-3]".into(),
+            test_cpus: 6,
+            test_partition: "debug".into(),
+            ..Default::default()
+        };
+        let (out, err) = printed(&s, &reply);
+        assert_eq!(out, "");
+        assert!(err.starts_with("sbatch: Job 7 to start at "), "{err}");
+        assert!(err.ends_with(" using 6 processors on n[1-3]\n"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
     }
 
     #[test]

@@ -4,12 +4,12 @@
 
 use std::io::Write;
 
-use chrono::{Local, TimeZone};
 use sluice_wire::client::CtldClient;
 use sluice_wire::proto::{SubmitJobReply, SubmitJobRequest};
 
 use crate::jobspec;
 use crate::rpc_error::{Asker, status_text};
+use crate::timefmt::Zone;
 
 /// Runs the test for `req`; returns srun's exit code.
 pub async fn run(ctld: &mut CtldClient, mut req: SubmitJobRequest, err: &mut dyn Write) -> i32 {
@@ -29,13 +29,7 @@ pub async fn run(ctld: &mut CtldClient, mut req: SubmitJobRequest, err: &mut dyn
 
 /// `Job N to start at T using C processors on nodes L in partition P`.
 pub fn line(reply: &SubmitJobReply) -> String {
-    let when = Local
-        .timestamp_opt(reply.test_start, 0)
-        .single()
-        .map_or_else(
-            || "Unknown".to_string(),
-            |t| t.format("%Y-%m-%dT%H:%M:%S").to_string(),
-        );
+    let when = crate::timefmt::timestamp_or(reply.test_start, Zone::Local, "Unknown");
     format!(
         "Job {} to start at {when} using {} processors on nodes {} in partition {}",
         reply.job_id, reply.test_cpus, reply.test_nodes, reply.test_partition

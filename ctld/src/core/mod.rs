@@ -114,7 +114,7 @@ pub use steps::{StepEnd, StepGrant, StepRequest, StepStart, on_step_create, on_s
 pub use submit::on_submit;
 pub use timers::{on_controller_stalled, on_tick};
 pub use update::{JobChange, on_requeue_hold, on_update_job};
-pub use will_run::{WillRun, on_will_run};
+pub use will_run::{WillRun, on_will_run, on_will_run_het};
 
 use crate::conf::{CtldConf, SchedulerType};
 use crate::error::CtldError;

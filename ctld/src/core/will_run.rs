@@ -4,6 +4,9 @@
 //! The estimate is the job's own: it starts now when free nodes fit it, else when running jobs
 //! are expected to give back enough nodes (their time limits), as backfill plans. Pending jobs
 //! of higher priority are not counted, so the estimate is the earliest possible start.
+//!
+//! A heterogeneous job ([`on_will_run_het`]) is tested as Slurm's `slurm_het_job_will_run`
+//! tests it: each component on its own, the answers then combined.
 
 use super::ids::IdLease;
 use super::jobs::{JobReason, JobTable};
@@ -68,6 +71,38 @@ pub fn on_will_run(
         Some(e) => Err(e),
         None => Ok(estimate),
     }
+}
+
+/// `--test-only` of a heterogeneous job (`sbatch --test-only A : B`): every component is
+/// validated and estimated on its own, as Slurm 22.05 does, and the answer is the latest of
+/// their starts (unknown when any is), all their nodes and the sum of their CPUs; the
+/// partition is the first component's (Slurm's line names none). An array is refused as
+/// [`on_submit_het`](super::on_submit_het) refuses it. The core is left as it was.
+pub fn on_will_run_het(
+    core: &mut Core,
+    now: SimTime,
+    reqs: Vec<SubmitRequest>,
+) -> Result<WillRun, CtldError> {
+    if let Some(spec) = reqs.iter().find_map(|r| r.array.clone()) {
+        return Err(CtldError::InvalidArray { spec });
+    }
+    let mut combined: Option<WillRun> = None;
+    for req in reqs {
+        let w = on_will_run(core, now, req)?;
+        combined = Some(match combined {
+            None => w,
+            Some(mut all) => {
+                all.start = all.start.zip(w.start).map(|(a, b)| a.max(b));
+                all.nodes.extend(w.nodes);
+                all.cpus = all.cpus.saturating_add(w.cpus);
+                all
+            }
+        });
+    }
+    let mut all = combined.ok_or(CtldError::InvalidJobId)?;
+    all.nodes.sort_unstable();
+    all.nodes.dedup();
+    Ok(all)
 }
 
 fn estimate(core: &Core, now: SimTime, id: FedJobId) -> WillRun {

@@ -5,8 +5,8 @@
 use super::ControllerService;
 use super::convert::submit_request;
 use crate::core::{
-    JobExit, LaunchSpec, StepEnd, StepRequest, on_allocation_complete, on_allocation_done,
-    on_step_create, on_step_done, on_submit, on_submit_het, on_will_run,
+    JobExit, LaunchSpec, StepEnd, StepRequest, WillRun, on_allocation_complete, on_allocation_done,
+    on_step_create, on_step_done, on_submit, on_submit_het, on_will_run, on_will_run_het,
 };
 use crate::error::CtldError;
 use crate::runtime::Ctx;
@@ -62,6 +62,11 @@ pub async fn submit(
     let caller = svc.caller(&req)?;
     let r = req.into_inner();
     let cluster = svc.conf.cluster_name.clone();
+    if !r.het_components.is_empty() && r.test_only {
+        let reqs = het_submissions(svc, &r, caller, false)?;
+        let reply = will_run(svc, move |core, now| on_will_run_het(core, now, reqs)).await?;
+        return Ok(SubmitJobReply { cluster, ..reply });
+    }
     if !r.het_components.is_empty() {
         let job_id = submit_het(svc, &r, caller, false).await?;
         return Ok(SubmitJobReply {
@@ -72,23 +77,8 @@ pub async fn submit(
     }
     let sreq = submission(svc, &r, caller, false)?;
     if r.test_only {
-        let (start, nodes, cpus, partition) = svc
-            .core
-            .query(move |cx| {
-                let w = on_will_run(cx.core, cx.now, sreq)?;
-                let start = w.start.map_or(0, |t| i64::try_from(t.secs()).unwrap_or(0));
-                let part = w.partition.clone();
-                Ok::<_, CtldError>((start, cx.core.hostlist(&w.nodes), w.cpus, part))
-            })
-            .await??;
-        return Ok(SubmitJobReply {
-            job_id: 0,
-            cluster,
-            test_start: start,
-            test_nodes: nodes,
-            test_cpus: cpus,
-            test_partition: partition,
-        });
+        let reply = will_run(svc, move |core, now| on_will_run(core, now, sreq)).await?;
+        return Ok(SubmitJobReply { cluster, ..reply });
     }
     let opts = crate::core::federation::FedSubmit {
         clusters: r.clusters.join(","),
@@ -102,6 +92,47 @@ pub async fn submit(
     })
 }
 
+/// `--test-only`: when and where `test` (a will-run of the core) expects the job to start,
+/// as sbatch and srun print it; nothing is queued and no job id is used up.
+async fn will_run(
+    svc: &ControllerService,
+    test: impl FnOnce(&mut crate::core::Core, crate::core::SimTime) -> Result<WillRun, CtldError>
+    + Send
+    + 'static,
+) -> Result<SubmitJobReply, Status> {
+    let (start, nodes, cpus, partition) = svc
+        .core
+        .query(move |cx| {
+            let w = test(cx.core, cx.now)?;
+            let start = w.start.map_or(0, |t| i64::try_from(t.secs()).unwrap_or(0));
+            let part = w.partition.clone();
+            Ok::<_, CtldError>((start, cx.core.hostlist(&w.nodes), w.cpus, part))
+        })
+        .await??;
+    Ok(SubmitJobReply {
+        job_id: 0,
+        cluster: String::new(),
+        test_start: start,
+        test_nodes: nodes,
+        test_cpus: cpus,
+        test_partition: partition,
+    })
+}
+
+/// The core's form of every component of heterogeneous job `r`, leader first.
+fn het_submissions(
+    svc: &ControllerService,
+    r: &SubmitJobRequest,
+    caller: crate::core::Caller,
+    interactive: bool,
+) -> Result<Vec<crate::core::SubmitRequest>, CtldError> {
+    let mut reqs = vec![submission(svc, r, caller, interactive)?];
+    for c in &r.het_components {
+        reqs.push(submission(svc, c, caller, interactive)?);
+    }
+    Ok(reqs)
+}
+
 /// A heterogeneous job: every component checked as a job of its own, then all queued at once
 /// on this cluster (never federated, as in Slurm); the leader's id.
 async fn submit_het(
@@ -110,13 +141,7 @@ async fn submit_het(
     caller: crate::core::Caller,
     interactive: bool,
 ) -> Result<FedJobId, Status> {
-    if r.test_only {
-        return Err(CtldError::HetTestOnly.into());
-    }
-    let mut reqs = vec![submission(svc, r, caller, interactive)?];
-    for c in &r.het_components {
-        reqs.push(submission(svc, c, caller, interactive)?);
-    }
+    let reqs = het_submissions(svc, r, caller, interactive)?;
     let reply = svc
         .core
         .submit(move |cx| on_submit_het(cx.core, cx.out, cx.now, reqs))
@@ -135,10 +160,7 @@ pub async fn allocate(
     let follow_end = r.follow_end;
     if !r.het_components.is_empty() {
         // salloc A : B: every component an allocation, granted together with the leader.
-        let mut reqs = vec![submission(svc, &r, caller, true)?];
-        for c in &r.het_components {
-            reqs.push(submission(svc, c, caller, true)?);
-        }
+        let reqs = het_submissions(svc, &r, caller, true)?;
         svc.core
             .call(move |cx| {
                 let reply = on_submit_het(cx.core, cx.out, cx.now, reqs)?;

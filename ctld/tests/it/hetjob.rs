@@ -7,7 +7,7 @@ use crate::core_support;
 use core_support::{cluster, job};
 use sluice_ctld::core::{
     Caller, CancelRequest, JobReason, JobRef, NodeCommand, NodeUpdate, SubmitRequest, on_cancel,
-    on_node_update, on_submit_het,
+    on_node_update, on_submit_het, on_will_run, on_will_run_het,
 };
 use sluice_ctld::testkit::CoreFixture;
 use sluice_vocab::{FedJobId, JobState};
@@ -237,4 +237,47 @@ fn a_heterogeneous_array_is_refused_and_nothing_is_queued() {
     .unwrap_err();
     assert_eq!(err.to_string(), "Invalid partition name specified");
     assert_eq!(fx.core.job_count(), 0);
+}
+
+#[test]
+fn test_only_estimates_each_component_alone_and_queues_nothing() {
+    let mut fx = cluster(4, "");
+    let blocker = fx.submit_and_schedule(job("big").nodes(3).minutes(60));
+    let now = fx.now;
+    // The first component fits on the free node now; the second needs two nodes, free when
+    // the blocker's limit ends. Each is estimated on its own (as Slurm's will-run of a
+    // heterogeneous job): the latest start, all their nodes, their CPUs summed.
+    let (a, b) = (job("h").minutes(10), job("h").nodes(2).minutes(10));
+    let alone_a = on_will_run(&mut fx.core, now, a.clone()).unwrap();
+    let alone_b = on_will_run(&mut fx.core, now, b.clone()).unwrap();
+    assert_eq!(alone_a.start, Some(now));
+    let w = on_will_run_het(&mut fx.core, now, vec![a, b]).expect("an estimate");
+    assert_eq!(w.start.map(|t| t.secs()), Some(now.secs() + 3600));
+    assert_eq!(w.start, alone_b.start);
+    let mut nodes = [alone_a.nodes, alone_b.nodes].concat();
+    nodes.sort_unstable();
+    nodes.dedup();
+    assert_eq!(w.nodes, nodes);
+    assert_eq!(
+        w.nodes.len(),
+        3,
+        "the free node now, two at the blocker's end"
+    );
+    assert_eq!(w.cpus, alone_a.cpus + alone_b.cpus);
+    assert_eq!(w.partition, "debug");
+    assert_eq!(fx.core.job_count(), 1, "nothing queued");
+    // A component no node could ever run refuses the whole test, as a submission would.
+    let err = on_will_run_het(
+        &mut fx.core,
+        now,
+        vec![job("h"), job("h").partition("nope")],
+    )
+    .unwrap_err();
+    assert_eq!(err.to_string(), "Invalid partition name specified");
+    let err =
+        on_will_run_het(&mut fx.core, now, vec![job("h"), job("h").array("1-2")]).unwrap_err();
+    assert_eq!(err.to_string(), "Invalid job array specification");
+    // No id was used up.
+    let next = submit_het(&mut fx, vec![job("h"), job("h")]);
+    assert_eq!(next[0].get(), blocker.get() + 1);
 }

@@ -439,3 +439,58 @@ fn hetjob_directives_split_a_users_script_into_components() {
         )
     );
 }
+
+/// `sbatch --test-only`'s line split into (job id, start, the rest after the start).
+fn will_run_line(out: &common::CmdOutput) -> (String, String, String) {
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    assert_eq!(out.stderr.lines().count(), 1, "one line: {out:?}");
+    let line = out.stderr.trim_end();
+    let rest = line.strip_prefix("sbatch: Job ").expect(line);
+    let (id, rest) = rest.split_once(" to start at ").expect(line);
+    let (when, rest) = rest.split_once(' ').expect(line);
+    (id.to_string(), when.to_string(), rest.to_string())
+}
+
+/// The processors of a single job's `--test-only` line.
+fn processors(rest: &str) -> u32 {
+    rest.strip_prefix("using ")
+        .and_then(|r| r.split_once(' '))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("{rest}"))
+}
+
+#[test]
+fn test_only_of_components_prints_one_line_and_queues_nothing() {
+    let c = Cluster::start(2);
+    // Each component is tested on its own: its processors as a job of its own would get.
+    let one = c.cmd("sbatch", &["--test-only", "-n1", "--wrap", "true"]);
+    let two = c.cmd("sbatch", &["--test-only", "-N2", "--wrap", "true"]);
+    let (one, two) = (will_run_line(&one).2, will_run_line(&two).2);
+    let sum = processors(&one) + processors(&two);
+    let out = c.cmd(
+        "sbatch",
+        &["--test-only", "-n1", ":", "-N2", "--wrap", "true"],
+    );
+    let (id, when, rest) = will_run_line(&out);
+    assert!(id.parse::<u32>().is_ok(), "{out:?}");
+    assert_eq!(when.len(), "2026-11-27T01:00:00".len(), "{out:?}");
+    // No partition: the components' processors summed on all their nodes.
+    assert_eq!(rest, format!("using {sum} processors on clustern[1-2]"));
+    // `#SBATCH hetjob` components are tested the same way.
+    let script = "#!/bin/sh\n#SBATCH -n1\n#SBATCH hetjob\n#SBATCH -N2\ntrue\n";
+    std::fs::write(c.work.join("will.sh"), script).unwrap();
+    let out = c.cmd("sbatch", &["--test-only", "will.sh"]);
+    assert_eq!(will_run_line(&out).2, rest);
+    // A component that can never run refuses the test, as its submission would be.
+    let out = c.cmd(
+        "sbatch",
+        &["--test-only", "-n1", ":", "-p", "nope", "--wrap", "true"],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr.starts_with("sbatch: error: ")
+            && out.stderr.ends_with("Invalid partition name specified\n"),
+        "{out:?}"
+    );
+    assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "", "nothing queued");
+}
