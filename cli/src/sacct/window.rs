@@ -6,7 +6,7 @@
 //! second on when it equals S or now; the dbd's end is inclusive, so E - 1 is sent. A start
 //! after the end is Slurm's error.
 
-use sluice_wire::proto::JobQuery;
+use sluice_wire::proto::{HetComponent, JobQuery};
 
 use super::args::SacctOpts;
 use crate::timefmt::{self, Zone};
@@ -61,12 +61,27 @@ pub fn users(o: &SacctOpts, uid: u32) -> Vec<u32> {
 
 /// The query for `o`, searching `clusters` (empty = all), by caller `uid`.
 pub fn query(o: &SacctOpts, clusters: Vec<String>, uid: u32, w: Window) -> JobQuery {
-    let mut job_ids: Vec<u32> = o.jobs.iter().flatten().map(|s| s.id).collect();
+    let sels = o.jobs.iter().flatten();
+    let mut job_ids: Vec<u32> = sels
+        .clone()
+        .filter(|s| s.het.is_none())
+        .map(|s| s.id)
+        .collect();
     job_ids.sort_unstable();
     job_ids.dedup();
+    // `N+K` asks the dbd for that component alone (N itself would name every one).
+    let het_components = sels
+        .filter_map(|s| {
+            s.het.map(|het_offset| HetComponent {
+                het_job_id: s.id,
+                het_offset,
+            })
+        })
+        .collect();
     JobQuery {
         clusters,
         job_ids,
+        het_components,
         uids: users(o, uid),
         accounts: o.accounts.clone(),
         states: o.states.iter().map(|s| s.stored()).collect(),
@@ -178,6 +193,7 @@ mod tests {
             window(&o, NOW, Zone::Utc).unwrap(),
         );
         assert_eq!(q.job_ids, vec![8, 9]);
+        assert!(q.het_components.is_empty());
         assert_eq!(q.accounts, vec!["phys".to_string(), "chem".to_string()]);
         assert_eq!((q.names.len(), q.partitions.len()), (1, 1));
         assert_eq!(q.states, vec![3, 5]);
@@ -190,5 +206,26 @@ mod tests {
         );
         assert!(q.uids.is_empty(), "-j searches every user");
         assert_eq!(q.clusters, vec!["c1".to_string()]);
+    }
+
+    #[test]
+    fn a_component_is_asked_for_by_its_job_and_offset() {
+        let o = opts(&["-j", "5+1,7,5+0.batch"]);
+        let q = query(&o, Vec::new(), 1000, window(&o, NOW, Zone::Utc).unwrap());
+        assert_eq!(q.job_ids, vec![7], "5 itself would name every component");
+        assert_eq!(
+            q.het_components,
+            vec![
+                HetComponent {
+                    het_job_id: 5,
+                    het_offset: 1
+                },
+                HetComponent {
+                    het_job_id: 5,
+                    het_offset: 0
+                },
+            ]
+        );
+        assert!(q.uids.is_empty(), "-j searches every user");
     }
 }

@@ -135,8 +135,14 @@ pub fn parse(args: &[String]) -> Result<Invocation, String> {
     Ok(Invocation::Run(o))
 }
 
+/// sstat's `-j` items: sacct's, but not a heterogeneous job's component (`123+1`), which
+/// sstat does not read (refused as any other id it cannot read).
 fn job_list(v: &str) -> Result<Vec<JobSel>, String> {
-    jobsel::job_list(v).map_err(|e| e.replacen("sacct:", "sstat:", 1))
+    let sels = jobsel::job_list(v).map_err(|e| e.replacen("sacct:", "sstat:", 1))?;
+    if let Some(item) = v.split(',').find(|item| item.contains('+')) {
+        return Err(format!("sstat: fatal: Bad job/step specified: {item}"));
+    }
+    Ok(sels)
 }
 
 #[cfg(test)]

@@ -35,6 +35,10 @@ fn bad_command_lines_get_slurms_text() {
         run(&["-j", "abc"]).unwrap_err(),
         "sstat: fatal: Bad job/step specified: abc"
     );
+    assert_eq!(
+        run(&["-j", "5,7+1.0"]).unwrap_err(),
+        "sstat: fatal: Bad job/step specified: 7+1.0"
+    );
     assert_eq!(run(&["-x"]).unwrap_err(), "sstat: invalid option -- 'x'");
 }
 

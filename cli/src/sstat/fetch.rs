@@ -208,6 +208,7 @@ mod tests {
         JobSel {
             id: 7,
             task: None,
+            het: None,
             step,
         }
     }

@@ -155,6 +155,36 @@ fn sbatch_with_colons_runs_one_job_of_components_on_nodes_of_their_own() {
         &["-j", &follower.to_string(), "-X", "-P", "-n", "-o", "JobID"],
     );
     assert_eq!(own, format!("{leader}+1\n"));
+    // `N+K` names that component alone; `N+0` is the leader's rows, not every component's.
+    let fields = ["-P", "-n", "-o", "JobID,JobIDRaw,State"];
+    let one = format!("{leader}+1");
+    let rows = c.ok("sacct", &[&["-j", one.as_str()][..], &fields].concat());
+    assert_eq!(rows, format!("{leader}+1|{follower}|COMPLETED\n"));
+    let zero = format!("{leader}+0");
+    let rows = c.ok("sacct", &[&["-j", zero.as_str()][..], &fields].concat());
+    assert_eq!(
+        rows,
+        format!("{leader}+0|{leader}|COMPLETED\n{leader}+0.batch|{leader}.batch|COMPLETED\n")
+    );
+    let batch = format!("{leader}+0.batch");
+    let rows = c.ok("sacct", &[&["-j", batch.as_str()][..], &fields].concat());
+    assert_eq!(rows, format!("{leader}+0.batch|{leader}.batch|COMPLETED\n"));
+    // A component the job does not have: nothing.
+    let none = format!("{leader}+5");
+    assert_eq!(
+        c.ok("sacct", &[&["-j", none.as_str()][..], &fields].concat()),
+        ""
+    );
+    let bad = format!("{leader}+x");
+    let out = c.cmd("sacct", &["-j", &bad]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (
+            1,
+            format!("sacct: fatal: Bad job/step specified: {bad}\n").as_str()
+        ),
+        "{out:?}"
+    );
     let one = c.ok("scontrol", &["show", "job", &format!("{leader}+1")]);
     assert!(one.starts_with(&format!("JobId={follower} ")), "{one}");
     assert_eq!(one.matches("JobId=").count(), 2, "one record: {one}");

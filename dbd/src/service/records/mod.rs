@@ -124,21 +124,29 @@ impl AccountingRecords for RecordsService {
         req: Request<proto::JobQuery>,
     ) -> Result<Response<Self::ListJobsStream>, Status> {
         let privacy = self.accounting.privacy(&req).await?;
-        let (mut query, own_by_default) = convert::job_query(req.into_inner())?;
+        let req = req.into_inner();
+        let het: Vec<(u32, u32)> = req
+            .het_components
+            .iter()
+            .map(|c| (c.het_job_id, c.het_offset))
+            .collect();
+        let (mut query, own_by_default) = convert::job_query(req)?;
         let (tx, rx) = mpsc::channel(AHEAD);
         // Nothing the caller may see: the stream ends at once, as an empty sacct.
-        if privacy.sacct_jobs(&mut query, own_by_default) {
-            // A heterogeneous job's id names every component.
-            if !query.job_ids.is_empty() {
-                let (store, clusters, ids) =
-                    (self.store(), query.clusters.clone(), query.job_ids.clone());
-                let more = blocking(move || store.het_components(&clusters, &ids)).await?;
-                query.job_ids.extend(more);
-                query.job_ids.sort_unstable();
-                query.job_ids.dedup();
-            }
-            tokio::spawn(stream_pages(self.store(), query, tx));
+        if !privacy.sacct_jobs(&mut query, own_by_default) {
+            return Ok(Response::new(ReceiverStream::new(rx)));
         }
+        // A heterogeneous job's id names every component, `N+K` one of them.
+        if !query.job_ids.is_empty() || !het.is_empty() {
+            let (store, clusters, ids) =
+                (self.store(), query.clusters.clone(), query.job_ids.clone());
+            query.job_ids = blocking(move || store.named_jobs(&clusters, &ids, &het)).await?;
+            if query.job_ids.is_empty() {
+                // Only components that do not exist: no job at all, not every job.
+                return Ok(Response::new(ReceiverStream::new(rx)));
+            }
+        }
+        tokio::spawn(stream_pages(self.store(), query, tx));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }

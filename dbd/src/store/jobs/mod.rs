@@ -94,6 +94,33 @@ impl Store {
         })
     }
 
+    /// The job ids sacct's `-j` names on `clusters` (every cluster when empty): `ids`, each
+    /// widened to every component when it is a heterogeneous job's id, and the components
+    /// `het` (`123+1`: heterogeneous job, offset) alone. Empty when nothing was named or
+    /// only components that do not exist.
+    pub fn named_jobs(
+        &self,
+        clusters: &[String],
+        ids: &[u32],
+        het: &[(u32, u32)],
+    ) -> Result<Vec<u32>, StoreError> {
+        let mut all = ids.to_vec();
+        if !ids.is_empty() {
+            all.extend(self.het_components(clusters, ids)?);
+        }
+        if !het.is_empty() {
+            let wanted: Vec<(i64, i32)> = het
+                .iter()
+                .filter_map(|&(h, o)| Some((i64::from(h), i32::try_from(o).ok()?)))
+                .collect();
+            let found = self.read(|c| Ok(job_het::named(c, clusters, &wanted)?))?;
+            all.extend(found.into_iter().filter_map(|j| u32::try_from(j).ok()));
+        }
+        all.sort_unstable();
+        all.dedup();
+        Ok(all)
+    }
+
     /// Gives each of `runs` its heterogeneous job and offset, when it is a component of one.
     pub fn attach_het(&self, runs: &mut [JobRun]) -> Result<(), StoreError> {
         let mut by_cluster: HashMap<String, Vec<i64>> = HashMap::new();
