@@ -446,36 +446,78 @@ impl SrunOpts {
 }
 
 /// Parses srun's arguments: environment first, then the command line, then the command.
+///
+/// `A cmd1 : B cmd2` (or `A : B cmd`): a heterogeneous step (or allocation), each component
+/// with its options and its command; as Slurm's srun, a component without a command runs the
+/// next one's, and `:` always separates components (it is never one of a command's words).
 pub fn parse(args: &[String], environ: &[(String, String)]) -> Result<Invocation, ArgsError> {
-    // `A : B cmd`: a heterogeneous step (or allocation), each component with its options.
     let mut comps: Vec<Vec<(SrOpt, Option<String>)>> = Vec::new();
+    let mut commands: Vec<Vec<String>> = Vec::new();
     let mut rest = args.to_vec();
-    let operands = loop {
+    loop {
         let parsed = getopt::parse(&table(), &rest, Mode::StopAtOperand)?;
         if let Some(special) = special(&parsed.opts) {
             return Ok(special);
         }
         comps.push(parsed.opts);
-        match parsed.operands.split_first() {
-            Some((sep, more)) if sep == crate::jobspec::het::SEPARATOR => rest = more.to_vec(),
-            _ => break parsed.operands,
+        let mut operands = parsed.operands;
+        match operands
+            .iter()
+            .position(|w| w == crate::jobspec::het::SEPARATOR)
+        {
+            Some(at) => {
+                rest = operands.split_off(at + 1);
+                operands.pop();
+                commands.push(operands);
+            }
+            None => {
+                commands.push(operands);
+                break;
+            }
         }
-    };
-    let all = crate::jobspec::het::component_options(&comps, |o| job_opt(*o));
+    }
+    // Slurm's `_copy_args`: a component without a command takes the next given one.
+    let mut next: Option<Vec<String>> = None;
+    for command in commands.iter_mut().rev() {
+        match (&next, command.is_empty()) {
+            (Some(n), true) => command.clone_from(n),
+            (_, false) => next = Some(command.clone()),
+            (None, true) => return Err(ArgsError::NoCommand),
+        }
+    }
+    let all = crate::jobspec::het::component_options(&comps, |o| propagation_id(*o));
     let mut built = Vec::with_capacity(all.len());
-    for list in all {
-        built.push(parse_component(list, environ)?);
+    for (list, command) in all.into_iter().zip(commands) {
+        let mut opts = parse_component(list, environ)?;
+        opts.command = command;
+        built.push(opts);
     }
     let mut built = built.into_iter();
     let Some(mut opts) = built.next() else {
         return Err(ArgsError::NoCommand);
     };
     opts.het_components = built.collect();
-    if operands.is_empty() {
-        return Err(ArgsError::NoCommand);
-    }
-    opts.command = operands;
     Ok(Invocation::Run(Box::new(opts)))
+}
+
+/// The option `o` stands for in Slurm's list of the options a heterogeneous job's component
+/// passes on to the following ones ([`crate::jobspec::het::propagated`]): the job options,
+/// and srun's own `-l`, `-u`, `-i/-o/-e`, `-K`, `-I`, `-Z`, `--prolog` and `--epilog`.
+fn propagation_id(o: SrOpt) -> Option<Opt> {
+    match o {
+        SrOpt::Job(j) => Some(j),
+        SrOpt::Label => Some(Opt::Other("label")),
+        SrOpt::Unbuffered => Some(Opt::Other("unbuffered")),
+        SrOpt::NoAllocate => Some(Opt::Other("no-allocate")),
+        SrOpt::Input => Some(Opt::Input),
+        SrOpt::Output => Some(Opt::Output),
+        SrOpt::Error => Some(Opt::Error),
+        SrOpt::Step(StepOpt::KillOnBadExit) => Some(Opt::Other("kill-on-bad-exit")),
+        SrOpt::Step(StepOpt::Immediate) => Some(Opt::Other("immediate")),
+        SrOpt::Step(StepOpt::Prolog) => Some(Opt::Other("prolog")),
+        SrOpt::Step(StepOpt::Epilog) => Some(Opt::Other("epilog")),
+        _ => None,
+    }
 }
 
 /// What srun prints instead of running anything (help, usage, version, `list`s), if any of
@@ -1154,5 +1196,47 @@ mod tests {
                 words
             );
         }
+    }
+
+    #[test]
+    fn each_component_has_its_command_or_the_next_ones() {
+        let o = run("-n1 -l hostname -s : -n2 date", &[]).unwrap();
+        assert_eq!(o.command, words("hostname -s"));
+        assert_eq!(o.het_components.len(), 1);
+        assert_eq!(o.het_components[0].command, words("date"));
+        assert_eq!(o.het_components[0].job.ntasks, Some(2));
+        // Slurm's srun: a component without a command runs the next one's.
+        let o = run("-n1 : -n2 : -n3 uname -a", &[]).unwrap();
+        assert_eq!(o.command, words("uname -a"));
+        let later: Vec<_> = o.het_components.iter().map(|c| c.command.clone()).collect();
+        assert_eq!(later, vec![words("uname -a"), words("uname -a")]);
+        let o = run("-n1 a : -n2 : -n3 b", &[]).unwrap();
+        assert_eq!(o.het_components[0].command, words("b"));
+        // The last one needs a command.
+        assert!(matches!(run("-n1 a : -n2", &[]), Err(ArgsError::NoCommand)));
+        assert!(matches!(run("-n1 a :", &[]), Err(ArgsError::NoCommand)));
+    }
+
+    #[test]
+    fn output_options_pass_on_to_later_components_as_slurms_guide_lists() {
+        let o = run("-l -u -o out.%t -K : -n1 : -e err -i none true", &[]).unwrap();
+        let [b, c] = &o.het_components[..] else {
+            panic!("three components");
+        };
+        for later in [b, c] {
+            assert!(later.label && later.unbuffered, "{later:?}");
+            assert_eq!(later.output, IoTarget::File("out.%t".into()));
+            assert_eq!(later.step.kill_on_bad_exit, Some(true));
+        }
+        assert_eq!(c.error, Some(IoTarget::File("err".into())));
+        assert_eq!(c.input, IoTarget::None);
+        assert_eq!(
+            (&o.error, &o.input),
+            (&None, &IoTarget::All),
+            "not backwards"
+        );
+        // A later component's own -l applies from it on, not before.
+        let o = run("-n1 a : -l -n1 b", &[]).unwrap();
+        assert!(!o.label && o.het_components[0].label);
     }
 }

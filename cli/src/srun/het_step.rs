@@ -7,6 +7,12 @@
 //!
 //! The components come from the batch script's (or salloc's) environment:
 //! `SLURM_HET_SIZE` and `SLURM_JOB_ID_HET_GROUP_<N>`.
+//!
+//! With `srun A cmd1 : B cmd2` each component's tasks run its own command with its own
+//! environment and streams, and srun shows their output as its options say (`-l`, `-u`,
+//! `-i/-o/-e`, `--open-mode`), as Slurm's srun launches each component with its own options.
+//! What ends or signals the step as a whole (`-K`, `-W`, `-X`, `--quit-on-interrupt`, `-T`,
+//! `--pty`) is the first component's.
 
 use std::io::Write;
 
@@ -18,7 +24,8 @@ use tokio::sync::mpsc;
 use super::args::SrunOpts;
 use super::launch::{self, NodePart};
 use super::layout::{self, NodeTasks};
-use super::{Interrupt, step, template, watch};
+use super::output::TaskIo;
+use super::{Interrupt, stdio, step, template, watch};
 use crate::jobspec::Submitter;
 use crate::slurm_conf::SlurmConf;
 use sluice_wire::auth::Signer;
@@ -89,10 +96,22 @@ pub async fn run(
     if s.opts.step.multi_prog {
         return super::fail(err, "--multi-prog is not supported with --het-group");
     }
+    let opts_of = |k: usize| s.group_opts.get(k).copied().unwrap_or(s.opts);
+    // --bcast copies one executable (the first component's) to every node of the step.
+    let bcast_differs = (0..jobs.len()).map(opts_of).any(|o| {
+        o.bcast.dest != s.opts.bcast.dest
+            || (o.bcast.dest.is_some() && o.command.first() != s.opts.command.first())
+    });
+    if bcast_differs {
+        return super::fail(
+            err,
+            "--bcast with several components needs it given alike to each, all running one executable",
+        );
+    }
     // Each component's part, under the id the first part took.
     let mut made: Vec<(u32, sluice_wire::proto::CreateStepReply)> = Vec::new();
     for (k, &job) in jobs.iter().enumerate() {
-        let opts = s.group_opts.get(k).copied().unwrap_or(s.opts);
+        let opts = opts_of(k);
         let mut req = step::request(opts, job, s.name, !s.end_job);
         req.het_step_id = made.first().map(|(_, r)| r.step_id);
         let created =
@@ -126,7 +145,9 @@ pub async fn run(
     let mut lay: Vec<NodeTasks> = Vec::new();
     let mut node_parts = Vec::new();
     let mut ntasks = 0u32;
-    for (job, reply) in &made {
+    // Each component's first rank and task count.
+    let mut spans: Vec<(u32, u32)> = Vec::new();
+    for (k, (job, reply)) in made.iter().enumerate() {
         let alloc: Allocation = reply.allocation.clone().unwrap_or_default();
         let n = if alloc.ntasks > 0 {
             alloc.ntasks
@@ -134,11 +155,12 @@ pub async fn run(
             u32::try_from(alloc.nodes.len()).unwrap_or(1)
         };
         let names: Vec<String> = alloc.nodes.iter().map(|x| x.name.clone()).collect();
+        let opts = opts_of(k);
         let part_layout = layout::for_step(
-            s.opts.job.distribution.and_then(|d| d.nodes),
+            opts.job.distribution.and_then(|d| d.nodes),
             n,
             &names,
-            &s.opts.nodelist,
+            &opts.nodelist,
             &alloc.tasks_per_node,
         );
         let base = nodes.len();
@@ -153,9 +175,11 @@ pub async fn run(
                 job_id: *job,
                 step_id: reply.step_id,
                 credential: reply.credential.clone(),
+                component: k,
             });
         }
         nodes.extend(alloc.nodes);
+        spans.push((ntasks, n));
         ntasks += n;
     }
     let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
@@ -166,7 +190,7 @@ pub async fn run(
         .and_then(sluice_wire::auth::credential::read_unchecked);
     let gid = body.as_ref().map_or(s.who.gid, |b| b.gid);
     let run = body.as_ref().map_or(0, |b| b.restart_count);
-    let parts = template::StepParts {
+    let parts = || template::StepParts {
         ids: (s.job_id, step_id),
         gid,
         node_list: &node_list,
@@ -176,11 +200,26 @@ pub async fn run(
         credential: first.and_then(|r| r.credential.clone()),
         layout: &lay,
     };
-    let mut tmpl = template::step_template(s.opts, s.environ, s.conf, s.who, s.bcast, parts);
+    // What each component's nodes are sent: its command, environment and streams (`-i/-o/-e
+    // <task>` counting from its first rank).
+    let components: Vec<_> = spans
+        .iter()
+        .enumerate()
+        .map(|(k, &(first_task, n))| {
+            let opts = opts_of(k);
+            let bcast = s.bcast.clone();
+            let mut own = template::step_template(opts, s.environ, s.conf, s.who, bcast, parts());
+            stdio::fill(&mut own, opts, n);
+            own.stdin_task = own.stdin_task.map(|t| t.saturating_add(first_task));
+            own.het_job_id = s.job_id;
+            own
+        })
+        .collect();
+    let mut tmpl = template::step_template(s.opts, s.environ, s.conf, s.who, None, parts());
     tmpl.het_job_id = s.job_id;
     let stdin = s
         .stdin
-        .filter(|_| tmpl.stdin_from_srun)
+        .filter(|_| components.iter().any(|c| c.stdin_from_srun))
         .map(super::stdio::read_chunks);
     let mut step = launch::Step::from_opts(
         s.opts,
@@ -191,6 +230,12 @@ pub async fn run(
         Some(watch::JobWatch::new(ctld.clone(), s.job_id, run)),
     );
     step.parts = node_parts;
+    step.components = components;
+    step.io = spans
+        .iter()
+        .enumerate()
+        .map(|(k, &(first_task, n))| TaskIo::of(opts_of(k), first_task, n))
+        .collect();
     let (outcome, usage) = launch::run(step, s.signer, out, err, interrupts).await;
     // The leader's part last: with `end_job` its end ends the whole job.
     for (job, reply) in made.iter().rev() {

@@ -20,10 +20,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::Interrupt;
-use super::args::IoTarget;
 use super::interrupt::{Action, Interrupts};
 use super::layout::{NodeTasks, Outcome, exit_messages, task_list};
-use super::output::TaskOutput;
+use super::output::{TaskIo, TaskOutput, io_of};
 use super::watch::{JobWatch, Verdict};
 use super::{stdio, tty};
 use crate::interrupts::sig;
@@ -39,12 +38,9 @@ pub struct Step {
     pub nodes: Vec<NodeAddr>,
     /// Which tasks run where.
     pub layout: Vec<NodeTasks>,
-    /// `-l`.
-    pub label: bool,
-    /// `-u`.
-    pub unbuffered: bool,
-    /// Whose stdout and stderr srun shows (`-o`/`-e <task>`).
-    pub shown: (IoTarget, IoTarget),
+    /// How the tasks' output is shown (`-l`, `-u`, `-o/-e <task>`): one entry for a step of
+    /// one job, one per component (by first rank) for a step across a heterogeneous job's.
+    pub io: Vec<TaskIo>,
     /// srun's stdin, when it is forwarded and read.
     pub stdin: Option<mpsc::Receiver<Vec<u8>>>,
     /// `-X` and `--quit-on-interrupt`.
@@ -59,6 +55,9 @@ pub struct Step {
     /// index in the step), the component's job and step and the credential for it; empty
     /// for a step of one job (the template's).
     pub parts: Vec<NodePart>,
+    /// What the nodes of each component of such a step are sent instead of the template
+    /// (its command, environment and streams: its own options), by [`NodePart::component`].
+    pub components: Vec<RunStepRequest>,
 }
 
 /// Which job's step a node of a step across a heterogeneous job's components runs.
@@ -70,6 +69,8 @@ pub struct NodePart {
     pub step_id: u32,
     /// The controller's credential for that step.
     pub credential: Option<sluice_wire::proto::JobCredential>,
+    /// The component's index in [`Step::components`].
+    pub component: usize,
 }
 
 impl Step {
@@ -89,12 +90,7 @@ impl Step {
             template,
             layout,
             nodes,
-            label: opts.label,
-            unbuffered: opts.unbuffered || opts.pty,
-            shown: (
-                opts.output.within(ntasks),
-                opts.stderr_target().within(ntasks),
-            ),
+            io: vec![TaskIo::of(opts, 0, ntasks)],
             stdin,
             interrupts: Interrupts::new(opts.disable_status, opts.quit_on_interrupt),
             ending: Ending {
@@ -105,6 +101,7 @@ impl Step {
             threads: opts.step.threads.unwrap_or(super::step_opts::MAX_THREADS),
             watch,
             parts: Vec::new(),
+            components: Vec::new(),
         }
     }
 }
@@ -193,15 +190,14 @@ pub async fn run(
         template,
         nodes,
         layout,
-        label,
-        unbuffered,
-        shown,
+        io,
         stdin,
         interrupts: mut policy,
         ending,
         threads,
         watch,
         parts,
+        components,
     } = step;
     let launches = std::sync::Arc::new(tokio::sync::Semaphore::new(threads.max(1) as usize));
     let mut ends = Terminating::default();
@@ -227,12 +223,20 @@ pub async fn run(
             .then(|| connect_lazy(host, port, signer.clone()).ok())
             .flatten()
             .map(NodedClient::new);
-        let mut req = template.clone();
+        // A component's node is sent the component's request (with the step's layout).
+        let part = parts.get(place.node);
+        let mut req = match part.and_then(|p| components.get(p.component)) {
+            Some(own) => RunStepRequest {
+                step_layout: template.step_layout.clone(),
+                ..own.clone()
+            },
+            None => template.clone(),
+        };
         req.node_index = u32::try_from(place.node).unwrap_or(u32::MAX);
         req.first_task = place.first();
         req.tasks_here = place.count();
         req.task_ranks = place.listed_ranks();
-        if let Some(part) = parts.get(place.node) {
+        if let Some(part) = part {
             req.job_id = part.job_id;
             req.step_id = part.step_id;
             req.credential.clone_from(&part.credential);
@@ -270,13 +274,12 @@ pub async fn run(
     let mut exited: Vec<TaskExit> = Vec::new();
     let mut cancelled = false;
     let mut open = layout.len();
-    let mut output = TaskOutput::new(out, err, ntasks, label, unbuffered);
+    let mut output = TaskOutput::per_component(out, err, ntasks, &io);
     while open > 0 {
         tokio::select! {
             event = rx.recv() => match event {
                 Some(Event::Output { task, stderr, data }) => {
-                    let target = if stderr { &shown.1 } else { &shown.0 };
-                    if target.shows(task) {
+                    if io_of(&io, task).is_none_or(|c| c.shows(task, stderr)) {
                         let _ = output.write(task, stderr, &data);
                     }
                 }

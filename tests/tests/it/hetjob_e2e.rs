@@ -524,3 +524,28 @@ fn test_only_of_components_prints_one_line_and_queues_nothing() {
     );
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "", "nothing queued");
 }
+
+#[test]
+fn srun_components_run_their_commands_with_their_own_output_options() {
+    let c = Cluster::start(2);
+    // Each component its command and its output file.
+    let out = c.cmd(
+        "srun",
+        &[
+            "-n1", "-o", "a.out", "sh", "-c", "echo one", ":", "-n1", "-o", "b.out", "sh", "-c",
+            "echo two",
+        ],
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    assert_eq!(c.read("a.out"), "one\n");
+    assert_eq!(c.read("b.out"), "two\n");
+    // A later component's -l labels its tasks alone, by their rank in the whole step.
+    let out = c.cmd(
+        "srun",
+        &["-n1", "echo", "plain", ":", "-n1", "-l", "echo", "labelled"],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["1: labelled", "plain"], "{out:?}");
+}
