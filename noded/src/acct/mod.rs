@@ -4,7 +4,8 @@
 //! yet reaped, so the CPU time of the script and of every child it waited for is counted.
 //!
 //! Limits: processes are found by process group (each task runs in a group of its own), so a
-//! process that leaves it (`setsid`, `setpgid`) is not measured; memory is the largest sum of
+//! process that leaves it (`setsid`, `setpgid`) is not measured, and one that joins it from
+//! another group is seen up to [`proc::GROUP_FRESH`] later; memory is the largest sum of
 //! resident and virtual sizes seen at a sample, so a peak between samples is missed; CPU time
 //! of a process that ended between samples without being waited for by a process of the task
 //! is lost (Slurm's gatherer has the same limits). A batch job adopted after a restart of this
@@ -15,7 +16,6 @@ pub mod live;
 pub mod proc;
 
 use std::collections::HashSet;
-use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -105,7 +105,7 @@ fn lock(g: &Mutex<TaskGather>) -> std::sync::MutexGuard<'_, TaskGather> {
 }
 
 fn sample(gather: &Mutex<TaskGather>, pgid: i32) {
-    let procs = proc::scan(Path::new("/proc"), &HashSet::from([pgid]));
+    let procs = proc::Scanner::host().scan(&HashSet::from([pgid]), std::time::Instant::now());
     lock(gather).sample(&procs);
 }
 
