@@ -10,6 +10,9 @@ use std::collections::VecDeque;
 pub trait JobIdSource: Send {
     /// The next id, or `None` when the supply is used up.
     fn next_id(&mut self) -> Option<FedJobId>;
+    /// The id [`next_id`](Self::next_id) would give now, without using it up (what
+    /// `--test-only` names: the id the job would get).
+    fn peek_id(&self) -> Option<FedJobId>;
     /// How many ids are left.
     fn remaining(&self) -> u64;
     /// Adds the block `[first, first+count)` of local ids (a lease from the dbd).
@@ -93,6 +96,16 @@ impl JobIdSource for IdLease {
         }
     }
 
+    fn peek_id(&self) -> Option<FedJobId> {
+        // As next_id: empty blocks and blocks past the local id space give nothing.
+        let local = self
+            .ranges
+            .iter()
+            .filter(|r| r.1 > 0)
+            .find_map(|&(first, _)| LocalJobId::new(first).ok())?;
+        Some(FedJobId::compose(self.origin, local))
+    }
+
     fn remaining(&self) -> u64 {
         self.ranges.iter().map(|&(_, n)| u64::from(n)).sum()
     }
@@ -121,11 +134,14 @@ mod tests {
         let mut lease = IdLease::with_range(None, LocalJobId::new(10).unwrap(), 2);
         lease.add_range(LocalJobId::new(100).unwrap(), 1);
         assert_eq!(lease.remaining(), 3);
+        assert_eq!(lease.peek_id().map(FedJobId::get), Some(10));
+        assert_eq!(lease.remaining(), 3, "a peek uses nothing up");
         let ids: Vec<u32> = std::iter::from_fn(|| lease.next_id())
             .map(FedJobId::get)
             .collect();
         assert_eq!(ids, [10, 11, 100]);
         assert_eq!(lease.remaining(), 0);
+        assert_eq!(lease.peek_id(), None);
         assert_eq!(lease.next_id(), None);
     }
 

@@ -1,5 +1,5 @@
 //! `sbatch --test-only`: validates a submission exactly as [`on_submit`] does and reports when
-//! and where it would start, without queueing it or using up a job id.
+//! and where it would start and the id it would get, without queueing it or using up that id.
 //!
 //! The estimate is the job's own: it starts now when free nodes fit it, else when running jobs
 //! are expected to give back enough nodes (their time limits), as backfill plans. Pending jobs
@@ -21,6 +21,9 @@ use sluice_vocab::{FedJobId, LocalJobId, NodeIdx};
 /// Where and when a submission would start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WillRun {
+    /// The id the job would get (the next of the cluster's ids, not used up; `None` when
+    /// there is none left).
+    pub job_id: Option<FedJobId>,
     /// Expected start (`None` when it cannot be foreseen, e.g. behind unlimited jobs).
     pub start: Option<SimTime>,
     /// The nodes it would get at that time.
@@ -38,6 +41,7 @@ pub fn on_will_run(
     req: SubmitRequest,
 ) -> Result<WillRun, CtldError> {
     // Scratch ids at the top of the id space, so the real source loses none.
+    let would_get = core.ids.peek_id();
     let span = core.cfg.max_array_size.saturating_add(1);
     let first = LocalJobId::new(MAX_LOCAL_ID.saturating_sub(span) + 1)
         .map_err(|_| CtldError::JobIdsExhausted)?;
@@ -69,7 +73,10 @@ pub fn on_will_run(
     core.jobs.arrays.remove(&reply.job_id);
     match never {
         Some(e) => Err(e),
-        None => Ok(estimate),
+        None => Ok(WillRun {
+            job_id: would_get,
+            ..estimate
+        }),
     }
 }
 
@@ -108,6 +115,7 @@ pub fn on_will_run_het(
 fn estimate(core: &Core, now: SimTime, id: FedJobId) -> WillRun {
     let Some(job) = core.jobs.map.get(&id) else {
         return WillRun {
+            job_id: None,
             start: None,
             nodes: Vec::new(),
             cpus: 0,
@@ -116,6 +124,7 @@ fn estimate(core: &Core, now: SimTime, id: FedJobId) -> WillRun {
     };
     let part = &core.parts[job.partition.get()];
     let none = WillRun {
+        job_id: None,
         start: None,
         nodes: Vec::new(),
         cpus: 0,
@@ -137,6 +146,7 @@ fn estimate(core: &Core, now: SimTime, id: FedJobId) -> WillRun {
     // Not before its --begin time.
     let begin = job.req.place.begin.map_or(start, SimTime::from_secs);
     WillRun {
+        job_id: None,
         start: Some(start.max(begin)),
         nodes,
         cpus,

@@ -93,24 +93,25 @@ pub async fn submit(
 }
 
 /// `--test-only`: when and where `test` (a will-run of the core) expects the job to start,
-/// as sbatch and srun print it; nothing is queued and no job id is used up.
+/// with the id it would get, as sbatch and srun print it; nothing is queued and no id is used up.
 async fn will_run(
     svc: &ControllerService,
     test: impl FnOnce(&mut crate::core::Core, crate::core::SimTime) -> Result<WillRun, CtldError>
     + Send
     + 'static,
 ) -> Result<SubmitJobReply, Status> {
-    let (start, nodes, cpus, partition) = svc
+    let (job_id, start, nodes, cpus, partition) = svc
         .core
         .query(move |cx| {
             let w = test(cx.core, cx.now)?;
             let start = w.start.map_or(0, |t| i64::try_from(t.secs()).unwrap_or(0));
-            let part = w.partition.clone();
-            Ok::<_, CtldError>((start, cx.core.hostlist(&w.nodes), w.cpus, part))
+            let id = w.job_id.map_or(0, FedJobId::get);
+            let nodes = cx.core.hostlist(&w.nodes);
+            Ok::<_, CtldError>((id, start, nodes, w.cpus, w.partition))
         })
         .await??;
     Ok(SubmitJobReply {
-        job_id: 0,
+        job_id,
         cluster: String::new(),
         test_start: start,
         test_nodes: nodes,

@@ -182,6 +182,15 @@ fn wrap_stdin_parsable_and_test_only() {
         before,
         "--test-only queues nothing"
     );
+    // It names the id the job would get, and uses none up: the next job gets it.
+    let would_get = out
+        .stderr
+        .strip_prefix("sbatch: Job ")
+        .and_then(|r| r.split_once(' '))
+        .map(|(id, _)| id.to_string())
+        .unwrap_or_else(|| panic!("{out:?}"));
+    let got = c.ok("sbatch", &["--parsable", "--hold", "--wrap", "true"]);
+    assert_eq!(got.trim(), would_get, "{out:?}");
 }
 
 #[test]
