@@ -26,6 +26,10 @@ use tonic::codegen::{Context, Poll, Service, http};
 use tonic::server::NamedService;
 use tonic::transport::server::TcpIncoming;
 
+/// The daemon's allocator (`sluice-ctld`'s main.rs), since the controller runs in this process.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const WORKERS: usize = 64;
 
 /// `inner` with every request carrying `who`, unchecked: the service without authentication.

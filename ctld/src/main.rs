@@ -13,6 +13,11 @@ use sluice_wire::daemon::{self, LevelFilter, Process, raise};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// mimalloc rather than glibc's malloc: a submission allocates and frees many small buffers
+/// across the runtime's threads (HTTP/2 frames, protobuf messages, the batch's records).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Where slurm.conf is when neither `-f` nor `SLURM_CONF` says.
 const DEFAULT_CONF: &str = "/etc/slurm/slurm.conf";
 
