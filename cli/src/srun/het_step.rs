@@ -10,11 +10,13 @@
 //!
 //! With `srun A cmd1 : B cmd2` each component's tasks run its own command with its own
 //! environment and streams, and srun shows their output as its options say (`-l`, `-u`,
-//! `-i/-o/-e`, `--open-mode`), as Slurm's srun launches each component with its own options.
+//! `-i/-o/-e`, `--open-mode`), as Slurm's srun launches each component with its own options;
+//! a component's `--multi-prog` file numbers the component's tasks from 0.
 //! What ends or signals the step as a whole (`-K`, `-W`, `-X`, `--quit-on-interrupt`, `-T`,
 //! `--pty`) is the first component's.
 
 use std::io::Write;
+use std::path::Path;
 
 use sluice_wire::client::CtldClient;
 use sluice_wire::jobacct::StepUsageWire;
@@ -24,6 +26,7 @@ use tokio::sync::mpsc;
 use super::args::SrunOpts;
 use super::launch::{self, NodePart};
 use super::layout::{self, NodeTasks};
+use super::multi_prog::MultiProg;
 use super::output::TaskIo;
 use super::{Interrupt, stdio, step, template, watch};
 use crate::jobspec::Submitter;
@@ -93,10 +96,22 @@ pub async fn run(
         Ok(j) => j,
         Err(text) => return super::fail(err, &text),
     };
-    if s.opts.step.multi_prog {
-        return super::fail(err, "--multi-prog is not supported with --het-group");
-    }
     let opts_of = |k: usize| s.group_opts.get(k).copied().unwrap_or(s.opts);
+    // --multi-prog, per component: its file's task ranks count from the component's first task.
+    let mut multi_progs = Vec::with_capacity(jobs.len());
+    for k in 0..jobs.len() {
+        let opts = opts_of(k);
+        let read = opts
+            .command
+            .first()
+            .filter(|_| opts.step.multi_prog)
+            .map(|file| MultiProg::read(Path::new(file)))
+            .transpose();
+        match read {
+            Ok(m) => multi_progs.push(m),
+            Err(e) => return super::fail(err, &e.to_string()),
+        }
+    }
     // --bcast copies one executable (the first component's) to every node of the step.
     let bcast_differs = (0..jobs.len()).map(opts_of).any(|o| {
         o.bcast.dest != s.opts.bcast.dest
@@ -119,17 +134,7 @@ pub async fn run(
         match created {
             Ok(reply) => made.push((job, reply)),
             Err(failure) => {
-                for (job, reply) in &made {
-                    end_part(ctld, *job, reply.step_id, 1).await;
-                }
-                if s.end_job {
-                    let _ = ctld
-                        .cancel(sluice_wire::proto::CancelRequest {
-                            job_ids: vec![s.job_id],
-                            ..Default::default()
-                        })
-                        .await;
-                }
+                abandon(ctld, &made, s.end_job.then_some(s.job_id)).await;
                 return match failure {
                     step::StepFailure::Refused(text) => {
                         super::fail(err, &format!("Unable to create step for job {job}: {text}"))
@@ -201,20 +206,23 @@ pub async fn run(
         layout: &lay,
     };
     // What each component's nodes are sent: its command, environment and streams (`-i/-o/-e
-    // <task>` counting from its first rank).
-    let components: Vec<_> = spans
-        .iter()
-        .enumerate()
-        .map(|(k, &(first_task, n))| {
-            let opts = opts_of(k);
-            let bcast = s.bcast.clone();
-            let mut own = template::step_template(opts, s.environ, s.conf, s.who, bcast, parts());
-            stdio::fill(&mut own, opts, n);
-            own.stdin_task = own.stdin_task.map(|t| t.saturating_add(first_task));
-            own.het_job_id = s.job_id;
-            own
-        })
-        .collect();
+    // <task>` counting from its first rank), and --multi-prog's command lines.
+    let mut components = Vec::with_capacity(spans.len());
+    for (k, &(first_task, n)) in spans.iter().enumerate() {
+        let opts = opts_of(k);
+        let bcast = s.bcast.clone();
+        let mut own = template::step_template(opts, s.environ, s.conf, s.who, bcast, parts());
+        stdio::fill(&mut own, opts, n);
+        own.stdin_task = own.stdin_task.map(|t| t.saturating_add(first_task));
+        own.het_job_id = s.job_id;
+        if let Some(Some(m)) = multi_progs.get(k) {
+            if let Err(e) = template::task_argvs(&mut own, m, first_task, n) {
+                abandon(ctld, &made, s.end_job.then_some(s.job_id)).await;
+                return super::fail(err, &e.to_string());
+            }
+        }
+        components.push(own);
+    }
     let mut tmpl = template::step_template(s.opts, s.environ, s.conf, s.who, None, parts());
     tmpl.het_job_id = s.job_id;
     let stdin = s
@@ -256,6 +264,25 @@ pub async fn run(
             .await;
     }
     outcome.exit_status()
+}
+
+/// Ends the parts made of a step that will not run, and the job srun made for it (`own_job`).
+async fn abandon(
+    ctld: &mut CtldClient,
+    made: &[(u32, sluice_wire::proto::CreateStepReply)],
+    own_job: Option<u32>,
+) {
+    for (job, reply) in made {
+        end_part(ctld, *job, reply.step_id, 1).await;
+    }
+    if let Some(job) = own_job {
+        let _ = ctld
+            .cancel(sluice_wire::proto::CancelRequest {
+                job_ids: vec![job],
+                ..Default::default()
+            })
+            .await;
+    }
 }
 
 /// Reports a part that never ran its tasks as ended with `exit_code`.

@@ -231,6 +231,20 @@ pub async fn run_with(
         }
         Some(Err(e)) => return fail(err, &e.to_string()),
     };
+    // `srun A : B`: a component with a --multi-prog file and no task count runs as many tasks
+    // as its file names, as a single step does (its step reads the file again).
+    for c in opts.het_components.iter_mut().filter(|c| c.step.multi_prog) {
+        let Some(file) = c.command.first() else {
+            continue;
+        };
+        match multi_prog::MultiProg::read(Path::new(file)) {
+            Ok(m) if c.job.ntasks.is_none() && c.job.ntasks_per_node.is_none() => {
+                c.job.ntasks = m.ntasks();
+            }
+            Ok(_) => {}
+            Err(e) => return fail(err, &e.to_string()),
+        }
+    }
     if opts.step.relative.is_some() && opts.job_id.is_none() && !opts.step.test_only {
         let _ = writeln!(
             err,
@@ -454,7 +468,7 @@ pub async fn run_with(
     let mut template = template::step_template(&opts, environ, &conf, who, bcast, parts);
     (template.array_job_id, template.array_task_id) = array_ids(environ, job_id);
     if let Some(m) = &multi_prog
-        && let Err(e) = template::task_argvs(&mut template, m)
+        && let Err(e) = template::task_argvs(&mut template, m, 0, ntasks)
     {
         fail(err, &e.to_string());
         end_step(&mut ctld, (job_id, step.step_id), allocated_here, 1).await;

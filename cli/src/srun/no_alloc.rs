@@ -189,7 +189,7 @@ pub async fn run(
     };
     let mut template = template::step_template(opts, environ, conf, who, bcast, parts);
     if let Some(m) = &multi_prog
-        && let Err(e) = template::task_argvs(&mut template, m)
+        && let Err(e) = template::task_argvs(&mut template, m, 0, plan.ntasks)
     {
         return fail(err, &e.to_string());
     }

@@ -68,15 +68,21 @@ pub fn step_template(
     template
 }
 
-/// `--multi-prog`: each task's command line from the file `m`.
+/// `--multi-prog`: the command lines of the `ntasks` tasks from `first_task` on, from the file
+/// `m`, whose task ranks count from `first_task` (a component of a heterogeneous step has a
+/// file of its own, its ranks its own from 0).
 pub fn task_argvs(
     template: &mut RunStepRequest,
     m: &multi_prog::MultiProg,
+    first_task: u32,
+    ntasks: u32,
 ) -> Result<(), multi_prog::MultiProgError> {
-    let ntasks = template.ntasks;
     template.task_argv = (0..ntasks)
         .zip(m.argvs(ntasks)?)
-        .map(|(task, argv)| TaskArgv { task, argv })
+        .map(|(task, argv)| TaskArgv {
+            task: first_task.saturating_add(task),
+            argv,
+        })
         .collect();
     Ok(())
 }

@@ -549,3 +549,41 @@ fn srun_components_run_their_commands_with_their_own_output_options() {
     lines.sort_unstable();
     assert_eq!(lines, ["1: labelled", "plain"], "{out:?}");
 }
+
+#[test]
+fn srun_components_each_run_their_own_multi_prog_file() {
+    let c = Cluster::start(2);
+    // Each file's ranks are its component's own, from 0; the labels are the step's ranks.
+    std::fs::write(c.work.join("a.conf"), "0 echo a%t\n1 echo a%t\n").unwrap();
+    std::fs::write(c.work.join("b.conf"), "* echo b%t\n").unwrap();
+    // No -n: the first component runs as many tasks as its file names.
+    let out = c.cmd(
+        "srun",
+        &[
+            "-l",
+            "--multi-prog",
+            "a.conf",
+            ":",
+            "-n1",
+            "--multi-prog",
+            "b.conf",
+        ],
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let mut lines: Vec<&str> = out.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["0: a0", "1: a1", "2: b0"], "{out:?}");
+    // A file that gives a component's task no program fails the step before anything runs.
+    std::fs::write(c.work.join("one.conf"), "0 echo one\n").unwrap();
+    let out = c.cmd(
+        "srun",
+        &["-n1", "echo", "x", ":", "-n2", "--multi-prog", "one.conf"],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("Configuration file one.conf invalid: no program for "),
+        "{out:?}"
+    );
+    assert_eq!(out.stdout, "", "{out:?}");
+}
