@@ -215,11 +215,11 @@ pub async fn run(
         stdio::fill(&mut own, opts, n);
         own.stdin_task = own.stdin_task.map(|t| t.saturating_add(first_task));
         own.het_job_id = s.job_id;
-        if let Some(Some(m)) = multi_progs.get(k) {
-            if let Err(e) = template::task_argvs(&mut own, m, first_task, n) {
-                abandon(ctld, &made, s.end_job.then_some(s.job_id)).await;
-                return super::fail(err, &e.to_string());
-            }
+        if let Some(Some(m)) = multi_progs.get(k)
+            && let Err(e) = template::task_argvs(&mut own, m, first_task, n)
+        {
+            abandon(ctld, &made, s.end_job.then_some(s.job_id)).await;
+            return super::fail(err, &e.to_string());
         }
         components.push(own);
     }
