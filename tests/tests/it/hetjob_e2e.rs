@@ -134,20 +134,8 @@ fn sbatch_with_colons_runs_one_job_of_components_on_nodes_of_their_own() {
         "{leader}+0|{leader}|COMPLETED\n{leader}+0.batch|{leader}.batch|COMPLETED\n\
          {leader}+1|{follower}|COMPLETED\n"
     );
-    let mut got = String::new();
     c.wait_for("the job's history", || {
-        got = c.ok(
-            "sacct",
-            &[
-                "-j",
-                &leader.to_string(),
-                "-P",
-                "-n",
-                "-o",
-                "JobID,JobIDRaw,State",
-            ],
-        );
-        got == want
+        history(&c, &leader.to_string()) == want
     });
     // A component's own id names it alone.
     let own = c.ok(
@@ -156,25 +144,17 @@ fn sbatch_with_colons_runs_one_job_of_components_on_nodes_of_their_own() {
     );
     assert_eq!(own, format!("{leader}+1\n"));
     // `N+K` names that component alone; `N+0` is the leader's rows, not every component's.
-    let fields = ["-P", "-n", "-o", "JobID,JobIDRaw,State"];
-    let one = format!("{leader}+1");
-    let rows = c.ok("sacct", &[&["-j", one.as_str()][..], &fields].concat());
+    let rows = history(&c, &format!("{leader}+1"));
     assert_eq!(rows, format!("{leader}+1|{follower}|COMPLETED\n"));
-    let zero = format!("{leader}+0");
-    let rows = c.ok("sacct", &[&["-j", zero.as_str()][..], &fields].concat());
+    let rows = history(&c, &format!("{leader}+0"));
     assert_eq!(
         rows,
         format!("{leader}+0|{leader}|COMPLETED\n{leader}+0.batch|{leader}.batch|COMPLETED\n")
     );
-    let batch = format!("{leader}+0.batch");
-    let rows = c.ok("sacct", &[&["-j", batch.as_str()][..], &fields].concat());
+    let rows = history(&c, &format!("{leader}+0.batch"));
     assert_eq!(rows, format!("{leader}+0.batch|{leader}.batch|COMPLETED\n"));
     // A component the job does not have: nothing.
-    let none = format!("{leader}+5");
-    assert_eq!(
-        c.ok("sacct", &[&["-j", none.as_str()][..], &fields].concat()),
-        ""
-    );
+    assert_eq!(history(&c, &format!("{leader}+5")), "");
     let bad = format!("{leader}+x");
     let out = c.cmd("sacct", &["-j", &bad]);
     assert_eq!(
@@ -250,20 +230,8 @@ fn srun_het_group_runs_one_step_across_the_components_with_ranks_across_them() {
          {leader}+0.0|{leader}.0|COMPLETED\n{leader}+0.1|{leader}.1|COMPLETED\n\
          {leader}+1|{f}|COMPLETED\n{leader}+1.0|{f}.0|COMPLETED\n{leader}+1.2|{f}.2|COMPLETED\n"
     );
-    let mut got = String::new();
     c.wait_for("the job's history", || {
-        got = c.ok(
-            "sacct",
-            &[
-                "-j",
-                &leader.to_string(),
-                "-P",
-                "-n",
-                "-o",
-                "JobID,JobIDRaw,State",
-            ],
-        );
-        got == want
+        history(&c, &leader.to_string()) == want
     });
 }
 
@@ -468,6 +436,14 @@ fn hetjob_directives_split_a_users_script_into_components() {
             u = user.name
         )
     );
+}
+
+/// `sacct -j SEL -P -n -o JobID,JobIDRaw,State`.
+fn history(c: &Cluster, sel: &str) -> String {
+    c.ok(
+        "sacct",
+        &["-j", sel, "-P", "-n", "-o", "JobID,JobIDRaw,State"],
+    )
 }
 
 /// `sbatch --test-only`'s line split into (job id, start, the rest after the start).

@@ -123,13 +123,7 @@ impl Store {
 
     /// Gives each of `runs` its heterogeneous job and offset, when it is a component of one.
     pub fn attach_het(&self, runs: &mut [JobRun]) -> Result<(), StoreError> {
-        let mut by_cluster: HashMap<String, Vec<i64>> = HashMap::new();
-        for r in runs.iter() {
-            by_cluster
-                .entry(r.cluster.clone())
-                .or_default()
-                .push(i64::from(r.job_id));
-        }
+        let by_cluster = ids_by_cluster(runs);
         let mut found: HashMap<(String, i64), (i64, i32)> = HashMap::new();
         self.read(|c| {
             for (cluster, mut ids) in by_cluster {
@@ -212,6 +206,18 @@ where
     Ok(JobPage { runs, next })
 }
 
+/// The job ids of `runs`, by cluster.
+fn ids_by_cluster(runs: &[JobRun]) -> HashMap<String, Vec<i64>> {
+    let mut by_cluster: HashMap<String, Vec<i64>> = HashMap::new();
+    for r in runs {
+        by_cluster
+            .entry(r.cluster.clone())
+            .or_default()
+            .push(i64::from(r.job_id));
+    }
+    by_cluster
+}
+
 /// Gives each run its job's wckey and QOS (kept beside `job_runs`, which is at diesel's 32
 /// columns), those of the two the query reads.
 fn attach_side<S: RunSource>(
@@ -223,13 +229,7 @@ fn attach_side<S: RunSource>(
     if !wckey && !qos_too {
         return Ok(());
     }
-    let mut by_cluster: HashMap<String, Vec<i64>> = HashMap::new();
-    for r in runs.iter() {
-        by_cluster
-            .entry(r.cluster.clone())
-            .or_default()
-            .push(i64::from(r.job_id));
-    }
+    let by_cluster = ids_by_cluster(runs);
     let mut wckeys: HashMap<(String, i64), String> = HashMap::new();
     let mut qos: HashMap<(String, i64), String> = HashMap::new();
     for (cluster, mut ids) in by_cluster {
