@@ -273,7 +273,7 @@ async fn abandon(
     own_job: Option<u32>,
 ) {
     for (job, reply) in made {
-        end_part(ctld, *job, reply.step_id, 1).await;
+        super::end_step(ctld, (*job, reply.step_id), false, 1).await;
     }
     if let Some(job) = own_job {
         let _ = ctld
@@ -283,20 +283,6 @@ async fn abandon(
             })
             .await;
     }
-}
-
-/// Reports a part that never ran its tasks as ended with `exit_code`.
-async fn end_part(ctld: &mut CtldClient, job_id: u32, step_id: u32, exit_code: i32) {
-    let _ = ctld
-        .step_done(StepDoneRequest {
-            job_id,
-            step_id,
-            exit_code,
-            signal: 0,
-            end_job: false,
-            usage: None,
-        })
-        .await;
 }
 
 #[cfg(test)]

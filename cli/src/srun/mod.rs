@@ -515,7 +515,7 @@ pub async fn run_with(
 
 /// Reports a step that never ran its tasks (a failed srun prolog, a bad `--multi-prog` file)
 /// as ended with `exit_code`, ending the job when srun made it.
-async fn end_step(
+pub(super) async fn end_step(
     ctld: &mut CtldClient,
     (job_id, step_id): (u32, u32),
     end_job: bool,

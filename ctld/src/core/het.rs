@@ -21,8 +21,7 @@
 use super::jobs::{HetMember, JobReason};
 use super::outbox::{NodeCommand, Outbox};
 use super::request::{SubmitReply, SubmitRequest};
-use super::sched::{Start, count_started, ineligible};
-use super::select::job_maps;
+use super::sched::{Start, count_started, ineligible, start_maps};
 use super::submit::{build, next_free_id, record_new};
 use super::{Core, SimTime, alloc, completion, gang, kill};
 use crate::conf::TimeLimit;
@@ -163,12 +162,7 @@ pub(crate) fn try_start(
         if !job.is_queued() {
             return Start::NoRoom;
         }
-        let part = &core.parts[job.partition.get()];
-        let mut maps = job_maps(part, job);
-        maps.push(&core.nodes.avail);
-        if let Some(state) = &core.nonstop {
-            maps.push(&state.ordinary);
-        }
+        let maps = start_maps(core, job);
         let picked = alloc::pick::pick(core, job, &maps, |i| !taken.contains(i) && allow(i));
         let Some(a) = picked else {
             return Start::NoRoom;
@@ -247,7 +241,7 @@ pub(crate) fn kill_followers(
             }
             continue;
         }
-        if core.jobs.active.contains(&f) && !job.completing {
+        if running(core, f) {
             kill::kill_job(core, out, now, f, state, reason);
         }
     }
@@ -270,16 +264,15 @@ pub(crate) fn node_failed(core: &mut Core, out: &mut impl Outbox, now: SimTime, 
         (JobState::NodeFail, JobReason::NodeDown)
     };
     for c in components(core, leader) {
-        if c == id {
-            continue;
-        }
-        let Some(job) = core.jobs.map.get(&c) else {
-            continue;
-        };
-        if core.jobs.active.contains(&c) && !job.completing {
+        if c != id && running(core, c) {
             kill::kill_job(core, out, now, c, state, reason);
         }
     }
+}
+
+/// Whether component `id` runs and is not yet ending.
+fn running(core: &Core, id: FedJobId) -> bool {
+    core.jobs.active.contains(&id) && core.jobs.map.get(&id).is_some_and(|j| !j.completing)
 }
 
 /// Forgets a heterogeneous job once none of its components is held any more.

@@ -19,6 +19,7 @@ use super::partitions::PartIdx;
 use super::select::job_maps;
 use super::{Core, SimTime, alloc, backfill, completion, deps, federation, gang};
 use crate::conf::PartState;
+use fixedbitset::FixedBitSet;
 use sluice_vocab::FedJobId;
 use sluice_vocab::cluster_conf::BackfillEvery;
 
@@ -85,6 +86,18 @@ pub(crate) enum Start {
     Limited(JobReason),
 }
 
+/// The node sets a job may start on now: its partition's (with its features and `-w/-x`),
+/// the available nodes, and outside the hot spares (failure management).
+pub(super) fn start_maps<'a>(core: &'a Core, job: &'a Job) -> Vec<&'a FixedBitSet> {
+    let part = &core.parts[job.partition.get()];
+    let mut maps = job_maps(part, job);
+    maps.push(&core.nodes.avail);
+    if let Some(state) = &core.nonstop {
+        maps.push(&state.ordinary);
+    }
+    maps
+}
+
 /// Tries to start `id` now on free resources of nodes that pass `allow`. With gang
 /// scheduling, a job started on busy resources is suspended at once.
 pub(crate) fn try_start(
@@ -100,13 +113,7 @@ pub(crate) fn try_start(
     let Some(job) = core.jobs.map.get(&id) else {
         return Start::NoRoom;
     };
-    let part = &core.parts[job.partition.get()];
-    let mut maps = job_maps(part, job);
-    maps.push(&core.nodes.avail);
-    // Hot spares are kept out of ordinary jobs (failure management).
-    if let Some(state) = &core.nonstop {
-        maps.push(&state.ordinary);
-    }
+    let maps = start_maps(core, job);
     let Some(alloc) = alloc::pick::pick(core, job, &maps, allow) else {
         return Start::NoRoom;
     };

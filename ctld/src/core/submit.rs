@@ -85,8 +85,10 @@ pub(crate) fn submit_as(
     Ok(SubmitReply { job_id, jobs: ids })
 }
 
-/// Validates `req` and builds the job it asks for (its id still a placeholder), with its
-/// array specification when it is an array. Nothing the job would change is changed.
+/// Validates `req` and builds the job it asks for, with its array specification when it is an
+/// array. The job is a template: its id is `preset`'s or, until the caller takes ids for it
+/// (only once the whole submission is valid, so a refused one uses none up), the first local
+/// id. Nothing the job would change is changed.
 pub(crate) fn build(
     core: &mut Core,
     now: SimTime,
@@ -294,7 +296,10 @@ pub(crate) fn build(
     }
     let held_by_priority = job_req.place.priority == Some(0);
     let mut template = Job {
-        id: FedJobId::from_raw(1).map_err(|_| CtldError::JobIdsExhausted)?,
+        id: match preset {
+            Some(id) => id,
+            None => FedJobId::from_raw(1).map_err(|_| CtldError::JobIdsExhausted)?,
+        },
         array: None,
         het: None,
         name: req.name.clone(),
