@@ -7,8 +7,13 @@
 //! resent after a lost reply is stored once, and a store created afresh (new stream, seqs from 1)
 //! is not taken for a replay of the old one. On a failure it
 //! backs off (100 ms doubling up to 5 s) and tries again; when the outbox is empty it waits for
-//! [`ShipperHandle::notify`] (after each commit) or a 1 s timer. The core never waits for it:
-//! the only shared resource is SQLite's write lock, held for the length of one delete.
+//! [`ShipperHandle::notify`] (after each commit) or a 1 s timer. It sends at most one batch per
+//! [`ShipperConfig::gather`]: a record committed after a quiet spell leaves at once, and records
+//! committed in quick succession (a job's submission, start, revocation and end, or many jobs')
+//! wait out the rest of the period and go together: one RPC, one dbd transaction and one delete
+//! here for the lot instead of one per record.
+//! The core never waits for it: the only shared resource is SQLite's write lock, held for the
+//! length of one delete.
 
 use crate::store::{StateStore, schema};
 use prost::Message;
@@ -35,6 +40,9 @@ pub struct ShipperConfig {
     pub idle_poll: Duration,
     /// How long one `RecordBatch` call may take before it counts as failed.
     pub rpc_timeout: Duration,
+    /// Shortest time between the starts of two batches read after a wake-up: what is
+    /// committed within it after a batch waits for the next one. A lone record is not delayed.
+    pub gather: Duration,
 }
 
 impl Default for ShipperConfig {
@@ -45,6 +53,7 @@ impl Default for ShipperConfig {
             backoff_max: Duration::from_secs(5),
             idle_poll: Duration::from_secs(1),
             rpc_timeout: Duration::from_secs(30),
+            gather: Duration::from_millis(20),
         }
     }
 }
@@ -165,6 +174,8 @@ impl Run {
     async fn run(mut self) {
         let mut conn: Option<Connection> = None;
         let mut backoff = self.cfg.backoff_min;
+        // When the last batch read after a wake-up was read.
+        let mut last_woken_read: Option<tokio::time::Instant> = None;
         loop {
             // Asked to stop, or the handle is gone.
             if *self.stop.borrow() || self.stop.has_changed().is_err() {
@@ -180,10 +191,19 @@ impl Run {
                 Round::Progress => backoff = self.cfg.backoff_min,
                 Round::Idle => {
                     backoff = self.cfg.backoff_min;
-                    tokio::select! {
-                        () = self.wake.notified() => {}
-                        () = tokio::time::sleep(self.cfg.idle_poll) => {}
-                        () = stopped(&mut self.stop) => {}
+                    let woken = tokio::select! {
+                        () = self.wake.notified() => true,
+                        () = tokio::time::sleep(self.cfg.idle_poll) => false,
+                        () = stopped(&mut self.stop) => false,
+                    };
+                    if woken {
+                        if let Some(at) = last_woken_read.map(|t| t + self.cfg.gather) {
+                            tokio::select! {
+                                () = tokio::time::sleep_until(at) => {}
+                                () = stopped(&mut self.stop) => {}
+                            }
+                        }
+                        last_woken_read = Some(tokio::time::Instant::now());
                     }
                 }
                 Round::Failed => {

@@ -3,18 +3,52 @@
 //! whose commit also saves the new cursor; only then are they acknowledged, so a crash at any
 //! point redelivers at most events the cursor already skips: nothing lost, nothing applied
 //! twice. A `FederationChanged` event fetches the view again.
+//!
+//! Acknowledgements only move the dbd's floor for the stream (the cursor here is what the stream
+//! starts from), so they are sent by a task of their own, the newest cursor at most every
+//! [`ACK_GATHER`]: a burst of event batches (a federated job is offered, locked, started and
+//! revoked within milliseconds) is one write at the dbd rather than one per batch.
 
 use super::{Backoff, FedHandle, convert, register};
 use crate::core::federation::{self, FedEvent, FedEventKind};
 use crate::runtime::CoreHandle;
 use sluice_wire::proto::{FedAckRequest, FedClusterRequest, FedEventsRequest};
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// Most events applied in one core call.
 const MAX_BATCH: usize = 512;
 
+/// How long the acknowledging task gathers cursors before it sends the newest.
+const ACK_GATHER: Duration = Duration::from_millis(20);
+
 /// Follows the event log until the task is stopped, reconnecting as needed.
 pub async fn run(fed: FedHandle, core: CoreHandle) {
+    let (acks, cursor) = watch::channel(0);
+    // Ends once `acks` is dropped, after sending what it had not sent.
+    tokio::spawn(acknowledge(fed.clone(), cursor));
+    follow(&fed, &core, &acks).await;
+}
+
+/// Sends the newest applied cursor to the dbd whenever it moves, gathering for [`ACK_GATHER`]
+/// first; returns when the follower is gone. A failed acknowledgement is not repeated: the next
+/// cursor covers it.
+async fn acknowledge(fed: FedHandle, mut cursor: watch::Receiver<u64>) {
+    let mut client = fed.client.clone();
+    while cursor.changed().await.is_ok() {
+        tokio::time::sleep(ACK_GATHER).await;
+        let seq = *cursor.borrow_and_update();
+        let ack = FedAckRequest {
+            cluster: fed.cluster.clone(),
+            seq,
+        };
+        if let Err(status) = client.ack_events(ack).await {
+            tracing::debug!("federation event ack failed: {}", status.message());
+        }
+    }
+}
+
+async fn follow(fed: &FedHandle, core: &CoreHandle, acks: &watch::Sender<u64>) {
     let mut backoff = Backoff::new();
     loop {
         let Ok(after) = core.query(|cx| cx.core.fed_cursor()).await else {
@@ -54,7 +88,7 @@ pub async fn run(fed: FedHandle, core: CoreHandle) {
             if batch.is_empty() {
                 continue;
             }
-            if !apply(&fed, &core, batch).await {
+            if !apply(fed, core, acks, batch).await {
                 return;
             }
         }
@@ -62,8 +96,13 @@ pub async fn run(fed: FedHandle, core: CoreHandle) {
     }
 }
 
-/// Applies `batch`, then acknowledges it; `false` when the core is gone.
-async fn apply(fed: &FedHandle, core: &CoreHandle, batch: Vec<FedEvent>) -> bool {
+/// Applies `batch`, then has it acknowledged; `false` when the core is gone.
+async fn apply(
+    fed: &FedHandle,
+    core: &CoreHandle,
+    acks: &watch::Sender<u64>,
+    batch: Vec<FedEvent>,
+) -> bool {
     let refresh = batch
         .iter()
         .any(|e| e.kind == FedEventKind::FederationChanged);
@@ -82,15 +121,9 @@ async fn apply(fed: &FedHandle, core: &CoreHandle, batch: Vec<FedEvent>) -> bool
     let Ok(cursor) = applied else {
         return false;
     };
-    let mut client = fed.client.clone();
-    let ack = FedAckRequest {
-        cluster: fed.cluster.clone(),
-        seq: cursor,
-    };
-    if let Err(status) = client.ack_events(ack).await {
-        tracing::debug!("federation event ack failed: {}", status.message());
-    }
+    acks.send_replace(cursor);
     if refresh {
+        let mut client = fed.client.clone();
         let req = FedClusterRequest {
             cluster: fed.cluster.clone(),
         };
