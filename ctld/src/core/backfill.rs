@@ -14,7 +14,7 @@
 use super::jobs::Job;
 use super::outbox::Outbox;
 use super::sched::{Start, ineligible, try_start};
-use super::select::{for_each_common, job_maps, node_fits, pick};
+use super::select::{for_each_common, node_fits, pick};
 use super::{Core, SimTime};
 use crate::conf::TimeLimit;
 use fixedbitset::FixedBitSet;
@@ -163,9 +163,9 @@ pub(crate) fn plan(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservati
 /// [`plan`] for one job.
 fn plan_one(core: &Core, now: SimTime, top: FedJobId) -> Option<Reservation> {
     let job = core.jobs.map.get(&top)?;
-    let part = &core.parts[job.partition.get()];
-    let mut usable = job_maps(part, job);
-    usable.push(&core.nodes.avail);
+    // The nodes it may ever start on: its partition's, available, not hot spares (the pool is
+    // recomputed from idle nodes before each pass, so today's spares stand for tomorrow's).
+    let usable = super::sched::start_maps(core, job);
     let nodes = &core.nodes;
     let n = nodes.nodes.len();
     let eligible = |i: usize| usable.iter().all(|m| m.contains(i)) && node_fits(nodes, i, job);

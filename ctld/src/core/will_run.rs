@@ -12,7 +12,6 @@ use super::ids::IdLease;
 use super::jobs::{JobReason, JobTable};
 use super::outbox::RecordingOutbox;
 use super::request::SubmitRequest;
-use super::select::job_maps;
 use super::{Core, SimTime, backfill, on_submit};
 use crate::error::CtldError;
 use sluice_vocab::ids::MAX_LOCAL_ID;
@@ -130,8 +129,8 @@ fn estimate(core: &Core, now: SimTime, id: FedJobId) -> WillRun {
         cpus: 0,
         partition: part.name.clone(),
     };
-    let mut maps = job_maps(part, job);
-    maps.push(&core.nodes.avail);
+    // The nodes it may start on now, hot spares left out, as starting it would.
+    let maps = super::sched::start_maps(core, job);
     let (start, nodes, cpus) = match super::alloc::pick::pick(core, job, &maps, |_| true) {
         Some(a) => (now, a.nodes.clone(), a.total_cpus()),
         None => match backfill::plan(core, now, id) {

@@ -514,3 +514,25 @@ fn under_gang_scheduling_the_row_follows_a_replacement() {
     assert!(!uses(n("n2")), "the replaced node left the row");
     assert_eq!(fx.state(id), JobState::Running);
 }
+
+#[test]
+fn test_only_estimates_leave_the_hot_spares_out_as_starting_does() {
+    let mut fx = cluster(CONF);
+    let a = fx.submit_and_schedule(SubmitRequest::new(OWNER, "a").nodes(3).minutes(10));
+    assert_eq!(fx.nodes_of(a), "n[1-3]");
+    let spare = fx.core.nodes.lookup("n4").unwrap();
+    assert!(spares::is_spare(&fx.core, spare));
+    // One node: free now only on the spare, so it waits for `a` (the pick of a start now).
+    // Two nodes: planned on what `a` gives back (backfill's plan).
+    for nodes in [1, 2] {
+        let req = SubmitRequest::new(OWNER, "b").nodes(nodes);
+        let w = crate::core::on_will_run(&mut fx.core, fx.now, req).unwrap();
+        assert!(!w.nodes.contains(&spare), "{nodes} node(s): {:?}", w.nodes);
+        assert_eq!(w.nodes.len(), nodes as usize, "{:?}", w.nodes);
+        assert!(w.start.is_some_and(|s| s > fx.now), "{:?}", w.start);
+    }
+    // Four nodes: the partition's whole, spare included, which no plan may count on.
+    let req = SubmitRequest::new(OWNER, "c").nodes(4);
+    let w = crate::core::on_will_run(&mut fx.core, fx.now, req).unwrap();
+    assert_eq!((w.start, w.nodes), (None, Vec::new()));
+}
