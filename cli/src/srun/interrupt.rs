@@ -8,8 +8,10 @@
 //! * once SIGINT was sent, a further quick Ctrl-C forces termination (SIGKILL to the tasks),
 //!   and one more after that stops waiting for the node daemons altogether.
 //!
-//! Time is an argument so the rule is tested without waiting.
+//! Time is an argument so the rule is tested without waiting. The other signals srun catches
+//! are forwarded, end the step or are ignored ([`other_signal`]).
 
+use crate::interrupts::sig;
 use std::time::{Duration, Instant};
 
 /// How close two Ctrl-C must be to count as one "abort".
@@ -85,9 +87,63 @@ impl Interrupts {
     }
 }
 
+/// The signals srun catches besides SIGINT and SIGTERM (see [`other_signal`]).
+pub const CAUGHT: &[i32] = &[
+    sig::HUP,
+    sig::QUIT,
+    sig::USR1,
+    sig::USR2,
+    sig::ALRM,
+    sig::CONT,
+    sig::TSTP,
+    sig::WINCH,
+];
+
+/// What srun does with a caught signal other than SIGINT and SIGTERM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passed {
+    /// Send it to every task (SIGUSR1, SIGUSR2, SIGALRM).
+    Forward,
+    /// End the step as SIGTERM does (SIGHUP: the terminal is gone; SIGQUIT: Ctrl-\).
+    End,
+    /// Nothing: Ctrl-Z (SIGTSTP) neither stops srun nor its tasks, and SIGCONT has nothing
+    /// to resume.
+    Ignore,
+    /// The terminal changed size (SIGWINCH): with `--pty`, task 0's terminal follows.
+    Window,
+}
+
+/// How srun treats signal `n` (one of [`CAUGHT`]).
+pub fn other_signal(n: i32) -> Passed {
+    match n {
+        sig::HUP | sig::QUIT => Passed::End,
+        sig::CONT | sig::TSTP => Passed::Ignore,
+        sig::WINCH => Passed::Window,
+        _ => Passed::Forward,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn caught_signals_are_forwarded_end_the_step_or_are_ignored() {
+        let passed: Vec<Passed> = CAUGHT.iter().map(|n| other_signal(*n)).collect();
+        assert_eq!(
+            passed,
+            [
+                Passed::End,
+                Passed::End,
+                Passed::Forward,
+                Passed::Forward,
+                Passed::Forward,
+                Passed::Ignore,
+                Passed::Ignore,
+                Passed::Window,
+            ]
+        );
+    }
 
     #[test]
     fn two_quick_interrupts_forward_sigint() {

@@ -23,6 +23,7 @@ pub mod launch;
 pub mod layout;
 pub mod multi_prog;
 pub mod no_alloc;
+mod node_stream;
 pub mod output;
 pub mod scripts;
 pub mod stdio;
@@ -60,7 +61,7 @@ pub fn main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let environ = jobspec::process_environ();
     let who = Submitter::current();
-    crate::interrupts::run_catching("srun", launch::CAUGHT, |rx| async move {
+    crate::interrupts::run_catching("srun", interrupt::CAUGHT, |rx| async move {
         let stdout = std::io::stdout();
         let stderr = std::io::stderr();
         let io = Io {
