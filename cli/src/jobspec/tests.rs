@@ -1,4 +1,5 @@
 //! The shared job options as users give them: values, errors, the environment.
+
 use super::*;
 
 #[test]

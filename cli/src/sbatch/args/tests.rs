@@ -1,4 +1,5 @@
 //! sbatch option parsing, as users type the options and directives.
+
 use super::*;
 
 fn words(s: &str) -> Vec<String> {

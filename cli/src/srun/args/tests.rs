@@ -1,4 +1,5 @@
 //! srun option parsing, as users type the options.
+
 use super::*;
 
 fn words(s: &str) -> Vec<String> {
