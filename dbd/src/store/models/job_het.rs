@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::db::schema::{job_het, job_runs};
+use crate::db::schema::job_het;
 use diesel::prelude::*;
 
 use super::bulk::{IN_CHUNK, insert_all};
@@ -141,17 +141,7 @@ pub fn purge_orphans(conn: &mut AnyConnection, cluster: &str, before: i64) -> Qu
         .filter(job_het::time_submit.lt(before))
         .select(job_het::job_id)
         .load(conn)?;
-    let mut live: BTreeSet<i64> = BTreeSet::new();
-    for chunk in old.chunks(IN_CHUNK) {
-        live.extend(
-            job_runs::table
-                .filter(job_runs::cluster.eq(cluster))
-                .filter(job_runs::job_id.eq_any(chunk))
-                .select(job_runs::job_id)
-                .load::<i64>(conn)?,
-        );
-    }
-    let gone: Vec<i64> = old.into_iter().filter(|id| !live.contains(id)).collect();
+    let gone = super::jobs::without_runs(conn, cluster, old)?;
     let mut n = 0;
     for chunk in gone.chunks(IN_CHUNK) {
         n += diesel::delete(

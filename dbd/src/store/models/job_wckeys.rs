@@ -2,9 +2,9 @@
 //! job_id). `job_runs` is at diesel's 32-column limit, so the wckey lives here; every run of a
 //! job shares it. Few jobs carry one, so plain chunked reads serve.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
-use crate::db::schema::{job_runs, job_wckeys};
+use crate::db::schema::job_wckeys;
 use diesel::prelude::*;
 
 use super::bulk::{IN_CHUNK, insert_all};
@@ -87,17 +87,7 @@ pub fn purge_orphans(conn: &mut AnyConnection, cluster: &str, before: i64) -> Qu
         .filter(job_wckeys::time_submit.lt(before))
         .select(job_wckeys::job_id)
         .load(conn)?;
-    let mut live: BTreeSet<i64> = BTreeSet::new();
-    for chunk in old.chunks(IN_CHUNK) {
-        live.extend(
-            job_runs::table
-                .filter(job_runs::cluster.eq(cluster))
-                .filter(job_runs::job_id.eq_any(chunk))
-                .select(job_runs::job_id)
-                .load::<i64>(conn)?,
-        );
-    }
-    let gone: Vec<i64> = old.into_iter().filter(|id| !live.contains(id)).collect();
+    let gone = super::jobs::without_runs(conn, cluster, old)?;
     let mut n = 0;
     for chunk in gone.chunks(IN_CHUNK) {
         n += diesel::delete(

@@ -3,7 +3,7 @@
 use crate::db::schema::job_runs;
 use diesel::prelude::*;
 
-use super::bulk::insert_all;
+use super::bulk::{IN_CHUNK, insert_all};
 use super::u32_of;
 use crate::store::conn::AnyConnection;
 use crate::store::types::records::JobRun;
@@ -174,4 +174,24 @@ pub fn delete_jobs(conn: &mut AnyConnection, cluster: &str, job_ids: &[i64]) -> 
         |c, lo, hi| diesel::delete(of_cluster.filter(job_runs::job_id.between(lo, hi))).execute(c),
         |c, ids| diesel::delete(of_cluster.filter(job_runs::job_id.eq_any(ids))).execute(c),
     )
+}
+
+/// Those of `cluster`'s jobs `ids` that have no run left (purged): what the tables keyed by
+/// job alone (`job_het`, `job_wckeys`) drop with them.
+pub fn without_runs(
+    conn: &mut AnyConnection,
+    cluster: &str,
+    ids: Vec<i64>,
+) -> QueryResult<Vec<i64>> {
+    let mut live = std::collections::BTreeSet::new();
+    for chunk in ids.chunks(IN_CHUNK) {
+        live.extend(
+            job_runs::table
+                .filter(job_runs::cluster.eq(cluster))
+                .filter(job_runs::job_id.eq_any(chunk))
+                .select(job_runs::job_id)
+                .load::<i64>(conn)?,
+        );
+    }
+    Ok(ids.into_iter().filter(|id| !live.contains(id)).collect())
 }
