@@ -16,7 +16,6 @@
 //! `--pty`) is the first component's.
 
 use std::io::Write;
-use std::path::Path;
 
 use sluice_wire::client::CtldClient;
 use sluice_wire::jobacct::StepUsageWire;
@@ -52,6 +51,11 @@ pub struct HetStep<'a> {
     pub patience: Option<std::time::Duration>,
     /// Each listed component's step options (`srun A : B`); empty: srun's options for all.
     pub group_opts: Vec<&'a SrunOpts>,
+    /// srun's `--multi-prog` file, read and checked (its options').
+    pub multi_prog: Option<&'a MultiProg>,
+    /// Each listed component's, as [`Self::group_opts`]; empty: srun's for all. A file's task
+    /// ranks count from its component's first task.
+    pub group_progs: Vec<Option<&'a MultiProg>>,
     /// srun made the job (`srun A : B` outside an allocation): the step's end ends it.
     pub end_job: bool,
 }
@@ -97,21 +101,7 @@ pub async fn run(
         Err(text) => return super::fail(err, &text),
     };
     let opts_of = |k: usize| s.group_opts.get(k).copied().unwrap_or(s.opts);
-    // --multi-prog, per component: its file's task ranks count from the component's first task.
-    let mut multi_progs = Vec::with_capacity(jobs.len());
-    for k in 0..jobs.len() {
-        let opts = opts_of(k);
-        let read = opts
-            .command
-            .first()
-            .filter(|_| opts.step.multi_prog)
-            .map(|file| MultiProg::read(Path::new(file)))
-            .transpose();
-        match read {
-            Ok(m) => multi_progs.push(m),
-            Err(e) => return super::fail(err, &e.to_string()),
-        }
-    }
+    let prog_of = |k: usize| s.group_progs.get(k).copied().unwrap_or(s.multi_prog);
     // --bcast copies one executable (the first component's) to every node of the step.
     let bcast_differs = (0..jobs.len()).map(opts_of).any(|o| {
         o.bcast.dest != s.opts.bcast.dest
@@ -215,7 +205,7 @@ pub async fn run(
         stdio::fill(&mut own, opts, n);
         own.stdin_task = own.stdin_task.map(|t| t.saturating_add(first_task));
         own.het_job_id = s.job_id;
-        if let Some(Some(m)) = multi_progs.get(k)
+        if let Some(m) = prog_of(k)
             && let Err(e) = template::task_argvs(&mut own, m, first_task, n)
         {
             abandon(ctld, &made, s.end_job.then_some(s.job_id)).await;

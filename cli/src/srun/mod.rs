@@ -233,16 +233,25 @@ pub async fn run_with(
         Some(Err(e)) => return fail(err, &e.to_string()),
     };
     // `srun A : B`: a component with a --multi-prog file and no task count runs as many tasks
-    // as its file names, as a single step does (its step reads the file again).
-    for c in opts.het_components.iter_mut().filter(|c| c.step.multi_prog) {
-        let Some(file) = c.command.first() else {
-            continue;
-        };
-        match multi_prog::MultiProg::read(Path::new(file)) {
-            Ok(m) if c.job.ntasks.is_none() && c.job.ntasks_per_node.is_none() => {
-                c.job.ntasks = m.ntasks();
+    // as its file names, as a single step does. Each file is read once, here, for the step too.
+    let mut component_progs = Vec::with_capacity(opts.het_components.len());
+    for c in &mut opts.het_components {
+        let read = c
+            .command
+            .first()
+            .filter(|_| c.step.multi_prog)
+            .map(|file| multi_prog::MultiProg::read(Path::new(file)))
+            .transpose();
+        match read {
+            Ok(m) => {
+                if let Some(m) = &m
+                    && c.job.ntasks.is_none()
+                    && c.job.ntasks_per_node.is_none()
+                {
+                    c.job.ntasks = m.ntasks();
+                }
+                component_progs.push(m);
             }
-            Ok(_) => {}
             Err(e) => return fail(err, &e.to_string()),
         }
     }
@@ -375,12 +384,16 @@ pub async fn run_with(
             .cloned()
             .collect();
         env_here.extend(het_env);
-        let group_opts: Vec<&args::SrunOpts> = if parts > 1 {
-            std::iter::once(&*opts)
-                .chain(opts.het_components.iter())
-                .collect()
+        let (group_opts, group_progs): (Vec<&args::SrunOpts>, Vec<_>) = if parts > 1 {
+            std::iter::once((&*opts, multi_prog.as_ref()))
+                .chain(
+                    opts.het_components
+                        .iter()
+                        .zip(component_progs.iter().map(Option::as_ref)),
+                )
+                .unzip()
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         let s = het_step::HetStep {
             opts: &opts,
@@ -394,6 +407,8 @@ pub async fn run_with(
             stdin,
             patience,
             group_opts,
+            multi_prog: multi_prog.as_ref(),
+            group_progs,
             end_job: allocated_here,
         };
         return het_step::run(s, &mut ctld, &groups, (out, err), &mut interrupts).await;
