@@ -103,8 +103,12 @@ fn federation_views_of_pending_and_running_jobs() {
         [[id.as_str(), "cluster1", "cluster1,cluster2,cluster3", "PD"]],
         "{out}"
     );
-    let out = fed.ok(1, "squeue", &["--sibling", "-h", "-j", &id, "-o", "%i"]);
-    assert_eq!(out.lines().count(), 3, "one copy per cluster: {out}");
+    // The origin counts a sibling active once the dbd recorded the offer; the sibling's copy
+    // comes with its next event batch.
+    fed.wait_for("one copy per cluster", || {
+        let out = fed.ok(1, "squeue", &["--sibling", "-h", "-j", &id, "-o", "%i"]);
+        out.lines().count() == 3
+    });
     let out = fed.ok(0, "squeue", &["-M", "all", "-j", &id]);
     assert_eq!(out.matches("CLUSTER: ").count(), 3, "{out}");
     assert_eq!(out.matches("fedpend").count(), 3, "{out}");
