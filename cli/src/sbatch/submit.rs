@@ -106,19 +106,15 @@ pub fn report(s: &Submission, reply: &SubmitJobReply, out: &mut dyn Write, err: 
 /// partition and says `on <nodes>` (Slurm's `slurm_het_job_will_run`): the first component's
 /// id, the latest start of the components, their processors summed and all their nodes.
 fn test_only_line(s: &Submission, reply: &SubmitJobReply) -> String {
+    if s.request.het_components.is_empty() {
+        return crate::srun::test_only::line(reply);
+    }
     // Slurm's `slurm_make_time_str`: no foreseeable start reads `Unknown`.
     let when = timefmt::timestamp_or(reply.test_start, Zone::Local, "Unknown");
-    if s.request.het_components.is_empty() {
-        format!(
-            "Job {} to start at {when} using {} processors on nodes {} in partition {}",
-            reply.job_id, reply.test_cpus, reply.test_nodes, reply.test_partition
-        )
-    } else {
-        format!(
-            "Job {} to start at {when} using {} processors on {}",
-            reply.job_id, reply.test_cpus, reply.test_nodes
-        )
-    }
+    format!(
+        "Job {} to start at {when} using {} processors on {}",
+        reply.job_id, reply.test_cpus, reply.test_nodes
+    )
 }
 
 #[cfg(test)]

@@ -68,9 +68,8 @@ pub struct TaskOutput<'a> {
     err: &'a mut dyn Write,
     /// The labels' width (the widest rank of the step).
     label_width: usize,
-    /// Each component's `(first task, label, raw)`; raw: `-u` without `-l`, chunks pass
-    /// straight through.
-    styles: Vec<(u32, bool, bool)>,
+    /// Each component's settings, by first task ([`io_of`]).
+    io: Vec<TaskIo>,
     /// Unfinished lines per (task, stderr) while labelling.
     partial: HashMap<(u32, bool), Vec<u8>>,
 }
@@ -104,20 +103,14 @@ impl<'a> TaskOutput<'a> {
             out,
             err,
             label_width: ntasks.saturating_sub(1).to_string().len(),
-            styles: io
-                .iter()
-                .map(|c| (c.first_task, c.label, c.unbuffered && !c.label))
-                .collect(),
+            io: io.to_vec(),
             partial: HashMap::new(),
         }
     }
 
-    /// `(labelled, raw)` for `task`.
+    /// `(labelled, raw)` for `task`; raw: `-u` without `-l`, chunks pass straight through.
     fn style(&self, task: u32) -> (bool, bool) {
-        let at = self.styles.partition_point(|s| s.0 <= task);
-        self.styles
-            .get(at.saturating_sub(1))
-            .map_or((false, false), |s| (s.1, s.2))
+        io_of(&self.io, task).map_or((false, false), |c| (c.label, c.unbuffered && !c.label))
     }
 
     fn prefix(&self, task: u32) -> String {

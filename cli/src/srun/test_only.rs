@@ -27,7 +27,8 @@ pub async fn run(ctld: &mut CtldClient, mut req: SubmitJobRequest, err: &mut dyn
     }
 }
 
-/// `Job N to start at T using C processors on nodes L in partition P`.
+/// `Job N to start at T using C processors on nodes L in partition P`, for a job that is not
+/// heterogeneous (sbatch's line too).
 pub fn line(reply: &SubmitJobReply) -> String {
     let when = crate::timefmt::timestamp_or(reply.test_start, Zone::Local, "Unknown");
     format!(

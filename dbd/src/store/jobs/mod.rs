@@ -81,19 +81,6 @@ impl Store {
         result
     }
 
-    /// The component jobs of the heterogeneous jobs among `ids` on `clusters` (every cluster
-    /// when empty): `sacct -j 123` shows every component of heterogeneous job 123.
-    pub fn het_components(&self, clusters: &[String], ids: &[u32]) -> Result<Vec<u32>, StoreError> {
-        let leaders: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
-        self.read(|c| {
-            let found = job_het::components(c, clusters, &leaders)?;
-            Ok(found
-                .into_iter()
-                .filter_map(|j| u32::try_from(j).ok())
-                .collect())
-        })
-    }
-
     /// The job ids sacct's `-j` names on `clusters` (every cluster when empty): `ids`, each
     /// widened to every component when it is a heterogeneous job's id, and the components
     /// `het` (`123+1`: heterogeneous job, offset) alone. Empty when nothing was named or
@@ -104,18 +91,24 @@ impl Store {
         ids: &[u32],
         het: &[(u32, u32)],
     ) -> Result<Vec<u32>, StoreError> {
+        let leaders: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
+        let wanted: Vec<(i64, i32)> = het
+            .iter()
+            .filter_map(|&(h, o)| Some((i64::from(h), i32::try_from(o).ok()?)))
+            .collect();
+        // `sacct -j 123` shows every component of heterogeneous job 123; one read for both.
+        let found = self.read(|c| {
+            let mut found = Vec::new();
+            if !leaders.is_empty() {
+                found.extend(job_het::components(c, clusters, &leaders)?);
+            }
+            if !wanted.is_empty() {
+                found.extend(job_het::named(c, clusters, &wanted)?);
+            }
+            Ok(found)
+        })?;
         let mut all = ids.to_vec();
-        if !ids.is_empty() {
-            all.extend(self.het_components(clusters, ids)?);
-        }
-        if !het.is_empty() {
-            let wanted: Vec<(i64, i32)> = het
-                .iter()
-                .filter_map(|&(h, o)| Some((i64::from(h), i32::try_from(o).ok()?)))
-                .collect();
-            let found = self.read(|c| Ok(job_het::named(c, clusters, &wanted)?))?;
-            all.extend(found.into_iter().filter_map(|j| u32::try_from(j).ok()));
-        }
+        all.extend(found.into_iter().filter_map(|j| u32::try_from(j).ok()));
         all.sort_unstable();
         all.dedup();
         Ok(all)
