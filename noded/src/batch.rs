@@ -265,6 +265,7 @@ async fn supervised(
     let _ = tokio::fs::remove_file(&status).await;
     let supervisor = spawn::Supervisor {
         program: &node.config.stepd,
+        sync: node.config.fsync(),
         status: &status,
         record: &adopt::record_path(node, run),
         restart,

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use sluice_vocab::auth_conf::AuthConf;
-use sluice_vocab::cluster_conf::{ConfWarning, CtldConf, JobAcctGather, PrologConf};
+use sluice_vocab::cluster_conf::{ConfWarning, CtldConf, JobAcctGather, PrologConf, StateSync};
 use sluice_vocab::conf::ConfFile;
 use sluice_vocab::hostlist::Hostlist;
 
@@ -62,6 +62,10 @@ pub struct NodedConfig {
     pub stepd: PathBuf,
     /// `UnkillableStepTimeout` in seconds (see [`crate::unkillable`]).
     pub unkillable_secs: u32,
+    /// `SluiceStateSync`: whether the spool's records (launch requests, exit reports) are
+    /// fsynced before they are renamed into place (`full`), or only renamed (`normal`: they
+    /// survive a crash of this daemon, as the controller's commits do under `normal`).
+    pub state_sync: StateSync,
 }
 
 impl NodedConfig {
@@ -131,7 +135,13 @@ impl NodedConfig {
             node_name,
             stepd: crate::supervise::default_program(),
             unkillable_secs: conf.unkillable_step_timeout,
+            state_sync: conf.state_sync,
         })
+    }
+
+    /// Whether the spool's records are fsynced before their rename (`SluiceStateSync=full`).
+    pub fn fsync(&self) -> bool {
+        self.state_sync == StateSync::Full
     }
 
     /// The shared key, `slurm.key` next to `slurm.conf`.
@@ -231,6 +241,15 @@ mod tests {
             (c.real_memory_mb, c.port, c.addr.as_str()),
             (2000, 6818, "n3")
         );
+    }
+
+    #[test]
+    fn the_spool_is_fsynced_only_under_full_state_sync() {
+        let normal = conf(&format!("{BASE}NodeName=a1\n"), "a1").unwrap();
+        assert!(!normal.fsync(), "normal is the default");
+        let full = conf(&format!("{BASE}SluiceStateSync=full\nNodeName=a1\n"), "a1").unwrap();
+        assert!(full.fsync());
+        assert!(full.warnings.is_empty(), "{:?}", full.warnings);
     }
 
     #[test]

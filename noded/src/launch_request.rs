@@ -38,13 +38,16 @@ pub fn prolog_path(node: &Node, run: RunId) -> PathBuf {
         .join(format!("{}.{PROLOG_SUFFIX}", run.stem()))
 }
 
-/// Keeps `req` in the spool (synced, renamed into place). A spool that cannot take it is
-/// logged: the launch goes on, only a restart of the daemon would not find it.
+/// Keeps `req` in the spool (renamed into place, fsynced first under `SluiceStateSync=full`).
+/// A spool that cannot take it is logged: the launch goes on, only a restart of the daemon
+/// would not find it.
 pub async fn save(node: &Node, req: &LaunchBatchRequest) {
     let path = request_path(node, RunId::new(req.job_id, req.restart_count));
     let bytes = req.encode_to_vec();
     let target = path.clone();
-    let written = tokio::task::spawn_blocking(move || write_atomically(&target, &bytes)).await;
+    let sync = node.config.fsync();
+    let written =
+        tokio::task::spawn_blocking(move || write_atomically(&target, &bytes, sync)).await;
     if let Err(e) = written.map_err(std::io::Error::other).and_then(|r| r) {
         tracing::warn!(
             job = req.job_id,
@@ -54,13 +57,19 @@ pub async fn save(node: &Node, req: &LaunchBatchRequest) {
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `bytes` to `path` through a temporary file renamed over it, so a reader finds the
+/// old record or the whole new one. The rename alone survives a crash of this daemon (the
+/// kernel keeps the data); `sync` also makes it survive an OS crash or power loss, which only
+/// matters for a record read after the node comes back, where none of its jobs runs anymore.
+fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
     let mut file = std::fs::File::create(&tmp)?;
     file.write_all(bytes)?;
-    file.sync_all()?;
+    if sync {
+        file.sync_all()?;
+    }
     drop(file);
     std::fs::rename(&tmp, path)
 }
@@ -83,8 +92,10 @@ pub fn prolog_running(node: &Node, run: RunId, pgid: Option<i32>) {
     let job = run.job;
     let path = prolog_path(node, run);
     let result = match pgid {
-        Some(pgid) => sluice_wire::daemon::write_file_atomically(&path, &format!("{pgid}\n"))
-            .map_err(|e| e.to_string()),
+        Some(pgid) => {
+            sluice_wire::daemon::replace_file(&path, &format!("{pgid}\n"), node.config.fsync())
+                .map_err(|e| e.to_string())
+        }
         None => match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
             _ => Ok(()),

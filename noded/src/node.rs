@@ -51,7 +51,7 @@ impl Node {
     /// Opens the spool directory and loads the exit reports an earlier run left.
     pub fn open(config: NodedConfig, port: u16) -> Result<Self, NodedError> {
         let spool = Spool::open(&config.spool_dir)?;
-        let outbox = ExitOutbox::open(&spool.exits_dir())?;
+        let outbox = ExitOutbox::open(&spool.exits_dir())?.synced(config.fsync());
         let here = JobsHere::open(spool.here_dir());
         Ok(Self {
             config,

@@ -200,6 +200,8 @@ pub struct ExitOutbox {
     notify: Notify,
     /// Reports the spool could not take, logged once per episode.
     faults: Mutex<FaultEpisodes>,
+    /// Whether a report is fsynced before its rename (`SluiceStateSync=full`).
+    sync: bool,
 }
 
 impl ExitOutbox {
@@ -234,7 +236,15 @@ impl ExitOutbox {
             seq: AtomicU64::new(next),
             notify: Notify::new(),
             faults: Mutex::new(FaultEpisodes::new("exit report spool")),
+            sync: false,
         })
+    }
+
+    /// Fsyncs each report before renaming it into place (`SluiceStateSync=full`), so it
+    /// survives power loss, not only a crash of this daemon.
+    pub fn synced(mut self, sync: bool) -> Self {
+        self.sync = sync;
+        self
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut BTreeMap<String, ExitReport>) -> R) -> R {
@@ -272,7 +282,7 @@ impl ExitOutbox {
     async fn persist(&self, name: &str, report: &ExitReport) -> Result<(), NodedError> {
         let path = self.dir.join(name);
         let tmp = self.dir.join(format!("{name}.tmp"));
-        if let Err(e) = tokio::fs::write(&tmp, report.encode()).await {
+        if let Err(e) = write_file(&tmp, report.encode().as_bytes(), self.sync).await {
             let _ = tokio::fs::remove_file(&tmp).await;
             return Err(NodedError::file(&tmp, e));
         }
@@ -336,6 +346,17 @@ impl ExitOutbox {
     }
 }
 
+/// Writes `bytes` to a new file at `path`, fsynced when `sync`.
+async fn write_file(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    let mut file = tokio::fs::File::create(path).await?;
+    file.write_all(bytes).await?;
+    if sync {
+        file.sync_all().await?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,21 +397,29 @@ mod tests {
 
     #[tokio::test]
     async fn reports_survive_a_reopen_in_order_until_acknowledged() {
-        let dir = tempfile::tempdir().unwrap();
-        let outbox = ExitOutbox::open(dir.path()).unwrap();
-        assert!(outbox.push(report(9, 1)).await);
-        assert!(outbox.push(report(3, 0)).await);
-        assert!(outbox.has(9, 0) && !outbox.has(9, 1));
-        drop(outbox);
-        let outbox = ExitOutbox::open(dir.path()).unwrap();
-        let pending = outbox.pending();
-        let jobs: Vec<u32> = pending.iter().map(|(_, r)| r.job_id).collect();
-        assert_eq!(jobs, vec![9, 3], "oldest first");
-        assert_eq!(pending[0].1, report(9, 1));
-        outbox.ack(&pending[0].0).await;
-        assert!(outbox.push(report(4, 2)).await);
-        let outbox = ExitOutbox::open(dir.path()).unwrap();
-        assert_eq!(outbox.pending_jobs(), vec![3, 4]);
+        // Fsynced (`SluiceStateSync=full`) or only renamed into place (`normal`).
+        for sync in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let outbox = ExitOutbox::open(dir.path()).unwrap().synced(sync);
+            assert!(outbox.push(report(9, 1)).await);
+            assert!(outbox.push(report(3, 0)).await);
+            assert!(outbox.has(9, 0) && !outbox.has(9, 1));
+            drop(outbox);
+            let outbox = ExitOutbox::open(dir.path()).unwrap().synced(sync);
+            let pending = outbox.pending();
+            let jobs: Vec<u32> = pending.iter().map(|(_, r)| r.job_id).collect();
+            assert_eq!(jobs, vec![9, 3], "oldest first (sync {sync})");
+            assert_eq!(pending[0].1, report(9, 1));
+            outbox.ack(&pending[0].0).await;
+            assert!(outbox.push(report(4, 2)).await);
+            let outbox = ExitOutbox::open(dir.path()).unwrap();
+            assert_eq!(outbox.pending_jobs(), vec![3, 4]);
+            let names: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+        }
     }
 
     #[test]

@@ -117,6 +117,8 @@ pub struct Supervisor<'a> {
     pub record: &'a Path,
     /// The job's launch (restart) count.
     pub restart: u32,
+    /// Whether it fsyncs its files (`SluiceStateSync=full`).
+    pub sync: bool,
 }
 
 /// A batch script's command: its supervisor (see [`crate::supervise`]), which runs the
@@ -152,6 +154,7 @@ pub fn batch_command(
         status: stepd.status.to_path_buf(),
         record: stepd.record.to_path_buf(),
         restart: stepd.restart,
+        sync: stepd.sync,
         run_as,
         argv,
     };
@@ -284,6 +287,7 @@ pub fn step_command(
         status: stepd.status.to_path_buf(),
         record: stepd.record.to_path_buf(),
         restart: stepd.restart,
+        sync: stepd.sync,
         run_as,
         argv: task,
     };

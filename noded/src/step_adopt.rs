@@ -60,6 +60,7 @@ impl TaskFiles {
     pub fn supervisor<'a>(&'a self, node: &'a Node, run: u32) -> Supervisor<'a> {
         Supervisor {
             program: &node.config.stepd,
+            sync: node.config.fsync(),
             status: &self.status,
             record: &self.record,
             restart: run,

@@ -12,8 +12,8 @@
 //! - `exited` once the script has exited and is not yet reaped (the daemon takes its last
 //!   usage sample of the zombie now), then the supervisor waits for a line or the end of its
 //!   stdin: a node daemon that is gone (killed, restarting) ends it at once;
-//! - the script reaped, its status is written to the status file (synced, renamed into place)
-//!   and then `status <exit code> <signal>` on stdout. A restarted daemon that adopted the job
+//! - the script reaped, its status is written to the status file (renamed into place; synced
+//!   first under `SluiceStateSync=full`) and then `status <exit code> <signal>` on stdout. A restarted daemon that adopted the job
 //!   reads the file: the true exit code survives any number of daemon restarts.
 
 use std::ffi::OsString;
@@ -32,6 +32,8 @@ use crate::spawn::{RunAs, exit_parts};
 pub const PROGRAM: &str = "sluice-stepd";
 /// The flag that makes it supervise an srun step task.
 const TASK_FLAG: &str = "--task";
+/// The flag that makes it fsync the launch record and the status file (`SluiceStateSync=full`).
+const SYNC_FLAG: &str = "--sync";
 /// After [`TASK_FLAG`]: the task runs on the pseudo-terminal the supervisor was given (see
 /// [`crate::supervise_task`]).
 const PTY_FLAG: &str = "--pty";
@@ -67,8 +69,9 @@ impl Ended {
 }
 
 /// What the supervisor is asked to run: its command line is
-/// `sluice-stepd [--task [--pty]] <status file> <launch record> <launch count> <uid|-> <gid|-> <program>
-/// [args...]` (`--task`: an srun step task, see [`crate::supervise_task`]).
+/// `sluice-stepd [--sync] [--task [--pty]] <status file> <launch record> <launch count> <uid|-> <gid|-> <program>
+/// [args...]` (`--task`: an srun step task, see [`crate::supervise_task`]; `--sync`: its files
+/// are fsynced before they are renamed into place).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// A step task (its output copied through), not a batch script.
@@ -76,6 +79,9 @@ pub struct Plan {
     /// A step task on a pseudo-terminal (`srun --pty`): its stdin is the terminal's master,
     /// its stderr the slave (its controlling terminal).
     pub pty: bool,
+    /// Whether the launch record and the status file are fsynced (`SluiceStateSync=full`);
+    /// renamed into place either way, so a crash of the node daemon finds them whole.
+    pub sync: bool,
     /// Where the status goes.
     pub status: PathBuf,
     /// The launch record to write once the script runs.
@@ -92,7 +98,10 @@ impl Plan {
     /// The supervisor's arguments for this plan (see [`Plan::parse`]).
     pub fn args(&self) -> Vec<OsString> {
         let id = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
-        let mut args: Vec<OsString> = self.task.then(|| TASK_FLAG.into()).into_iter().collect();
+        let mut args: Vec<OsString> = self.sync.then(|| SYNC_FLAG.into()).into_iter().collect();
+        if self.task {
+            args.push(TASK_FLAG.into());
+        }
         if self.task && self.pty {
             args.push(PTY_FLAG.into());
         }
@@ -112,10 +121,11 @@ impl Plan {
         let mut args = args.into_iter().peekable();
         let usage = || {
             format!(
-                "usage: {PROGRAM} [--task [--pty]] <status file> <launch record> <launch count> <uid|-> \
+                "usage: {PROGRAM} [--sync] [--task [--pty]] <status file> <launch record> <launch count> <uid|-> \
                  <gid|-> <program> [args...]"
             )
         };
+        let sync = args.next_if(|a| a == SYNC_FLAG).is_some();
         let task = args.next_if(|a| a == TASK_FLAG).is_some();
         let pty = task && args.next_if(|a| a == PTY_FLAG).is_some();
         let status = PathBuf::from(args.next().ok_or_else(usage)?);
@@ -149,6 +159,7 @@ impl Plan {
         Ok(Self {
             task,
             pty,
+            sync,
             status,
             record,
             restart,
@@ -174,7 +185,7 @@ pub fn supervise(plan: &Plan) -> Result<Ended, String> {
         .map_err(|e| format!("cannot start {}: {e}", plan.argv[0].to_string_lossy()))?;
     let pid = Pid::from_raw(i32::try_from(child.id()).map_err(|e| e.to_string())?);
     let record = format!("{pid} {} {}\n", plan.restart, std::process::id());
-    if let Err(e) = sluice_wire::daemon::write_file_atomically(&plan.record, &record) {
+    if let Err(e) = sluice_wire::daemon::replace_file(&plan.record, &record, plan.sync) {
         // The script runs on; only a restart of the node daemon would not find it.
         eprintln!("{PROGRAM}: cannot write the launch record: {e}");
     }
@@ -194,7 +205,7 @@ pub fn supervise(plan: &Plan) -> Result<Ended, String> {
         .map_err(|e| format!("cannot reap process {pid}: {e}"))?;
     let (exit_code, signal) = exit_parts(status);
     let ended = Ended { exit_code, signal };
-    sluice_wire::daemon::write_file_atomically(&plan.status, &format!("{}\n", ended.text()))
+    sluice_wire::daemon::replace_file(&plan.status, &format!("{}\n", ended.text()), plan.sync)
         .map_err(|e| e.to_string())?;
     say(&format!("status {}", ended.text()));
     Ok(ended)
@@ -252,6 +263,7 @@ mod tests {
         let plan = Plan {
             task: false,
             pty: false,
+            sync: false,
             status: "/s/7.status".into(),
             record: "/s/7".into(),
             restart: 2,
@@ -273,7 +285,10 @@ mod tests {
         assert_eq!(Plan::parse(task.args()), Ok(task.clone()));
         let pty = Plan { pty: true, ..task };
         assert_eq!(pty.args()[..2], os(&["--task", "--pty"]));
-        assert_eq!(Plan::parse(pty.args()), Ok(pty));
+        assert_eq!(Plan::parse(pty.args()), Ok(pty.clone()));
+        let synced = Plan { sync: true, ..pty };
+        assert_eq!(synced.args()[..3], os(&["--sync", "--task", "--pty"]));
+        assert_eq!(Plan::parse(synced.args()), Ok(synced));
     }
 
     #[test]

@@ -12,8 +12,8 @@
 //!   srun (see [`crate::task_output`]), never ending the task with SIGPIPE;
 //! - its stdin is the supervisor's own (srun's pipe from the daemon, or `/dev/null`);
 //! - once it runs, the launch record (`<pgid> 0 <supervisor pid> <uid>`) is written, and once it
-//!   ended its status (`<exit code> <signal>`) goes to the status file, synced, before the
-//!   supervisor exits: a daemon that restarted meanwhile reads it there (see
+//!   ended its status (`<exit code> <signal>`) goes to the status file (synced under `full`)
+//!   before the supervisor exits: a daemon that restarted meanwhile reads it there (see
 //!   [`crate::step_adopt`]); the daemon that started it reads it once the supervisor exited.
 //!
 //! On a pseudo-terminal (`--pty`, `srun --pty`, see [`crate::pty::supervised_on`]) the
@@ -84,7 +84,7 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
         .run_as
         .map_or_else(|| nix::unistd::geteuid().as_raw(), |r| r.uid);
     let record = format!("{pgid} {} {} {uid}\n", plan.restart, std::process::id());
-    if let Err(e) = sluice_wire::daemon::write_file_atomically(&plan.record, &record) {
+    if let Err(e) = sluice_wire::daemon::replace_file(&plan.record, &record, plan.sync) {
         // The task runs on; only a restart of the node daemon would not find it.
         eprintln!("{PROGRAM}: cannot write the launch record: {e}");
     }
@@ -164,7 +164,7 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
     }
     let (exit_code, signal) = exit_parts(status);
     let ended = Ended { exit_code, signal };
-    sluice_wire::daemon::write_file_atomically(&plan.status, &format!("{}\n", ended.text()))
+    sluice_wire::daemon::replace_file(&plan.status, &format!("{}\n", ended.text()), plan.sync)
         .map_err(|e| e.to_string())?;
     Ok(ended)
 }

@@ -13,6 +13,13 @@ pub const PORT_FILE_ENV: &str = "SLUICE_PORT_FILE";
 /// Writes `contents` to `path` through a synced temporary file and a rename, so a reader
 /// polling for the file never sees it half written, even after a crash. Creates the directory.
 pub fn write_file_atomically(path: &Path, contents: &str) -> Result<(), ProcessError> {
+    replace_file(path, contents, true)
+}
+
+/// [`write_file_atomically`], the temporary file fsynced only when `sync`: without it the file
+/// is still whole or absent after a crash of the writing process (the kernel has the data),
+/// only an OS crash or power loss may leave the old file or none.
+pub fn replace_file(path: &Path, contents: &str, sync: bool) -> Result<(), ProcessError> {
     let err = |error| ProcessError::File {
         path: path.to_path_buf(),
         error,
@@ -25,7 +32,9 @@ pub fn write_file_atomically(path: &Path, contents: &str) -> Result<(), ProcessE
     let tmp = PathBuf::from(tmp);
     let mut file = std::fs::File::create(&tmp).map_err(err)?;
     file.write_all(contents.as_bytes()).map_err(err)?;
-    file.sync_all().map_err(err)?;
+    if sync {
+        file.sync_all().map_err(err)?;
+    }
     drop(file);
     std::fs::rename(&tmp, path).map_err(err)
 }

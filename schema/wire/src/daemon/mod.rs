@@ -19,8 +19,8 @@ use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 
 pub use files::{
-    PORT_FILE_ENV, PidFile, private_dir, private_file, private_files_in, write_file_atomically,
-    write_port_file,
+    PORT_FILE_ENV, PidFile, private_dir, private_file, private_files_in, replace_file,
+    write_file_atomically, write_port_file,
 };
 pub use lock::{DirLock, StateDir};
 pub use logging::{init_logging, raise};
