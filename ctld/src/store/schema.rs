@@ -67,10 +67,10 @@ pub fn configure(conn: &Connection, sync: StateSync) -> rusqlite::Result<()> {
 /// The outbox stream id (see the module doc); `None` when the schema is older than version 2.
 pub fn stream_id(conn: &Connection) -> rusqlite::Result<Option<u64>> {
     use rusqlite::OptionalExtension;
+    // Cached: the shipper reads it with every batch.
     let v: Option<i64> = conn
-        .query_row("SELECT value FROM meta WHERE key = 'stream_id'", [], |r| {
-            r.get(0)
-        })
+        .prepare_cached("SELECT value FROM meta WHERE key = 'stream_id'")?
+        .query_row([], |r| r.get(0))
         .optional()?;
     Ok(v.map(|v| u64::from_ne_bytes(v.to_ne_bytes())))
 }

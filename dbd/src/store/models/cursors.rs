@@ -3,6 +3,8 @@
 use crate::db::schema::job_id_cursors;
 use diesel::prelude::*;
 
+use super::cached;
+
 use crate::store::conn::AnyConnection;
 
 /// The cursor of `cluster`, if it has one.
@@ -28,12 +30,13 @@ pub fn insert(conn: &mut AnyConnection, cluster: &str, next_id: i64) -> QueryRes
 /// Moves the cursor from `old` to `new` if nobody moved it meanwhile (compare-and-set, so two
 /// dbds over one database never hand out the same ids); returns whether it moved.
 pub fn advance(conn: &mut AnyConnection, cluster: &str, old: i64, new: i64) -> QueryResult<bool> {
-    let n = diesel::update(
-        job_id_cursors::table
-            .filter(job_id_cursors::cluster.eq(cluster))
-            .filter(job_id_cursors::next_id.eq(old)),
+    let n = cached::update(
+        job_id_cursors::table,
+        job_id_cursors::cluster
+            .eq(cluster)
+            .and(job_id_cursors::next_id.eq(old)),
+        job_id_cursors::next_id.eq(new),
     )
-    .set(job_id_cursors::next_id.eq(new))
     .execute(conn)?;
     Ok(n == 1)
 }

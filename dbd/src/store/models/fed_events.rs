@@ -4,6 +4,8 @@
 use crate::db::schema::{fed_controllers, fed_event_heads, fed_events};
 use diesel::prelude::*;
 
+use super::cached;
+
 use crate::store::conn::AnyConnection;
 
 /// One row of `fed_events`.
@@ -28,9 +30,12 @@ pub struct FedEventRow {
 /// so a cluster's events commit in seq order. A missing head is created (a racing creation
 /// fails with a unique violation, which the caller retries).
 pub fn next_seq(conn: &mut AnyConnection, cluster: &str) -> QueryResult<i64> {
-    let n = diesel::update(fed_event_heads::table.find(cluster))
-        .set(fed_event_heads::last_seq.eq(fed_event_heads::last_seq + 1))
-        .execute(conn)?;
+    let n = cached::update(
+        fed_event_heads::table,
+        fed_event_heads::cluster.eq(cluster),
+        fed_event_heads::last_seq.eq(fed_event_heads::last_seq + 1),
+    )
+    .execute(conn)?;
     if n == 0 {
         diesel::insert_into(fed_event_heads::table)
             .values((
@@ -89,12 +94,13 @@ pub fn after(
 
 /// Moves `cluster`'s acknowledged cursor forward to `seq` and drops the events it covers.
 pub fn ack(conn: &mut AnyConnection, cluster: &str, seq: i64) -> QueryResult<()> {
-    diesel::update(
-        fed_event_heads::table
-            .filter(fed_event_heads::cluster.eq(cluster))
-            .filter(fed_event_heads::acked_seq.lt(seq)),
+    cached::update(
+        fed_event_heads::table,
+        fed_event_heads::cluster
+            .eq(cluster)
+            .and(fed_event_heads::acked_seq.lt(seq)),
+        fed_event_heads::acked_seq.eq(seq),
     )
-    .set(fed_event_heads::acked_seq.eq(seq))
     .execute(conn)?;
     diesel::delete(
         fed_events::table
@@ -121,12 +127,15 @@ pub fn set_controller(
     start_time: i64,
     now: i64,
 ) -> QueryResult<()> {
-    let n = diesel::update(fed_controllers::table.find(cluster))
-        .set((
+    let n = cached::update(
+        fed_controllers::table,
+        fed_controllers::cluster.eq(cluster),
+        (
             fed_controllers::start_time.eq(start_time),
             fed_controllers::registered_at.eq(now),
-        ))
-        .execute(conn)?;
+        ),
+    )
+    .execute(conn)?;
     if n == 0 {
         diesel::insert_into(fed_controllers::table)
             .values((

@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 use crate::db::schema::fed_jobs;
 use diesel::prelude::*;
 
+use super::cached;
+
 use crate::store::conn::AnyConnection;
 use crate::store::types::fed::{FedJob, FedPhase, RequeueMode, StartLock};
 
@@ -128,9 +130,14 @@ impl FedJobRow {
 /// every backend (and SQLite's write lock), so concurrent requests on one job run one after
 /// the other. Returns whether the job exists.
 pub fn claim(conn: &mut AnyConnection, federation: &str, job_id: u32) -> QueryResult<bool> {
-    let n = diesel::update(fed_jobs::table.find((federation, i64::from(job_id))))
-        .set(fed_jobs::version.eq(fed_jobs::version + 1))
-        .execute(conn)?;
+    let n = cached::update(
+        fed_jobs::table,
+        fed_jobs::federation
+            .eq(federation)
+            .and(fed_jobs::job_id.eq(i64::from(job_id))),
+        fed_jobs::version.eq(fed_jobs::version + 1),
+    )
+    .execute(conn)?;
     Ok(n == 1)
 }
 
@@ -157,10 +164,15 @@ pub fn insert(conn: &mut AnyConnection, row: &FedJobRow) -> QueryResult<()> {
 
 /// Writes every column of an existing job.
 pub fn update(conn: &mut AnyConnection, row: &FedJobRow) -> QueryResult<()> {
-    diesel::update(fed_jobs::table.find((&row.federation, row.job_id)))
-        .set(row)
-        .execute(conn)
-        .map(|_| ())
+    cached::update(
+        fed_jobs::table,
+        fed_jobs::federation
+            .eq(&row.federation)
+            .and(fed_jobs::job_id.eq(row.job_id)),
+        row,
+    )
+    .execute(conn)
+    .map(|_| ())
 }
 
 /// The clusters a live job refers to: `(federation, job_id, origin, viable, active, winner,

@@ -6,6 +6,8 @@
 use crate::db::schema::job_spans;
 use diesel::prelude::*;
 
+use super::cached;
+
 use super::jobs::JobRunRow;
 use crate::store::conn::AnyConnection;
 
@@ -34,10 +36,13 @@ pub fn widen(conn: &mut AnyConnection, cluster: &str, rows: &[JobRunRow]) -> Que
     };
     match get(conn, cluster)? {
         Some(stored) if stored >= span => Ok(()),
-        Some(_) => diesel::update(job_spans::table.find(cluster))
-            .set(job_spans::max_span.eq(span))
-            .execute(conn)
-            .map(|_| ()),
+        Some(_) => cached::update(
+            job_spans::table,
+            job_spans::cluster.eq(cluster),
+            job_spans::max_span.eq(span),
+        )
+        .execute(conn)
+        .map(|_| ()),
         None => diesel::insert_into(job_spans::table)
             .values((job_spans::cluster.eq(cluster), job_spans::max_span.eq(span)))
             .execute(conn)

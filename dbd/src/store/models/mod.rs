@@ -12,6 +12,7 @@ pub mod accounts;
 pub mod assoc_limits;
 pub mod associations;
 pub mod bulk;
+pub mod cached;
 pub mod clusters;
 pub mod coordinators;
 pub mod cursors;

@@ -4,6 +4,8 @@
 use crate::db::schema::record_cursors;
 use diesel::prelude::*;
 
+use super::cached;
+
 use crate::store::conn::AnyConnection;
 
 /// A stream id as stored: the signed view of its 64 bits (every backend has signed BIGINT).
@@ -34,10 +36,15 @@ pub fn insert(conn: &mut AnyConnection, cluster: &str, stream: u64, seq: i64) ->
 
 /// Moves the cursor of `cluster`'s stream `stream` to `seq`.
 pub fn set(conn: &mut AnyConnection, cluster: &str, stream: u64, seq: i64) -> QueryResult<()> {
-    diesel::update(record_cursors::table.find((cluster, stored_stream(stream))))
-        .set(record_cursors::applied_seq.eq(seq))
-        .execute(conn)
-        .map(|_| ())
+    cached::update(
+        record_cursors::table,
+        record_cursors::cluster
+            .eq(cluster)
+            .and(record_cursors::stream_id.eq(stored_stream(stream))),
+        record_cursors::applied_seq.eq(seq),
+    )
+    .execute(conn)
+    .map(|_| ())
 }
 
 #[cfg(test)]
