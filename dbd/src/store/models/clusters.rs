@@ -4,7 +4,7 @@ use crate::db::schema::clusters;
 use diesel::prelude::*;
 
 use super::{to_i32, to_u32};
-use crate::store::conn::AnyConnection;
+use crate::store::conn::{AnyConnection, native};
 use crate::store::types::Cluster;
 
 /// One row of `clusters`.
@@ -96,11 +96,11 @@ impl From<ClusterRow> for Cluster {
 
 /// The row named `name`, deleted or not.
 pub fn get(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<ClusterRow>> {
-    clusters::table
+    native!(conn, c => clusters::table
         .find(name)
         .select(ClusterRow::as_select())
-        .get_result(conn)
-        .optional()
+        .get_result(c)
+        .optional())
 }
 
 /// The live cluster named `name`.

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 
 use super::cached;
 
-use crate::store::conn::AnyConnection;
+use crate::store::conn::{AnyConnection, native};
 
 /// One row of `fed_events`.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
@@ -30,12 +30,12 @@ pub struct FedEventRow {
 /// so a cluster's events commit in seq order. A missing head is created (a racing creation
 /// fails with a unique violation, which the caller retries).
 pub fn next_seq(conn: &mut AnyConnection, cluster: &str) -> QueryResult<i64> {
-    let n = cached::update(
+    let bump = cached::update(
         fed_event_heads::table,
         fed_event_heads::cluster.eq(cluster),
         fed_event_heads::last_seq.eq(fed_event_heads::last_seq + 1),
-    )
-    .execute(conn)?;
+    );
+    let n = native!(conn, c => bump.execute(c))?;
     if n == 0 {
         diesel::insert_into(fed_event_heads::table)
             .values((
@@ -54,10 +54,10 @@ pub fn next_seq(conn: &mut AnyConnection, cluster: &str) -> QueryResult<i64> {
 
 /// Appends an event (its seq from [`next_seq`]).
 pub fn insert(conn: &mut AnyConnection, row: &FedEventRow) -> QueryResult<()> {
-    diesel::insert_into(fed_events::table)
+    native!(conn, c => diesel::insert_into(fed_events::table)
         .values(row)
-        .execute(conn)
-        .map(|_| ())
+        .execute(c)
+        .map(|_| ()))
 }
 
 /// `(last_seq, acked_seq)` of `cluster`'s log; `(0, 0)` before its first event.
@@ -77,19 +77,27 @@ pub fn after(
     after: i64,
     limit: i64,
 ) -> QueryResult<Vec<FedEventRow>> {
-    let page = fed_events::table
-        .filter(fed_events::cluster.eq(cluster))
-        .filter(fed_events::seq.gt(after))
-        .order(fed_events::seq)
-        .select(FedEventRow::as_select());
-    if let AnyConnection::Sqlite(_) = conn {
+    // A macro, not a value: the selection is typed for one backend.
+    macro_rules! page {
+        () => {
+            fed_events::table
+                .filter(fed_events::cluster.eq(cluster))
+                .filter(fed_events::seq.gt(after))
+                .order(fed_events::seq)
+                .select(FedEventRow::as_select())
+        };
+    }
+    match conn {
         // SQLite steps the rows as they are read, so stopping after `limit` reads no more;
         // a `LIMIT ?` would make it prepare the statement again at every page (see
         // `super`'s doc).
-        let limit = usize::try_from(limit).unwrap_or(0);
-        return page.load_iter(conn)?.take(limit).collect();
+        AnyConnection::Sqlite(c) => {
+            let limit = usize::try_from(limit).unwrap_or(0);
+            page!().load_iter(c)?.take(limit).collect()
+        }
+        AnyConnection::Mysql(c) => page!().limit(limit).load(c),
+        AnyConnection::Postgresql(c) => page!().limit(limit).load(c),
     }
-    page.limit(limit).load(conn)
 }
 
 /// Moves `cluster`'s acknowledged cursor forward to `seq` and drops the events it covers.

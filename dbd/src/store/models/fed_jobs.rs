@@ -7,7 +7,7 @@ use diesel::prelude::*;
 
 use super::cached;
 
-use crate::store::conn::AnyConnection;
+use crate::store::conn::{AnyConnection, native};
 use crate::store::types::fed::{FedJob, FedPhase, RequeueMode, StartLock};
 
 /// One row of `fed_jobs`.
@@ -130,14 +130,14 @@ impl FedJobRow {
 /// every backend (and SQLite's write lock), so concurrent requests on one job run one after
 /// the other. Returns whether the job exists.
 pub fn claim(conn: &mut AnyConnection, federation: &str, job_id: u32) -> QueryResult<bool> {
-    let n = cached::update(
+    let claim = cached::update(
         fed_jobs::table,
         fed_jobs::federation
             .eq(federation)
             .and(fed_jobs::job_id.eq(i64::from(job_id))),
         fed_jobs::version.eq(fed_jobs::version + 1),
-    )
-    .execute(conn)?;
+    );
+    let n = native!(conn, c => claim.execute(c))?;
     Ok(n == 1)
 }
 
@@ -147,32 +147,31 @@ pub fn get(
     federation: &str,
     job_id: u32,
 ) -> QueryResult<Option<FedJobRow>> {
-    fed_jobs::table
+    native!(conn, c => fed_jobs::table
         .find((federation, i64::from(job_id)))
         .select(FedJobRow::as_select())
-        .get_result(conn)
-        .optional()
+        .get_result(c)
+        .optional())
 }
 
 /// Inserts a new job.
 pub fn insert(conn: &mut AnyConnection, row: &FedJobRow) -> QueryResult<()> {
-    diesel::insert_into(fed_jobs::table)
+    native!(conn, c => diesel::insert_into(fed_jobs::table)
         .values(row)
-        .execute(conn)
-        .map(|_| ())
+        .execute(c)
+        .map(|_| ()))
 }
 
 /// Writes every column of an existing job.
 pub fn update(conn: &mut AnyConnection, row: &FedJobRow) -> QueryResult<()> {
-    cached::update(
+    let update = cached::update(
         fed_jobs::table,
         fed_jobs::federation
             .eq(&row.federation)
             .and(fed_jobs::job_id.eq(row.job_id)),
         row,
-    )
-    .execute(conn)
-    .map(|_| ())
+    );
+    native!(conn, c => update.execute(c)).map(|_| ())
 }
 
 /// The clusters a live job refers to: `(federation, job_id, origin, viable, active, winner,

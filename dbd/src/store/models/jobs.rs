@@ -5,7 +5,7 @@ use diesel::prelude::*;
 
 use super::bulk::{IN_CHUNK, insert_all};
 use super::u32_of;
-use crate::store::conn::AnyConnection;
+use crate::store::conn::{AnyConnection, native};
 use crate::store::types::records::JobRun;
 
 /// One row of `job_runs`. Unsigned wire values are stored widened to BIGINT.
@@ -137,23 +137,23 @@ pub fn runs_of(
     cluster: &str,
     job_ids: &[i64],
 ) -> QueryResult<Vec<JobRunRow>> {
-    let of_cluster = || {
-        job_runs::table
-            .filter(job_runs::cluster.eq(cluster))
-            .select(JobRunRow::as_select())
-    };
+    // A macro, not a closure: the selection is typed for one backend, and the ranges run on
+    // the backend's own connection (see `conn::native`).
+    macro_rules! of_cluster {
+        () => {
+            job_runs::table
+                .filter(job_runs::cluster.eq(cluster))
+                .select(JobRunRow::as_select())
+        };
+    }
     super::keyed::rows_of_jobs(
         conn,
         "job_runs",
         cluster,
         job_ids,
         |r: &JobRunRow| r.job_id,
-        |c, lo, hi| {
-            of_cluster()
-                .filter(job_runs::job_id.between(lo, hi))
-                .load(c)
-        },
-        |c, ids| of_cluster().filter(job_runs::job_id.eq_any(ids)).load(c),
+        |c, lo, hi| native!(c, c => of_cluster!().filter(job_runs::job_id.between(lo, hi)).load(c)),
+        |c, ids| of_cluster!().filter(job_runs::job_id.eq_any(ids)).load(c),
     )
 }
 

@@ -6,7 +6,7 @@ use sluice_vocab::jobacct::{StepUsage, TresMap, UsageSide};
 
 use super::bulk::insert_all;
 use super::u32_of;
-use crate::store::conn::AnyConnection;
+use crate::store::conn::{AnyConnection, native};
 use crate::store::types::records::Step;
 
 /// One row of `job_steps`.
@@ -188,23 +188,23 @@ pub fn steps_of(
     cluster: &str,
     job_ids: &[i64],
 ) -> QueryResult<Vec<StepRow>> {
-    let of_cluster = || {
-        job_steps::table
-            .filter(job_steps::cluster.eq(cluster))
-            .select(StepRow::as_select())
-    };
+    // A macro, not a closure: the selection is typed for one backend, and the ranges run on
+    // the backend's own connection (see `conn::native`).
+    macro_rules! of_cluster {
+        () => {
+            job_steps::table
+                .filter(job_steps::cluster.eq(cluster))
+                .select(StepRow::as_select())
+        };
+    }
     super::keyed::rows_of_jobs(
         conn,
         "job_steps",
         cluster,
         job_ids,
         |s: &StepRow| s.job_id,
-        |c, lo, hi| {
-            of_cluster()
-                .filter(job_steps::job_id.between(lo, hi))
-                .load(c)
-        },
-        |c, ids| of_cluster().filter(job_steps::job_id.eq_any(ids)).load(c),
+        |c, lo, hi| native!(c, c => of_cluster!().filter(job_steps::job_id.between(lo, hi)).load(c)),
+        |c, ids| of_cluster!().filter(job_steps::job_id.eq_any(ids)).load(c),
     )
 }
 
