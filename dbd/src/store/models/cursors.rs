@@ -4,7 +4,6 @@ use crate::db::schema::job_id_cursors;
 use diesel::prelude::*;
 
 use super::cached;
-
 use crate::store::conn::AnyConnection;
 
 /// The cursor of `cluster`, if it has one.

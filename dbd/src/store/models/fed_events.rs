@@ -5,7 +5,6 @@ use crate::db::schema::{fed_controllers, fed_event_heads, fed_events};
 use diesel::prelude::*;
 
 use super::cached;
-
 use crate::store::conn::{AnyConnection, native};
 
 /// One row of `fed_events`.

@@ -6,7 +6,6 @@ use crate::db::schema::fed_jobs;
 use diesel::prelude::*;
 
 use super::cached;
-
 use crate::store::conn::{AnyConnection, native};
 use crate::store::types::fed::{FedJob, FedPhase, RequeueMode, StartLock};
 

@@ -7,7 +7,6 @@ use crate::db::schema::job_spans;
 use diesel::prelude::*;
 
 use super::cached;
-
 use super::jobs::JobRunRow;
 use crate::store::conn::AnyConnection;
 

@@ -5,7 +5,6 @@ use crate::db::schema::record_cursors;
 use diesel::prelude::*;
 
 use super::cached;
-
 use crate::store::conn::AnyConnection;
 
 /// A stream id as stored: the signed view of its 64 bits (every backend has signed BIGINT).
