@@ -7,8 +7,7 @@
 //! - an adopted job (see [`crate::adopt`]) runs its `Epilog` with the environment of its
 //!   launch once it ends, as a job this daemon started does.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use nix::sys::signal::Signal;
@@ -46,8 +45,10 @@ pub async fn save(node: &Node, req: &LaunchBatchRequest) {
     let bytes = req.encode_to_vec();
     let target = path.clone();
     let sync = node.config.fsync();
-    let written =
-        tokio::task::spawn_blocking(move || write_atomically(&target, &bytes, sync)).await;
+    let written = tokio::task::spawn_blocking(move || {
+        sluice_wire::daemon::replace_file(&target, bytes, sync).map_err(std::io::Error::other)
+    })
+    .await;
     if let Err(e) = written.map_err(std::io::Error::other).and_then(|r| r) {
         tracing::warn!(
             job = req.job_id,
@@ -55,23 +56,6 @@ pub async fn save(node: &Node, req: &LaunchBatchRequest) {
             path.display()
         );
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file renamed over it, so a reader finds the
-/// old record or the whole new one. The rename alone survives a crash of this daemon (the
-/// kernel keeps the data); `sync` also makes it survive an OS crash or power loss, which only
-/// matters for a record read after the node comes back, where none of its jobs runs anymore.
-fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(bytes)?;
-    if sync {
-        file.sync_all()?;
-    }
-    drop(file);
-    std::fs::rename(&tmp, path)
 }
 
 /// The launch request kept for `job`, if any (one that does not decode is `None`).
@@ -93,7 +77,7 @@ pub fn prolog_running(node: &Node, run: RunId, pgid: Option<i32>) {
     let path = prolog_path(node, run);
     let result = match pgid {
         Some(pgid) => {
-            sluice_wire::daemon::replace_file(&path, &format!("{pgid}\n"), node.config.fsync())
+            sluice_wire::daemon::replace_file(&path, format!("{pgid}\n"), node.config.fsync())
                 .map_err(|e| e.to_string())
         }
         None => match std::fs::remove_file(&path) {

@@ -13,8 +13,9 @@
 //!   usage sample of the zombie now), then the supervisor waits for a line or the end of its
 //!   stdin: a node daemon that is gone (killed, restarting) ends it at once;
 //! - the script reaped, its status is written to the status file (renamed into place; synced
-//!   first under `SluiceStateSync=full`) and then `status <exit code> <signal>` on stdout. A restarted daemon that adopted the job
-//!   reads the file: the true exit code survives any number of daemon restarts.
+//!   first under `SluiceStateSync=full`) and then `status <exit code> <signal>` on stdout. A
+//!   restarted daemon that adopted the job reads the file: the true exit code survives any
+//!   number of daemon restarts.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -205,7 +206,7 @@ pub fn supervise(plan: &Plan) -> Result<Ended, String> {
         .map_err(|e| format!("cannot reap process {pid}: {e}"))?;
     let (exit_code, signal) = exit_parts(status);
     let ended = Ended { exit_code, signal };
-    sluice_wire::daemon::replace_file(&plan.status, &format!("{}\n", ended.text()), plan.sync)
+    sluice_wire::daemon::replace_file(&plan.status, format!("{}\n", ended.text()), plan.sync)
         .map_err(|e| e.to_string())?;
     say(&format!("status {}", ended.text()));
     Ok(ended)

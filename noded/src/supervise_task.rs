@@ -164,7 +164,7 @@ pub fn supervise_task(plan: &Plan) -> Result<Ended, String> {
     }
     let (exit_code, signal) = exit_parts(status);
     let ended = Ended { exit_code, signal };
-    sluice_wire::daemon::replace_file(&plan.status, &format!("{}\n", ended.text()), plan.sync)
+    sluice_wire::daemon::replace_file(&plan.status, format!("{}\n", ended.text()), plan.sync)
         .map_err(|e| e.to_string())?;
     Ok(ended)
 }

@@ -19,7 +19,11 @@ pub fn write_file_atomically(path: &Path, contents: &str) -> Result<(), ProcessE
 /// [`write_file_atomically`], the temporary file fsynced only when `sync`: without it the file
 /// is still whole or absent after a crash of the writing process (the kernel has the data),
 /// only an OS crash or power loss may leave the old file or none.
-pub fn replace_file(path: &Path, contents: &str, sync: bool) -> Result<(), ProcessError> {
+pub fn replace_file(
+    path: &Path,
+    contents: impl AsRef<[u8]>,
+    sync: bool,
+) -> Result<(), ProcessError> {
     let err = |error| ProcessError::File {
         path: path.to_path_buf(),
         error,
@@ -31,7 +35,7 @@ pub fn replace_file(path: &Path, contents: &str, sync: bool) -> Result<(), Proce
     tmp.push(format!(".{}.tmp", std::process::id()));
     let tmp = PathBuf::from(tmp);
     let mut file = std::fs::File::create(&tmp).map_err(err)?;
-    file.write_all(contents.as_bytes()).map_err(err)?;
+    file.write_all(contents.as_ref()).map_err(err)?;
     if sync {
         file.sync_all().map_err(err)?;
     }
