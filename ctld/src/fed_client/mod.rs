@@ -42,8 +42,6 @@ use tokio::task::JoinHandle;
 
 /// The protocol version sent at registration.
 pub const RPC_VERSION: u32 = 1;
-/// The start lock's lease: long enough for the acquire → commit round trip.
-pub const LEASE_SECS: u32 = 30;
 /// First and longest wait between attempts to reach the dbd.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(200), Duration::from_secs(5));
 

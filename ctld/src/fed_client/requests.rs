@@ -1,30 +1,26 @@
 //! What the core asks of the dbd, carried out: each request runs in a task of its own and its
 //! outcome goes back into the core.
 //!
-//! The start lock: `AcquireStartLock` (lease [`LEASE_SECS`]), then `CommitStart` with the token;
-//! only a commit the dbd answered `started` launches the job ([`on_start_committed`]). A commit
-//! whose answer was lost is sent again with the same token (the dbd answers a repeat of its
-//! own commit `started` again) until the dbd answers one way or the other, so a start is never
-//! both launched here and given up. A refusal gives the reservation back. A refusal saying the
-//! job is no longer pending, for a job the dbd says this cluster started, is a commit whose
-//! answer a restart lost: the job is launched now (it never was: launches follow commits).
+//! The start: `StartFedJob` takes the dbd's start lock and commits the start in one
+//! transaction; only a start the dbd answered `started` launches the job
+//! ([`on_start_committed`]). A refusal, or no answer, gives the reservation back and the job
+//! asks again later. The dbd answers a job it already records as started here `started` again,
+//! so a start whose answer was lost (or that a restart forgot) is launched at the next attempt:
+//! launches follow commits, and a start is never launched twice.
 //!
 //! Run ends, offers, withdrawals and the withdrawal of a submission the dbd never answered are
 //! retried until the dbd answers; the core keeps them in the job's saved state until then, so
 //! a restart sends them again ([`Sender::recover`]).
 
 use super::route::NotRecorded;
-use super::{Backoff, FedHandle, LEASE_SECS, convert};
+use super::{Backoff, FedHandle, convert};
 use crate::core::federation::{
     self, CommitOutcome, EndReport, FedRecord, FedRequest, on_end_reported, on_offer_synced,
     on_start_committed, on_start_refused, on_submission_withdrawn,
 };
 use crate::runtime::CoreHandle;
 use sluice_vocab::FedJobId;
-use sluice_wire::proto::{
-    CommitStartRequest, FedJobEndedRequest, FedJobRequest, FedOfferRequest, FedSubmitRequest,
-    LockRefusal, StartLockRequest,
-};
+use sluice_wire::proto::{FedJobEndedRequest, FedJobRequest, FedOfferRequest, FedSubmitRequest};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 /// Sends requests to the executor from within the federation client.
@@ -144,66 +140,31 @@ async fn execute(fed: FedHandle, core: CoreHandle, req: FedRequest) {
     }
 }
 
-/// Acquire, commit, then launch or release.
+/// Starts the job at the dbd (`StartFedJob`: lock and commit in one), then launches it or
+/// gives the reservation back. A request without an answer is given up like a refusal: if it
+/// went through, the job's next attempt here is answered `started` and launches it then (the
+/// dbd records this cluster as the winner, so no other cluster starts it meanwhile).
 async fn start(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
-    let mut client = fed.client.clone();
-    let acquire = StartLockRequest {
-        cluster: fed.cluster.clone(),
-        job_id: job.get(),
-        lease_secs: LEASE_SECS,
-    };
-    let reply = match client.acquire_start_lock(acquire).await {
-        Ok(r) => r.into_inner(),
-        Err(status) => {
-            tracing::debug!(%job, "start lock not acquired: {}", status.message());
-            return refused(core, job, 5).await;
-        }
-    };
-    if !reply.granted {
-        let refusal = LockRefusal::try_from(reply.refusal).unwrap_or(LockRefusal::None);
-        if refusal == LockRefusal::NotPending && started_here(fed, job).await {
-            return committed(fed, core, job).await;
-        }
-        return refused(core, job, crate::core::federation::start::RETRY_SECS).await;
-    }
-    let commit = CommitStartRequest {
-        cluster: fed.cluster.clone(),
-        job_id: job.get(),
-        token: reply.token,
-    };
-    let mut backoff = Backoff::new();
-    loop {
-        match client.commit_start(commit.clone()).await {
-            Ok(r) if r.get_ref().started => return committed(fed, core, job).await,
-            Ok(_) => return refused(core, job, crate::core::federation::start::RETRY_SECS).await,
-            Err(status) if convert::retryable(&status) => {
-                tracing::debug!(%job, "commit answer lost, asking again: {}", status.message());
-                backoff.wait().await;
-            }
-            Err(status) => {
-                tracing::warn!(%job, "start commit refused: {}", status.message());
-                return refused(core, job, crate::core::federation::start::RETRY_SECS).await;
-            }
-        }
-    }
-}
-
-/// Whether the dbd records `job` as started on this cluster.
-async fn started_here(fed: &FedHandle, job: FedJobId) -> bool {
     let mut client = fed.client.clone();
     let req = FedJobRequest {
         cluster: fed.cluster.clone(),
         job_id: job.get(),
     };
-    match client.get_fed_job(req).await {
-        Ok(info) => {
-            let info = info.into_inner();
-            info.phase == i32::from(sluice_wire::proto::FedPhase::Started)
-                && info.winner == fed.cluster
+    match client.start_fed_job(req).await {
+        Ok(r) if r.get_ref().started => committed(fed, core, job).await,
+        Ok(r) => {
+            tracing::debug!(%job, "start refused: {}", r.get_ref().message);
+            refused(core, job, crate::core::federation::start::RETRY_SECS).await;
         }
-        Err(_) => false,
+        Err(status) => {
+            tracing::debug!(%job, "start not answered: {}", status.message());
+            refused(core, job, UNANSWERED_RETRY_SECS).await;
+        }
     }
 }
+
+/// Seconds a job waits before asking to start again after a request the dbd did not answer.
+const UNANSWERED_RETRY_SECS: u64 = 5;
 
 async fn committed(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
     let outcome = core

@@ -2,7 +2,8 @@
 //! never heard), in-process against a REAL accounting daemon that drops the answers: the
 //! origin asks again and the job is accepted once and runs once; with no answer at all, the
 //! submitter is told it failed and the job is withdrawn everywhere, nothing offered or run;
-//! while its withdrawal is unanswered, no command lists it or acts on it.
+//! while its withdrawal is unanswered, no command lists it or acts on it. A start whose answer
+//! is lost (committed at the dbd, never heard of) runs once, on the cluster the dbd names.
 
 use crate::fed_support;
 use crate::runtime_support;
@@ -13,6 +14,7 @@ use sluice_wire::proto::{CancelRequest, ControlJobRequest, FedPhase, JobAction, 
 
 const SUBMIT: &str = "/sluice.v1.FedArbiter/SubmitFedJob";
 const WITHDRAW: &str = "/sluice.v1.FedArbiter/WithdrawFedSubmission";
+const START: &str = "/sluice.v1.FedArbiter/StartFedJob";
 
 fn uid() -> u32 {
     nix::unistd::getuid().as_raw()
@@ -50,6 +52,38 @@ async fn a_lost_answer_is_asked_again_and_the_job_is_accepted_and_runs_once() {
         .wait_job(id, "started", |j| j.phase == i32::from(FedPhase::Started))
         .await;
     assert_eq!((info.origin.as_str(), info.winner.as_str()), ("a", winner));
+    assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_start_whose_answer_was_lost_runs_once_where_the_dbd_committed_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let loss = Loss::first(START, 1);
+    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
+    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
+    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
+    a.wait_view("sibling known", |v| v.siblings.len() == 1)
+        .await;
+
+    let id = a
+        .try_submit(runtime_support::job("lost start"))
+        .await
+        .unwrap();
+    // The first start that reached the dbd was committed; its cluster never heard so.
+    let info = dbd
+        .wait_job(id, "started", |j| j.phase == i32::from(FedPhase::Started))
+        .await;
+    assert_eq!(loss.left(), 0, "the committed start's answer was lost");
+    // That cluster asks again and is answered `started`: it launches the job, nobody else.
+    let (who, launched) = next_launch(&mut [&mut a, &mut b]).await;
+    assert_eq!((["a", "b"][who], launched), (info.winner.as_str(), id));
+    assert!(loss.calls() >= 2, "asked again: {} calls", loss.calls());
+    let again = dbd.job(id).await;
+    assert_eq!(
+        (again.winner.as_str(), again.start_time),
+        (info.winner.as_str(), info.start_time),
+        "the repeat committed nothing new"
+    );
     assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
 }
 

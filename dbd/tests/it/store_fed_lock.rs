@@ -1,7 +1,8 @@
 //! The start lock on every backend: exclusivity, lease expiry in simulated time, lost-lock
-//! commits, revocation on commit, release, a restarted controller, and the invariant that a
-//! federated job is committed as started at most once under concurrent requests from several
-//! connections (as several dbds over one database).
+//! commits, revocation on commit, release, a restarted controller, the one-step start (lock and
+//! commit together, as controllers start jobs) alone and grouped with other writes, and the
+//! invariant that a federated job is committed as started at most once under concurrent
+//! requests from several connections (as several dbds over one database).
 
 use crate::common;
 use crate::store_fed_support;
@@ -15,6 +16,9 @@ per_backend!(
     a_restarted_controller_releases_its_locks,
     lease_bounds_are_checked,
     a_job_starts_at_most_once_under_concurrency,
+    a_one_step_start_commits_revokes_and_answers_a_repeat,
+    a_one_step_start_is_refused_as_a_lock_is,
+    grouped_starts_and_ends_are_answered_as_alone,
 );
 
 mod cases {
@@ -223,6 +227,156 @@ mod cases {
             .fed_acquire_start_lock(id(1, 99), "b", LEASE, NOW)
             .unwrap_err();
         assert_eq!(e.to_string(), "Invalid job id specified");
+    }
+
+    pub fn a_one_step_start_commits_revokes_and_answers_a_repeat(db: &TestDb) {
+        let store = federation(db);
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        flush(&store);
+        let job = store.fed_start(j, "c", NOW).unwrap().unwrap();
+        assert_eq!(
+            (job.phase, job.winner.as_deref(), job.start_time),
+            (FedPhase::Started, Some("c"), NOW)
+        );
+        assert_eq!(job.active, set(&["c"]));
+        assert_eq!(take(&store, "b"), vec![revoked(j, Some("c"))]);
+        assert_eq!(
+            take(&store, "a"),
+            vec![FedEventKind::JobStartedElsewhere {
+                job_id: j,
+                cluster: "c".into()
+            }]
+        );
+        assert!(take(&store, "c").is_empty());
+        // Asked again (the answer was lost, or a restart forgot it): started, nothing new.
+        let again = store.fed_start(j, "c", NOW + 5).unwrap().unwrap();
+        assert_eq!(again.start_time, NOW);
+        for c in ["a", "b", "c"] {
+            assert!(take(&store, c).is_empty(), "{c}");
+        }
+        // Nobody else starts it, in one step or two.
+        assert_eq!(
+            store.fed_start(j, "b", NOW + 6).unwrap(),
+            Err(LockRefusal::NotPending)
+        );
+        assert_eq!(refusal(&store, j, "a", NOW + 6), LockRefusal::NotPending);
+        // Once it ended, a late repeat from the winner is refused: nothing runs it again.
+        store
+            .fed_job_ended(
+                j,
+                "c",
+                sluice_vocab::JobState::Completed.stored(),
+                0,
+                RequeueMode::None,
+                NOW + 7,
+            )
+            .unwrap();
+        assert_eq!(
+            store.fed_start(j, "c", NOW + 8).unwrap(),
+            Err(LockRefusal::NotPending)
+        );
+    }
+
+    pub fn a_one_step_start_is_refused_as_a_lock_is(db: &TestDb) {
+        let store = federation(db);
+        let j = submit(&store, request("a", 1, 1)).job_id;
+        flush(&store);
+        // Another cluster's live two-step lock: refused, and its commit still goes through.
+        let (token, _) = granted(&store, j, "b", LEASE, NOW);
+        assert_eq!(
+            store.fed_start(j, "c", NOW + 1).unwrap(),
+            Err(LockRefusal::HeldBy {
+                cluster: "b".into(),
+                expires: NOW + i64::from(LEASE)
+            })
+        );
+        assert_eq!(store.fed_job(j, "a").unwrap().phase, FedPhase::Pending);
+        store
+            .fed_commit_start(j, "b", token, NOW + 2)
+            .unwrap()
+            .unwrap();
+        // A held job starts nowhere; a cluster without a copy does not start it.
+        let held = submit(
+            &store,
+            SubmitFedJob {
+                held: true,
+                ..request("a", 1, 2)
+            },
+        )
+        .job_id;
+        assert_eq!(
+            store.fed_start(held, "a", NOW).unwrap(),
+            Err(LockRefusal::Held)
+        );
+        assert_eq!(
+            store.fed_start(held, "b", NOW).unwrap(),
+            Err(LockRefusal::NotActiveHere)
+        );
+        let e = store.fed_start(id(1, 99), "b", NOW).unwrap_err();
+        assert_eq!(e.to_string(), "Invalid job id specified");
+        // The refusals changed nothing: the origin still starts it once it is offered.
+        store.fed_offer(held, "a", None, NOW + 1).unwrap();
+        store.fed_start(held, "a", NOW + 2).unwrap().unwrap();
+    }
+
+    pub fn grouped_starts_and_ends_are_answered_as_alone(db: &TestDb) {
+        use sluice_dbd::store::fed::group::{FedWrite, RunEnd};
+        let store = federation(db);
+        let a = submit(&store, request("a", 1, 1)).job_id;
+        let b = submit(&store, request("a", 1, 2)).job_id;
+        start_on(&store, b, "b", NOW);
+        flush(&store);
+        let start = |job_id, caller: &str| FedWrite::Start {
+            job_id,
+            caller: caller.into(),
+        };
+        let completed = RunEnd {
+            state: sluice_vocab::JobState::Completed.stored(),
+            exit_code: 0,
+            requeue: RequeueMode::None,
+        };
+        let answers = store.fed_write_group(
+            &[
+                start(a, "c"),
+                // Lost to the start before it in the same group.
+                start(a, "b"),
+                FedWrite::Ended {
+                    job_id: b,
+                    caller: "b".into(),
+                    end: completed,
+                },
+                // Not the cluster it ran on.
+                FedWrite::Ended {
+                    job_id: b,
+                    caller: "c".into(),
+                    end: completed,
+                },
+            ],
+            NOW + 1,
+        );
+        let [won, lost, ended, wrong] = answers.as_slice() else {
+            panic!("{answers:?}");
+        };
+        assert_eq!(won.as_ref().unwrap().winner.as_deref(), Some("c"));
+        assert!(
+            matches!(
+                lost,
+                Err(FedError::StartRefused {
+                    refusal: LockRefusal::NotPending,
+                    ..
+                })
+            ),
+            "{lost:?}"
+        );
+        assert_eq!(ended.as_ref().unwrap().phase, FedPhase::Ended);
+        assert!(
+            matches!(wrong, Err(FedError::NotRunningHere { .. })),
+            "{wrong:?}"
+        );
+        assert_eq!(store.fed_job(a, "a").unwrap().winner.as_deref(), Some("c"));
+        assert_eq!(store.fed_job(b, "a").unwrap().phase, FedPhase::Ended);
+        // The origin heard of both, once each.
+        assert_eq!(take(&store, "a").len(), 2);
     }
 
     /// Jobs raced for by every worker.

@@ -12,7 +12,7 @@ use tonic::Status;
 use tonic::metadata::MetadataMap;
 
 /// The version of the wire protocol this build speaks.
-pub const PROTOCOL_VERSION: u32 = 15;
+pub const PROTOCOL_VERSION: u32 = 16;
 /// The request metadata entry carrying the client's protocol version.
 pub const PROTOCOL_METADATA: &str = "sluice-protocol";
 

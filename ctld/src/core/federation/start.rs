@@ -3,14 +3,15 @@
 //! Where the scheduler would start a federated job (any copy, the origin's included), the core
 //! reserves the allocation instead of launching: the job leaves the queue, its resources are
 //! counted on its nodes so no other job takes them, and a [`FedRequest::StartLock`] asks the
-//! runtime to acquire the dbd's lock and commit the start. Only when the commit is durable at
-//! the dbd does [`on_start_committed`] launch the job; a refusal ([`on_start_refused`]) gives
-//! the reservation back and the job waits (reason `FedJobLock`) or is revoked by the event
-//! that follows. A job its origin held or made dependent while the lock was in flight is not
-//! launched even when the commit went through: the start goes back to the dbd as a held
-//! requeue ([`CommitOutcome::Withheld`]). A reservation is not saved: after a restart the job
-//! is pending again, and the dbd's lease lapses on its own (a start committed just before a
-//! crash is found again through the lock refusal, see `crate::fed_client`).
+//! runtime to take the dbd's lock and commit the start (one request). Only when the commit is
+//! durable at the dbd does [`on_start_committed`] launch the job; a refusal
+//! ([`on_start_refused`]) gives the reservation back and the job waits (reason `FedJobLock`)
+//! or is revoked by the event that follows. A job its origin held or made dependent while the
+//! lock was in flight is not launched even when the commit went through: the start goes back
+//! to the dbd as a held requeue ([`CommitOutcome::Withheld`]). A reservation is not saved:
+//! after a restart the job is pending again, and a start committed just before a crash (or
+//! whose answer was lost) is answered `started` again at the job's next request here, see
+//! `crate::fed_client`.
 
 use super::super::alloc::{self, JobAlloc};
 use super::super::jobs::{JobReason, JobTable};

@@ -1,9 +1,9 @@
-//! Group commit of the submission path: `SubmitFedJob` and `OfferFedJob` calls are queued, and
-//! one writer at a time takes everything queued (up to [`MAX_GROUP`]) into one transaction
-//! ([`Store::fed_write_group`]). Calls that arrive while a transaction is in flight wait for
-//! the next one, so under load every transaction carries many writes, and a lone call is
-//! written at once (no timer, no added wait). Each caller is answered once its group is
-//! committed, with its own write's answer.
+//! Group commit of a federated job's writes: `SubmitFedJob`, `OfferFedJob`, `StartFedJob` and
+//! `FedJobEnded` calls are queued, and one writer at a time takes everything queued (up to
+//! [`MAX_GROUP`]) into one transaction ([`Store::fed_write_group`]). Calls that arrive while a
+//! transaction is in flight wait for the next one, so under load every transaction carries many
+//! writes, and a lone call is written at once (no timer, no added wait). Each caller is answered
+//! once its group is committed, with its own write's answer.
 //!
 //! The writer runs as a task of its own: a caller that hangs up does not stop a group others
 //! wait on, and its write, once queued, is written (as it would have been alone).
@@ -73,7 +73,7 @@ struct Queued {
     answer: oneshot::Sender<Result<FedJob, FedError>>,
 }
 
-/// The group-committing writer of the submission path. Cheap to clone.
+/// The group-committing writer of federated jobs' writes. Cheap to clone.
 #[derive(Clone)]
 pub(crate) struct GroupWriter {
     store: Arc<Store>,
@@ -97,14 +97,22 @@ impl GroupWriter {
 
     /// Writes `write` in the next group and returns its answer once that group committed.
     pub(crate) async fn write(&self, write: FedWrite) -> Result<FedJob, Status> {
+        self.write_answer(write).await?.map_err(Status::from)
+    }
+
+    /// [`GroupWriter::write`], with the store's answer as it is (for a caller that answers
+    /// some refusals itself); the error is the group's own failure.
+    pub(crate) async fn write_answer(
+        &self,
+        write: FedWrite,
+    ) -> Result<Result<FedJob, FedError>, Status> {
         let (answer, answered) = oneshot::channel();
         if let Some(group) = self.groups().arrive(Queued { write, answer }) {
             tokio::spawn(self.clone().run(group));
         }
-        match answered.await {
-            Ok(answer) => answer.map_err(Status::from),
-            Err(_) => Err(Status::internal("store task failed")),
-        }
+        answered
+            .await
+            .map_err(|_| Status::internal("store task failed"))
     }
 
     /// Writes groups until nothing waits.

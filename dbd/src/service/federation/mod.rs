@@ -27,7 +27,7 @@ use tonic::{Request, Response, Status};
 use super::AccountingService;
 use crate::store::Store;
 use crate::store::fed::error::FedError;
-use crate::store::fed::group::FedWrite;
+use crate::store::fed::group::{FedWrite, RunEnd};
 use crate::store::fed::types::FedView;
 
 /// The dbd's clock (the only place this service reads it).
@@ -244,6 +244,24 @@ impl FedArbiter for FederationService {
         Ok(Response::new(convert::commit_reply(outcome)))
     }
 
+    async fn start_fed_job(
+        &self,
+        req: Request<proto::FedJobRequest>,
+    ) -> Result<Response<proto::CommitStartReply>, Status> {
+        self.accounting.require_admin(&req).await?;
+        let m = req.into_inner();
+        let write = FedWrite::Start {
+            job_id: m.job_id,
+            caller: m.cluster,
+        };
+        let outcome = match self.writer.write_answer(write).await? {
+            Ok(job) => Ok(job),
+            Err(FedError::StartRefused { refusal, .. }) => Err(refusal),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Response::new(convert::commit_reply(outcome)))
+    }
+
     async fn release_start_lock(
         &self,
         req: Request<proto::ReleaseStartLockRequest>,
@@ -297,13 +315,18 @@ impl FedArbiter for FederationService {
     }
 
     async fn fed_job_ended(&self, req: Request<proto::FedJobEndedRequest>) -> JobReply {
-        job_reply(
-            self.admin_call(req, |s, m, now| {
-                let mode = convert::requeue_mode(m.requeue);
-                s.fed_job_ended(m.job_id, &m.cluster, m.state, m.exit_code, mode, now)
-            })
-            .await?,
-        )
+        self.accounting.require_admin(&req).await?;
+        let m = req.into_inner();
+        let write = FedWrite::Ended {
+            job_id: m.job_id,
+            caller: m.cluster,
+            end: RunEnd {
+                state: m.state,
+                exit_code: m.exit_code,
+                requeue: convert::requeue_mode(m.requeue),
+            },
+        };
+        job_reply(self.writer.write(write).await?)
     }
 
     async fn reject_sibling(&self, req: Request<proto::FedJobRequest>) -> JobReply {

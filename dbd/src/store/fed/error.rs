@@ -1,6 +1,7 @@
 //! Why a federation request failed, with Slurm's texts for Slurm's errors, and the one mapping
 //! to gRPC statuses. A failed request has changed nothing.
 
+use super::types::LockRefusal;
 use super::viable::ViableError;
 use crate::store::StoreError;
 
@@ -52,6 +53,10 @@ pub enum FedError {
     /// An end report whose state is not a final job state.
     #[error("Job state {state} is not a final state")]
     NotFinalState { state: u32 },
+    /// A one-step start (`StartFedJob`) refused for `refusal`: nothing changed, and the caller
+    /// gives its allocation back. Not a failure of the request: the service answers it.
+    #[error("start of job {job_id} refused: {refusal:?}")]
+    StartRefused { job_id: u32, refusal: LockRefusal },
     /// A start-lock lease outside 1..=[`MAX_LEASE_SECS`].
     #[error("start lock lease of {secs} s is out of range 1..={MAX_LEASE_SECS}")]
     InvalidLease { secs: u32 },
@@ -106,7 +111,8 @@ impl From<FedError> for tonic::Status {
             | E::StillPending { .. }
             | E::AlreadyDone { .. }
             | E::NotOrigin { .. }
-            | E::NotRunningHere { .. } => tonic::Status::failed_precondition(msg),
+            | E::NotRunningHere { .. }
+            | E::StartRefused { .. } => tonic::Status::failed_precondition(msg),
         }
     }
 }

@@ -1,15 +1,16 @@
-//! The submission path's writes, grouped: the federation service collects the `SubmitFedJob`
-//! and `OfferFedJob` calls that arrive while a transaction is in flight and writes them
-//! together in the next one ([`Store::fed_write_group`]), so concurrent submissions share one
-//! commit (and one fsync where the backend syncs) instead of taking turns for the connection.
+//! The writes every federated job makes, grouped: the federation service collects the
+//! `SubmitFedJob`, `OfferFedJob`, `StartFedJob` and `FedJobEnded` calls that arrive while a
+//! transaction is in flight and writes them together in the next one
+//! ([`Store::fed_write_group`]), so concurrent jobs share one commit (and one fsync where the
+//! backend syncs) instead of taking turns for the connection.
 //!
 //! Each write inside the group runs in a savepoint of its own and is answered exactly as it
 //! would be alone: a refused write (a duplicate id, a draining origin, an offer of a job that
-//! started) rolls back to its savepoint and changes nothing, while the others commit. Writes
-//! run in arrival order, so a write sees the earlier ones of its group (a repeated submission
-//! in the same group is answered with the record the first one made). A lost race (deadlock,
-//! SQLite busy) runs the whole group again; any other failure of the group runs each write in
-//! a transaction of its own, so one broken write cannot fail the others.
+//! started, a start another cluster won) rolls back to its savepoint and changes nothing, while
+//! the others commit. Writes run in arrival order, so a write sees the earlier ones of its group
+//! (a repeated submission in the same group is answered with the record the first one made). A
+//! lost race (deadlock, SQLite busy) runs the whole group again; any other failure of the group
+//! runs each write in a transaction of its own, so one broken write cannot fail the others.
 
 use diesel::Connection;
 
@@ -17,10 +18,21 @@ use crate::store::Store;
 use crate::store::conn::AnyConnection;
 
 use super::error::FedError;
-use super::types::{FedJob, SubmitFedJob};
+use super::types::{FedJob, RequeueMode, SubmitFedJob};
 use super::{ops, submission};
 
-/// A write of the submission path that the service groups with concurrent ones.
+/// How a federated job's run ended, as its cluster reports it ([`Store::fed_job_ended`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunEnd {
+    /// The job's final state (stored form), or pending for a requeue.
+    pub state: u32,
+    /// Its exit code.
+    pub exit_code: i32,
+    /// Whether (and how) it goes back to pending.
+    pub requeue: RequeueMode,
+}
+
+/// A write of a federated job's life that the service groups with concurrent ones.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FedWrite {
     /// The origin records a submission ([`Store::fed_submit`]).
@@ -34,6 +46,23 @@ pub enum FedWrite {
         caller: String,
         /// The job's new description, if it changed.
         desc: Option<Vec<u8>>,
+    },
+    /// A cluster that reserved an allocation starts the job there, lock and commit in one
+    /// ([`Store::fed_start`]); a refusal is [`FedError::StartRefused`].
+    Start {
+        /// The federated job id.
+        job_id: u32,
+        /// The calling cluster.
+        caller: String,
+    },
+    /// The cluster that ran the job reports the run's end ([`Store::fed_job_ended`]).
+    Ended {
+        /// The federated job id.
+        job_id: u32,
+        /// The calling cluster (the one the job ran on).
+        caller: String,
+        /// How the run ended.
+        end: RunEnd,
     },
 }
 
@@ -54,6 +83,12 @@ fn write_in(c: &mut AnyConnection, w: &FedWrite, now: i64) -> Result<Wrote, FedE
             caller,
             desc,
         } => ops::offer_in(c, *job_id, caller, desc.clone(), now),
+        FedWrite::Start { job_id, caller } => ops::start_in(c, *job_id, caller, now),
+        FedWrite::Ended {
+            job_id,
+            caller,
+            end,
+        } => ops::ended_in(c, *job_id, caller, *end, now),
     }
 }
 

@@ -11,7 +11,7 @@ use crate::store::conn::AnyConnection;
 use crate::store::models::fed_jobs::{self as job_rows, FedJobRow};
 
 use super::error::{FedError, MAX_LEASE_SECS};
-use super::group::Wrote;
+use super::group::{FedWrite, RunEnd, Wrote};
 use super::start::{self, Emitted};
 use super::types::{CancelOutcome, FedJob, LockOutcome, LockRefusal, RequeueMode, UpdateFedJob};
 use super::viable::{self, Candidate, takes_new_jobs};
@@ -109,6 +109,45 @@ pub(super) fn offer_in(
     Ok(wrote)
 }
 
+/// Starts job `job_id` on `caller` in one step ([`start::start_now`]); inside the caller's
+/// transaction. A refusal is [`FedError::StartRefused`] and writes nothing.
+pub(super) fn start_in(
+    c: &mut AnyConnection,
+    job_id: u32,
+    caller: &str,
+    now: i64,
+) -> Result<Wrote, FedError> {
+    let ((), wrote) = job_in(c, caller, job_id, now, |job, _| {
+        match start::start_now(job, caller, now) {
+            Ok(events) => done((), events),
+            Err(refusal) => Err(FedError::StartRefused { job_id, refusal }),
+        }
+    })?;
+    Ok(wrote)
+}
+
+/// The run of job `job_id` on `caller` ended ([`start::ended`]); inside the caller's
+/// transaction.
+pub(super) fn ended_in(
+    c: &mut AnyConnection,
+    job_id: u32,
+    caller: &str,
+    end: RunEnd,
+    now: i64,
+) -> Result<Wrote, FedError> {
+    let ((), wrote) = job_in(c, caller, job_id, now, |job, ctx| {
+        let viable = ctx.viable_now(job);
+        let RunEnd {
+            state,
+            exit_code,
+            requeue,
+        } = end;
+        let events = start::ended(job, caller, state, exit_code, requeue, viable, now)?;
+        done((), events)
+    })?;
+    Ok(wrote)
+}
+
 impl Store {
     /// Runs `op` on job `job_id` of `caller`'s federation in one transaction (see the module doc).
     fn with_job<T>(
@@ -157,6 +196,25 @@ impl Store {
             }
         })?;
         Ok(outcome.map(|()| job))
+    }
+
+    /// Starts `job_id` on `cluster` in one step, lock and commit together (see
+    /// [`start::start_now`]): the job as committed, or why it may not start there.
+    pub fn fed_start(
+        &self,
+        job_id: u32,
+        cluster: &str,
+        now: i64,
+    ) -> Result<Result<FedJob, LockRefusal>, FedError> {
+        let start = FedWrite::Start {
+            job_id,
+            caller: cluster.to_string(),
+        };
+        match self.fed_write(&start, now) {
+            Ok(job) => Ok(Ok(job)),
+            Err(FedError::StartRefused { refusal, .. }) => Ok(Err(refusal)),
+            Err(e) => Err(e),
+        }
     }
 
     /// Gives up `cluster`'s start lock `token`; whether it held it (a no-op otherwise).
@@ -271,12 +329,19 @@ impl Store {
         requeue: RequeueMode,
         now: i64,
     ) -> Result<FedJob, FedError> {
-        let ((), job) = self.with_job(cluster, job_id, now, |job, ctx| {
-            let viable = ctx.viable_now(job);
-            let events = start::ended(job, cluster, state, exit_code, requeue, viable, now)?;
-            done((), events)
-        })?;
-        Ok(job)
+        let end = RunEnd {
+            state,
+            exit_code,
+            requeue,
+        };
+        self.fed_write(
+            &FedWrite::Ended {
+                job_id,
+                caller: cluster.to_string(),
+                end,
+            },
+            now,
+        )
     }
 
     /// `cluster` refused its sibling copy: it no longer holds one.

@@ -164,6 +164,21 @@ pub fn commit(
     Ok(out)
 }
 
+/// Starts the job on `cluster` in one step: [`acquire`] and [`commit`] at once, for a caller
+/// that reserved its allocation before asking (it has nothing to do between the two). Refused
+/// for the reasons `acquire` refuses. A job already started on `cluster` is answered as
+/// started again with no new events: the caller's earlier request went through and its answer
+/// was lost (or a restart lost it), and the start is the caller's to launch.
+pub fn start_now(job: &mut FedJob, cluster: &str, now: i64) -> Result<Emitted, LockRefusal> {
+    if job.phase == FedPhase::Started && job.winner.as_deref() == Some(cluster) {
+        return Ok(Vec::new());
+    }
+    match acquire(job, cluster, 1, now) {
+        LockOutcome::Granted { token, .. } => commit(job, cluster, token, now),
+        LockOutcome::Refused { reason } => Err(reason),
+    }
+}
+
 /// Gives up `cluster`'s lock `token` on a pending job; whether it held it.
 pub fn release(job: &mut FedJob, cluster: &str, token: u64) -> bool {
     let holds = job
