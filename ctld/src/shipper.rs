@@ -7,11 +7,12 @@
 //! resent after a lost reply is stored once, and a store created afresh (new stream, seqs from 1)
 //! is not taken for a replay of the old one. On a failure it
 //! backs off (100 ms doubling up to 5 s) and tries again; when the outbox is empty it waits for
-//! [`ShipperHandle::notify`] (after each commit) or a 1 s timer. It sends at most one batch per
-//! [`ShipperConfig::gather`]: a record committed after a quiet spell leaves at once, and records
-//! committed in quick succession (a job's submission, start, revocation and end, or many jobs')
-//! wait out the rest of the period and go together: one RPC, one dbd transaction and one delete
-//! here for the lot instead of one per record.
+//! [`ShipperHandle::notify`] (after each commit) or a 1 s timer. Unless a backlog waits (a full
+//! batch), it sends at most one batch per [`ShipperConfig::gather`]: a record committed after a
+//! quiet spell leaves at once, and records committed in quick succession (a job's submission,
+//! start, revocation and end, or many jobs'), also while a batch is on its way, wait out the rest
+//! of the period and go together: one RPC, one dbd transaction and one delete here for the lot
+//! instead of one per record.
 //! The core never waits for it: the only shared resource is SQLite's write lock, held for the
 //! length of one delete.
 
@@ -155,8 +156,9 @@ struct Run {
 enum Round {
     /// Nothing to send.
     Idle,
-    /// Records were applied; there may be more.
-    Progress,
+    /// Records were applied; `full`: more wait already (the batch took `batch_max` records, or
+    /// the dbd applied only part of it).
+    Progress { full: bool },
     /// Something failed; back off.
     Failed,
 }
@@ -174,36 +176,41 @@ impl Run {
     async fn run(mut self) {
         let mut conn: Option<Connection> = None;
         let mut backoff = self.cfg.backoff_min;
-        // When the last batch read after a wake-up was read.
-        let mut last_woken_read: Option<tokio::time::Instant> = None;
+        // When the last batch was read.
+        let mut last_read: Option<tokio::time::Instant> = None;
         loop {
             // Asked to stop, or the handle is gone.
             if *self.stop.borrow() || self.stop.has_changed().is_err() {
                 return;
             }
+            let started = tokio::time::Instant::now();
             let round = self.round(&mut conn).await;
+            if matches!(round, Round::Progress { .. }) {
+                last_read = Some(started);
+            }
             if !matches!(round, Round::Failed)
                 && let Some(line) = self.faults.succeeded(Instant::now())
             {
                 tracing::info!("{line}");
             }
             match round {
-                Round::Progress => backoff = self.cfg.backoff_min,
-                Round::Idle => {
+                // A backlog: read on at once.
+                Round::Progress { full: true } => backoff = self.cfg.backoff_min,
+                // Drained (records committed meanwhile have left a wake-up behind): wait for
+                // the next commit, then for the rest of the period since the last batch, so
+                // records committed one after another go together.
+                Round::Progress { full: false } | Round::Idle => {
                     backoff = self.cfg.backoff_min;
                     let woken = tokio::select! {
                         () = self.wake.notified() => true,
                         () = tokio::time::sleep(self.cfg.idle_poll) => false,
                         () = stopped(&mut self.stop) => false,
                     };
-                    if woken {
-                        if let Some(at) = last_woken_read.map(|t| t + self.cfg.gather) {
-                            tokio::select! {
-                                () = tokio::time::sleep_until(at) => {}
-                                () = stopped(&mut self.stop) => {}
-                            }
+                    if woken && let Some(at) = last_read.map(|t| t + self.cfg.gather) {
+                        tokio::select! {
+                            () = tokio::time::sleep_until(at) => {}
+                            () = stopped(&mut self.stop) => {}
                         }
-                        last_woken_read = Some(tokio::time::Instant::now());
                     }
                 }
                 Round::Failed => {
@@ -247,7 +254,7 @@ impl Run {
         let (Some(first), Some(last)) = (records.first(), records.last()) else {
             return Round::Idle;
         };
-        let (first, last) = (first.seq, last.seq);
+        let (first, last, count) = (first.seq, last.seq, records.len());
         let req = RecordBatchRequest {
             cluster: self.cluster.clone(),
             records,
@@ -276,10 +283,12 @@ impl Run {
             return Round::Failed;
         };
         let Some((conn, deleted)) = blocking(conn, move |c| {
-            c.execute(
+            let n = c.execute(
                 "DELETE FROM acct_outbox WHERE seq <= ?1",
                 [i64::try_from(applied).unwrap_or(i64::MAX)],
-            )
+            )?;
+            crate::store::mark_read(c)?;
+            Ok(n)
         })
         .await
         else {
@@ -300,7 +309,10 @@ impl Run {
             tracing::warn!("accounting daemon applied up to {applied}, below record {first}");
             return Round::Failed;
         }
-        Round::Progress
+        // More waits when the batch was full or the dbd did not take all of it.
+        Round::Progress {
+            full: u32::try_from(count).unwrap_or(u32::MAX) >= max || applied < last,
+        }
     }
 }
 

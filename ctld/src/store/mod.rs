@@ -16,7 +16,7 @@ mod load;
 pub mod schema;
 mod writable;
 
-pub use writable::check_writable;
+pub use writable::{check_writable, mark_read};
 
 pub use crate::core::snapshot::Snapshot;
 
@@ -193,6 +193,10 @@ impl StateStore {
         let mut pending = Pending::default();
         self.write(core, saves, acct, &mut pending)
             .map_err(|e| self.sql(e))?;
+        // Committed; a failure of this read changes nothing written.
+        if let Err(e) = mark_read(&self.conn) {
+            tracing::debug!("state read after commit failed: {e}");
+        }
         // The transaction is committed: only now do the cursors move.
         self.next_seq = pending.next_seq;
         if let Some(ids) = pending.ids {

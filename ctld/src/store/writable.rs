@@ -3,7 +3,16 @@
 //! system that went read-only under it, writing a mapped page is a SIGBUS that kills the
 //! controller, where a write(2) would have been an error. So every commit first checks that
 //! each state file can still be opened for writing, and a store that cannot is read back
-//! through a fresh read-only connection, whose mapping of the index is read-only.
+//! through a fresh read-only connection.
+//!
+//! That reader shares the process's read-write mapping of the index (SQLite keeps one per
+//! inode for all of a process's connections), and a reader writes there too when no connection
+//! has yet read the newest commit: it claims a read mark for it. So every write transaction on
+//! the state file (the core's commits, the shipper's deletes) is followed at once by a read on
+//! the same connection ([`mark_read`]), which leaves a read mark at the end of the WAL; a
+//! reader after the files turned immutable then finds it and writes nothing. (Found when the
+//! shipper's deletes were paced: the last write before the files turned immutable was a delete
+//! nobody had read after, and the controller's read-back after its refused commit was a SIGBUS.)
 
 use super::{STATE_FILE, StateStore, StoreError, schema};
 use crate::core::federation::FedView;
@@ -25,6 +34,14 @@ pub fn check_writable(db: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Reads the database header in a transaction of its own, so a read mark for the newest
+/// commit is in the WAL index (see the module doc). Call right after each write transaction.
+pub fn mark_read(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached("PRAGMA schema_version")?
+        .query_row([], |r| r.get::<_, i64>(0))
+        .map(drop)
 }
 
 impl StateStore {

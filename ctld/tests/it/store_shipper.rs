@@ -230,3 +230,43 @@ async fn a_wiped_state_dir_ships_a_new_stream_whose_records_land() {
     drop(shipper);
     server.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_committed_in_quick_succession_after_a_batch_travel_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = StateStore::open(dir.path()).unwrap();
+    let dbd = Arc::new(Mutex::new(Dbd::default()));
+    let (port, server) = serve(&dbd).await;
+    let signer = Signer::new(Key::from_bytes(vec![7; 32]), 0);
+    let client = AccountingRecordsClient::new(connect_lazy("127.0.0.1", port, signer).unwrap());
+    // A long period, so that the burst below surely falls within one.
+    let cfg = ShipperConfig {
+        gather: Duration::from_secs(2),
+        ..ShipperConfig::default()
+    };
+    let shipper = Shipper::spawn_with(dir.path(), "test".into(), client, cfg);
+    let mut acked = shipper.acked();
+
+    // A job's records after a quiet spell: one batch.
+    let lone = workload(&mut store, 1);
+    shipper.notify();
+    wait_acked(&mut acked, lone).await;
+    assert_eq!(dbd.lock().unwrap().batches, [1]);
+
+    // Five jobs committed one after another, each waking the shipper: one more batch.
+    let mut last = lone;
+    for _ in 0..5 {
+        last = workload(&mut store, 1);
+        shipper.notify();
+    }
+    wait_acked(&mut acked, last).await;
+    let dbd = dbd.lock().unwrap();
+    assert_eq!(dbd.batches, [1, lone + 1], "{:?}", dbd.batches);
+    let stream = store.stream_id();
+    assert_eq!(
+        dbd.stored,
+        (1..=last).map(|s| (stream, s)).collect::<Vec<_>>()
+    );
+    drop(shipper);
+    server.abort();
+}
