@@ -6,8 +6,8 @@
 //!   `WatchFederation` stream that keeps the core's view current;
 //! - [`events`]: this cluster's event log, applied in batches; the cursor is committed with
 //!   the changes, then the events are acknowledged;
-//! - [`requests`]: what the core asks ([`FedRequest`]): the start lock (acquire, commit, then
-//!   launch or release), run ends, offers, withdrawals, refusals;
+//! - [`requests`]: what the core asks ([`FedRequest`]): the start (lock and commit in one
+//!   request, then launch or release), run ends, offers, withdrawals, refusals;
 //! - [`route`]: the `Controller` service's federated paths (submission, cancel, sibling
 //!   removal, updates, requeue, forwarding to the cluster that runs a job); [`commands`]
 //!   splits scancel/scontrol requests between those paths and the usual handlers;

@@ -204,8 +204,9 @@ pub struct FedJob {
 /// What the core asks of the dbd; the runtime sends it after the batch is durable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FedRequest {
-    /// The scheduler would start `job` here: its allocation is reserved; acquire the start
-    /// lock, commit, and answer with [`on_start_committed`] or [`on_start_refused`].
+    /// The scheduler would start `job` here: its allocation is reserved; take the start lock
+    /// and commit the start at the dbd (one request), and answer with [`on_start_committed`]
+    /// or [`on_start_refused`].
     StartLock { job: FedJobId },
     /// Report the end of `job`'s run here (`FedJobEnded`), then [`on_end_reported`].
     Ended { job: FedJobId, report: EndReport },
