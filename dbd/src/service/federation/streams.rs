@@ -5,7 +5,7 @@
 //!   settled drains, event streams opening or closing) and by a poll, so changes made through
 //!   another dbd on the same database arrive too, within [`POLL`].
 //! * `Events`: a cluster's backlog after its cursor, a `caught_up` marker, then live events as
-//!   they are appended (woken by the store's event signal, and by the poll).
+//!   they are appended (woken by the store's event signal for that cluster, and by the poll).
 //!
 //! Both stop when the client goes away.
 
@@ -115,7 +115,7 @@ pub(super) fn events(
         let store = svc.store();
         let mut stop = svc.stop.subscribe();
         let _guard = StreamGuard::open(svc, cluster.clone());
-        let mut signal = store.fed_signals().watch_events();
+        let mut signal = store.fed_signals().watch_events(&cluster);
         let mut cursor = after;
         let mut caught_up = false;
         loop {

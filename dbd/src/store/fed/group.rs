@@ -12,6 +12,8 @@
 //! lost race (deadlock, SQLite busy) runs the whole group again; any other failure of the group
 //! runs each write in a transaction of its own, so one broken write cannot fail the others.
 
+use std::collections::BTreeSet;
+
 use diesel::Connection;
 
 use crate::store::Store;
@@ -66,11 +68,11 @@ pub enum FedWrite {
     },
 }
 
-/// What one write did: the job as recorded, and how many events it appended and draining
-/// clusters it settled (for the watchers, told after the commit).
+/// What one write did: the job as recorded, the clusters it appended events for, and how many
+/// draining clusters it settled (for the watchers, told after the commit).
 pub(super) struct Wrote {
     pub(super) job: FedJob,
-    pub(super) appended: usize,
+    pub(super) appended: BTreeSet<String>,
     pub(super) settled: usize,
 }
 
@@ -113,7 +115,7 @@ impl Store {
         match grouped {
             Ok(answers) => {
                 let wrote = answers.iter().flatten();
-                let appended = wrote.clone().map(|w| w.appended).sum();
+                let appended: BTreeSet<&String> = wrote.clone().flat_map(|w| &w.appended).collect();
                 let settled = wrote.map(|w| w.settled).sum();
                 self.fed_changed(appended, settled);
                 answers.into_iter().map(|a| a.map(|w| w.job)).collect()
@@ -128,7 +130,7 @@ impl Store {
     /// Applies one write in a transaction of its own.
     pub fn fed_write(&self, w: &FedWrite, now: i64) -> Result<FedJob, FedError> {
         let wrote = self.fed_tx(|c| write_in(c, w, now))?;
-        self.fed_changed(wrote.appended, wrote.settled);
+        self.fed_changed(&wrote.appended, wrote.settled);
         Ok(wrote.job)
     }
 
@@ -158,10 +160,17 @@ impl Store {
         )
     }
 
-    /// Tells the streams what a committed change did: events appended, clusters settled.
-    pub(super) fn fed_changed(&self, appended: usize, settled: usize) {
-        if appended + settled > 0 {
+    /// Tells the streams what a committed change did: the clusters events were appended for,
+    /// how many clusters settled (settling may append to any log: every stream is woken).
+    pub(super) fn fed_changed<'a>(
+        &self,
+        appended: impl IntoIterator<Item = &'a String>,
+        settled: usize,
+    ) {
+        if settled > 0 {
             self.fed.events_appended();
+        } else {
+            self.fed.events_appended_to(appended);
         }
         if settled > 0 {
             self.fed.federation_changed();

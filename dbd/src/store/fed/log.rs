@@ -167,13 +167,14 @@ fn event(r: FedEventRow) -> Option<FedEvent> {
 /// Appends `events` of `federation` to their clusters' logs, skipping clusters not in
 /// `members`. Heads are taken in cluster-name order (a stable sort keeps each cluster's events
 /// in emission order), so two transactions never wait on each other's heads in a cycle.
+/// Returns the clusters whose logs grew.
 pub fn append(
     conn: &mut AnyConnection,
     federation: &str,
     members: &BTreeSet<String>,
     mut events: Emitted,
     now: i64,
-) -> diesel::QueryResult<usize> {
+) -> diesel::QueryResult<BTreeSet<String>> {
     events.retain(|(c, _)| members.contains(c));
     events.sort_by(|a, b| a.0.cmp(&b.0));
     for (cluster, kind) in &events {
@@ -181,7 +182,7 @@ pub fn append(
         r.seq = rows::next_seq(conn, cluster)?;
         rows::insert(conn, &r)?;
     }
-    Ok(events.len())
+    Ok(events.into_iter().map(|(c, _)| c).collect())
 }
 
 /// `cluster`'s events after `max(after, acked)`, at most `limit`.

@@ -33,6 +33,9 @@ pub mod view;
 /// types, below the row models that store them).
 pub use super::types::fed as types;
 
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use tokio::sync::watch;
 
 use super::conn::AnyConnection;
@@ -44,18 +47,20 @@ use types::{EventPage, FedView, Registration};
 const ATTEMPTS: u32 = 30;
 
 /// Change notifications for the federation service's streams (this process only; the service
-/// also polls, for changes made by another dbd on the same database).
+/// also polls, for changes made by another dbd on the same database). Event streams are woken
+/// per cluster: an append wakes the streams of the clusters whose logs grew, not every stream
+/// (each woken stream reads its log).
 #[derive(Debug)]
 pub struct Signals {
     federation: watch::Sender<u64>,
-    events: watch::Sender<u64>,
+    events: Mutex<HashMap<String, watch::Sender<u64>>>,
 }
 
 impl Default for Signals {
     fn default() -> Self {
         Self {
             federation: watch::Sender::new(0),
-            events: watch::Sender::new(0),
+            events: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -66,9 +71,21 @@ impl Signals {
         self.federation.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    /// Tells the event streams that some cluster's log grew.
+    /// Tells every event stream that its cluster's log may have grown.
     pub fn events_appended(&self) {
-        self.events.send_modify(|n| *n = n.wrapping_add(1));
+        for tx in self.event_senders().values() {
+            tx.send_modify(|n| *n = n.wrapping_add(1));
+        }
+    }
+
+    /// Tells the event streams of `clusters` that their logs grew.
+    pub fn events_appended_to<'a>(&self, clusters: impl IntoIterator<Item = &'a String>) {
+        let senders = self.event_senders();
+        for cluster in clusters {
+            if let Some(tx) = senders.get(cluster) {
+                tx.send_modify(|n| *n = n.wrapping_add(1));
+            }
+        }
     }
 
     /// A receiver that wakes at every clusters/federations change.
@@ -76,9 +93,16 @@ impl Signals {
         self.federation.subscribe()
     }
 
-    /// A receiver that wakes whenever an event is appended.
-    pub fn watch_events(&self) -> watch::Receiver<u64> {
-        self.events.subscribe()
+    /// A receiver that wakes whenever an event is appended to `cluster`'s log.
+    pub fn watch_events(&self, cluster: &str) -> watch::Receiver<u64> {
+        self.event_senders()
+            .entry(cluster.to_string())
+            .or_insert_with(|| watch::Sender::new(0))
+            .subscribe()
+    }
+
+    fn event_senders(&self) -> MutexGuard<'_, HashMap<String, watch::Sender<u64>>> {
+        self.events.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -182,5 +206,29 @@ impl Store {
             self.fed.events_appended();
         }
         Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Signals;
+
+    #[test]
+    fn an_append_wakes_the_streams_of_the_clusters_it_names_and_settling_wakes_all() {
+        let signals = Signals::default();
+        let mut a = signals.watch_events("a");
+        let b = signals.watch_events("b");
+        signals.events_appended_to([&"a".to_string(), &"c".to_string()]);
+        assert!(a.has_changed().unwrap());
+        assert!(!b.has_changed().unwrap(), "b's log did not grow");
+        a.borrow_and_update();
+        // A stream opened later for the same cluster shares its signal.
+        let mut a2 = signals.watch_events("a");
+        signals.events_appended_to([&"a".to_string()]);
+        assert!(a.has_changed().unwrap() && a2.has_changed().unwrap());
+        a.borrow_and_update();
+        a2.borrow_and_update();
+        signals.events_appended();
+        assert!(a.has_changed().unwrap() && b.has_changed().unwrap());
     }
 }

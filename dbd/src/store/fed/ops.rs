@@ -158,7 +158,7 @@ impl Store {
         mut op: impl FnMut(&mut FedJob, &Ctx) -> Result<Done<T>, FedError>,
     ) -> Result<(T, FedJob), FedError> {
         let (value, wrote) = self.fed_tx(|c| job_in(c, caller, job_id, now, &mut op))?;
-        self.fed_changed(wrote.appended, wrote.settled);
+        self.fed_changed(&wrote.appended, wrote.settled);
         Ok((value, wrote.job))
     }
 

@@ -68,7 +68,7 @@ pub(super) fn submit_in(
         if same_submission(old, req) {
             return Ok(Wrote {
                 job: old.clone(),
-                appended: 0,
+                appended: BTreeSet::new(),
                 settled: 0,
             });
         }
@@ -122,7 +122,7 @@ impl Store {
             if !job_rows::claim(c, &federation, req.job_id)? {
                 let job = tombstone(req, &federation, now);
                 job_rows::insert(c, &FedJobRow::from_job(&job, now))?;
-                return Ok((job, 0, 0));
+                return Ok((job, BTreeSet::new(), 0));
             }
             let mut job = job_rows::get(c, &federation, req.job_id)?
                 .ok_or(FedError::InvalidJobId { job_id: req.job_id })?
@@ -134,7 +134,7 @@ impl Store {
                 });
             }
             if job.phase.is_terminal() {
-                return Ok((job, 0, 0));
+                return Ok((job, BTreeSet::new(), 0));
             }
             let mut involved = job.active.clone();
             involved.extend(job.lock.as_ref().map(|l| l.cluster.clone()));
@@ -149,7 +149,7 @@ impl Store {
             let settled = settle::settle(c, Some(&involved), now)?.len();
             Ok((job, appended, settled))
         })?;
-        self.fed_changed(appended, settled);
+        self.fed_changed(&appended, settled);
         Ok(job)
     }
 }
