@@ -12,7 +12,9 @@
 //! quiet spell leaves at once, and records committed in quick succession (a job's submission,
 //! start, revocation and end, or many jobs'), also while a batch is on its way, wait out the rest
 //! of the period and go together: one RPC, one dbd transaction and one delete here for the lot
-//! instead of one per record.
+//! instead of one per record. A commit with a job's end wakes it with
+//! [`ShipperHandle::notify_now`], which skips the wait: `sacct` shows a job's end as soon as it
+//! left the queue (workflow tools poll the queue, then read the job's state and exit code).
 //! The core never waits for it: the only shared resource is SQLite's write lock, held for the
 //! length of one delete.
 
@@ -24,6 +26,7 @@ use sluice_wire::daemon::fault::FaultEpisodes;
 use sluice_wire::proto::{AcctRecord, RecordBatchRequest};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
@@ -77,6 +80,7 @@ impl Shipper {
         cfg: ShipperConfig,
     ) -> ShipperHandle {
         let wake = Arc::new(Notify::new());
+        let now = Arc::new(AtomicBool::new(false));
         let (acked_tx, acked) = watch::channel(0);
         let (stop, stop_rx) = watch::channel(false);
         let run = Run {
@@ -85,12 +89,14 @@ impl Shipper {
             dbd,
             cfg,
             wake: wake.clone(),
+            now: now.clone(),
             acked: acked_tx,
             stop: stop_rx,
             faults: FaultEpisodes::new("accounting outbox"),
         };
         ShipperHandle {
             wake,
+            now,
             acked,
             stop,
             task: Some(tokio::spawn(run.run())),
@@ -101,6 +107,8 @@ impl Shipper {
 /// The running shipper; dropping it stops the task, [`ShipperHandle::stop`] also waits for it.
 pub struct ShipperHandle {
     wake: Arc<Notify>,
+    /// Set with a wake-up that must not wait out the gather period.
+    now: Arc<AtomicBool>,
     acked: watch::Receiver<u64>,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
@@ -109,6 +117,13 @@ pub struct ShipperHandle {
 impl ShipperHandle {
     /// Tells the shipper new records were committed (cheap; never blocks).
     pub fn notify(&self) {
+        self.wake.notify_one();
+    }
+
+    /// [`ShipperHandle::notify`] for records someone waits for: the next batch leaves without
+    /// waiting out the gather period.
+    pub fn notify_now(&self) {
+        self.now.store(true, Ordering::Release);
         self.wake.notify_one();
     }
 
@@ -145,6 +160,8 @@ struct Run {
     dbd: RecordsClient,
     cfg: ShipperConfig,
     wake: Arc<Notify>,
+    /// [`ShipperHandle::now`].
+    now: Arc<AtomicBool>,
     acked: watch::Sender<u64>,
     /// Becomes true when the handle asks the shipper to stop.
     stop: watch::Receiver<bool>,
@@ -198,7 +215,7 @@ impl Run {
                 Round::Progress { full: true } => backoff = self.cfg.backoff_min,
                 // Drained (records committed meanwhile have left a wake-up behind): wait for
                 // the next commit, then for the rest of the period since the last batch, so
-                // records committed one after another go together.
+                // records committed one after another go together; a job's end cuts it short.
                 Round::Progress { full: false } | Round::Idle => {
                     backoff = self.cfg.backoff_min;
                     let woken = tokio::select! {
@@ -207,10 +224,7 @@ impl Run {
                         () = stopped(&mut self.stop) => false,
                     };
                     if woken && let Some(at) = last_read.map(|t| t + self.cfg.gather) {
-                        tokio::select! {
-                            () = tokio::time::sleep_until(at) => {}
-                            () = stopped(&mut self.stop) => {}
-                        }
+                        self.gather_until(at).await;
                     }
                 }
                 Round::Failed => {
@@ -224,8 +238,23 @@ impl Run {
         }
     }
 
+    /// Waits until `at`, unless [`ShipperHandle::notify_now`] comes first (or came already)
+    /// or the shipper is stopped.
+    async fn gather_until(&mut self, at: tokio::time::Instant) {
+        while !self.now.load(Ordering::Acquire) {
+            tokio::select! {
+                () = tokio::time::sleep_until(at) => return,
+                // A plain wake-up only adds to what the next batch takes.
+                () = self.wake.notified() => {}
+                () = stopped(&mut self.stop) => return,
+            }
+        }
+    }
+
     /// Reads one batch, sends it and deletes what the dbd applied.
     async fn round(&mut self, slot: &mut Option<Connection>) -> Round {
+        // What was committed before this read goes with it, urgent or not.
+        self.now.store(false, Ordering::Release);
         // Not even a read while a state file cannot be written: SQLite would write its
         // read mark through a mapping of the index file (a SIGBUS when that is immutable).
         if let Err(e) = crate::store::check_writable(&self.path) {

@@ -525,6 +525,12 @@ impl Loop {
     /// are refused (reads of durable state answered).
     fn commit(&mut self, now: SimTime) {
         let records = self.batch.acct().len();
+        // Someone waits for a job's end in sacct (a workflow that saw it leave the queue).
+        let ends = self
+            .batch
+            .acct()
+            .iter()
+            .any(|r| matches!(r, crate::core::outbox::AcctRecord::JobEnded { .. }));
         let writes = self.batch.needs_commit();
         let (sink, core) = (&mut self.sink, &self.core);
         let (replies, cmds) = match batch::commit_batch(&mut self.batch, |b| {
@@ -549,7 +555,7 @@ impl Loop {
         if records > 0
             && let Some(s) = &self.shipper
         {
-            s.notify();
+            if ends { s.notify_now() } else { s.notify() }
         }
         for reply in replies {
             reply(Outcome::Done);

@@ -20,6 +20,16 @@ fn uid() -> u32 {
     nix::unistd::getuid().as_raw()
 }
 
+/// A dbd that loses what `loss` names, and members `a` and `b` that know each other.
+async fn losing_federation(dir: &std::path::Path, loss: &Loss) -> (Dbd, Member, Member) {
+    let dbd = Dbd::start_losing(dir, &["a", "b"], loss.clone()).await;
+    let a = Member::start(dir, "a", dbd.port, true).await;
+    let b = Member::start(dir, "b", dbd.port, true).await;
+    a.wait_view("sibling known", |v| v.siblings.len() == 1)
+        .await;
+    (dbd, a, b)
+}
+
 /// Every event of `cluster`'s log at the dbd about `job`.
 fn events_about(dbd: &Dbd, cluster: &str, job: u32) -> usize {
     let page = dbd.store.fed_events(cluster, 0, 100_000).unwrap();
@@ -33,11 +43,7 @@ fn events_about(dbd: &Dbd, cluster: &str, job: u32) -> usize {
 async fn a_lost_answer_is_asked_again_and_the_job_is_accepted_and_runs_once() {
     let dir = tempfile::tempdir().unwrap();
     let loss = Loss::first(SUBMIT, 1);
-    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
-    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
-    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
-    a.wait_view("sibling known", |v| v.siblings.len() == 1)
-        .await;
+    let (dbd, mut a, mut b) = losing_federation(dir.path(), &loss).await;
 
     let id = a.try_submit(runtime_support::job("lost")).await.unwrap();
     assert_eq!(
@@ -59,11 +65,7 @@ async fn a_lost_answer_is_asked_again_and_the_job_is_accepted_and_runs_once() {
 async fn a_start_whose_answer_was_lost_runs_once_where_the_dbd_committed_it() {
     let dir = tempfile::tempdir().unwrap();
     let loss = Loss::first(START, 1);
-    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
-    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
-    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
-    a.wait_view("sibling known", |v| v.siblings.len() == 1)
-        .await;
+    let (dbd, mut a, mut b) = losing_federation(dir.path(), &loss).await;
 
     let id = a
         .try_submit(runtime_support::job("lost start"))
@@ -91,11 +93,7 @@ async fn a_start_whose_answer_was_lost_runs_once_where_the_dbd_committed_it() {
 async fn a_submission_never_answered_is_withdrawn_everywhere() {
     let dir = tempfile::tempdir().unwrap();
     let loss = Loss::first(SUBMIT, usize::MAX);
-    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
-    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
-    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
-    a.wait_view("sibling known", |v| v.siblings.len() == 1)
-        .await;
+    let (dbd, mut a, mut b) = losing_federation(dir.path(), &loss).await;
 
     let refused = a
         .try_submit(runtime_support::job("never"))
@@ -200,11 +198,7 @@ async fn a_submission_being_withdrawn_is_unknown_to_every_command() {
 async fn a_submitter_hanging_up_while_the_dbd_is_silent_leaves_nothing_half_done() {
     let dir = tempfile::tempdir().unwrap();
     let loss = Loss::first(SUBMIT, usize::MAX);
-    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
-    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
-    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
-    a.wait_view("sibling known", |v| v.siblings.len() == 1)
-        .await;
+    let (dbd, mut a, mut b) = losing_federation(dir.path(), &loss).await;
 
     // The submitter hangs up once the dbd has recorded the job (its answer lost): the origin
     // goes on without it, asks again, gives up and withdraws the submission.
@@ -246,11 +240,7 @@ async fn a_submitter_hanging_up_while_the_dbd_is_silent_leaves_nothing_half_done
 async fn a_refusal_after_a_lost_answer_withdraws_what_was_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let loss = Loss::first(SUBMIT, 1).then_refuse(1);
-    let dbd = Dbd::start_losing(dir.path(), &["a", "b"], loss.clone()).await;
-    let mut a = Member::start(dir.path(), "a", dbd.port, true).await;
-    let mut b = Member::start(dir.path(), "b", dbd.port, true).await;
-    a.wait_view("sibling known", |v| v.siblings.len() == 1)
-        .await;
+    let (dbd, mut a, mut b) = losing_federation(dir.path(), &loss).await;
 
     let refused = a
         .try_submit(runtime_support::job("refused"))

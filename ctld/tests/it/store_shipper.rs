@@ -270,3 +270,36 @@ async fn records_committed_in_quick_succession_after_a_batch_travel_together() {
     drop(shipper);
     server.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_end_does_not_wait_out_the_gather_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = StateStore::open(dir.path()).unwrap();
+    let dbd = Arc::new(Mutex::new(Dbd::default()));
+    let (port, server) = serve(&dbd).await;
+    let signer = Signer::new(Key::from_bytes(vec![7; 32]), 0);
+    let client = AccountingRecordsClient::new(connect_lazy("127.0.0.1", port, signer).unwrap());
+    // A period far longer than `wait_acked` waits: only `notify_now` can get the batch out.
+    let cfg = ShipperConfig {
+        gather: Duration::from_secs(3_600),
+        ..ShipperConfig::default()
+    };
+    let shipper = Shipper::spawn_with(dir.path(), "test".into(), client, cfg);
+    let mut acked = shipper.acked();
+    let lone = workload(&mut store, 1);
+    shipper.notify();
+    wait_acked(&mut acked, lone).await;
+
+    // Within the period: a plain wake-up waits, one for a job's end goes at once, and takes
+    // what the plain one left.
+    let waiting = workload(&mut store, 1);
+    shipper.notify();
+    let ended = workload(&mut store, 1);
+    shipper.notify_now();
+    wait_acked(&mut acked, ended).await;
+    let dbd = dbd.lock().unwrap();
+    assert_eq!(dbd.batches, [1, lone + 1], "{:?}", dbd.batches);
+    assert!(waiting < ended);
+    drop(shipper);
+    server.abort();
+}

@@ -123,6 +123,20 @@ mod cases {
             .unwrap();
     }
 
+    /// `c` started `j`, a job of origin `a` offered to `b` and `c`: `b` is revoked, `a` told,
+    /// `c` (which made the change) told nothing.
+    fn assert_told_c_started(store: &Store, j: u32) {
+        assert_eq!(take(store, "b"), vec![revoked(j, Some("c"))]);
+        assert_eq!(
+            take(store, "a"),
+            vec![FedEventKind::JobStartedElsewhere {
+                job_id: j,
+                cluster: "c".into()
+            }]
+        );
+        assert!(take(store, "c").is_empty());
+    }
+
     pub fn commit_revokes_the_other_siblings_and_tells_the_origin(db: &TestDb) {
         let store = federation(db);
         let j = submit(&store, request("a", 1, 1)).job_id;
@@ -130,15 +144,7 @@ mod cases {
         let (token, _) = granted(&store, j, "c", LEASE, NOW);
         let job = store.fed_commit_start(j, "c", token, NOW).unwrap().unwrap();
         assert_eq!(job.active, set(&["c"]));
-        assert_eq!(take(&store, "b"), vec![revoked(j, Some("c"))]);
-        assert_eq!(
-            take(&store, "a"),
-            vec![FedEventKind::JobStartedElsewhere {
-                job_id: j,
-                cluster: "c".into()
-            }]
-        );
-        assert!(take(&store, "c").is_empty());
+        assert_told_c_started(&store, j);
         // A retried commit (its reply was lost) is accepted again, with no new events.
         let again = store
             .fed_commit_start(j, "c", token, NOW + 1)
@@ -239,15 +245,7 @@ mod cases {
             (FedPhase::Started, Some("c"), NOW)
         );
         assert_eq!(job.active, set(&["c"]));
-        assert_eq!(take(&store, "b"), vec![revoked(j, Some("c"))]);
-        assert_eq!(
-            take(&store, "a"),
-            vec![FedEventKind::JobStartedElsewhere {
-                job_id: j,
-                cluster: "c".into()
-            }]
-        );
-        assert!(take(&store, "c").is_empty());
+        assert_told_c_started(&store, j);
         // Asked again (the answer was lost, or a restart forgot it): started, nothing new.
         let again = store.fed_start(j, "c", NOW + 5).unwrap().unwrap();
         assert_eq!(again.start_time, NOW);
