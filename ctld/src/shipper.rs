@@ -160,7 +160,7 @@ struct Run {
     dbd: RecordsClient,
     cfg: ShipperConfig,
     wake: Arc<Notify>,
-    /// [`ShipperHandle::now`].
+    /// Shared with the handle: set by [`ShipperHandle::notify_now`].
     now: Arc<AtomicBool>,
     acked: watch::Sender<u64>,
     /// Becomes true when the handle asks the shipper to stop.
