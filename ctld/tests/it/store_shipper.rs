@@ -231,75 +231,81 @@ async fn a_wiped_state_dir_ships_a_new_stream_whose_records_land() {
     server.abort();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn records_committed_in_quick_succession_after_a_batch_travel_together() {
+/// A shipper with gather period `gather` that has sent one job's records, alone: batch 1.
+struct AfterALoneBatch {
+    _dir: tempfile::TempDir,
+    store: StateStore,
+    dbd: Arc<Mutex<Dbd>>,
+    shipper: sluice_ctld::shipper::ShipperHandle,
+    acked: tokio::sync::watch::Receiver<u64>,
+    server: tokio::task::JoinHandle<()>,
+    /// The last seq of that batch.
+    lone: u64,
+}
+
+async fn after_a_lone_batch(gather: Duration) -> AfterALoneBatch {
     let dir = tempfile::tempdir().unwrap();
     let mut store = StateStore::open(dir.path()).unwrap();
     let dbd = Arc::new(Mutex::new(Dbd::default()));
     let (port, server) = serve(&dbd).await;
     let signer = Signer::new(Key::from_bytes(vec![7; 32]), 0);
     let client = AccountingRecordsClient::new(connect_lazy("127.0.0.1", port, signer).unwrap());
-    // A long period, so that the burst below surely falls within one.
     let cfg = ShipperConfig {
-        gather: Duration::from_secs(2),
+        gather,
         ..ShipperConfig::default()
     };
     let shipper = Shipper::spawn_with(dir.path(), "test".into(), client, cfg);
     let mut acked = shipper.acked();
-
-    // A job's records after a quiet spell: one batch.
+    // A job's records after a quiet spell: one batch, at once.
     let lone = workload(&mut store, 1);
     shipper.notify();
     wait_acked(&mut acked, lone).await;
     assert_eq!(dbd.lock().unwrap().batches, [1]);
-
-    // Five jobs committed one after another, each waking the shipper: one more batch.
-    let mut last = lone;
-    for _ in 0..5 {
-        last = workload(&mut store, 1);
-        shipper.notify();
+    AfterALoneBatch {
+        _dir: dir,
+        store,
+        dbd,
+        shipper,
+        acked,
+        server,
+        lone,
     }
-    wait_acked(&mut acked, last).await;
-    let dbd = dbd.lock().unwrap();
-    assert_eq!(dbd.batches, [1, lone + 1], "{:?}", dbd.batches);
-    let stream = store.stream_id();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_committed_in_quick_succession_after_a_batch_travel_together() {
+    // A long period, so that the burst below surely falls within one.
+    let mut t = after_a_lone_batch(Duration::from_secs(2)).await;
+    // Five jobs committed one after another, each waking the shipper: one more batch.
+    let mut last = t.lone;
+    for _ in 0..5 {
+        last = workload(&mut t.store, 1);
+        t.shipper.notify();
+    }
+    wait_acked(&mut t.acked, last).await;
+    let dbd = t.dbd.lock().unwrap();
+    assert_eq!(dbd.batches, [1, t.lone + 1], "{:?}", dbd.batches);
+    let stream = t.store.stream_id();
     assert_eq!(
         dbd.stored,
         (1..=last).map(|s| (stream, s)).collect::<Vec<_>>()
     );
-    drop(shipper);
-    server.abort();
+    t.server.abort();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_end_does_not_wait_out_the_gather_period() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = StateStore::open(dir.path()).unwrap();
-    let dbd = Arc::new(Mutex::new(Dbd::default()));
-    let (port, server) = serve(&dbd).await;
-    let signer = Signer::new(Key::from_bytes(vec![7; 32]), 0);
-    let client = AccountingRecordsClient::new(connect_lazy("127.0.0.1", port, signer).unwrap());
     // A period far longer than `wait_acked` waits: only `notify_now` can get the batch out.
-    let cfg = ShipperConfig {
-        gather: Duration::from_secs(3_600),
-        ..ShipperConfig::default()
-    };
-    let shipper = Shipper::spawn_with(dir.path(), "test".into(), client, cfg);
-    let mut acked = shipper.acked();
-    let lone = workload(&mut store, 1);
-    shipper.notify();
-    wait_acked(&mut acked, lone).await;
-
+    let mut t = after_a_lone_batch(Duration::from_secs(3_600)).await;
     // Within the period: a plain wake-up waits, one for a job's end goes at once, and takes
     // what the plain one left.
-    let waiting = workload(&mut store, 1);
-    shipper.notify();
-    let ended = workload(&mut store, 1);
-    shipper.notify_now();
-    wait_acked(&mut acked, ended).await;
-    let dbd = dbd.lock().unwrap();
-    assert_eq!(dbd.batches, [1, lone + 1], "{:?}", dbd.batches);
+    let waiting = workload(&mut t.store, 1);
+    t.shipper.notify();
+    let ended = workload(&mut t.store, 1);
+    t.shipper.notify_now();
+    wait_acked(&mut t.acked, ended).await;
     assert!(waiting < ended);
-    drop(shipper);
-    server.abort();
+    let dbd = t.dbd.lock().unwrap();
+    assert_eq!(dbd.batches, [1, t.lone + 1], "{:?}", dbd.batches);
+    t.server.abort();
 }
