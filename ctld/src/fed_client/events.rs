@@ -2,7 +2,9 @@
 //! event applied and committed); events that arrive together are applied in one core call,
 //! whose commit also saves the new cursor; only then are they acknowledged, so a crash at any
 //! point redelivers at most events the cursor already skips: nothing lost, nothing applied
-//! twice. A `FederationChanged` event fetches the view again.
+//! twice. A `FederationChanged` event fetches the view again. A batch the core could not
+//! commit (a full or failing state store) was not applied: the stream is opened again from the
+//! saved cursor, after a backoff, and the batch comes again.
 //!
 //! Acknowledgements only move the dbd's floor for the stream (the cursor here is what the stream
 //! starts from), so they are sent by a task of their own, the newest cursor at most every
@@ -11,7 +13,7 @@
 
 use super::{Backoff, FedHandle, convert, register};
 use crate::core::federation::{self, FedEvent, FedEventKind};
-use crate::runtime::CoreHandle;
+use crate::runtime::{CallError, CoreHandle};
 use sluice_wire::proto::{FedAckRequest, FedClusterRequest, FedEventsRequest};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -51,8 +53,14 @@ async fn acknowledge(fed: FedHandle, mut cursor: watch::Receiver<u64>) {
 async fn follow(fed: &FedHandle, core: &CoreHandle, acks: &watch::Sender<u64>) {
     let mut backoff = Backoff::new();
     loop {
-        let Ok(after) = core.query(|cx| cx.core.fed_cursor()).await else {
-            return;
+        let after = match core.query(|cx| cx.core.fed_cursor()).await {
+            Ok(after) => after,
+            Err(CallError::Gone) => return,
+            Err(e) => {
+                tracing::debug!("federation events: cursor not read: {e}");
+                backoff.wait().await;
+                continue;
+            }
         };
         let mut client = fed.client.clone();
         let req = FedEventsRequest {
@@ -88,21 +96,36 @@ async fn follow(fed: &FedHandle, core: &CoreHandle, acks: &watch::Sender<u64>) {
             if batch.is_empty() {
                 continue;
             }
-            if !apply(fed, core, acks, batch).await {
-                return;
+            match apply(fed, core, acks, batch).await {
+                Applied::Kept => {}
+                // Not saved (the state store failed): the stream starts again from the
+                // saved cursor, so the batch comes again.
+                Applied::NotKept => break,
+                Applied::Gone => return,
             }
         }
         backoff.wait().await;
     }
 }
 
-/// Applies `batch`, then has it acknowledged; `false` when the core is gone.
+/// What became of a batch of events.
+enum Applied {
+    /// Applied and committed with the new cursor.
+    Kept,
+    /// Not kept: the commit failed (the state store is full, read-only, failing), or the core
+    /// took it too late; nothing of it was applied.
+    NotKept,
+    /// The core stopped.
+    Gone,
+}
+
+/// Applies `batch`, then has it acknowledged.
 async fn apply(
     fed: &FedHandle,
     core: &CoreHandle,
     acks: &watch::Sender<u64>,
     batch: Vec<FedEvent>,
-) -> bool {
+) -> Applied {
     let refresh = batch
         .iter()
         .any(|e| e.kind == FedEventKind::FederationChanged);
@@ -118,8 +141,13 @@ async fn apply(
             cx.core.fed_cursor()
         })
         .await;
-    let Ok(cursor) = applied else {
-        return false;
+    let cursor = match applied {
+        Ok(cursor) => cursor,
+        Err(CallError::Gone) => return Applied::Gone,
+        Err(e) => {
+            tracing::debug!("federation events not applied: {e}");
+            return Applied::NotKept;
+        }
     };
     acks.send_replace(cursor);
     if refresh {
@@ -128,8 +156,9 @@ async fn apply(
             cluster: fed.cluster.clone(),
         };
         if let Ok(view) = client.get_federation_view(req).await {
-            register::apply_view(core, view.into_inner()).await;
+            // Not saved: the view's own watch delivers it again (see `register`).
+            let _ = register::apply_view(core, view.into_inner()).await;
         }
     }
-    true
+    Applied::Kept
 }

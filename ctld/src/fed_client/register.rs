@@ -10,19 +10,18 @@
 use super::requests::Sender;
 use super::{Backoff, FedHandle, FedSetup, RPC_VERSION, convert};
 use crate::core::federation::{self, FedView};
-use crate::runtime::CoreHandle;
+use crate::runtime::{CallError, CoreHandle};
 use sluice_wire::proto::{FedClusterRequest, FedRegisterRequest, FederationView};
 
 /// Applies `view` to the core (its change is committed with the core's next batch).
-pub async fn apply_view(core: &CoreHandle, view: FederationView) {
+pub async fn apply_view(core: &CoreHandle, view: FederationView) -> Result<(), CallError> {
     let view: FedView = convert::view(view);
-    let _ = core
-        .call(move |cx| {
-            if federation::on_fed_view(cx.core, cx.out, cx.now, view) {
-                cx.out.touch();
-            }
-        })
-        .await;
+    core.call(move |cx| {
+        if federation::on_fed_view(cx.core, cx.out, cx.now, view) {
+            cx.out.touch();
+        }
+    })
+    .await
 }
 
 /// Registers and follows the view until the task is stopped.
@@ -40,7 +39,14 @@ pub async fn run(fed: FedHandle, core: CoreHandle, setup: FedSetup, sender: Send
         };
         match client.register(reg).await {
             Ok(view) => {
-                apply_view(&core, view.into_inner()).await;
+                if let Err(e) = apply_view(&core, view.into_inner()).await {
+                    tracing::debug!("federation view not applied: {e}");
+                    if matches!(e, CallError::Gone) {
+                        return;
+                    }
+                    backoff.wait().await;
+                    continue;
+                }
                 backoff.reset();
             }
             Err(status) => {
@@ -58,8 +64,17 @@ pub async fn run(fed: FedHandle, core: CoreHandle, setup: FedSetup, sender: Send
         match client.watch_federation(watch).await {
             Ok(stream) => {
                 let mut stream = stream.into_inner();
+                // A view the core could not save ends the watch: registering again applies
+                // the current one.
                 while let Ok(Some(view)) = stream.message().await {
-                    apply_view(&core, view).await;
+                    match apply_view(&core, view).await {
+                        Ok(()) => {}
+                        Err(CallError::Gone) => return,
+                        Err(e) => {
+                            tracing::debug!("federation view not applied: {e}");
+                            break;
+                        }
+                    }
                 }
             }
             Err(status) => tracing::debug!("federation watch failed: {}", status.message()),

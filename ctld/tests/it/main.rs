@@ -28,6 +28,7 @@ mod fed_hold;
 mod fed_lost_answer;
 mod fed_runtime;
 mod fed_store;
+mod fed_store_fault;
 mod fed_submit;
 mod fed_update_desc;
 mod fed_withdraw;

@@ -8,6 +8,7 @@ pub mod lossy;
 use super::runtime_support::{self as rs, Ctld, NodeEvent};
 use sluice_ctld::core::LaunchSpec;
 use sluice_ctld::core::federation::FedDesc;
+use sluice_ctld::runtime::persist::StateSink;
 use sluice_dbd::service::{AccountingService, FederationService, RecordsService};
 use sluice_dbd::store::{AddClusters, AddFederations, Apply, ModifyClusters, Store};
 use sluice_testkit::{eventually, eventually_seen};
@@ -21,6 +22,7 @@ use sluice_wire::proto::{
 };
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tonic::transport::server::TcpIncoming;
@@ -169,7 +171,66 @@ fn conf_text(name: &str, state: &Path, node_port: u16, dbd_port: u16) -> String 
     )
 }
 
+/// A member's real state store whose commits fail while the flag is set (a full disk).
+struct Gate {
+    inner: sluice_ctld::store::StateStore,
+    full: Arc<AtomicBool>,
+}
+
+impl StateSink for Gate {
+    fn commit(
+        &mut self,
+        core: &sluice_ctld::core::Core,
+        saves: &[sluice_ctld::core::SaveHint],
+        acct: &[sluice_ctld::core::AcctRecord],
+    ) -> Result<(), String> {
+        if self.full.load(Ordering::SeqCst) {
+            return Err("database or disk is full (test)".into());
+        }
+        StateSink::commit(&mut self.inner, core, saves, acct)
+    }
+
+    fn load(&self) -> Result<sluice_ctld::store::Snapshot, String> {
+        StateSink::load(&self.inner)
+    }
+}
+
 impl Member {
+    /// [`Member::start`] over a state store whose commits fail while the returned flag is
+    /// set.
+    pub async fn start_gated(
+        dir: &Path,
+        name: &str,
+        dbd_port: u16,
+        node_up: bool,
+    ) -> (Member, Arc<AtomicBool>) {
+        let cdir = dir.join(name);
+        std::fs::create_dir_all(&cdir).unwrap();
+        let state = cdir.join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        let (ports, events) = rs::fake_nodes(&["n1"]).await;
+        let text = conf_text(name, &state, ports[0], dbd_port);
+        let full = Arc::new(AtomicBool::new(false));
+        let gate = Gate {
+            inner: sluice_ctld::store::StateStore::open(&state).unwrap(),
+            full: full.clone(),
+        };
+        let ctld = Ctld::start(rs::conf(&cdir, &text), Some(Box::new(gate))).await;
+        let m = Member {
+            name: name.to_string(),
+            port: ctld.port,
+            ctld: Some(ctld),
+            node_port: ports[0],
+            events,
+            conf: text,
+        };
+        if node_up {
+            m.node_up().await;
+        }
+        m.wait_view("registered", |v| v.federation == "fed").await;
+        (m, full)
+    }
+
     /// Starts member `name` under `dir`, registered with the dbd on `dbd_port`; its node
     /// registers too unless `node_up` is false.
     pub async fn start(dir: &Path, name: &str, dbd_port: u16, node_up: bool) -> Member {
