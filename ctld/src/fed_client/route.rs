@@ -127,7 +127,9 @@ pub async fn submit(
         OriginSubmit::Federated(rec) => rec,
     };
     let (fed, core) = (fed.cloned(), core.clone());
-    tokio::spawn(async move { record_and_queue(fed.as_ref(), &core, rec).await })
+    // The submitter's deadline is this handler's (a task-local): the task gets it by hand.
+    let deadline = sluice_wire::deadline::current();
+    tokio::spawn(async move { record_and_queue(fed.as_ref(), &core, rec, deadline).await })
         .await
         .map_err(|_| Status::internal("submission task failed"))?
 }
@@ -147,10 +149,14 @@ const STORE_RETRY: Duration = Duration::from_millis(500);
 /// request and released only after its commit, so no sibling is offered a job before its origin
 /// durably learnt it was recorded. A refusal or no answer is reported only after the core
 /// committed the job's removal or withdrawal, as a failure must never be followed by a run.
+/// An answer that comes too late for the submitter (`deadline`, its client's, less
+/// `ANSWER_MARGIN`) counts as none: the submitter is about to say the submission failed, so
+/// the job is withdrawn (it was recorded held and never offered).
 async fn record_and_queue(
     fed: Option<&FedHandle>,
     core: &CoreHandle,
     rec: FedRecord,
+    deadline: Option<std::time::SystemTime>,
 ) -> Result<FedJobId, Status> {
     let jobs = rec.reply.jobs.clone();
     let recorded = match fed {
@@ -158,6 +164,14 @@ async fn record_and_queue(
         None => Err(NotRecorded::Refused(Status::unavailable(
             "Unable to contact slurm controller (connect failure)",
         ))),
+    };
+    let recorded = match recorded {
+        Ok(_) if sluice_wire::deadline::too_late(deadline, std::time::SystemTime::now()) => {
+            Err(NotRecorded::Unanswered(Status::deadline_exceeded(
+                "recorded after the submitter's deadline",
+            )))
+        }
+        other => other,
     };
     match recorded {
         Ok(info) => {

@@ -10,7 +10,10 @@ use crate::runtime_support;
 
 use fed_support::lossy::Loss;
 use fed_support::{Dbd, Member, next_launch};
+use sluice_testkit::eventually_seen;
+use sluice_wire::deadline;
 use sluice_wire::proto::{CancelRequest, ControlJobRequest, FedPhase, JobAction, ListJobsRequest};
+use std::time::Duration;
 
 const SUBMIT: &str = "/sluice.v1.FedArbiter/SubmitFedJob";
 const WITHDRAW: &str = "/sluice.v1.FedArbiter/WithdrawFedSubmission";
@@ -113,6 +116,42 @@ async fn a_submission_never_answered_is_withdrawn_everywhere() {
     a.wait_job(id, "dropped at the origin", |j| j.is_none())
         .await;
     assert!(b.jobs(id).await.is_empty(), "b never held a copy");
+    assert_eq!(events_about(&dbd, "b", id), 0, "nothing offered to b");
+    assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_answer_after_the_submitters_deadline_is_withdrawn_not_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    // The first two answers are lost: the third comes after two backoffs (0.2 s, then 0.4 s),
+    // when less than `ANSWER_MARGIN` (1 s) is left of the 1.3 s the submitter waits.
+    let loss = Loss::first(SUBMIT, 2);
+    let (dbd, mut a, mut b) = losing_federation(dir.path(), &loss).await;
+    let mut c = a.client(uid()).await;
+    let answer = eventually_seen("job ids", async || {
+        let mut req = tonic::Request::new(runtime_support::job("late"));
+        let at = deadline::stamp(Duration::from_millis(1_300));
+        req.metadata_mut()
+            .insert(deadline::HEADER, at.parse().unwrap());
+        match c.submit(req).await {
+            Err(s) if s.code() == tonic::Code::ResourceExhausted => Err(s),
+            other => Ok(other),
+        }
+    })
+    .await;
+    assert!(
+        answer.is_err(),
+        "accepted after its submitter gave up: {answer:?}"
+    );
+    assert_eq!(loss.calls(), 3, "recorded at the third try");
+    // Recorded held, then withdrawn: offered to nobody, run nowhere.
+    let id = (1 << 26) | 1;
+    dbd.wait_job(id, "withdrawn", |j| {
+        j.phase == i32::from(FedPhase::Cancelled)
+    })
+    .await;
+    a.wait_job(id, "dropped at the origin", |j| j.is_none())
+        .await;
     assert_eq!(events_about(&dbd, "b", id), 0, "nothing offered to b");
     assert!(a.launched_now().is_empty() && b.launched_now().is_empty());
 }
