@@ -27,7 +27,7 @@ use tonic::{Request, Response, Status};
 use super::AccountingService;
 use crate::store::Store;
 use crate::store::fed::error::FedError;
-use crate::store::fed::group::{FedWrite, RunEnd};
+use crate::store::fed::group::{FedWrite, RunEnd, start_outcome};
 use crate::store::fed::types::FedView;
 
 /// The dbd's clock (the only place this service reads it).
@@ -254,11 +254,7 @@ impl FedArbiter for FederationService {
             job_id: m.job_id,
             caller: m.cluster,
         };
-        let outcome = match self.writer.write_answer(write).await? {
-            Ok(job) => Ok(job),
-            Err(FedError::StartRefused { refusal, .. }) => Err(refusal),
-            Err(e) => return Err(e.into()),
-        };
+        let outcome = start_outcome(self.writer.write_answer(write).await?)?;
         Ok(Response::new(convert::commit_reply(outcome)))
     }
 

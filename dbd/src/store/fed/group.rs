@@ -20,7 +20,7 @@ use crate::store::Store;
 use crate::store::conn::AnyConnection;
 
 use super::error::FedError;
-use super::types::{FedJob, RequeueMode, SubmitFedJob};
+use super::types::{FedJob, LockRefusal, RequeueMode, SubmitFedJob};
 use super::{ops, submission};
 
 /// How a federated job's run ended, as its cluster reports it ([`Store::fed_job_ended`]).
@@ -66,6 +66,18 @@ pub enum FedWrite {
         /// How the run ended.
         end: RunEnd,
     },
+}
+
+/// A [`FedWrite::Start`]'s answer as the start's outcome: the job as committed, or why it may
+/// not start there ([`FedError::StartRefused`] is an answer, not a failure).
+pub fn start_outcome(
+    answer: Result<FedJob, FedError>,
+) -> Result<Result<FedJob, LockRefusal>, FedError> {
+    match answer {
+        Ok(job) => Ok(Ok(job)),
+        Err(FedError::StartRefused { refusal, .. }) => Ok(Err(refusal)),
+        Err(e) => Err(e),
+    }
 }
 
 /// What one write did: the job as recorded, the clusters it appended events for, and how many
@@ -169,11 +181,9 @@ impl Store {
     ) {
         if settled > 0 {
             self.fed.events_appended();
+            self.fed.federation_changed();
         } else {
             self.fed.events_appended_to(appended);
-        }
-        if settled > 0 {
-            self.fed.federation_changed();
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::store::conn::AnyConnection;
 use crate::store::models::fed_jobs::{self as job_rows, FedJobRow};
 
 use super::error::{FedError, MAX_LEASE_SECS};
-use super::group::{FedWrite, RunEnd, Wrote};
+use super::group::{FedWrite, RunEnd, Wrote, start_outcome};
 use super::start::{self, Emitted};
 use super::types::{CancelOutcome, FedJob, LockOutcome, LockRefusal, RequeueMode, UpdateFedJob};
 use super::viable::{self, Candidate, takes_new_jobs};
@@ -210,11 +210,7 @@ impl Store {
             job_id,
             caller: cluster.to_string(),
         };
-        match self.fed_write(&start, now) {
-            Ok(job) => Ok(Ok(job)),
-            Err(FedError::StartRefused { refusal, .. }) => Ok(Err(refusal)),
-            Err(e) => Err(e),
-        }
+        start_outcome(self.fed_write(&start, now))
     }
 
     /// Gives up `cluster`'s start lock `token`; whether it held it (a no-op otherwise).
