@@ -140,11 +140,22 @@ fn job_ref(text: &str) -> Option<JobRef> {
 }
 
 /// Where a dependency of `kind` on `target` stands given the target's state.
+///
+/// The origin's tracker of a federated job (REVOKED while the job waits for, or runs on, a
+/// sibling) has not ended: it is as pending as Slurm's (base state PENDING with the REVOKED
+/// flag) until the run elsewhere ends, when the federation's `end_tracker` gives it the
+/// run's final state and re-evaluates its dependants; it has started once the job runs
+/// elsewhere.
 fn status_for(kind: DepKind, target: &Job, delay_secs: u64, now: SimTime) -> DepStatus {
-    let ended = target.state.is_finished();
+    let tracker = target.state == JobState::Revoked && target.fed.is_some();
+    let ended = target.state.is_finished() && !tracker;
+    let started = match target.fed.as_deref() {
+        Some(fed) if tracker => fed.running_on.is_some(),
+        _ => target.state != JobState::Pending || ended,
+    };
     let at = target.end_time.or(target.start_time).unwrap_or(now);
     match kind {
-        DepKind::After if target.state != JobState::Pending || ended => DepStatus::Satisfied(
+        DepKind::After if started => DepStatus::Satisfied(
             target
                 .start_time
                 .or(target.end_time)

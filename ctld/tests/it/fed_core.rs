@@ -4,6 +4,7 @@
 //! leaving the federation. Cluster `test` (fed id 1) with siblings `b` (2) and `c` (3).
 
 use crate::fed_core_support::{B_AND_C, builder, info, job, join, origin_submit, view};
+use sluice_ctld::core::deps::DepStatus;
 use sluice_ctld::core::federation::{
     self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedRequest, FedRequeue,
     FedSubmit, FedView, InfoPhase, OriginSubmit,
@@ -323,6 +324,95 @@ fn the_origin_keeps_a_revoked_tracker_until_the_run_elsewhere_ends() {
     assert!(fx.out.acct.iter().any(
         |r| matches!(r, AcctRecord::JobEnded { job, state: JobState::Revoked, .. } if *job == id)
     ));
+}
+
+/// A job the origin records (held, as every dependent job: it stays on its origin), with
+/// the record's answer applied.
+fn submit_dependent(fx: &mut CoreFixture, req: SubmitRequest) -> FedJobId {
+    let now = fx.now;
+    let rec = origin_submit(fx, req);
+    let i = info(
+        rec.reply.job_id,
+        InfoPhase::Pending,
+        true,
+        &["test"],
+        &["test"],
+    );
+    federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    rec.reply.job_id
+}
+
+/// Where the one dependency of `id` stands.
+fn dep_status(fx: &CoreFixture, id: FedJobId) -> DepStatus {
+    let deps = fx
+        .core
+        .job(id)
+        .and_then(|j| j.deps.clone())
+        .expect("a dependency");
+    assert_eq!(deps.items.len(), 1);
+    deps.items[0].status
+}
+
+#[test]
+fn dependants_of_a_tracker_wait_for_the_run_elsewhere_to_end() {
+    // The soak's finding: `afterok` on a job running on a sibling, submitted to its origin,
+    // was judged failed at once (the REVOKED tracker counted as ended) and never ran.
+    let mut fx = fixture(FedState::Active);
+    let id = submit_recorded(&mut fx, job("f"), &["b", "c", "test"]);
+    let before_start = submit_dependent(&mut fx, job("after").dependency(&format!("after:{id}")));
+    assert_eq!(dep_status(&fx, before_start), DepStatus::Waiting);
+    let now = fx.now;
+    let started = FedEventKind::JobStartedElsewhere {
+        job: id,
+        cluster: "c".into(),
+    };
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, started));
+    assert_eq!(fx.state(id), JobState::Revoked);
+    let ok = submit_dependent(&mut fx, job("ok").dependency(&format!("afterok:{id}")));
+    let any = submit_dependent(&mut fx, job("any").dependency(&format!("afterany:{id}")));
+    let not_ok = submit_dependent(
+        &mut fx,
+        job("notok").dependency(&format!("afternotok:{id}")),
+    );
+    let after = submit_dependent(&mut fx, job("after2").dependency(&format!("after:{id}")));
+    for d in [ok, any, not_ok] {
+        assert_eq!(
+            dep_status(&fx, d),
+            DepStatus::Waiting,
+            "waits for the run elsewhere"
+        );
+    }
+    // `after`: the job started (elsewhere), before or after the dependant came.
+    for d in [before_start, after] {
+        assert_eq!(dep_status(&fx, d), DepStatus::Satisfied(now));
+    }
+    fx.schedule();
+    // Offered to the siblings once its dependency holds no more (the pass offers them).
+    let offered = |fx: &CoreFixture, d: FedJobId| fx.core.fed_job(d).is_some_and(|f| f.offered);
+    assert!(offered(&fx, before_start) && offered(&fx, after));
+    assert!(![ok, any, not_ok].iter().any(|&d| offered(&fx, d)));
+
+    fx.advance(30);
+    let ended = FedEventKind::JobEnded {
+        job: id,
+        cluster: "c".into(),
+        state: JobState::Completed.stored(),
+        exit_code: 0,
+    };
+    let now = fx.now;
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, ended));
+    assert_eq!(dep_status(&fx, ok), DepStatus::Satisfied(now));
+    assert_eq!(dep_status(&fx, any), DepStatus::Satisfied(now));
+    assert_eq!(dep_status(&fx, not_ok), DepStatus::Failed);
+    fx.out.take();
+    fx.schedule();
+    assert!(
+        offered(&fx, ok) && offered(&fx, any),
+        "{:?}",
+        fx.out.fed_reqs
+    );
+    assert!(!offered(&fx, not_ok));
+    assert_eq!(fx.reason(not_ok), JobReason::DependencyNeverSatisfied);
 }
 
 #[test]

@@ -141,6 +141,7 @@ pub(crate) fn remove_job(core: &mut Core, out: &mut impl Outbox, id: FedJobId) {
 pub(crate) fn make_tracker(
     core: &mut Core,
     out: &mut impl Outbox,
+    now: SimTime,
     id: FedJobId,
     running_on: Option<String>,
 ) {
@@ -154,6 +155,7 @@ pub(crate) fn make_tracker(
     core.jobs.queue.remove(&JobTable::queue_key(job));
     job.state = JobState::Revoked;
     job.reason = JobReason::None;
+    let started = running_on.is_some();
     if let Some(fed) = job.fed.as_deref_mut() {
         if let Some(c) = running_on {
             fed.active = vec![c.clone()];
@@ -162,6 +164,10 @@ pub(crate) fn make_tracker(
         fed.retry_at = None;
     }
     out.save(SaveHint::Job(id));
+    if started {
+        // `after` dependants: the job started (elsewhere).
+        deps::target_changed(&mut core.jobs, out, id, now);
+    }
 }
 
 /// The origin's tracker of `id` is an active copy again (viable here once more, or requeued).
@@ -306,11 +312,11 @@ pub(crate) fn apply_info(
                 untrack(core, out, id);
             }
         }
-        InfoPhase::Pending if origin_here => make_tracker(core, out, id, None),
+        InfoPhase::Pending if origin_here => make_tracker(core, out, now, id, None),
         InfoPhase::Pending => drop_copy(core, out, now, id),
         InfoPhase::Started => match &info.winner {
             Some(w) if *w == me => {}
-            winner if origin_here => make_tracker(core, out, id, winner.clone()),
+            winner if origin_here => make_tracker(core, out, now, id, winner.clone()),
             _ => drop_copy(core, out, now, id),
         },
         InfoPhase::Cancelled => cancel_local(core, out, now, id, None),

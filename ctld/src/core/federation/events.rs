@@ -87,7 +87,7 @@ fn apply(core: &mut Core, out: &mut impl Outbox, now: SimTime, kind: FedEventKin
             desc,
         } => offered(core, out, job, &origin, &viable, &desc),
         FedEventKind::SiblingRevoked { job, winner } => match is_origin(core, job) {
-            Some(true) => make_tracker(core, out, job, winner.filter(|w| *w != me)),
+            Some(true) => make_tracker(core, out, now, job, winner.filter(|w| *w != me)),
             Some(false) => drop_copy(core, out, now, job),
             None => {}
         },
@@ -99,7 +99,7 @@ fn apply(core: &mut Core, out: &mut impl Outbox, now: SimTime, kind: FedEventKin
         FedEventKind::SiblingUpdated { job, desc } => updated(core, out, job, &desc),
         FedEventKind::JobStartedElsewhere { job, cluster } => {
             if is_origin(core, job) == Some(true) {
-                make_tracker(core, out, job, Some(cluster));
+                make_tracker(core, out, now, job, Some(cluster));
             }
         }
         FedEventKind::JobEnded {
