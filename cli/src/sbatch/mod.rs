@@ -106,6 +106,10 @@ impl SbatchError {
             Self::UnmatchedQuote { .. } => {
                 let _ = writeln!(err, "sbatch: fatal: {self}");
             }
+            // Slurm's `slurm_perror`: no program prefix.
+            Self::TestOnly(_) => {
+                let _ = writeln!(err, "{self}");
+            }
             Self::Opt(e) if e.is_fatal() => {
                 let _ = writeln!(err, "sbatch: fatal: {e}");
             }

@@ -11,7 +11,6 @@ use super::{SbatchError, Submission};
 use crate::jobspec;
 use crate::rpc_error::{Asker, CONNECT_FAILURE, status_text};
 use crate::slurm_conf::{CliError, SlurmConf};
-use crate::timefmt::{self, Zone};
 
 /// How many times sbatch retries while the controller is temporarily unable to take jobs
 /// (Slurm's `MAX_RETRIES`); it sleeps 1, 2, 3... seconds in between.
@@ -102,19 +101,9 @@ pub fn report(s: &Submission, reply: &SubmitJobReply, out: &mut dyn Write, err: 
     let _ = out.flush();
 }
 
-/// `--test-only`'s answer as Slurm 22.05's sbatch words it. A heterogeneous job's names no
-/// partition and says `on <nodes>` (Slurm's `slurm_het_job_will_run`): the first component's
-/// id, the latest start of the components, their processors summed and all their nodes.
+/// `--test-only`'s answer (see [`crate::srun::test_only::line`]).
 fn test_only_line(s: &Submission, reply: &SubmitJobReply) -> String {
-    if s.request.het_components.is_empty() {
-        return crate::srun::test_only::line(reply);
-    }
-    // Slurm's `slurm_make_time_str`: no foreseeable start reads `Unknown`.
-    let when = timefmt::timestamp_or(reply.test_start, Zone::Local, "Unknown");
-    format!(
-        "Job {} to start at {when} using {} processors on {}",
-        reply.job_id, reply.test_cpus, reply.test_nodes
-    )
+    crate::srun::test_only::line(reply, !s.request.het_components.is_empty())
 }
 
 #[cfg(test)]

@@ -327,6 +327,7 @@ pub async fn run_with(
     if opts.step.test_only {
         let mut req = opts.job.to_request(&name, String::new(), who, environ);
         req.nodelist = opts.nodelist.join(",");
+        req.het_components = het_requests(&opts, &name, who, environ);
         return test_only::run(&mut ctld, req, err).await;
     }
     let patience = opts.step.immediate.map(|i| match i {
@@ -341,16 +342,7 @@ pub async fn run_with(
             // Outside an allocation, -w asks the job for those nodes (its step then runs there).
             req.nodelist = opts.nodelist.join(",");
             // `srun A : B`: srun's own heterogeneous job, one component per part.
-            req.het_components = opts
-                .het_components
-                .iter()
-                .map(|o| {
-                    let mut r = o.job.to_request(&name, String::new(), who, environ);
-                    r.nodelist = o.nodelist.join(",");
-                    r.wait_all_nodes = Some(true);
-                    r
-                })
-                .collect();
+            req.het_components = het_requests(&opts, &name, who, environ);
             // srun's tasks need every node: its allocation waits for all (as Slurm's srun).
             req.wait_all_nodes = Some(true);
             let asked = Asked {
@@ -576,6 +568,25 @@ fn print(out: &mut dyn Write, text: &str) -> i32 {
 fn fail(err: &mut dyn Write, msg: &str) -> i32 {
     jobspec::print_error(err, "srun", msg);
     1
+}
+
+/// The job requests of `srun A : B`'s components after the first (none without `:`), named
+/// `name`: each with its own options and `-w`, waiting for all its nodes as srun's tasks need.
+fn het_requests(
+    opts: &args::SrunOpts,
+    name: &str,
+    who: &Submitter,
+    environ: &[(String, String)],
+) -> Vec<sluice_wire::proto::SubmitJobRequest> {
+    opts.het_components
+        .iter()
+        .map(|o| {
+            let mut r = o.job.to_request(name, String::new(), who, environ);
+            r.nodelist = o.nodelist.join(",");
+            r.wait_all_nodes = Some(true);
+            r
+        })
+        .collect()
 }
 
 /// The job's default name: the command's file name.

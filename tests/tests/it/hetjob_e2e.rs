@@ -451,7 +451,10 @@ fn will_run_line(out: &common::CmdOutput) -> (String, String, String) {
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
     assert_eq!(out.stderr.lines().count(), 1, "one line: {out:?}");
     let line = out.stderr.trim_end();
-    let rest = line.strip_prefix("sbatch: Job ").expect(line);
+    let rest = line
+        .strip_prefix("sbatch: Job ")
+        .or_else(|| line.strip_prefix("srun: Job "))
+        .expect(line);
     let (id, rest) = rest.split_once(" to start at ").expect(line);
     let (when, rest) = rest.split_once(' ').expect(line);
     (id.to_string(), when.to_string(), rest.to_string())
@@ -487,15 +490,41 @@ fn test_only_of_components_prints_one_line_and_queues_nothing() {
     std::fs::write(c.work.join("will.sh"), script).unwrap();
     let out = c.cmd("sbatch", &["--test-only", "will.sh"]);
     assert_eq!(will_run_line(&out).2, rest);
+    // srun tests each of its components on its own, one line each (Slurm's srun asks once
+    // per component).
+    let out = c.cmd("srun", &["--test-only", "-n1", "true", ":", "-N2", "true"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "one line per component: {out:?}");
+    for (line, single) in lines.iter().zip([&one, &two]) {
+        let rest = line.split_once(" to start at ").expect(line).1;
+        assert_eq!(
+            rest.split_once(' ').expect(line).1,
+            single.as_str(),
+            "{out:?}"
+        );
+    }
     // A component that can never run refuses the test, as its submission would be.
     let out = c.cmd(
         "sbatch",
         &["--test-only", "-n1", ":", "-p", "nope", "--wrap", "true"],
     );
     assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        out.stderr, "allocation failure: Invalid partition name specified\n",
+        "{out:?}"
+    );
+    // srun: the first component's line, then the refusal as Slurm's `slurm_perror` prints it.
+    let out = c.cmd(
+        "srun",
+        &["--test-only", "-n1", "true", ":", "-p", "nope", "true"],
+    );
+    assert_eq!(out.code, 1, "{out:?}");
+    let lines: Vec<&str> = out.stderr.lines().collect();
     assert!(
-        out.stderr.starts_with("sbatch: error: ")
-            && out.stderr.ends_with("Invalid partition name specified\n"),
+        lines.len() == 2
+            && lines[0].starts_with("srun: Job ")
+            && lines[1] == "allocation failure: Invalid partition name specified",
         "{out:?}"
     );
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "", "nothing queued");

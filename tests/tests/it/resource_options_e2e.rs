@@ -166,10 +166,14 @@ fn test_only_creates_no_job_and_hold_waits_for_release() {
         "",
         "no job was created"
     );
-    // A request no node could meet: refused as a submission would be.
+    // A request no node could meet: refused as a submission would be, in Slurm's words (its
+    // `slurm_perror`: no `sbatch: error:` prefix).
     let out = c.cmd("sbatch", &["--test-only", "--tmp=1T", "--wrap", "true"]);
     assert_eq!(out.code, 1, "{out:?}");
-    assert!(out.stderr.starts_with("sbatch: error: "), "{out:?}");
+    assert_eq!(
+        out.stderr, "allocation failure: Requested node configuration is not available\n",
+        "{out:?}"
+    );
 
     let held = c.sbatch(&["--hold", "--wrap", "true"]);
     let reason = c.ok("squeue", &["-h", "-o", "%r", "-j", &held.to_string()]);
