@@ -55,6 +55,11 @@ pub struct UpArgs {
     /// Node daemons per cluster. Used only when the directory is first set up. [default: 2]
     #[arg(long, value_name = "N")]
     pub nodes: Option<u32>,
+    /// `CPUs` of every node (the node daemons offer what the file says, so more than the
+    /// host has oversubscribes it: for throughput tests shaped like another site). Used only
+    /// when the directory is first set up. [default: the host's CPUs]
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<u32>,
     /// Also put every cluster into this federation (in the accounting daemon).
     #[arg(long, value_name = "NAME")]
     pub federation: Option<String>,
@@ -118,6 +123,7 @@ impl UpArgs {
             dir,
             clusters: None,
             nodes: None,
+            cpus: None,
             federation: None,
             storage: None,
             detach: false,

@@ -19,6 +19,8 @@ pub const DEFAULT_CLUSTER: &str = "cluster";
 const MAX_CLUSTERS: usize = 63;
 /// The most node daemons per cluster `up` starts on one host.
 const MAX_NODES: u32 = 128;
+/// Most CPUs `--cpus` gives a node (Slurm's own bound on a node's CPU count).
+const MAX_CPUS: u32 = 65_535;
 
 /// A prepared directory: every file written, read back.
 #[derive(Debug, Clone)]
@@ -122,6 +124,15 @@ pub fn prepare_with(
             reason: format!("expected 1 to {MAX_NODES} node daemons per cluster"),
         });
     }
+    if let Some(cpus) = args.cpus
+        && !(1..=MAX_CPUS).contains(&cpus)
+    {
+        return Err(UpError::BadOption {
+            option: "--cpus",
+            value: cpus.to_string(),
+            reason: format!("expected 1 to {MAX_CPUS} CPUs per node"),
+        });
+    }
     let cloud_nodes = args.cloud_nodes.unwrap_or(0);
     if cloud_nodes > cloud::MAX_CLOUD_NODES {
         return Err(UpError::BadOption {
@@ -169,6 +180,7 @@ pub fn prepare_with(
             for (given, option) in [
                 (args.clusters.is_some(), "--clusters"),
                 (args.nodes.is_some(), "--nodes"),
+                (args.cpus.is_some(), "--cpus"),
                 (args.cloud_nodes.is_some(), "--cloud-nodes"),
                 (args.suspend_time.is_some(), "--suspend-time"),
                 (args.auth.is_some(), "--auth"),
@@ -225,7 +237,7 @@ pub fn prepare_with(
                     })
                 })
                 .collect::<Result<_, UpError>>()?,
-            cpus: host_cpus(),
+            cpus: args.cpus.unwrap_or_else(host_cpus),
             real_memory_mb: share,
             cloud: match cloud_nodes {
                 0 => None,
@@ -322,6 +334,7 @@ mod tests {
         let mut args = UpArgs::new(tmp.path().join("fed"));
         args.clusters = Some("a,b".into());
         args.nodes = Some(3);
+        args.cpus = Some(8);
         let plan = prepare(&args, &[]).unwrap();
         assert!(plan.notes.is_empty(), "{:?}", plan.notes);
         let names: Vec<&str> = plan.clusters.iter().map(|c| c.name.as_str()).collect();
@@ -333,6 +346,7 @@ mod tests {
             assert_eq!(c.dbd_port, dbd_port);
             ports.push(c.ctld_port);
             let (conf, _) = sluice_vocab::cluster_conf::CtldConf::load(&c.path).unwrap();
+            assert!(conf.nodes.iter().all(|n| n.cpus == 8), "--cpus 8");
             ports.extend(conf.nodes.iter().map(|n| n.port));
         }
         let count = ports.len();
@@ -347,10 +361,12 @@ mod tests {
         std::fs::write(&conf_b, &edited).unwrap();
         args.clusters = Some("x".into());
         args.nodes = None;
+        args.cpus = Some(4);
         let again = prepare(&args, &[]).unwrap();
         assert_eq!(again.clusters, plan.clusters);
-        assert_eq!(again.notes.len(), 1, "{:?}", again.notes);
+        assert_eq!(again.notes.len(), 2, "{:?}", again.notes);
         assert!(again.notes[0].contains("--clusters is ignored"));
+        assert!(again.notes[1].contains("--cpus is ignored"));
         assert_eq!(std::fs::read_to_string(&conf_b).unwrap(), edited);
     }
 
@@ -366,6 +382,12 @@ mod tests {
                 .contains("--nodes")
         );
         args.nodes = None;
+        for cpus in [0, MAX_CPUS + 1] {
+            args.cpus = Some(cpus);
+            let err = prepare(&args, &[]).unwrap_err().to_string();
+            assert!(err.contains("--cpus"), "{err}");
+        }
+        args.cpus = None;
         args.clusters = Some("a/b".into());
         assert!(prepare(&args, &[]).is_err());
         assert!(!tmp.path().join("fed").exists());

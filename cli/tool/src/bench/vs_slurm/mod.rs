@@ -159,6 +159,7 @@ fn measure(args: &VsSlurmArgs) -> Result<(), BenchError> {
         let etc = oracle.join("run").join("etc");
         sides.push(setup(System::Slurm, args.slurm_bin.clone(), &etc, args)?);
     }
+    let shapes = shapes(&sides, args);
     let mut cases = table::mix(args.fed_cluster.is_some());
     if let Some(h) = &args.history {
         let a = [
@@ -226,6 +227,13 @@ fn measure(args: &VsSlurmArgs) -> Result<(), BenchError> {
             "Sluice only (no ORACLE_DIR)"
         }
     );
+    println!("{}", shapes.join("\n"));
+    if shapes.len() > 1 && !same_shape(&shapes) {
+        println!(
+            "the two sides' clusters differ in shape: the throughput rows do not compare alike"
+        );
+    }
+    println!();
     print!("{}", table::markdown(&rows, args.runs));
     if !rates.is_empty() {
         print!("{}", throughput::markdown(&rates, args.rate_runs));
@@ -244,6 +252,37 @@ fn measure(args: &VsSlurmArgs) -> Result<(), BenchError> {
         );
     }
     Ok(())
+}
+
+/// Each side's clusters as `sinfo` shows them (node count and CPUs per node), one line per
+/// side: throughput depends on how many jobs a cluster runs at once, so the table says it.
+fn shapes(sides: &[Side], args: &VsSlurmArgs) -> Vec<String> {
+    let mut clusters = vec![args.cluster.as_str()];
+    clusters.extend(args.fed_cluster.as_deref());
+    let format = ["-h".to_string(), "-o".to_string(), "%D x %c".to_string()];
+    sides
+        .iter()
+        .map(|side| {
+            let each: Vec<String> = clusters
+                .iter()
+                .map(|c| match side.run("sinfo", &format, c) {
+                    Ok((_, out)) => format!("{c}: {} CPUs", out.trim().replace('\n', " + ")),
+                    Err(e) => format!("{c}: sinfo failed ({e})"),
+                })
+                .collect();
+            let name = match side.system {
+                System::Sluice => "Sluice",
+                System::Slurm => "Slurm",
+            };
+            format!("{name} nodes: {}", each.join(", "))
+        })
+        .collect()
+}
+
+/// Whether every side's line names the same shapes (the text after the side's name).
+fn same_shape(shapes: &[String]) -> bool {
+    let rest = |l: &String| l.split_once(" nodes: ").map(|(_, r)| r.to_string());
+    shapes.windows(2).all(|w| rest(&w[0]) == rest(&w[1]))
 }
 
 /// Submits the held job the queries ask about.
@@ -302,4 +341,17 @@ fn time_case(case: &Case, cluster: &str, sides: &[Side], runs: usize) -> (Row, (
         }
     }
     (row, lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_shape;
+
+    #[test]
+    fn shapes_compare_by_what_follows_the_sides_name() {
+        let line = |side: &str, cpus: u32| format!("{side} nodes: c3: 1 x {cpus} CPUs");
+        assert!(same_shape(&[line("Sluice", 8), line("Slurm", 8)]));
+        assert!(!same_shape(&[line("Sluice", 2), line("Slurm", 8)]));
+        assert!(same_shape(&[line("Sluice", 2)]));
+    }
 }
