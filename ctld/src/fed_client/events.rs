@@ -13,7 +13,7 @@
 
 use super::{Backoff, FedHandle, convert, register};
 use crate::core::federation::{self, FedEvent, FedEventKind};
-use crate::runtime::{CallError, CoreHandle};
+use crate::runtime::{CallError, CoreHandle, Kick};
 use sluice_wire::proto::{FedAckRequest, FedClusterRequest, FedEventsRequest};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -129,10 +129,18 @@ async fn apply(
     let refresh = batch
         .iter()
         .any(|e| e.kind == FedEventKind::FederationChanged);
+    // A copy offered for a job this cluster does not hold is a new pending job, as a
+    // submission is: the pass after it considers the new jobs alone (`core::fresh`); any other
+    // event may free resources or change what waits, and asks for a whole pass.
     let applied = core
-        .call(move |cx| {
+        .submit(move |cx| {
             let mut any = false;
             for ev in batch {
+                let new_copy = matches!(&ev.kind, FedEventKind::SiblingOffered { job, .. }
+                    if cx.core.job(*job).is_none());
+                if !new_copy {
+                    cx.pass_after(Kick::Full);
+                }
                 any |= federation::on_fed_event(cx.core, cx.out, cx.now, ev);
             }
             if any {

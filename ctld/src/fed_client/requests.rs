@@ -18,7 +18,7 @@ use crate::core::federation::{
     self, CommitOutcome, EndReport, FedRecord, FedRequest, on_end_reported, on_offer_synced,
     on_start_committed, on_start_refused, on_submission_withdrawn,
 };
-use crate::runtime::CoreHandle;
+use crate::runtime::{CoreHandle, Kick};
 use sluice_vocab::FedJobId;
 use sluice_wire::proto::{FedJobEndedRequest, FedJobRequest, FedOfferRequest, FedSubmitRequest};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -167,8 +167,16 @@ async fn start(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
 const UNANSWERED_RETRY_SECS: u64 = 5;
 
 async fn committed(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
+    // A launch on the job's reservation frees nothing and queues nothing: no pass needs to
+    // follow (the narrow pass finds no new job); any other outcome may free resources.
     let outcome = core
-        .call(move |cx| on_start_committed(cx.core, cx.out, cx.now, job))
+        .submit(move |cx| {
+            let outcome = on_start_committed(cx.core, cx.out, cx.now, job);
+            if outcome != CommitOutcome::Launched {
+                cx.pass_after(Kick::Full);
+            }
+            outcome
+        })
         .await;
     if matches!(outcome, Ok(CommitOutcome::Unknown)) {
         // Started at the dbd for a job this controller no longer has: it ended at once.
@@ -253,9 +261,19 @@ async fn offer(fed: &FedHandle, core: &CoreHandle, job: FedJobId, desc: Option<V
             }
         }
     };
+    // The dbd's answer to an offer only confirms it, as a rule: the job may start here now
+    // and the pass after considers it alone (`on_offer_synced`); a withdrawal, or a record
+    // that changed meanwhile (started elsewhere, cancelled, not active here), asks for more.
     let _ = core
-        .call(move |cx| {
+        .submit(move |cx| {
             on_offer_synced(cx.core, cx.out, job, offered);
+            let me = cx.core.me().to_string();
+            let confirms = |i: &federation::FedInfo| {
+                i.phase == federation::InfoPhase::Pending && i.active.contains(&me)
+            };
+            if !offered || reply.as_ref().is_some_and(|i| !confirms(i)) {
+                cx.pass_after(Kick::Full);
+            }
             if let Some(info) = &reply {
                 federation::on_fed_info(cx.core, cx.out, cx.now, info);
             }

@@ -410,6 +410,7 @@ impl Loop {
                     subscribers: &mut self.subscribers,
                     addrs: &self.addrs,
                     accounting: self.accounting,
+                    kick: &mut self.kick,
                 };
                 let reply = job(&mut cx);
                 self.batch.reply(reply);

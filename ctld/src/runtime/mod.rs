@@ -76,9 +76,17 @@ pub struct Ctx<'a> {
     pub(crate) subscribers: &'a mut subscribers::Subscribers,
     pub(crate) addrs: &'a NodeAddrs,
     pub(crate) accounting: bool,
+    /// The pass the batch asks for so far (the requests' kicks, raised by [`Ctx::pass_after`]).
+    pub(crate) kick: &'a mut Kick,
 }
 
 impl Ctx<'_> {
+    /// Asks for at least pass `kick` after this batch: a request posted with a narrow kick
+    /// (the pass over new jobs) widens it when what it did turns out to change more.
+    pub(crate) fn pass_after(&mut self, kick: Kick) {
+        *self.kick = (*self.kick).max(kick);
+    }
+
     /// Reports the progress of allocation `job` on `events` until it starts or fails (with
     /// `follow_end`, until it ends).
     pub fn watch_allocation(

@@ -326,6 +326,32 @@ fn the_origin_keeps_a_revoked_tracker_until_the_run_elsewhere_ends() {
     ));
 }
 
+#[test]
+fn an_offer_the_dbd_confirmed_is_new_to_the_pass_over_new_jobs() {
+    // The runtime answers an offer's confirmation with the narrow pass (not one over the whole
+    // queue, which walked every pending job per answer under a burst): the job must be in it.
+    let mut fx = fixture(FedState::Active);
+    fx.schedule();
+    let now = fx.now;
+    let rec = origin_submit(&mut fx, job("f"));
+    let id = rec.reply.job_id;
+    let i = info(id, InfoPhase::Pending, true, &["b", "c", "test"], &["test"]);
+    federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    fx.schedule_fresh();
+    assert!(
+        !fx.out
+            .take()
+            .fed_reqs
+            .iter()
+            .any(|r| matches!(r, FedRequest::StartLock { .. })),
+        "gated while its offer is in flight"
+    );
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    let stats = fx.schedule_fresh();
+    assert_eq!(stats.considered, 1);
+    assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
+}
+
 /// A job the origin records (held, as every dependent job: it stays on its origin), with
 /// the record's answer applied.
 fn submit_dependent(fx: &mut CoreFixture, req: SubmitRequest) -> FedJobId {

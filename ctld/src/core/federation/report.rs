@@ -194,7 +194,9 @@ pub fn on_end_reported(
     }
 }
 
-/// The dbd knows the origin's offer state `offered` of `id`.
+/// The dbd knows the origin's offer state `offered` of `id`. A job the dbd now holds offered
+/// may start here: it is new to the scheduler (its offer in flight gated it), so the pass
+/// after a batch of such answers considers it alone (`core::fresh`), as after a submission.
 pub fn on_offer_synced(core: &mut Core, out: &mut impl Outbox, id: FedJobId, offered: bool) {
     if let Some(fed) = core
         .jobs
@@ -206,6 +208,9 @@ pub fn on_offer_synced(core: &mut Core, out: &mut impl Outbox, id: FedJobId, off
     {
         fed.offer_synced = true;
         out.save(SaveHint::Job(id));
+        if offered {
+            core.fresh.submitted(id);
+        }
     }
 }
 
