@@ -12,8 +12,10 @@
 //! `default_queue_depth`), the partitions changed, a node became available or idle since (a
 //! heartbeat asks for no pass), a blocked job left the queue, or a new job comes before its
 //! partition's blocked job (a lower `--nice`). The runtime asks for this pass
-//! only after batches whose requests were all submissions; every other change, and the tick
-//! every second (begin times reached, lock retries), runs the whole pass.
+//! only after batches whose requests were all submissions or, from the federation client,
+//! answers that only make jobs startable (an offer confirmed, which marks its job new; a start
+//! launched on its reservation; new sibling copies); every other change, and the tick every
+//! second (begin times reached, lock retries), runs the whole pass.
 
 use super::jobs::JobTable;
 use super::outbox::Outbox;
