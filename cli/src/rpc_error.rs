@@ -2,6 +2,8 @@
 //! commands print. Slurm words the same failure differently depending on who asked whom, so
 //! the caller names its [`Asker`]; every command goes through [`status_text`].
 
+use std::io::Write;
+
 use tonic::{Code, Status};
 
 /// Slurm's text when the controller cannot be reached.
@@ -38,6 +40,19 @@ pub fn status_text(status: &Status, asker: Asker) -> String {
             _ => daemon_text(status),
         },
         Asker::Jobs => job_text(status),
+    }
+}
+
+/// Prints the controller's note on a refused job, if it sent one, as `prog`'s error line: the
+/// line Slurm's commands print before the error itself (its controller's `err_msg`, e.g.
+/// `sbatch: error: invalid partition specified: nope`).
+pub fn print_note(err: &mut dyn Write, prog: &str, status: &Status) {
+    if let Some(note) = status
+        .metadata()
+        .get_bin(sluice_wire::client::NOTE_KEY)
+        .and_then(|v| v.to_bytes().ok())
+    {
+        crate::jobspec::print_error(err, prog, &String::from_utf8_lossy(&note));
     }
 }
 

@@ -39,6 +39,13 @@ pub enum CtldError {
     /// `ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE`: no nodes of the partition could ever run it.
     #[error("Requested node configuration is not available")]
     NodeConfigUnavailable,
+    /// `ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE` for memory per node above every node of the
+    /// partition: refused at submission whatever `EnforcePartLimits` (as Slurm refuses it).
+    #[error("Requested node configuration is not available")]
+    MemoryUnsatisfiable,
+    /// The same for `--tmp` above every node's `TmpDisk`.
+    #[error("Requested node configuration is not available")]
+    TmpDiskUnsatisfiable,
     /// `ESLURM_INVALID_TIME_LIMIT`: above the partition's `MaxTime`.
     #[error("Requested time limit is invalid (missing or exceeds some limit)")]
     InvalidTimeLimit,
@@ -221,4 +228,21 @@ pub enum CtldError {
     /// A state `SuspendExcStates` does not know.
     #[error("Invalid SuspendExcState {state}")]
     InvalidSuspendExcState { state: String },
+}
+
+impl CtldError {
+    /// The line Slurm's controller sends with some refusals (its `err_msg`), which the commands
+    /// print before the error itself: `sbatch: error: invalid partition specified: nope`.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            Self::InvalidPartitionName { name } => {
+                Some(format!("invalid partition specified: {name}"))
+            }
+            Self::MemoryUnsatisfiable => Some("Memory specification can not be satisfied".into()),
+            Self::TmpDiskUnsatisfiable => {
+                Some("Temporary disk specification can not be satisfied".into())
+            }
+            _ => None,
+        }
+    }
 }

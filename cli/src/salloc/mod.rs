@@ -137,6 +137,7 @@ pub async fn run_async(
     let stream = match ctld.allocate(req).await {
         Ok(s) => s.into_inner(),
         Err(status) => {
+            crate::rpc_error::print_note(err, "salloc", &status);
             let text = status_text(&status, Asker::Jobs);
             return fail(err, &format!("Job submit/allocate failed: {text}"));
         }

@@ -62,7 +62,10 @@ pub async fn submit(
                 retries += 1;
                 tokio::time::sleep(Duration::from_secs(retries)).await;
             }
-            Err(status) => return fail(failure(s, status_text(&status, Asker::Jobs)), err),
+            Err(status) => {
+                crate::rpc_error::print_note(err, "sbatch", &status);
+                return fail(failure(s, status_text(&status, Asker::Jobs)), err);
+            }
         }
     }
 }

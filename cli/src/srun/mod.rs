@@ -671,7 +671,10 @@ async fn allocate(
                     }
                 }
             }
-            Err(status) => return Err(unable(err, &status_text(&status, Asker::Jobs))),
+            Err(status) => {
+                crate::rpc_error::print_note(err, "srun", &status);
+                return Err(unable(err, &status_text(&status, Asker::Jobs)));
+            }
         }
     };
     let mut job_id = None;

@@ -23,6 +23,7 @@ pub async fn run(ctld: &mut CtldClient, mut req: SubmitJobRequest, err: &mut dyn
                 let _ = writeln!(err, "srun: {}", line(&reply.into_inner(), false));
             }
             Err(status) => {
+                crate::rpc_error::print_note(err, "srun", &status);
                 let _ = writeln!(
                     err,
                     "allocation failure: {}",

@@ -223,8 +223,13 @@ pub fn on_partition_state(
 pub(crate) fn resolve(parts: &[Partition], name: Option<&str>) -> Result<PartIdx, CtldError> {
     let found = match name {
         Some(n) => parts.iter().position(|p| p.name == n).ok_or_else(|| {
+            // A list names its first unknown partition, as Slurm's note does.
+            let unknown = n
+                .split(',')
+                .find(|w| !parts.iter().any(|p| p.name == *w))
+                .unwrap_or(n);
             CtldError::InvalidPartitionName {
-                name: n.to_string(),
+                name: unknown.to_string(),
             }
         })?,
         None => parts

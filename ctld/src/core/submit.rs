@@ -3,7 +3,10 @@
 //! Partition limits (a time limit above `MaxTime`, a node count above `MaxNodes`, a request
 //! the partition's nodes can never satisfy) are refused at submission with
 //! `EnforcePartLimits=ALL|ANY|YES`; with `NO` (the default, as in Slurm) the job is queued and
-//! pends with reason `PartitionTimeLimit`, `PartitionNodeLimit` or `PartitionConfig`. A job
+//! pends with reason `PartitionTimeLimit`, `PartitionNodeLimit` or `PartitionConfig`, except
+//! memory (`--mem`, or one CPU's `--mem-per-cpu`) or `--tmp` beyond every node of the
+//! partition, which Slurm refuses whatever `EnforcePartLimits` (with the note `Memory
+//! specification can not be satisfied` / `Temporary disk specification ...`). A job
 //! whose account `AllowAccounts`/`DenyAccounts` refuses is handled the same way
 //! (`Invalid account or account/partition combination specified`, or reason `InvalidAccount`).
 //! `AccountingStorageEnforce` adds the association checks of [`super::assoc`] and the QOS
@@ -250,6 +253,19 @@ pub(crate) fn build(
         share: req.share,
         place,
     };
+    // Memory or temporary disk beyond every node of the partition is refused whatever
+    // `EnforcePartLimits` says (Slurm queues too many CPUs or nodes, but not these): `--mem`,
+    // or one CPU's `--mem-per-cpu` (Slurm queues `-c 2 --mem-per-cpu` above half a node's).
+    let least_mem = match job_req.mem_ask() {
+        super::alloc::MemAsk::PerNode(mb) | super::alloc::MemAsk::PerCpu(mb) => mb,
+        super::alloc::MemAsk::Default => 0,
+    };
+    if !part.shapes.iter().any(|s| s.real_memory_mb >= least_mem) {
+        return Err(CtldError::MemoryUnsatisfiable);
+    }
+    if !part.shapes.iter().any(|s| job_req.tmp_fits(s.tmp_disk_mb)) {
+        return Err(CtldError::TmpDiskUnsatisfiable);
+    }
     if !part.could_ever_run(&job_req, constraint.as_ref()) {
         limit(JobReason::PartitionConfig, CtldError::NodeConfigUnavailable)?;
     }

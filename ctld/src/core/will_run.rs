@@ -50,7 +50,13 @@ pub fn on_will_run(
     );
     let submitted = on_submit(core, &mut RecordingOutbox::default(), now, req);
     core.ids = real;
-    let reply = submitted?;
+    // Slurm's will-run answers these without the note its submission sends.
+    let reply = submitted.map_err(|e| match e {
+        CtldError::MemoryUnsatisfiable | CtldError::TmpDiskUnsatisfiable => {
+            CtldError::NodeConfigUnavailable
+        }
+        e => e,
+    })?;
     // What its partition can never give it is the answer, whatever EnforcePartLimits says.
     let never = core
         .jobs

@@ -138,29 +138,42 @@ impl ControllerService {
 
 impl From<CtldError> for Status {
     fn from(e: CtldError) -> Self {
-        let msg = e.to_string();
-        match e {
-            CtldError::AccessDenied | CtldError::PartitionGroupDenied { .. } => {
-                Status::permission_denied(msg)
-            }
-            // EAGAIN: the controller is up but cannot take the job now. Not `Unavailable`,
-            // which the commands read as "Unable to contact slurm controller"; sbatch retries
-            // on the text, as Slurm's does on EAGAIN.
-            CtldError::MaxJobCount { .. } | CtldError::JobIdsExhausted | CtldError::NodesBusy => {
-                Status::resource_exhausted(msg)
-            }
-            CtldError::InvalidJobId | CtldError::InvalidNodeName { .. } => Status::not_found(msg),
-            CtldError::Conf(_) => Status::internal(msg),
-            CtldError::NonstopNotConfigured => Status::unimplemented(msg),
-            CtldError::NodeMustRegister { .. }
-            | CtldError::StaleRun { .. }
-            | CtldError::NoSpareNode { .. }
-            | CtldError::SpareLimit { .. }
-            | CtldError::NodeNotFailed { .. }
-            | CtldError::NodeNotDroppable { .. }
-            | CtldError::ExtensionRefused { .. } => Status::failed_precondition(msg),
-            _ => Status::invalid_argument(msg),
+        let note = e.note();
+        let mut status = status_of(e);
+        if let Some(note) = note {
+            status.metadata_mut().insert_bin(
+                sluice_wire::client::NOTE_KEY,
+                tonic::metadata::MetadataValue::from_bytes(note.as_bytes()),
+            );
         }
+        status
+    }
+}
+
+/// The status of `e`, without its note.
+fn status_of(e: CtldError) -> Status {
+    let msg = e.to_string();
+    match e {
+        CtldError::AccessDenied | CtldError::PartitionGroupDenied { .. } => {
+            Status::permission_denied(msg)
+        }
+        // EAGAIN: the controller is up but cannot take the job now. Not `Unavailable`,
+        // which the commands read as "Unable to contact slurm controller"; sbatch retries
+        // on the text, as Slurm's does on EAGAIN.
+        CtldError::MaxJobCount { .. } | CtldError::JobIdsExhausted | CtldError::NodesBusy => {
+            Status::resource_exhausted(msg)
+        }
+        CtldError::InvalidJobId | CtldError::InvalidNodeName { .. } => Status::not_found(msg),
+        CtldError::Conf(_) => Status::internal(msg),
+        CtldError::NonstopNotConfigured => Status::unimplemented(msg),
+        CtldError::NodeMustRegister { .. }
+        | CtldError::StaleRun { .. }
+        | CtldError::NoSpareNode { .. }
+        | CtldError::SpareLimit { .. }
+        | CtldError::NodeNotFailed { .. }
+        | CtldError::NodeNotDroppable { .. }
+        | CtldError::ExtensionRefused { .. } => Status::failed_precondition(msg),
+        _ => Status::invalid_argument(msg),
     }
 }
 

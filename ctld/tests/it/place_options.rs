@@ -312,13 +312,20 @@ fn enforce_part_limits_no_queues_what_the_partition_cannot_run() {
             job("c", none()).partition("small").nodes(3),
             JobReason::PartitionConfig,
         ),
-        (job("m", none()).mem_mb(5000), JobReason::PartitionConfig),
     ];
     for (req, reason) in cases {
         let id = fx.submit(req).unwrap();
         fx.tick();
         assert_eq!((fx.state(id), fx.reason(id)), (JobState::Pending, reason));
     }
+    // Memory beyond every node is refused all the same, as Slurm does ("Memory specification
+    // can not be satisfied").
+    let err = fx.submit(job("m", none()).mem_mb(5000)).unwrap_err();
+    assert!(matches!(err, CtldError::MemoryUnsatisfiable), "{err:?}");
+    assert_eq!(
+        err.note().as_deref(),
+        Some("Memory specification can not be satisfied")
+    );
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! never chosen) and `--contiguous` (consecutive nodes only).
 
 use sluice_ctld::core::{JobReason, PlaceOpts, SubmitRequest, TopoAsk};
+use sluice_ctld::error::CtldError;
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
 use sluice_vocab::JobState;
 
@@ -105,10 +106,9 @@ fn tmp_picks_nodes_with_enough_temporary_disk() {
     );
     let idle = fx.submit_and_schedule(job(PlaceOpts::default()));
     assert_eq!(fx.nodes_of(idle), "n1");
-    // No node has 3 GB of temporary disk: the partition can never run it.
-    let d = fx.submit(job(tmp(3072))).unwrap();
-    fx.schedule();
-    assert_eq!(fx.reason(d), JobReason::PartitionConfig);
+    // No node has 3 GB of temporary disk: refused, whatever EnforcePartLimits (as Slurm).
+    let err = fx.submit(job(tmp(3072))).unwrap_err();
+    assert!(matches!(err, CtldError::TmpDiskUnsatisfiable), "{err:?}");
     fx.exit(b, 0).unwrap();
     fx.schedule();
     assert_eq!(fx.nodes_of(c), "n3");

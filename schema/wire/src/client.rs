@@ -15,6 +15,11 @@ use crate::proto::node_daemon_client::NodeDaemonClient;
 
 /// A channel whose every request carries the caller's signed token.
 pub type SignedChannel = Signed<Channel>;
+
+/// The metadata key of a controller's note on a refused request: the line Slurm's controller
+/// sends with some refusals (its `err_msg`, e.g. `invalid partition specified: nope`), which
+/// the commands print before the error itself. Binary, so any UTF-8 survives.
+pub const NOTE_KEY: &str = "sluice-note-bin";
 /// A client of `sluice-dbd`'s admin service.
 pub type DbdClient = AccountingClient<SignedChannel>;
 /// A client of `sluice-dbd`'s job-record service.

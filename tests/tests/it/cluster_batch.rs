@@ -196,18 +196,21 @@ fn wrap_stdin_parsable_and_test_only() {
 #[test]
 fn bad_requests_get_slurms_messages_a_failure_exit_and_queue_nothing() {
     let c = Cluster::start(2);
+    // Slurm's controller names the partition first (its `err_msg`), then the error.
     let out = c.cmd("sbatch", &["-p", "nosuch", "--wrap", "true"]);
     assert_ne!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr.contains(
-            "sbatch: error: Batch job submission failed: Invalid partition name specified"
-        ),
+    assert_eq!(
+        out.stderr,
+        "sbatch: error: invalid partition specified: nosuch\n\
+         sbatch: error: Batch job submission failed: Invalid partition name specified\n",
         "{out:?}"
     );
-    let out = c.cmd("srun", &["-p", "nosuch", "true"]);
+    let out = c.cmd("srun", &["-p", "debug,nosuch", "true"]);
     assert_ne!(out.code, 0, "{out:?}");
-    assert!(
-        out.stderr.contains("Invalid partition name specified"),
+    assert_eq!(
+        out.stderr,
+        "srun: error: invalid partition specified: nosuch\n\
+         srun: error: Unable to allocate resources: Invalid partition name specified\n",
         "{out:?}"
     );
     // As Slurm's scancel: an unknown job id is no failure, and is only reported with -v.

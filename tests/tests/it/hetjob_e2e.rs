@@ -379,10 +379,12 @@ fn what_slurm_refuses_is_refused_with_its_words() {
         out.stderr,
         "sbatch: error: Batch job submission failed: Invalid job array specification\n"
     );
+    // Slurm's controller names the partition first (its `err_msg`).
     let out = c.cmd("sbatch", &["-n1", ":", "-p", "nope", "--wrap", "true"]);
     assert_eq!(
         out.stderr,
-        "sbatch: error: Batch job submission failed: Invalid partition name specified\n"
+        "sbatch: error: invalid partition specified: nope\n\
+         sbatch: error: Batch job submission failed: Invalid partition name specified\n"
     );
     // Nothing was queued.
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "");
@@ -511,7 +513,9 @@ fn test_only_of_components_prints_one_line_and_queues_nothing() {
     );
     assert_eq!(out.code, 1, "{out:?}");
     assert_eq!(
-        out.stderr, "allocation failure: Invalid partition name specified\n",
+        out.stderr,
+        "sbatch: error: invalid partition specified: nope\n\
+         allocation failure: Invalid partition name specified\n",
         "{out:?}"
     );
     // srun: the first component's line, then the refusal as Slurm's `slurm_perror` prints it.
@@ -522,9 +526,10 @@ fn test_only_of_components_prints_one_line_and_queues_nothing() {
     assert_eq!(out.code, 1, "{out:?}");
     let lines: Vec<&str> = out.stderr.lines().collect();
     assert!(
-        lines.len() == 2
+        lines.len() == 3
             && lines[0].starts_with("srun: Job ")
-            && lines[1] == "allocation failure: Invalid partition name specified",
+            && lines[1] == "srun: error: invalid partition specified: nope"
+            && lines[2] == "allocation failure: Invalid partition name specified",
         "{out:?}"
     );
     assert_eq!(c.ok("squeue", &["-h", "-t", "all"]), "", "nothing queued");

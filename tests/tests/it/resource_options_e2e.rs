@@ -113,11 +113,46 @@ fn tmp_runs_a_job_only_where_the_temporary_disk_is() {
     );
     assert_eq!(nodes.trim(), "clustern2");
     assert_eq!(field(&show_job(&c, job), "MinTmpDiskNode="), "400M");
-    // More than any node has: the partition can never run it (EnforcePartLimits=NO: it pends).
-    let never = c.sbatch(&["--tmp=1G", "--wrap", "true"]);
+    // More than any node has: refused whatever EnforcePartLimits, in Slurm's two lines; so is
+    // memory beyond every node (each command's own words).
+    let out = c.cmd("sbatch", &["--tmp=1G", "--wrap", "true"]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (
+            1,
+            "sbatch: error: Temporary disk specification can not be satisfied\n\
+             sbatch: error: Batch job submission failed: Requested node configuration is not available\n"
+        )
+    );
+    let out = c.cmd("srun", &["--mem=99999999", "true"]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (
+            1,
+            "srun: error: Memory specification can not be satisfied\n\
+             srun: error: Unable to allocate resources: Requested node configuration is not available\n"
+        )
+    );
+    let out = c.cmd("salloc", &["--mem-per-cpu=99999999", "true"]);
+    assert_eq!(
+        (out.code, out.stderr.as_str()),
+        (
+            1,
+            "salloc: error: Memory specification can not be satisfied\n\
+             salloc: error: Job submit/allocate failed: Requested node configuration is not available\n"
+        )
+    );
+    // A will-run test answers without that line, as Slurm's.
+    let out = c.cmd("sbatch", &["--test-only", "--tmp=1G", "--wrap", "true"]);
+    assert_eq!(
+        out.stderr,
+        "allocation failure: Requested node configuration is not available\n"
+    );
+    // A job that fits its memory and disk but not a node's CPUs is still queued (as Slurm).
+    let never = c.sbatch(&["--tmp=400", "-c", "999", "--wrap", "true"]);
     let reason = c.ok("squeue", &["-h", "-o", "%r", "-j", &never.to_string()]);
     assert_eq!(reason.trim(), "PartitionConfig");
-    assert_eq!(field(&show_job(&c, never), "MinTmpDiskNode="), "1G");
+    assert_eq!(field(&show_job(&c, never), "MinTmpDiskNode="), "400M");
     let out = c.cmd("sbatch", &["--tmp=lots", "--wrap", "true"]);
     assert_eq!(out.stderr, "sbatch: error: Invalid --tmp specification\n");
     c.ok("scancel", &[&never.to_string()]);
