@@ -10,7 +10,7 @@ use sluice_ctld::core::federation::{
     FedSubmit, FedView, InfoPhase, OriginSubmit,
 };
 use sluice_ctld::core::{
-    AcctRecord, JobReason, LaunchSpec, NodeCommand, SubmitRequest, on_release,
+    AcctRecord, JobReason, LaunchSpec, NodeCommand, SimTime, SubmitRequest, on_release,
 };
 use sluice_ctld::error::CtldError;
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
@@ -289,6 +289,21 @@ fn a_revoked_copy_while_locking_gives_its_reservation_back() {
     assert_eq!(fx.state(local), JobState::Running);
 }
 
+/// 30 s on, the run of `id` on `c` ends in `state` with `exit_code` (event 2, after the
+/// start); returns when.
+fn ends_elsewhere(fx: &mut CoreFixture, id: FedJobId, state: JobState, exit_code: i32) -> SimTime {
+    fx.advance(30);
+    let ended = FedEventKind::JobEnded {
+        job: id,
+        cluster: "c".into(),
+        state: state.stored(),
+        exit_code,
+    };
+    let now = fx.now;
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, ended));
+    now
+}
+
 #[test]
 fn the_origin_keeps_a_revoked_tracker_until_the_run_elsewhere_ends() {
     let mut fx = fixture(FedState::Active);
@@ -309,15 +324,7 @@ fn the_origin_keeps_a_revoked_tracker_until_the_run_elsewhere_ends() {
         "a tracker is never scheduled"
     );
 
-    fx.advance(30);
-    let ended = FedEventKind::JobEnded {
-        job: id,
-        cluster: "c".into(),
-        state: JobState::Failed.stored(),
-        exit_code: 3,
-    };
-    let now = fx.now;
-    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, ended));
+    ends_elsewhere(&mut fx, id, JobState::Failed, 3);
     let j = fx.core.job(id).unwrap();
     assert_eq!((j.state, j.exit_code), (JobState::Failed, 3));
     // Its own record is REVOKED: the run is recorded by the cluster that ran it.
@@ -418,15 +425,7 @@ fn dependants_of_a_tracker_wait_for_the_run_elsewhere_to_end() {
     assert!(offered(&fx, before_start) && offered(&fx, after));
     assert!(![ok, any, not_ok].iter().any(|&d| offered(&fx, d)));
 
-    fx.advance(30);
-    let ended = FedEventKind::JobEnded {
-        job: id,
-        cluster: "c".into(),
-        state: JobState::Completed.stored(),
-        exit_code: 0,
-    };
-    let now = fx.now;
-    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(2, ended));
+    let now = ends_elsewhere(&mut fx, id, JobState::Completed, 0);
     assert_eq!(dep_status(&fx, ok), DepStatus::Satisfied(now));
     assert_eq!(dep_status(&fx, any), DepStatus::Satisfied(now));
     assert_eq!(dep_status(&fx, not_ok), DepStatus::Failed);
