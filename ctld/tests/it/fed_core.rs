@@ -289,6 +289,19 @@ fn a_revoked_copy_while_locking_gives_its_reservation_back() {
     assert_eq!(fx.state(local), JobState::Running);
 }
 
+/// Job `id` starts on sibling `c` (event 1): the origin's copy becomes its tracker. Returns
+/// when.
+fn starts_elsewhere(fx: &mut CoreFixture, id: FedJobId) -> SimTime {
+    let now = fx.now;
+    let started = FedEventKind::JobStartedElsewhere {
+        job: id,
+        cluster: "c".into(),
+    };
+    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, started));
+    assert_eq!(fx.state(id), JobState::Revoked);
+    now
+}
+
 /// 30 s on, the run of `id` on `c` ends in `state` with `exit_code` (event 2, after the
 /// start); returns when.
 fn ends_elsewhere(fx: &mut CoreFixture, id: FedJobId, state: JobState, exit_code: i32) -> SimTime {
@@ -308,13 +321,7 @@ fn ends_elsewhere(fx: &mut CoreFixture, id: FedJobId, state: JobState, exit_code
 fn the_origin_keeps_a_revoked_tracker_until_the_run_elsewhere_ends() {
     let mut fx = fixture(FedState::Active);
     let id = submit_recorded(&mut fx, job("f"), &["b", "c", "test"]);
-    let now = fx.now;
-    let started = FedEventKind::JobStartedElsewhere {
-        job: id,
-        cluster: "c".into(),
-    };
-    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, started));
-    assert_eq!(fx.state(id), JobState::Revoked);
+    starts_elsewhere(&mut fx, id);
     let f = fx.core.fed_job(id).unwrap();
     assert_eq!(f.running_on.as_deref(), Some("c"));
     assert_eq!(f.active, ["c"]);
@@ -394,13 +401,7 @@ fn dependants_of_a_tracker_wait_for_the_run_elsewhere_to_end() {
     let id = submit_recorded(&mut fx, job("f"), &["b", "c", "test"]);
     let before_start = submit_dependent(&mut fx, job("after").dependency(&format!("after:{id}")));
     assert_eq!(dep_status(&fx, before_start), DepStatus::Waiting);
-    let now = fx.now;
-    let started = FedEventKind::JobStartedElsewhere {
-        job: id,
-        cluster: "c".into(),
-    };
-    federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, started));
-    assert_eq!(fx.state(id), JobState::Revoked);
+    let now = starts_elsewhere(&mut fx, id);
     let ok = submit_dependent(&mut fx, job("ok").dependency(&format!("afterok:{id}")));
     let any = submit_dependent(&mut fx, job("any").dependency(&format!("afterany:{id}")));
     let not_ok = submit_dependent(
