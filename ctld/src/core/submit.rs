@@ -13,6 +13,7 @@
 //! checks of [`super::qos`] (partition `AllowQos`/`DenyQos` refuse a non-administrator's job
 //! at submission, whatever `EnforcePartLimits`).
 
+use super::alloc::MemAsk;
 use super::arrays::{ArrayMeta, parse_array};
 use super::features::Constraint;
 use super::jobs::{ArrayTask, HoldKind, Job, JobReason, JobRequest, JobTable, NodeMasks};
@@ -257,8 +258,8 @@ pub(crate) fn build(
     // `EnforcePartLimits` says (Slurm queues too many CPUs or nodes, but not these): `--mem`,
     // or one CPU's `--mem-per-cpu` (Slurm queues `-c 2 --mem-per-cpu` above half a node's).
     let least_mem = match job_req.mem_ask() {
-        super::alloc::MemAsk::PerNode(mb) | super::alloc::MemAsk::PerCpu(mb) => mb,
-        super::alloc::MemAsk::Default => 0,
+        MemAsk::PerNode(mb) | MemAsk::PerCpu(mb) => mb,
+        MemAsk::Default => 0,
     };
     if !part.shapes.iter().any(|s| s.real_memory_mb >= least_mem) {
         return Err(CtldError::MemoryUnsatisfiable);

@@ -267,11 +267,11 @@ async fn offer(fed: &FedHandle, core: &CoreHandle, job: FedJobId, desc: Option<V
     let _ = core
         .submit(move |cx| {
             on_offer_synced(cx.core, cx.out, job, offered);
-            let me = cx.core.me().to_string();
-            let confirms = |i: &federation::FedInfo| {
-                i.phase == federation::InfoPhase::Pending && i.active.contains(&me)
-            };
-            if !offered || reply.as_ref().is_some_and(|i| !confirms(i)) {
+            let confirmed = reply.as_ref().is_none_or(|i| {
+                i.phase == federation::InfoPhase::Pending
+                    && i.active.iter().any(|c| c == cx.core.me())
+            });
+            if !offered || !confirmed {
                 cx.pass_after(Kick::Full);
             }
             if let Some(info) = &reply {
