@@ -244,11 +244,13 @@ impl Pass {
         }
     }
 
-    /// Offers the candidates to backfill; returns the pass's counts.
+    /// Offers the candidates to backfill, then sends the federation offers no start carried;
+    /// returns the pass's counts.
     pub(crate) fn finish(&mut self, core: &mut Core, out: &mut impl Outbox, now: SimTime) {
         if !self.candidates.is_empty() {
             self.stats.backfilled = backfill::run(core, out, now, &self.blocked, &self.candidates);
         }
+        federation::start::send_due_offers(core, out);
     }
 }
 

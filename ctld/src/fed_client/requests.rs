@@ -20,7 +20,9 @@ use crate::core::federation::{
 };
 use crate::runtime::{CoreHandle, Kick};
 use sluice_vocab::FedJobId;
-use sluice_wire::proto::{FedJobEndedRequest, FedJobRequest, FedOfferRequest, FedSubmitRequest};
+use sluice_wire::proto::{
+    FedJobEndedRequest, FedJobRequest, FedOfferRequest, FedStartRequest, FedSubmitRequest,
+};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 /// Sends requests to the executor from within the federation client.
@@ -118,7 +120,7 @@ impl Executor {
 
 async fn execute(fed: FedHandle, core: CoreHandle, req: FedRequest) {
     match req {
-        FedRequest::StartLock { job } => start(&fed, &core, job).await,
+        FedRequest::StartLock { job, offer } => start(&fed, &core, job, offer).await,
         FedRequest::Ended { job, report } => ended(&fed, &core, job, report).await,
         FedRequest::Offer { job, desc } => offer(&fed, &core, job, Some(desc)).await,
         FedRequest::Withdraw { job } => offer(&fed, &core, job, None).await,
@@ -140,15 +142,16 @@ async fn execute(fed: FedHandle, core: CoreHandle, req: FedRequest) {
     }
 }
 
-/// Starts the job at the dbd (`StartFedJob`: lock and commit in one), then launches it or
-/// gives the reservation back. A request without an answer is given up like a refusal: if it
+/// Starts the job at the dbd (`StartFedJob`: lock and commit in one, the origin's offer
+/// with them when `offer` carries it), then launches it or gives the reservation back. A request without an answer is given up like a refusal: if it
 /// went through, the job's next attempt here is answered `started` and launches it then (the
 /// dbd records this cluster as the winner, so no other cluster starts it meanwhile).
-async fn start(fed: &FedHandle, core: &CoreHandle, job: FedJobId) {
+async fn start(fed: &FedHandle, core: &CoreHandle, job: FedJobId, offer: Option<Vec<u8>>) {
     let mut client = fed.client.clone();
-    let req = FedJobRequest {
+    let req = FedStartRequest {
         cluster: fed.cluster.clone(),
         job_id: job.get(),
+        offer,
     };
     match client.start_fed_job(req).await {
         Ok(r) if r.get_ref().started => committed(fed, core, job).await,

@@ -391,6 +391,9 @@ impl Loop {
                     }
                 }
             }
+            // Offers due at the end of a pass are all sent by it; a batch without a pass
+            // (none was asked for) still sends any, rather than keep them for the next one.
+            crate::core::federation::start::send_due_offers(&mut self.core, &mut self.batch);
             self.commit(now);
             self.leaser.check(&self.core, &self.handle);
         }

@@ -3,7 +3,9 @@
 //! revocation, the origin's tracker, run-end reports, offers following holds, fedstates and
 //! leaving the federation. Cluster `test` (fed id 1) with siblings `b` (2) and `c` (3).
 
-use crate::fed_core_support::{B_AND_C, builder, info, job, join, origin_submit, view};
+use crate::fed_core_support::{
+    B_AND_C, builder, carried_offer, info, job, join, lock, origin_submit, view,
+};
 use sluice_ctld::core::deps::DepStatus;
 use sluice_ctld::core::federation::{
     self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedRequest, FedRequeue,
@@ -35,6 +37,9 @@ fn submit_recorded(fx: &mut CoreFixture, req: SubmitRequest, active: &[&str]) ->
     let recorded_on = if held { active } else { &["test"] };
     let i = info(id, InfoPhase::Pending, true, &viable, recorded_on);
     federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    assert!(fx.out.fed_reqs.is_empty(), "the offer waits for the pass");
+    // As at the end of a pass that did not start it.
+    federation::start::send_due_offers(&mut fx.core, &mut fx.out);
     let offers = std::mem::take(&mut fx.out.fed_reqs);
     if held {
         assert!(offers.is_empty(), "held: offered to nobody: {offers:?}");
@@ -97,7 +102,7 @@ fn a_federated_job_is_reserved_then_launched_only_after_the_commit() {
     federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
     assert_eq!(submitted_records(&fx, id), 1);
     fx.schedule();
-    assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.fed_reqs, [lock(id)]);
     assert!(fx.out.launched().is_empty(), "no launch before the commit");
     assert_eq!(fx.state(id), JobState::Pending);
 
@@ -121,7 +126,7 @@ fn a_refused_lock_releases_the_allocation_and_waits_before_asking_again() {
     let mut fx = fixture(FedState::Active);
     let id = submit_recorded(&mut fx, job("f"), &["b", "test"]);
     fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
     let now = fx.now;
     federation::on_start_refused(&mut fx.core, &mut fx.out, now, id, 5);
     assert_eq!(fx.reason(id), JobReason::FedJobLock);
@@ -133,7 +138,7 @@ fn a_refused_lock_releases_the_allocation_and_waits_before_asking_again() {
     fx.exit(local, 0).unwrap();
     fx.advance(5);
     fx.schedule();
-    assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.fed_reqs, [lock(id)]);
     assert!(fx.out.launched().is_empty());
 }
 
@@ -255,7 +260,7 @@ fn a_copy_that_arrives_before_the_first_view_still_takes_the_lock() {
     };
     federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
     fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
     assert!(fx.out.launched().is_empty(), "no launch without the lock");
     assert_eq!(fx.state(id), JobState::Pending);
 }
@@ -273,7 +278,7 @@ fn a_revoked_copy_while_locking_gives_its_reservation_back() {
     };
     federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, offered));
     fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
     let revoked = FedEventKind::SiblingRevoked {
         job: id,
         winner: Some("b".into()),
@@ -351,6 +356,8 @@ fn an_offer_the_dbd_confirmed_is_new_to_the_pass_over_new_jobs() {
     let id = rec.reply.job_id;
     let i = info(id, InfoPhase::Pending, true, &["b", "c", "test"], &["test"]);
     federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &i);
+    // Offered alone, as at the end of a batch whose pass did not start it.
+    federation::start::send_due_offers(&mut fx.core, &mut fx.out);
     fx.schedule_fresh();
     assert!(
         !fx.out
@@ -363,7 +370,7 @@ fn an_offer_the_dbd_confirmed_is_new_to_the_pass_over_new_jobs() {
     federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
     let stats = fx.schedule_fresh();
     assert_eq!(stats.considered, 1);
-    assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.fed_reqs, [lock(id)]);
 }
 
 /// A job the origin records (held, as every dependent job: it stays on its origin), with
@@ -459,7 +466,7 @@ fn an_origin_that_is_not_viable_tracks_the_job_from_the_start() {
     federation::on_fed_event(&mut fx.core, &mut fx.out, now, event(1, back));
     assert_eq!(fx.state(id), JobState::Pending);
     fx.schedule();
-    assert_eq!(fx.out.fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.fed_reqs, [lock(id)]);
 }
 
 #[test]
@@ -558,21 +565,25 @@ fn holds_and_releases_withdraw_and_offer_the_origin_job() {
         sluice_ctld::core::JobRef::Job(id),
     )
     .unwrap();
+    // Released with room here: the start lock carries the offer.
     fx.schedule();
-    let reqs = fx.out.take().fed_reqs;
-    assert!(matches!(reqs.first(), Some(FedRequest::Offer { job, .. }) if *job == id));
-    let offer = match &reqs[0] {
-        FedRequest::Offer { desc, .. } => FedDesc::decode(desc).unwrap(),
-        _ => unreachable!(),
-    };
+    let offer = carried_offer(&fx.out.take().fed_reqs, id);
     assert_eq!((offer.name.as_str(), offer.uid), ("h", 1000));
+    // Refused (by the dbd, offer and all): the offer goes alone.
+    let now = fx.now;
+    federation::on_start_refused(&mut fx.core, &mut fx.out, now, id, 0);
+    let reqs = fx.out.take().fed_reqs;
+    assert!(
+        matches!(reqs.as_slice(), [FedRequest::Offer { job, desc }]
+            if *job == id && FedDesc::decode(desc).unwrap() == offer),
+        "{reqs:?}"
+    );
     // The dbd refuses the lock of a job it holds: the origin asks once the offer arrived.
-    assert_eq!(reqs.len(), 1, "{reqs:?}");
     fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty());
     federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
     fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
     let now = fx.now;
     federation::on_start_refused(&mut fx.core, &mut fx.out, now, id, 0);
     // Held again after being offered: withdrawn.
@@ -629,11 +640,7 @@ fn inactive_schedules_no_federated_work_and_drain_takes_no_new_jobs() {
     );
     assert!(matches!(refused, Err(CtldError::SubmissionsDisabled)));
     fx.schedule();
-    assert_eq!(
-        fx.out.fed_reqs,
-        [FedRequest::StartLock { job: id }],
-        "DRAIN runs what it has"
-    );
+    assert_eq!(fx.out.fed_reqs, [lock(id)], "DRAIN runs what it has");
 }
 
 #[test]

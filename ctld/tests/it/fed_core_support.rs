@@ -3,7 +3,7 @@
 //! siblings each test names (usually [`B_AND_C`]: `b` (2) and `c` (3)).
 
 use sluice_ctld::core::federation::{
-    self, FedInfo, FedMember, FedRecord, FedSubmit, FedView, InfoPhase, OriginSubmit,
+    self, FedInfo, FedMember, FedRecord, FedRequest, FedSubmit, FedView, InfoPhase, OriginSubmit,
 };
 use sluice_ctld::core::{LaunchSpec, SubmitRequest};
 use sluice_ctld::testkit::{ClusterBuilder, CoreFixture};
@@ -101,5 +101,26 @@ pub fn info(
         winner: None,
         final_state: 0,
         exit_code: 0,
+    }
+}
+
+/// The start lock request of `id`, carrying no offer (the job was offered before).
+pub fn lock(id: FedJobId) -> FedRequest {
+    FedRequest::StartLock {
+        job: id,
+        offer: None,
+    }
+}
+
+/// The description the start lock of `id`, the only request in `reqs`, carries as its offer.
+pub fn carried_offer(reqs: &[FedRequest], id: FedJobId) -> federation::FedDesc {
+    match reqs {
+        [
+            FedRequest::StartLock {
+                job,
+                offer: Some(desc),
+            },
+        ] if *job == id => federation::FedDesc::decode(desc).unwrap(),
+        other => panic!("the start lock of {id} with its offer expected: {other:?}"),
     }
 }

@@ -6,7 +6,7 @@
 //! the dbd with its last task, whether it ran out or was cancelled (from a sibling too).
 //! Cluster `test` (fed id 1, nodes n1 n2) with siblings `b` (2) and `c` (3).
 
-use crate::fed_core_support::{B_AND_C, fixture, info, job, origin_submit};
+use crate::fed_core_support::{B_AND_C, carried_offer, fixture, info, job, lock, origin_submit};
 use sluice_ctld::core::federation::{
     self, CommitOutcome, EndReport, FedDesc, FedEvent, FedEventKind, FedRequest, FedRequeue,
     InfoPhase,
@@ -28,6 +28,8 @@ fn submit(fx: &mut CoreFixture, req: SubmitRequest, viable: &[&str], active: &[&
     let id = rec.reply.job_id;
     let recorded = info(id, InfoPhase::Pending, true, viable, &["test"]);
     federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &recorded);
+    // As at the end of a pass that did not start it.
+    federation::start::send_due_offers(&mut fx.core, &mut fx.out);
     let offered = std::mem::take(&mut fx.out.fed_reqs)
         .iter()
         .any(|r| matches!(r, FedRequest::Offer { job, .. } if *job == id));
@@ -58,18 +60,10 @@ fn given_back(fx: &mut CoreFixture, id: FedJobId) {
     );
 }
 
-/// The next pass offers `id` to its siblings again; once the dbd has the offer, the origin
-/// asks for the lock.
-fn offered_then_locked(fx: &mut CoreFixture, id: FedJobId) {
+/// The next pass starts `id` here (its nodes are free), the start lock carrying its offer.
+fn started_with_its_offer(fx: &mut CoreFixture, id: FedJobId) {
     fx.schedule();
-    let reqs = fx.out.take().fed_reqs;
-    assert!(
-        matches!(reqs.as_slice(), [FedRequest::Offer { job, .. }] if *job == id),
-        "{reqs:?}"
-    );
-    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
-    fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    carried_offer(&fx.out.take().fed_reqs, id);
 }
 
 #[test]
@@ -77,7 +71,7 @@ fn a_hold_while_the_origins_own_lock_is_in_flight_keeps_the_job_from_running() {
     let mut fx = fixture("n[1-2]", B_AND_C);
     let id = submit(&mut fx, job("h"), &VIABLE, &VIABLE);
     fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
     let admin = fx.admin();
     on_hold(
         &mut fx.core,
@@ -108,10 +102,10 @@ fn a_hold_while_the_origins_own_lock_is_in_flight_keeps_the_job_from_running() {
     assert_eq!(fx.state(both), JobState::Running);
     assert!(fx.out.take().fed_reqs.is_empty());
     given_back(&mut fx, id);
-    // Released: offered again, and started once committed.
+    // Released: started with its offer, launched once committed.
     fx.exit(both, 0).unwrap();
     on_release(&mut fx.core, &mut fx.out, admin, JobRef::Job(id)).unwrap();
-    offered_then_locked(&mut fx, id);
+    started_with_its_offer(&mut fx, id);
     let now = fx.now;
     let outcome = federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
     assert_eq!(outcome, CommitOutcome::Launched);
@@ -126,7 +120,7 @@ fn a_new_dependency_while_the_origins_lock_is_in_flight_keeps_the_job_from_runni
     assert_eq!(fx.state(first), JobState::Running);
     let id = submit(&mut fx, job("then"), &VIABLE, &VIABLE);
     fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
     let (admin, now) = (fx.admin(), fx.now);
     let change = [JobChange::Dependency(format!("afterok:{first}"))];
     on_update_job(
@@ -149,9 +143,38 @@ fn a_new_dependency_while_the_origins_lock_is_in_flight_keeps_the_job_from_runni
     fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty(), "still dependent");
     assert_eq!(fx.reason(id), JobReason::Dependency);
-    // The dependency is met: offered again, then locked.
+    // The dependency is met: started with its offer.
     fx.exit(first, 0).unwrap();
-    offered_then_locked(&mut fx, id);
+    started_with_its_offer(&mut fx, id);
+}
+
+#[test]
+fn a_hold_before_the_pass_keeps_the_due_offer_from_leaving() {
+    let mut fx = fixture("n[1-2]", B_AND_C);
+    let now = fx.now;
+    let rec = origin_submit(&mut fx, job("h"));
+    let id = rec.reply.job_id;
+    let recorded = info(id, InfoPhase::Pending, true, &VIABLE, &["test"]);
+    federation::on_fed_recorded(&mut fx.core, &mut fx.out, now, &rec.reply.jobs, &recorded);
+    // Held in the same batch, before its pass: the offer never leaves, so there is nothing to
+    // withdraw either (the dbd still records the job held).
+    let admin = fx.admin();
+    on_hold(
+        &mut fx.core,
+        &mut fx.out,
+        admin,
+        JobRef::Job(id),
+        HoldKind::User,
+    )
+    .unwrap();
+    fx.schedule_fresh();
+    assert!(fx.out.take().fed_reqs.is_empty());
+    let f = fx.core.fed_job(id).unwrap();
+    assert_eq!((f.offered, f.offer_synced), (false, true));
+    assert!(federation::unsynced(&fx.core).is_empty(), "nothing owed");
+    // Released: started here with the offer.
+    on_release(&mut fx.core, &mut fx.out, admin, JobRef::Job(id)).unwrap();
+    started_with_its_offer(&mut fx, id);
 }
 
 #[test]
@@ -237,7 +260,7 @@ fn a_copy_whose_lock_a_withdrawal_voided_gives_it_back_and_is_dropped() {
         },
     );
     fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
     // b held it: the dbd refused this cluster's commit, then revoked the copy.
     federation::on_start_refused(&mut fx.core, &mut fx.out, now, id, 2);
     let revoked = FedEventKind::SiblingRevoked {

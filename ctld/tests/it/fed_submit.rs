@@ -3,7 +3,7 @@
 //! answered is withdrawn: the request stays in the job's saved state across a restart until
 //! the dbd answers, the job is never scheduled meanwhile, and it then leaves without a trace.
 
-use crate::fed_core_support::{B, builder, fixture, job, origin_submit};
+use crate::fed_core_support::{B, builder, carried_offer, fixture, job, lock, origin_submit};
 use sluice_ctld::core::federation::{self, FedInfo, FedPhase, FedRequest, InfoPhase};
 use sluice_ctld::core::{AcctRecord, Core, IdLease};
 use sluice_ctld::store::StateStore;
@@ -31,8 +31,9 @@ fn submitted_records(acct: &[AcctRecord], id: FedJobId) -> usize {
 
 #[test]
 fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
-    let mut fx = fixture("n1", B);
-    let rec = origin_submit(&mut fx, job("f"));
+    // Two 2-CPU nodes: the first job takes both, the second must wait for room.
+    let mut fx = fixture("n[1-2]", B);
+    let rec = origin_submit(&mut fx, job("f").nodes(2));
     let id = rec.reply.job_id;
     fx.schedule();
     assert!(
@@ -49,16 +50,58 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
     );
     let out = fx.out.take();
     assert_eq!(submitted_records(&out.acct, id), 1);
+    assert!(out.fed_reqs.is_empty(), "the offer waits for the pass");
+    // The pass starts it here: the start lock carries the offer, which no sibling then gets.
+    fx.schedule_fresh();
+    let reqs = fx.out.take().fed_reqs;
+    assert_eq!(
+        reqs,
+        [FedRequest::StartLock {
+            job: id,
+            offer: Some(rec.desc.clone())
+        }]
+    );
+    assert!(
+        !fx.core.fed_job(id).unwrap().offer_synced,
+        "owed until answered"
+    );
+    let outcome = federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    assert_eq!(outcome, federation::CommitOutcome::Launched);
+    assert!(fx.core.fed_job(id).unwrap().offer_synced);
+    assert!(federation::unsynced(&fx.core).is_empty(), "nothing owed");
+    fx.out.take();
+
+    // No room here: the pass ends by offering it alone, and the origin asks for the lock
+    // only once the dbd has the offer (it refuses the lock of a job it records held).
+    let rec = origin_submit(&mut fx, job("g"));
+    let waits = rec.reply.job_id;
+    federation::on_fed_recorded(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &rec.reply.jobs,
+        &recorded(waits),
+    );
+    fx.out.take();
+    fx.schedule_fresh();
+    let out = fx.out.take();
     let [FedRequest::Offer { job: offered, desc }] = out.fed_reqs.as_slice() else {
         panic!("one offer expected: {:?}", out.fed_reqs);
     };
-    assert_eq!((*offered, desc), (id, &rec.desc));
-    // Held at the dbd until the offer arrives: the origin does not ask for the lock yet.
+    assert_eq!((*offered, desc), (waits, &rec.desc));
+    fx.exit(id, 0).unwrap();
     fx.schedule();
-    assert!(fx.out.take().fed_reqs.is_empty());
-    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    let reqs = fx.out.take().fed_reqs;
+    assert!(
+        !reqs
+            .iter()
+            .any(|r| matches!(r, FedRequest::StartLock { job, .. } if *job == waits)),
+        "gated while the offer is in flight: {reqs:?}"
+    );
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, waits, true);
     fx.schedule();
-    assert_eq!(fx.out.take().fed_reqs, [FedRequest::StartLock { job: id }]);
+    assert_eq!(fx.out.take().fed_reqs, [lock(waits)]);
+
     // A held job is recorded and stays on the origin: nothing offered.
     let rec = origin_submit(&mut fx, job("h").held());
     let held = rec.reply.job_id;
@@ -69,7 +112,45 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
         &rec.reply.jobs,
         &recorded(held),
     );
+    fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty());
+}
+
+#[test]
+fn a_carried_offer_without_an_answer_is_sent_alone_and_a_restart_owes_it() {
+    let mut fx = fixture("n1", B);
+    let rec = origin_submit(&mut fx, job("f"));
+    let id = rec.reply.job_id;
+    let now = fx.now;
+    federation::on_fed_recorded(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &rec.reply.jobs,
+        &recorded(id),
+    );
+    fx.schedule_fresh();
+    carried_offer(&fx.out.take().fed_reqs, id);
+    // Until the dbd answers, a restart (which forgets the start in flight) owes the offer.
+    assert!(
+        matches!(federation::unsynced(&fx.core).as_slice(), [FedRequest::Offer { job, .. }] if *job == id)
+    );
+    // No answer: the job waits, and the offer leaves alone (a repeat the dbd answers
+    // harmlessly if the start went through after all).
+    federation::on_start_refused(&mut fx.core, &mut fx.out, now, id, 5);
+    let reqs = fx.out.take().fed_reqs;
+    assert!(
+        matches!(reqs.as_slice(), [FedRequest::Offer { job, desc }] if *job == id && *desc == rec.desc),
+        "{reqs:?}"
+    );
+    // A start the dbd later answers `started` (the first one went through) launches it.
+    federation::on_offer_synced(&mut fx.core, &mut fx.out, id, true);
+    fx.advance(5);
+    fx.schedule();
+    assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
+    let now = fx.now;
+    let outcome = federation::on_start_committed(&mut fx.core, &mut fx.out, now, id);
+    assert_eq!(outcome, federation::CommitOutcome::Launched);
 }
 
 #[test]

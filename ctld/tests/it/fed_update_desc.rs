@@ -2,11 +2,9 @@
 //! partition set after submission is part of the description its siblings get, as if the
 //! submission had asked for it (a sibling otherwise applies its own partition defaults).
 
-use crate::fed_core_support::{B, fixture};
+use crate::fed_core_support::{B, carried_offer, fixture};
 use sluice_ctld::conf::TimeLimit;
-use sluice_ctld::core::federation::{
-    self, FedDesc, FedInfo, FedRequest, FedSubmit, InfoPhase, OriginSubmit,
-};
+use sluice_ctld::core::federation::{self, FedDesc, FedInfo, FedSubmit, InfoPhase, OriginSubmit};
 use sluice_ctld::core::{JobChange, JobRef, LaunchSpec, SubmitRequest, on_release, on_update_job};
 use sluice_ctld::testkit::CoreFixture;
 use sluice_vocab::FedJobId;
@@ -46,18 +44,13 @@ fn held_job(fx: &mut CoreFixture) -> FedJobId {
     id
 }
 
-/// Releases `id`; the description of the offer to its siblings.
+/// Releases `id`; the description of the offer to its siblings (carried by its start lock:
+/// the node is free).
 fn offered_desc(fx: &mut CoreFixture, id: FedJobId) -> FedDesc {
     let admin = fx.admin();
     on_release(&mut fx.core, &mut fx.out, admin, JobRef::Job(id)).unwrap();
     fx.schedule();
-    let reqs = fx.out.take().fed_reqs;
-    match reqs.first() {
-        Some(FedRequest::Offer { job, desc, .. }) if *job == id => {
-            FedDesc::decode(desc).expect("a description")
-        }
-        other => panic!("an offer expected, got {other:?}"),
-    }
+    carried_offer(&fx.out.take().fed_reqs, id)
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The start lock on every backend: exclusivity, lease expiry in simulated time, lost-lock
 //! commits, revocation on commit, release, a restarted controller, the one-step start (lock and
-//! commit together, as controllers start jobs) alone and grouped with other writes, and the
+//! commit together, as controllers start jobs) alone, carrying the origin's offer, and grouped
+//! with other writes, and the
 //! invariant that a federated job is committed as started at most once under concurrent
 //! requests from several connections (as several dbds over one database).
 
@@ -18,6 +19,7 @@ per_backend!(
     a_job_starts_at_most_once_under_concurrency,
     a_one_step_start_commits_revokes_and_answers_a_repeat,
     a_one_step_start_is_refused_as_a_lock_is,
+    an_origin_starting_its_unoffered_job_offers_it_to_nobody,
     grouped_starts_and_ends_are_answered_as_alone,
 );
 
@@ -317,6 +319,85 @@ mod cases {
         store.fed_start(held, "a", NOW + 2).unwrap().unwrap();
     }
 
+    pub fn an_origin_starting_its_unoffered_job_offers_it_to_nobody(db: &TestDb) {
+        let store = federation(db);
+        let held = |local| SubmitFedJob {
+            held: true,
+            ..request("a", 1, local)
+        };
+        let j = submit(&store, held(1)).job_id;
+        flush(&store);
+        let job = store
+            .fed_start_offering(j, "a", b"new".to_vec(), NOW)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (job.phase, job.winner.as_deref(), job.held),
+            (FedPhase::Started, Some("a"), false)
+        );
+        assert_eq!((job.active, job.desc), (set(&["a"]), b"new".to_vec()));
+        // Never offered, so no sibling has a copy to revoke: nobody hears of it.
+        for c in ["a", "b", "c"] {
+            assert!(take(&store, c).is_empty(), "{c}");
+        }
+        // Asked again (the answer was lost): started, nothing new; no sibling starts it.
+        let again = store.fed_start_offering(j, "a", b"new".to_vec(), NOW + 1);
+        assert_eq!(again.unwrap().unwrap().start_time, NOW);
+        assert_eq!(
+            store.fed_start(j, "b", NOW + 2).unwrap(),
+            Err(LockRefusal::NotPending)
+        );
+        // Only the origin offers: a sibling's request is refused and changes nothing.
+        let k = submit(&store, held(2)).job_id;
+        flush(&store);
+        let e = store
+            .fed_start_offering(k, "b", b"x".to_vec(), NOW)
+            .unwrap_err();
+        assert!(matches!(e, FedError::NotOrigin { .. }), "{e:?}");
+        // An origin that may not run it (-M b,c) is refused, and the refusal undid the offer:
+        // the job is still held, offered to nobody, and the origin offers it on its own.
+        let elsewhere = submit(
+            &store,
+            SubmitFedJob {
+                req_clusters: "b,c".into(),
+                ..held(3)
+            },
+        )
+        .job_id;
+        flush(&store);
+        assert_eq!(
+            store
+                .fed_start_offering(elsewhere, "a", b"y".to_vec(), NOW)
+                .unwrap(),
+            Err(LockRefusal::NotActiveHere)
+        );
+        let kept = store.fed_job(elsewhere, "a").unwrap();
+        assert!(kept.held && kept.active.is_empty(), "{kept:?}");
+        assert_ne!(kept.desc, b"y".to_vec());
+        for c in ["b", "c"] {
+            assert!(take(&store, c).is_empty(), "{c}");
+        }
+        store.fed_offer(elsewhere, "a", None, NOW + 1).unwrap();
+        assert_eq!(take(&store, "b").len(), 1);
+        // A job that ended is refused, not started again.
+        store
+            .fed_job_ended(
+                j,
+                "a",
+                sluice_vocab::JobState::Completed.stored(),
+                0,
+                RequeueMode::None,
+                NOW + 3,
+            )
+            .unwrap();
+        assert_eq!(
+            store
+                .fed_start_offering(j, "a", b"new".to_vec(), NOW + 4)
+                .unwrap(),
+            Err(LockRefusal::NotPending)
+        );
+    }
+
     pub fn grouped_starts_and_ends_are_answered_as_alone(db: &TestDb) {
         use sluice_dbd::store::fed::group::{FedWrite, RunEnd};
         let store = federation(db);
@@ -327,6 +408,7 @@ mod cases {
         let start = |job_id, caller: &str| FedWrite::Start {
             job_id,
             caller: caller.into(),
+            offer: None,
         };
         let completed = RunEnd {
             state: sluice_vocab::JobState::Completed.stored(),

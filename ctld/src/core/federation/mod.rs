@@ -196,6 +196,10 @@ pub struct FedJob {
     /// forgets the reservation and the lease lapses.
     #[serde(skip)]
     pub locking: bool,
+    /// Origin: the start lock in flight carries the job's offer (see [`start`]'s module doc);
+    /// not saved: after a restart the offer is owed (`offered`, not `offer_synced`) and sent.
+    #[serde(skip)]
+    pub offer_carried: bool,
     /// Do not ask for the start lock again before this time (after a refusal).
     #[serde(skip)]
     pub retry_at: Option<SimTime>,
@@ -206,8 +210,12 @@ pub struct FedJob {
 pub enum FedRequest {
     /// The scheduler would start `job` here: its allocation is reserved; take the start lock
     /// and commit the start at the dbd (one request), and answer with [`on_start_committed`]
-    /// or [`on_start_refused`].
-    StartLock { job: FedJobId },
+    /// or [`on_start_refused`]. `offer`: origin, the job's description for an offer the
+    /// start carries (the dbd offers and starts the job in one step).
+    StartLock {
+        job: FedJobId,
+        offer: Option<Vec<u8>>,
+    },
     /// Report the end of `job`'s run here (`FedJobEnded`), then [`on_end_reported`].
     Ended { job: FedJobId, report: EndReport },
     /// Origin: offer `job` to its siblings (released, dependency met), then [`on_offer_synced`].
@@ -228,6 +236,10 @@ pub struct FedCore {
     pub view: FedView,
     /// The last event of this cluster's log that was applied (saved with each change).
     pub cursor: u64,
+    /// Origin: jobs whose offer waits for the end of this batch's scheduling pass, which
+    /// either starts them here with the offer carried by the start lock or sends it alone
+    /// ([`start::send_due_offers`]). Not saved: the batch that fills it empties it.
+    pub offers_due: std::collections::BTreeSet<FedJobId>,
 }
 
 impl Core {
@@ -245,7 +257,11 @@ impl Core {
     /// job ids keep their origin bits.
     pub fn restore_fed(&mut self, view: FedView, cursor: u64) {
         self.ids.set_origin(view.fed_id());
-        self.fed = FedCore { view, cursor };
+        self.fed = FedCore {
+            view,
+            cursor,
+            offers_due: Default::default(),
+        };
     }
 
     /// A job's federation state, if it is federated.

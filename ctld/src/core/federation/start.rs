@@ -12,6 +12,16 @@
 //! after a restart the job is pending again, and a start committed just before a crash (or
 //! whose answer was lost) is answered `started` again at the job's next request here, see
 //! `crate::fed_client`.
+//!
+//! The origin's offer rides on its start. A job the dbd recorded held (every submission, see
+//! [`super::submit`]) or that its origin releases is not offered at once: its offer is due at
+//! the end of the batch's scheduling pass ([`FedCore::offers_due`](super::FedCore)). If the
+//! pass starts the job here, the start lock carries the offer and the dbd offers and starts it
+//! in one step: the job is never offered to a sibling, which therefore has nothing to create,
+//! schedule or revoke, and the origin wins its own idle resources as in Slurm. A job the pass
+//! does not start is offered alone when the pass ends ([`send_due_offers`]), and so is one whose
+//! carried offer was refused or not answered ([`on_start_refused`]). Either way the offer stays
+//! owed in the job's saved state until the dbd has it, so a restart sends it again.
 
 use super::super::alloc::{self, JobAlloc};
 use super::super::jobs::{JobReason, JobTable};
@@ -47,6 +57,7 @@ pub(crate) fn gate(
 ) -> Option<JobReason> {
     let scheduling_disabled = core.fed.view.scheduling_disabled();
     let in_federation = core.fed.view.in_federation();
+    let due = core.fed.offers_due.contains(&id);
     let job = core.jobs.map.get(&id)?;
     let fed = job.fed.as_deref()?;
     if fed.phase != FedPhase::Recorded {
@@ -55,16 +66,14 @@ pub(crate) fn gate(
     let want_offer = job.hold.is_none()
         && deps::blocking_reason(&core.jobs, job, now).is_none()
         && job.array.is_none();
-    let desc = (fed.origin_here && in_federation && fed.offered != want_offer && want_offer)
-        .then(|| super::report::desc_of(core, job));
     let change = fed.origin_here && in_federation && fed.offered != want_offer;
-    // The dbd refuses the lock of a job held there: the origin waits for its offer to arrive.
-    let offering = fed.origin_here && fed.offered && !fed.offer_synced;
+    // The dbd refuses the lock of a job held there: the origin waits for an offer sent alone
+    // to arrive (a due offer is carried by the start instead).
+    let offering = fed.origin_here && fed.offered && !fed.offer_synced && !due;
     let blocked = fed.end_report.is_some()
         || scheduling_disabled
         || fed.retry_at.is_some_and(|t| t > now)
-        || offering
-        || (change && want_offer);
+        || offering;
     let reason = job.reason;
     if change
         && let Some(fed) = core
@@ -74,18 +83,23 @@ pub(crate) fn gate(
             .and_then(|j| j.fed.as_deref_mut())
     {
         fed.offered = want_offer;
-        fed.offer_synced = false;
         out.save(SaveHint::Job(id));
-        out.fed(match desc {
-            Some(desc) => FedRequest::Offer { job: id, desc },
-            None => FedRequest::Withdraw { job: id },
-        });
+        if want_offer {
+            fed.offer_synced = false;
+            core.fed.offers_due.insert(id);
+        } else if core.fed.offers_due.remove(&id) {
+            // Its offer never left: the dbd still records it held.
+            fed.offer_synced = true;
+        } else {
+            fed.offer_synced = false;
+            out.fed(FedRequest::Withdraw { job: id });
+        }
     }
-    blocked.then_some(reason)
+    (blocked || (change && !want_offer)).then_some(reason)
 }
 
 /// Reserves `alloc` for `id` and asks for the start lock (from the scheduler, in place of
-/// starting the job).
+/// starting the job); the lock carries the job's offer if one is due.
 pub(crate) fn reserve(
     core: &mut Core,
     out: &mut impl Outbox,
@@ -93,18 +107,52 @@ pub(crate) fn reserve(
     id: FedJobId,
     mut alloc: JobAlloc,
 ) {
+    let offer = core
+        .fed
+        .offers_due
+        .remove(&id)
+        .then(|| {
+            core.jobs
+                .map
+                .get(&id)
+                .map(|j| super::report::desc_of(core, j))
+        })
+        .flatten();
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };
     core.jobs.queue.remove(&JobTable::queue_key(job));
     if let Some(fed) = job.fed.as_deref_mut() {
         fed.locking = true;
+        fed.offer_carried = offer.is_some();
     }
     // Counted on the nodes (so nothing else takes them) without putting the job on them.
     alloc.held = false;
     core.allocs.insert(id, alloc);
     alloc::retake(core, id);
-    out.fed(FedRequest::StartLock { job: id });
+    out.fed(FedRequest::StartLock { job: id, offer });
+}
+
+/// The end of a scheduling pass: every offer still due (its job was not started here) is sent
+/// alone.
+pub fn send_due_offers(core: &mut Core, out: &mut impl Outbox) {
+    for id in std::mem::take(&mut core.fed.offers_due) {
+        send_owed_offer(core, out, id);
+    }
+}
+
+/// Sends `id`'s offer if it is still owed: the origin's pending job, offered and not synced.
+fn send_owed_offer(core: &Core, out: &mut impl Outbox, id: FedJobId) {
+    let Some(job) = core.jobs.map.get(&id) else {
+        return;
+    };
+    let owed = job.fed.as_deref().is_some_and(|f| {
+        f.origin_here && f.phase == FedPhase::Recorded && f.offered && !f.offer_synced
+    });
+    if owed && matches!(job.state, JobState::Pending | JobState::Revoked) {
+        let desc = super::report::desc_of(core, job);
+        out.fed(FedRequest::Offer { job: id, desc });
+    }
 }
 
 /// Gives a reserved allocation back (refused, revoked or cancelled while locking); returns it.
@@ -148,6 +196,17 @@ pub fn on_start_committed(
     id: FedJobId,
 ) -> CommitOutcome {
     let me = core.me().to_string();
+    if let Some(fed) = core
+        .jobs
+        .map
+        .get_mut(&id)
+        .and_then(|j| j.fed.as_deref_mut())
+        && std::mem::take(&mut fed.offer_carried)
+    {
+        // The dbd applied the offer with the start.
+        fed.offer_synced = true;
+        out.save(SaveHint::Job(id));
+    }
     let Some(job) = core.jobs.map.get(&id) else {
         return CommitOutcome::Unknown;
     };
@@ -244,7 +303,8 @@ fn pick_now(core: &Core, id: FedJobId) -> Option<JobAlloc> {
 }
 
 /// The start lock was refused (or lost before the commit): the reservation is given back and
-/// the job waits `retry_secs` before asking again (reason `FedJobLock`).
+/// the job waits `retry_secs` before asking again (reason `FedJobLock`). An offer the start
+/// carried was refused with it (or may not have arrived): it is sent alone.
 pub fn on_start_refused(
     core: &mut Core,
     out: &mut impl Outbox,
@@ -256,8 +316,10 @@ pub fn on_start_refused(
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };
+    let mut offer_owed = false;
     if let Some(fed) = job.fed.as_deref_mut() {
         fed.retry_at = Some(now.plus(retry_secs));
+        offer_owed = std::mem::take(&mut fed.offer_carried);
     }
     if job.state == JobState::Pending && !job.completing {
         job.reason = JobReason::FedJobLock;
@@ -266,4 +328,7 @@ pub fn on_start_refused(
         }
     }
     out.save(SaveHint::Job(id));
+    if offer_owed {
+        send_owed_offer(core, out, id);
+    }
 }

@@ -5,9 +5,11 @@
 //!    accounting record yet; the dbd is asked only once this is committed;
 //! 2. once the dbd recorded it, [`on_fed_recorded`] sets its siblings, writes the accounting
 //!    record and lets it be scheduled (or makes it the REVOKED tracker when the origin is not
-//!    viable), and offers it to its siblings ([`FedRequest::Offer`], sent after this step's
-//!    commit and owed in the job's saved state until the dbd has it); if the dbd refused it,
-//!    [`on_fed_submit_failed`] removes it without a trace.
+//!    viable), and offers it to its siblings: the offer is owed in the job's saved state
+//!    until the dbd has it, and leaves after this step's commit, carried by the start lock if
+//!    the scheduling pass of the same batch starts the job here, alone otherwise (see
+//!    [`super::start`]); if the dbd refused it, [`on_fed_submit_failed`] removes it without a
+//!    trace.
 //!
 //! What a submission costs, and what `sbatch` waits for: the commit of step 1 (the
 //! controller's group commit, shared with every request of its batch, as for any job) and one
@@ -131,8 +133,8 @@ pub fn on_fed_submit(
 }
 
 /// Step 2: the dbd recorded the submission of `jobs` (`info`: its record of the first). A job
-/// that may go to its siblings is offered now ([`FedRequest::Offer`], owed in its saved state
-/// until the dbd has it).
+/// that may go to its siblings is offered at the end of the batch's pass (owed in its saved
+/// state until the dbd has it).
 pub fn on_fed_recorded(
     core: &mut Core,
     out: &mut impl Outbox,
@@ -170,7 +172,8 @@ pub fn on_fed_recorded(
 }
 
 /// The origin, now that the dbd recorded `id` held, offers it to its siblings unless it is
-/// held, dependent or an array task (the scheduling pass offers those once they may run).
+/// held, dependent or an array task (the scheduling pass offers those once they may run): the
+/// offer is due at the end of the pass ([`super::start::send_due_offers`]).
 fn offer_recorded(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJobId) {
     let Some(job) = core.jobs.map.get(&id) else {
         return;
@@ -186,7 +189,6 @@ fn offer_recorded(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJ
     if !offer {
         return;
     }
-    let desc = super::report::desc_of(core, job);
     if let Some(fed) = core
         .jobs
         .map
@@ -196,7 +198,7 @@ fn offer_recorded(core: &mut Core, out: &mut impl Outbox, now: SimTime, id: FedJ
         fed.offered = true;
         fed.offer_synced = false;
         out.save(SaveHint::Job(id));
-        out.fed(FedRequest::Offer { job: id, desc });
+        core.fed.offers_due.insert(id);
     }
 }
 

@@ -246,13 +246,14 @@ impl FedArbiter for FederationService {
 
     async fn start_fed_job(
         &self,
-        req: Request<proto::FedJobRequest>,
+        req: Request<proto::FedStartRequest>,
     ) -> Result<Response<proto::CommitStartReply>, Status> {
         self.accounting.require_admin(&req).await?;
         let m = req.into_inner();
         let write = FedWrite::Start {
             job_id: m.job_id,
             caller: m.cluster,
+            offer: m.offer,
         };
         let outcome = start_outcome(self.writer.write_answer(write).await?)?;
         Ok(Response::new(convert::commit_reply(outcome)))

@@ -56,6 +56,9 @@ pub enum FedWrite {
         job_id: u32,
         /// The calling cluster.
         caller: String,
+        /// The origin's description of a job it recorded held and starts before offering
+        /// it: offered and started in one step (nothing written if the start is refused).
+        offer: Option<Vec<u8>>,
     },
     /// The cluster that ran the job reports the run's end ([`Store::fed_job_ended`]).
     Ended {
@@ -97,7 +100,11 @@ fn write_in(c: &mut AnyConnection, w: &FedWrite, now: i64) -> Result<Wrote, FedE
             caller,
             desc,
         } => ops::offer_in(c, *job_id, caller, desc.clone(), now),
-        FedWrite::Start { job_id, caller } => ops::start_in(c, *job_id, caller, now),
+        FedWrite::Start {
+            job_id,
+            caller,
+            offer,
+        } => ops::start_in(c, *job_id, caller, offer.clone(), now),
         FedWrite::Ended {
             job_id,
             caller,

@@ -109,19 +109,28 @@ pub(super) fn offer_in(
     Ok(wrote)
 }
 
-/// Starts job `job_id` on `caller` in one step ([`start::start_now`]); inside the caller's
+/// Starts job `job_id` on `caller` in one step ([`start::start_now`]), offering it first when
+/// `offer` carries its description ([`pending::start_offered`]); inside the caller's
 /// transaction. A refusal is [`FedError::StartRefused`] and writes nothing.
 pub(super) fn start_in(
     c: &mut AnyConnection,
     job_id: u32,
     caller: &str,
+    offer: Option<Vec<u8>>,
     now: i64,
 ) -> Result<Wrote, FedError> {
-    let ((), wrote) = job_in(c, caller, job_id, now, |job, _| {
-        match start::start_now(job, caller, now) {
+    let ((), wrote) = job_in(c, caller, job_id, now, |job, ctx| match &offer {
+        Some(desc) => {
+            let viable = ctx.viable_now(job);
+            done(
+                (),
+                pending::start_offered(job, caller, desc.clone(), viable, now)?,
+            )
+        }
+        None => match start::start_now(job, caller, now) {
             Ok(events) => done((), events),
             Err(refusal) => Err(FedError::StartRefused { job_id, refusal }),
-        }
+        },
     })?;
     Ok(wrote)
 }
@@ -209,6 +218,25 @@ impl Store {
         let start = FedWrite::Start {
             job_id,
             caller: cluster.to_string(),
+            offer: None,
+        };
+        start_outcome(self.fed_write(&start, now))
+    }
+
+    /// The origin `cluster` starts `job_id`, recorded held and not offered yet, offering it
+    /// with `desc` in the same step (see [`pending::start_offered`]): the job as committed, or
+    /// why it may not start there (then nothing changed, the offer included).
+    pub fn fed_start_offering(
+        &self,
+        job_id: u32,
+        cluster: &str,
+        desc: Vec<u8>,
+        now: i64,
+    ) -> Result<Result<FedJob, LockRefusal>, FedError> {
+        let start = FedWrite::Start {
+            job_id,
+            caller: cluster.to_string(),
+            offer: Some(desc),
         };
         start_outcome(self.fed_write(&start, now))
     }

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::error::FedError;
-use super::start::{Emitted, offer_to_siblings, offered};
-use super::types::{FedEventKind, FedJob, FedPhase};
+use super::start::{self, Emitted, offer_to_siblings, offered};
+use super::types::{FedEventKind, FedJob, FedPhase, LockRefusal};
 
 /// Fails unless the job is pending: `NotPending` once started, `AlreadyDone` once over.
 fn require_pending(job: &FedJob) -> Result<(), FedError> {
@@ -64,6 +64,44 @@ pub fn offer(
     desc: Option<Vec<u8>>,
     viable_now: BTreeSet<String>,
 ) -> Result<Emitted, FedError> {
+    let mut out = release(job, caller, desc, viable_now)?;
+    out.extend(offer_to_siblings(job));
+    Ok(out)
+}
+
+/// The origin starts a job it recorded held and has not offered yet, offering it in the same
+/// step (`StartFedJob` carrying the offer): released as [`offer`] releases it, then started on
+/// the origin as [`start::start_now`] starts it. A job started this way was never offered, so
+/// no sibling gets a copy to revoke. A refusal changes nothing (the caller offers the job on
+/// its own then); the same start again is answered as started with no new events.
+pub fn start_offered(
+    job: &mut FedJob,
+    caller: &str,
+    desc: Vec<u8>,
+    viable_now: BTreeSet<String>,
+    now: i64,
+) -> Result<Emitted, FedError> {
+    if job.phase == FedPhase::Started && job.winner.as_deref() == Some(caller) {
+        return Ok(Vec::new());
+    }
+    let job_id = job.job_id;
+    let refused = |refusal| FedError::StartRefused { job_id, refusal };
+    if job.phase != FedPhase::Pending {
+        return Err(refused(LockRefusal::NotPending));
+    }
+    let mut out = release(job, caller, Some(desc), viable_now)?;
+    out.extend(start::start_now(job, caller, now).map_err(refused)?);
+    Ok(out)
+}
+
+/// What offering does to the job before any sibling is offered it: the origin's new
+/// description (told to every copy), no longer held, viable on `viable_now`.
+fn release(
+    job: &mut FedJob,
+    caller: &str,
+    desc: Option<Vec<u8>>,
+    viable_now: BTreeSet<String>,
+) -> Result<Emitted, FedError> {
     require_origin(job, caller)?;
     require_pending(job)?;
     let mut out = Vec::new();
@@ -82,7 +120,6 @@ pub fn offer(
     if job.viable.contains(&job.origin) {
         job.active.insert(job.origin.clone());
     }
-    out.extend(offer_to_siblings(job));
     Ok(out)
 }
 
