@@ -1,6 +1,7 @@
 //! Federated submission as a user meets it on a three-cluster federation started with
 //! `sluice up --clusters 3 --federation fed1`: federated job ids, `--parsable`, `-M`,
-//! `--cluster-constraint` against features set with sacctmgr, and the refusals of Slurm.
+//! `--cluster-constraint` against features set with sacctmgr, the refusals of Slurm, and where
+//! a job runs when its origin has room (there, as in Slurm) and when it has none.
 
 use crate::common;
 
@@ -228,4 +229,27 @@ fn drained_and_inactive_clusters_refuse_submissions() {
         let job = fed.sbatch(2, &["--wrap", "echo $SLURM_CLUSTER_NAME"]);
         assert_ne!(ran_on(&fed, job), "cluster1");
     }
+}
+
+#[test]
+fn an_origin_with_room_runs_its_jobs_and_one_without_room_goes_to_a_sibling() {
+    let fed = Federation::start(2);
+    // An idle origin starts each job itself (the start carries the offer, so the sibling is
+    // never offered it): every one runs on cluster1, where a race with the sibling would
+    // have sent about half of them to cluster2.
+    for _ in 0..6 {
+        let job = fed.sbatch(0, &["--wrap", "echo $SLURM_CLUSTER_NAME"]);
+        assert_eq!(ran_on(&fed, job), "cluster1", "job {job}");
+    }
+    // cluster1 full: the next job is offered to its sibling and runs there.
+    let filler = fed
+        .sbatch(0, &["--exclusive", "--wrap", "sleep 300"])
+        .to_string();
+    fed.wait_for("the filler to run on cluster1", || {
+        let out = fed.cmd(0, "squeue", &["-h", "-j", &filler, "-o", "%t"]);
+        out.stdout.trim() == "R"
+    });
+    let job = fed.sbatch(0, &["--wrap", "echo $SLURM_CLUSTER_NAME"]);
+    assert_eq!(ran_on(&fed, job), "cluster2");
+    fed.ok(0, "scancel", &[&filler]);
 }
