@@ -256,7 +256,8 @@ async fn start_and_revoke(
             Duration::from_millis(200),
         )
         .with(format!(
-            "worst of {n} (median {:.2} ms); no copy but the runner's PENDING",
+            "worst of {n} (median {:.2} ms); no copy but the runner's PENDING (an origin \
+             that starts the job itself never offers it: 0)",
             gauge::ms(report::median(&mut revokes))
         )),
     ])

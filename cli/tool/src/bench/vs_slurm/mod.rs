@@ -254,29 +254,55 @@ fn measure(args: &VsSlurmArgs) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Each side's clusters as `sinfo` shows them (node count and CPUs per node), one line per
-/// side: throughput depends on how many jobs a cluster runs at once, so the table says it.
+/// Each side's clusters as `sinfo` shows them (node count and CPUs per node) and how they
+/// allocate (`SelectType` and its parameters from `scontrol show config`: whole nodes or
+/// CPUs), one line per side: throughput depends on how many jobs a cluster runs at once, so
+/// the table says it.
 fn shapes(sides: &[Side], args: &VsSlurmArgs) -> Vec<String> {
     let mut clusters = vec![args.cluster.as_str()];
     clusters.extend(args.fed_cluster.as_deref());
     let format = ["-h".to_string(), "-o".to_string(), "%D x %c".to_string()];
+    let config = ["show".to_string(), "config".to_string()];
     sides
         .iter()
         .map(|side| {
             let each: Vec<String> = clusters
                 .iter()
-                .map(|c| match side.run("sinfo", &format, c) {
-                    Ok((_, out)) => format!("{c}: {} CPUs", out.trim().replace('\n', " + ")),
-                    Err(e) => format!("{c}: sinfo failed ({e})"),
+                .map(|c| {
+                    let nodes = match side.run("sinfo", &format, c) {
+                        Ok((_, out)) => format!("{} CPUs", out.trim().replace('\n', " + ")),
+                        Err(e) => format!("sinfo failed ({e})"),
+                    };
+                    let select = match side.run("scontrol", &config, c) {
+                        Ok((_, out)) => selection(&out),
+                        Err(e) => format!("scontrol failed ({e})"),
+                    };
+                    format!("{c}: {nodes}, {select}")
                 })
                 .collect();
             let name = match side.system {
                 System::Sluice => "Sluice",
                 System::Slurm => "Slurm",
             };
-            format!("{name} nodes: {}", each.join(", "))
+            format!("{name} nodes: {}", each.join("; "))
         })
         .collect()
+}
+
+/// `SelectType` and `SelectTypeParameters` from `scontrol show config` output, as
+/// `select/cons_tres (CR_CPU)`.
+fn selection(config: &str) -> String {
+    let value = |key: &str| {
+        config.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == key).then(|| v.trim().to_string())
+        })
+    };
+    let kind = value("SelectType").unwrap_or_else(|| "SelectType unknown".to_string());
+    match value("SelectTypeParameters") {
+        Some(p) if p != "NONE" => format!("{kind} ({p})"),
+        _ => kind,
+    }
 }
 
 /// Whether every side's line names the same shapes (the text after the side's name).
@@ -345,7 +371,16 @@ fn time_case(case: &Case, cluster: &str, sides: &[Side], runs: usize) -> (Row, (
 
 #[cfg(test)]
 mod tests {
-    use super::same_shape;
+    use super::{same_shape, selection};
+
+    #[test]
+    fn the_selection_is_read_from_show_config() {
+        let conf = "SchedulerType           = sched/backfill\nSelectType              = select/cons_tres\nSelectTypeParameters    = CR_CPU\n";
+        assert_eq!(selection(conf), "select/cons_tres (CR_CPU)");
+        let linear = "SelectType              = select/linear\nSelectTypeParameters    = NONE\n";
+        assert_eq!(selection(linear), "select/linear");
+        assert_eq!(selection(""), "SelectType unknown");
+    }
 
     #[test]
     fn shapes_compare_by_what_follows_the_sides_name() {
