@@ -42,6 +42,8 @@ pub struct ClusterSpec {
     pub cpus: u32,
     /// `RealMemory` of every node, in MB.
     pub real_memory_mb: u64,
+    /// How nodes are allocated (`SelectType`).
+    pub select: super::SelectMode,
     /// Cloud nodes and their partition (`--cloud-nodes`).
     pub cloud: Option<CloudSpec>,
 }
@@ -87,6 +89,7 @@ impl ClusterSpec {
         lines.push(format!(
             "PartitionName=debug Nodes={debug_nodes} Default=YES MaxTime=INFINITE State=UP"
         ));
+        lines.extend(self.select.conf_lines());
         if let Some(cloud) = &self.cloud {
             lines.extend(cloud.lines());
         }
@@ -179,6 +182,7 @@ mod tests {
                 },
             ],
             cpus: 4,
+            select: super::super::SelectMode::default(),
             real_memory_mb: 2000,
             cloud: None,
         }

@@ -60,6 +60,12 @@ pub struct UpArgs {
     /// when the directory is first set up. [default: the host's CPUs]
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
+    /// How the clusters allocate nodes: `linear` (whole nodes: Slurm 22.05's default
+    /// `select/linear`) or `cons_tres` (CPUs: `select/cons_tres` with `CR_CPU`, as most sites
+    /// and the oracle's Slurm run). Used only when the directory is first set up.
+    /// [default: linear]
+    #[arg(long, value_enum, value_name = "linear|cons_tres")]
+    pub select: Option<SelectMode>,
     /// Also put every cluster into this federation (in the accounting daemon).
     #[arg(long, value_name = "NAME")]
     pub federation: Option<String>,
@@ -94,6 +100,30 @@ pub struct UpArgs {
     pub munge_socket: Option<PathBuf>,
 }
 
+/// `sluice up --select`: how the clusters' `slurm.conf` allocate nodes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum SelectMode {
+    /// Whole nodes: no `SelectType` line (Slurm 22.05's default, `select/linear`).
+    #[default]
+    Linear,
+    /// CPUs: `SelectType=select/cons_tres`, `SelectTypeParameters=CR_CPU`.
+    #[value(name = "cons_tres")]
+    ConsTres,
+}
+
+impl SelectMode {
+    /// Its `slurm.conf` lines.
+    pub fn conf_lines(self) -> Vec<String> {
+        match self {
+            Self::Linear => Vec::new(),
+            Self::ConsTres => vec![
+                "SelectType=select/cons_tres".to_string(),
+                "SelectTypeParameters=CR_CPU".to_string(),
+            ],
+        }
+    }
+}
+
 /// `sluice up --auth`: the `AuthType` written into the configurations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AuthMode {
@@ -124,6 +154,7 @@ impl UpArgs {
             clusters: None,
             nodes: None,
             cpus: None,
+            select: None,
             federation: None,
             storage: None,
             detach: false,

@@ -181,6 +181,7 @@ pub fn prepare_with(
                 (args.clusters.is_some(), "--clusters"),
                 (args.nodes.is_some(), "--nodes"),
                 (args.cpus.is_some(), "--cpus"),
+                (args.select.is_some(), "--select"),
                 (args.cloud_nodes.is_some(), "--cloud-nodes"),
                 (args.suspend_time.is_some(), "--suspend-time"),
                 (args.auth.is_some(), "--auth"),
@@ -238,6 +239,7 @@ pub fn prepare_with(
                 })
                 .collect::<Result<_, UpError>>()?,
             cpus: args.cpus.unwrap_or_else(host_cpus),
+            select: args.select.unwrap_or_default(),
             real_memory_mb: share,
             cloud: match cloud_nodes {
                 0 => None,
@@ -335,6 +337,7 @@ mod tests {
         args.clusters = Some("a,b".into());
         args.nodes = Some(3);
         args.cpus = Some(8);
+        args.select = Some(super::super::SelectMode::ConsTres);
         let plan = prepare(&args, &[]).unwrap();
         assert!(plan.notes.is_empty(), "{:?}", plan.notes);
         let names: Vec<&str> = plan.clusters.iter().map(|c| c.name.as_str()).collect();
@@ -347,6 +350,11 @@ mod tests {
             ports.push(c.ctld_port);
             let (conf, _) = sluice_vocab::cluster_conf::CtldConf::load(&c.path).unwrap();
             assert!(conf.nodes.iter().all(|n| n.cpus == 8), "--cpus 8");
+            let text = std::fs::read_to_string(&c.path).unwrap();
+            assert!(
+                text.contains("\nSelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n"),
+                "--select cons_tres: {text}"
+            );
             ports.extend(conf.nodes.iter().map(|n| n.port));
         }
         let count = ports.len();
@@ -362,11 +370,13 @@ mod tests {
         args.clusters = Some("x".into());
         args.nodes = None;
         args.cpus = Some(4);
+        args.select = Some(super::super::SelectMode::Linear);
         let again = prepare(&args, &[]).unwrap();
         assert_eq!(again.clusters, plan.clusters);
-        assert_eq!(again.notes.len(), 2, "{:?}", again.notes);
+        assert_eq!(again.notes.len(), 3, "{:?}", again.notes);
         assert!(again.notes[0].contains("--clusters is ignored"));
         assert!(again.notes[1].contains("--cpus is ignored"));
+        assert!(again.notes[2].contains("--select is ignored"));
         assert_eq!(std::fs::read_to_string(&conf_b).unwrap(), edited);
     }
 
