@@ -41,6 +41,12 @@ fn submit(fx: &mut CoreFixture, req: SubmitRequest, viable: &[&str], active: &[&
     id
 }
 
+/// Holds `id` as an admin would (`scontrol hold`, or `uhold` for [`HoldKind::User`]).
+fn hold(fx: &mut CoreFixture, id: FedJobId, kind: HoldKind) {
+    let admin = fx.admin();
+    on_hold(&mut fx.core, &mut fx.out, admin, JobRef::Job(id), kind).unwrap();
+}
+
 fn held_requeue() -> EndReport {
     EndReport {
         state: JobState::Pending.stored(),
@@ -73,14 +79,7 @@ fn a_hold_while_the_origins_own_lock_is_in_flight_keeps_the_job_from_running() {
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [lock(id)]);
     let admin = fx.admin();
-    on_hold(
-        &mut fx.core,
-        &mut fx.out,
-        admin,
-        JobRef::Job(id),
-        HoldKind::User,
-    )
-    .unwrap();
+    hold(&mut fx, id, HoldKind::User);
     fx.schedule();
     // The commit went through before the dbd heard of the hold: not launched, given back.
     let now = fx.now;
@@ -159,14 +158,7 @@ fn a_hold_before_the_pass_keeps_the_due_offer_from_leaving() {
     // Held in the same batch, before its pass: the offer never leaves, so there is nothing to
     // withdraw either (the dbd still records the job held).
     let admin = fx.admin();
-    on_hold(
-        &mut fx.core,
-        &mut fx.out,
-        admin,
-        JobRef::Job(id),
-        HoldKind::User,
-    )
-    .unwrap();
+    hold(&mut fx, id, HoldKind::User);
     fx.schedule_fresh();
     assert!(fx.out.take().fed_reqs.is_empty());
     let f = fx.core.fed_job(id).unwrap();
@@ -187,15 +179,7 @@ fn a_hold_withdraws_the_job_from_siblings_in_the_same_pass() {
     let id = submit(&mut fx, job("h"), &VIABLE, &VIABLE);
     fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty());
-    let admin = fx.admin();
-    on_hold(
-        &mut fx.core,
-        &mut fx.out,
-        admin,
-        JobRef::Job(id),
-        HoldKind::Admin,
-    )
-    .unwrap();
+    hold(&mut fx, id, HoldKind::Admin);
     fx.schedule();
     assert_eq!(fx.out.take().fed_reqs, [FedRequest::Withdraw { job: id }]);
     federation::on_offer_synced(&mut fx.core, &mut fx.out, id, false);

@@ -4,12 +4,25 @@
 //! the dbd answers, the job is never scheduled meanwhile, and it then leaves without a trace.
 
 use crate::fed_core_support::{B, builder, carried_offer, fixture, job, lock, origin_submit};
-use sluice_ctld::core::federation::{self, FedInfo, FedPhase, FedRequest, InfoPhase};
+use sluice_ctld::core::federation::{self, FedInfo, FedPhase, FedRecord, FedRequest, InfoPhase};
 use sluice_ctld::core::{AcctRecord, Core, IdLease};
 use sluice_ctld::store::StateStore;
+use sluice_ctld::testkit::CoreFixture;
 use sluice_vocab::{FedJobId, LocalJobId};
 
 /// The dbd's record of `id`: pending, held on the origin (as origins record submissions).
+/// The dbd's answer to `rec`, recorded (pending, held) and applied by the origin now.
+fn record(fx: &mut CoreFixture, rec: &FedRecord) {
+    let now = fx.now;
+    federation::on_fed_recorded(
+        &mut fx.core,
+        &mut fx.out,
+        now,
+        &rec.reply.jobs,
+        &recorded(rec.reply.job_id),
+    );
+}
+
 fn recorded(id: FedJobId) -> FedInfo {
     FedInfo {
         job: id,
@@ -41,13 +54,7 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
         "nothing before the answer"
     );
     let now = fx.now;
-    federation::on_fed_recorded(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        &rec.reply.jobs,
-        &recorded(id),
-    );
+    record(&mut fx, &rec);
     let out = fx.out.take();
     assert_eq!(submitted_records(&out.acct, id), 1);
     assert!(out.fed_reqs.is_empty(), "the offer waits for the pass");
@@ -75,13 +82,7 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
     // only once the dbd has the offer (it refuses the lock of a job it records held).
     let rec = origin_submit(&mut fx, job("g"));
     let waits = rec.reply.job_id;
-    federation::on_fed_recorded(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        &rec.reply.jobs,
-        &recorded(waits),
-    );
+    record(&mut fx, &rec);
     fx.out.take();
     fx.schedule_fresh();
     let out = fx.out.take();
@@ -104,14 +105,7 @@ fn a_job_is_offered_to_its_siblings_only_once_the_dbd_recorded_it() {
 
     // A held job is recorded and stays on the origin: nothing offered.
     let rec = origin_submit(&mut fx, job("h").held());
-    let held = rec.reply.job_id;
-    federation::on_fed_recorded(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        &rec.reply.jobs,
-        &recorded(held),
-    );
+    record(&mut fx, &rec);
     fx.schedule();
     assert!(fx.out.take().fed_reqs.is_empty());
 }
@@ -122,13 +116,7 @@ fn a_carried_offer_without_an_answer_is_sent_alone_and_a_restart_owes_it() {
     let rec = origin_submit(&mut fx, job("f"));
     let id = rec.reply.job_id;
     let now = fx.now;
-    federation::on_fed_recorded(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        &rec.reply.jobs,
-        &recorded(id),
-    );
+    record(&mut fx, &rec);
     fx.schedule_fresh();
     carried_offer(&fx.out.take().fed_reqs, id);
     // Until the dbd answers, a restart (which forgets the start in flight) owes the offer.
@@ -177,14 +165,7 @@ fn an_unanswered_submission_is_withdrawn_durably_across_a_restart() {
         Some(FedPhase::Withdrawing)
     );
     // A late answer changes nothing; the job is never scheduled nor offered.
-    let now = fx.now;
-    federation::on_fed_recorded(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        &rec.reply.jobs,
-        &recorded(id),
-    );
+    record(&mut fx, &rec);
     fx.schedule();
     fx.advance(30);
     fx.tick();
@@ -230,14 +211,7 @@ fn an_answer_that_arrived_meanwhile_keeps_the_job() {
     let rec = origin_submit(&mut fx, job("kept"));
     let id = rec.reply.job_id;
     // A resubmission (after a restart) got the dbd's answer before the submitter gave up.
-    let now = fx.now;
-    federation::on_fed_recorded(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        &rec.reply.jobs,
-        &recorded(id),
-    );
+    record(&mut fx, &rec);
     fx.out.take();
     assert!(!federation::on_fed_submit_abandoned(
         &mut fx.core,
@@ -274,17 +248,9 @@ fn the_pass_after_a_recorded_submission_considers_the_recorded_job_alone() {
     }
     fx.schedule();
     let rec = origin_submit(&mut fx, job("f"));
-    let id = rec.reply.job_id;
     // Not recorded yet: considered as new, and gated.
     assert_eq!(fx.schedule_fresh().considered, 1);
-    let now = fx.now;
-    federation::on_fed_recorded(
-        &mut fx.core,
-        &mut fx.out,
-        now,
-        &rec.reply.jobs,
-        &recorded(id),
-    );
+    record(&mut fx, &rec);
     // The runtime follows a pending record with the pass over new jobs: the recorded job is
     // one of them (the held ones are not walked again).
     assert_eq!(fx.schedule_fresh().considered, 1);
