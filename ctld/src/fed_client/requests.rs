@@ -142,10 +142,12 @@ async fn execute(fed: FedHandle, core: CoreHandle, req: FedRequest) {
     }
 }
 
-/// Starts the job at the dbd (`StartFedJob`: lock and commit in one, the origin's offer
-/// with them when `offer` carries it), then launches it or gives the reservation back. A request without an answer is given up like a refusal: if it
-/// went through, the job's next attempt here is answered `started` and launches it then (the
-/// dbd records this cluster as the winner, so no other cluster starts it meanwhile).
+/// Starts the job at the dbd (`StartFedJob`: lock and commit in one, the origin's offer with
+/// them when `offer` carries it), then launches it or gives the reservation back. A request
+/// without an answer is given up like a refusal: if it went through, the job's next attempt
+/// here is answered `started` and launches it then (the dbd records this cluster as the
+/// winner, so no other cluster starts it meanwhile). A dbd that predates carried offers
+/// ignores `offer` and refuses the start of the held job; the offer then goes alone.
 async fn start(fed: &FedHandle, core: &CoreHandle, job: FedJobId, offer: Option<Vec<u8>>) {
     let mut client = fed.client.clone();
     let req = FedStartRequest {
