@@ -107,17 +107,14 @@ pub(crate) fn reserve(
     id: FedJobId,
     mut alloc: JobAlloc,
 ) {
-    let offer = core
-        .fed
-        .offers_due
-        .remove(&id)
-        .then(|| {
-            core.jobs
-                .map
-                .get(&id)
-                .map(|j| super::report::desc_of(core, j))
-        })
-        .flatten();
+    let offer = if core.fed.offers_due.remove(&id) {
+        core.jobs
+            .map
+            .get(&id)
+            .map(|j| super::report::desc_of(core, j))
+    } else {
+        None
+    };
     let Some(job) = core.jobs.map.get_mut(&id) else {
         return;
     };

@@ -119,13 +119,10 @@ pub(super) fn start_in(
     offer: Option<Vec<u8>>,
     now: i64,
 ) -> Result<Wrote, FedError> {
-    let ((), wrote) = job_in(c, caller, job_id, now, |job, ctx| match &offer {
+    let ((), wrote) = job_in(c, caller, job_id, now, |job, ctx| match offer {
         Some(desc) => {
             let viable = ctx.viable_now(job);
-            done(
-                (),
-                pending::start_offered(job, caller, desc.clone(), viable, now)?,
-            )
+            done((), pending::start_offered(job, caller, desc, viable, now)?)
         }
         None => match start::start_now(job, caller, now) {
             Ok(events) => done((), events),
@@ -215,12 +212,7 @@ impl Store {
         cluster: &str,
         now: i64,
     ) -> Result<Result<FedJob, LockRefusal>, FedError> {
-        let start = FedWrite::Start {
-            job_id,
-            caller: cluster.to_string(),
-            offer: None,
-        };
-        start_outcome(self.fed_write(&start, now))
+        self.start_write(job_id, cluster, None, now)
     }
 
     /// The origin `cluster` starts `job_id`, recorded held and not offered yet, offering it
@@ -233,10 +225,21 @@ impl Store {
         desc: Vec<u8>,
         now: i64,
     ) -> Result<Result<FedJob, LockRefusal>, FedError> {
+        self.start_write(job_id, cluster, Some(desc), now)
+    }
+
+    /// [`FedWrite::Start`] alone, answered as the start's outcome.
+    fn start_write(
+        &self,
+        job_id: u32,
+        cluster: &str,
+        offer: Option<Vec<u8>>,
+        now: i64,
+    ) -> Result<Result<FedJob, LockRefusal>, FedError> {
         let start = FedWrite::Start {
             job_id,
             caller: cluster.to_string(),
-            offer: Some(desc),
+            offer,
         };
         start_outcome(self.fed_write(&start, now))
     }
