@@ -45,9 +45,8 @@ mod cases {
                 return Vec::new();
             }
         }
-        let mut runs = query(store, &q);
-        store.attach_het(&mut runs).unwrap();
-        runs.into_iter()
+        query(store, &q)
+            .into_iter()
             .map(|r| (r.cluster, r.job_id, r.run, r.het_job_id, r.het_offset))
             .collect()
     }

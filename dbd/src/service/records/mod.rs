@@ -68,13 +68,7 @@ async fn stream_pages(
     let mut after: Option<JobCursor> = None;
     loop {
         let (s, q, a) = (Arc::clone(&store), Arc::clone(&query), after.take());
-        let page = match blocking(move || {
-            let mut page = s.list_jobs(&q, a.as_ref(), PAGE)?;
-            s.attach_het(&mut page.runs)?;
-            Ok(page)
-        })
-        .await
-        {
+        let page = match blocking(move || s.list_jobs(&q, a.as_ref(), PAGE)).await {
             Ok(page) => page,
             Err(status) => {
                 // The client may have gone already; nothing else to tell.

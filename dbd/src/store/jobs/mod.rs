@@ -96,45 +96,28 @@ impl Store {
             .iter()
             .filter_map(|&(h, o)| Some((i64::from(h), i32::try_from(o).ok()?)))
             .collect();
-        // `sacct -j 123` shows every component of heterogeneous job 123; one read for both.
-        let found = self.read(|c| {
-            let mut found = Vec::new();
-            if !leaders.is_empty() {
-                found.extend(job_het::components(c, clusters, &leaders)?);
+        // `sacct -j 123` shows every component of heterogeneous job 123, `123+1` one of them:
+        // one read of the components of every heterogeneous job named either way.
+        let mut named: Vec<i64> = leaders.clone();
+        named.extend(wanted.iter().map(|w| w.0));
+        named.sort_unstable();
+        named.dedup();
+        let rows = match &self.readers {
+            Some(readers) => {
+                let result = readers.read(|c| {
+                    Ok::<_, StoreError>(sqlite_scan::het_components(c, clusters, &named)?)
+                });
+                self.note(&result, false);
+                result?
             }
-            if !wanted.is_empty() {
-                found.extend(job_het::named(c, clusters, &wanted)?);
-            }
-            Ok(found)
-        })?;
+            None => self.read(|c| Ok(job_het::components(c, clusters, &named)?))?,
+        };
+        let found = named_of(rows, &leaders, &wanted);
         let mut all = ids.to_vec();
         all.extend(found.into_iter().filter_map(|j| u32::try_from(j).ok()));
         all.sort_unstable();
         all.dedup();
         Ok(all)
-    }
-
-    /// Gives each of `runs` its heterogeneous job and offset, when it is a component of one.
-    pub fn attach_het(&self, runs: &mut [JobRun]) -> Result<(), StoreError> {
-        let by_cluster = ids_by_cluster(runs);
-        let mut found: HashMap<(String, i64), (i64, i32)> = HashMap::new();
-        self.read(|c| {
-            for (cluster, mut ids) in by_cluster {
-                ids.sort_unstable();
-                ids.dedup();
-                for (job, het) in job_het::of_jobs(c, &cluster, &ids)? {
-                    found.insert((cluster.clone(), job), het);
-                }
-            }
-            Ok(())
-        })?;
-        for r in runs.iter_mut() {
-            if let Some(&(leader, offset)) = found.get(&(r.cluster.clone(), i64::from(r.job_id))) {
-                r.het_job_id = u32::try_from(leader).unwrap_or(0);
-                r.het_offset = u32::try_from(offset).unwrap_or(0);
-            }
-        }
-        Ok(())
     }
 
     /// The node events of `cluster` (of `node` only, if given), oldest first.
@@ -148,6 +131,17 @@ impl Store {
             Ok(rows.into_iter().map(NodeEventInfo::from).collect())
         })
     }
+}
+
+/// The job ids among the components `rows` (heterogeneous job id, offset, job id) that
+/// `leaders` (every component) or `wanted` (one component each) name.
+fn named_of(rows: Vec<(i64, i32, i64)>, leaders: &[i64], wanted: &[(i64, i32)]) -> Vec<i64> {
+    let leaders: HashSet<i64> = leaders.iter().copied().collect();
+    let wanted: HashSet<(i64, i32)> = wanted.iter().copied().collect();
+    rows.into_iter()
+        .filter(|&(h, o, _)| leaders.contains(&h) || wanted.contains(&(h, o)))
+        .map(|(_, _, j)| j)
+        .collect()
 }
 
 /// One page of `query` after `after` read from `src`: its cursor, the matching runs split
@@ -193,6 +187,7 @@ where
     if !query.wckeys.is_empty() {
         runs.retain(|r| query.wckeys.contains(&r.wckey));
     }
+    attach_het(src, &mut runs)?;
     if !query.no_steps {
         attach_steps(src, &mut runs)?;
     }
@@ -247,6 +242,28 @@ fn attach_side<S: RunSource>(
         }
         if let Some(q) = qos.get(&key) {
             r.qos.clone_from(q);
+        }
+    }
+    Ok(())
+}
+
+/// Gives each of `runs` its heterogeneous job and offset, when it is a component of one.
+fn attach_het<S: RunSource>(src: &mut S, runs: &mut [JobRun]) -> Result<(), S::Error> {
+    let mut found: HashMap<(String, i64), (i64, i32)> = HashMap::new();
+    for (cluster, mut ids) in ids_by_cluster(runs) {
+        ids.sort_unstable();
+        ids.dedup();
+        for (job, het) in src.het_of(&cluster, &ids)? {
+            found.insert((cluster.clone(), job), het);
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    for r in runs.iter_mut() {
+        if let Some(&(leader, offset)) = found.get(&(r.cluster.clone(), i64::from(r.job_id))) {
+            r.het_job_id = u32::try_from(leader).unwrap_or(0);
+            r.het_offset = u32::try_from(offset).unwrap_or(0);
         }
     }
     Ok(())

@@ -36,7 +36,7 @@ use crate::store::models::bulk::IN_CHUNK;
 use crate::store::models::job_resizes::{self, ResizeRow};
 use crate::store::models::jobs::JobRunRow;
 use crate::store::models::steps::{self, StepRow};
-use crate::store::models::{job_spans, job_wckeys};
+use crate::store::models::{job_het, job_spans, job_wckeys};
 
 /// Which rows of a cluster one statement reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +114,13 @@ pub(super) trait RunSource {
         cluster: &str,
         job_ids: &[i64],
     ) -> Result<HashMap<i64, String>, Self::Error>;
+    /// `(heterogeneous job id, offset)` of each of the jobs `job_ids` of `cluster` that is a
+    /// component of one.
+    fn het_of(
+        &mut self,
+        cluster: &str,
+        job_ids: &[i64],
+    ) -> Result<HashMap<i64, (i64, i32)>, Self::Error>;
 }
 
 /// Reads up to `limit` rows of `query` after `after`.
@@ -278,6 +285,10 @@ impl RunSource for Diesel<'_> {
 
     fn wckeys_of(&mut self, cluster: &str, job_ids: &[i64]) -> QueryResult<HashMap<i64, String>> {
         job_wckeys::of_jobs(self.0, cluster, job_ids)
+    }
+
+    fn het_of(&mut self, cluster: &str, job_ids: &[i64]) -> QueryResult<HashMap<i64, (i64, i32)>> {
+        job_het::of_jobs(self.0, cluster, job_ids)
     }
 
     fn qos_of(&mut self, cluster: &str, job_ids: &[i64]) -> QueryResult<HashMap<i64, String>> {

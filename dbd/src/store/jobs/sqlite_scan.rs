@@ -8,6 +8,8 @@
 //! windows: those rows are read and left to [`window::keep`](super::window::keep), which
 //! `page` applies to every row anyway.
 
+use std::collections::{HashMap, HashSet};
+
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, Row, params_from_iter};
 use sluice_vocab::states::JobState;
@@ -301,7 +303,7 @@ fn rows_of_jobs<T>(
     job_of: impl Fn(&T) -> i64,
 ) -> rusqlite::Result<Vec<T>> {
     let split = split_ids(ids, READ_GAP);
-    let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
+    let wanted: HashSet<i64> = ids.iter().copied().collect();
     let mut out = Vec::new();
     for (lo, hi) in split.ranges {
         let mut stmt = Stmt::select_from(columns, table, cluster);
@@ -313,6 +315,28 @@ fn rows_of_jobs<T>(
         let mut stmt = Stmt::select_from(columns, table, cluster);
         stmt.and_in("job_id", ints(chunk.iter().copied()));
         out.extend(stmt.read(conn, &read)?);
+    }
+    Ok(out)
+}
+
+/// `(heterogeneous job id, offset, job id)` of every component of the heterogeneous jobs
+/// `leaders` on `clusters` (every cluster when empty), for sacct's `-j`.
+pub(super) fn het_components(
+    conn: &Connection,
+    clusters: &[String],
+    leaders: &[i64],
+) -> rusqlite::Result<Vec<(i64, i32, i64)>> {
+    let mut out = Vec::new();
+    for chunk in leaders.chunks(IN_CHUNK) {
+        let mut stmt = Stmt {
+            sql: "SELECT het_job_id, het_offset, job_id FROM job_het WHERE 1 = 1".to_string(),
+            args: Vec::new(),
+        };
+        stmt.and_in("het_job_id", ints(chunk.iter().copied()));
+        if !clusters.is_empty() {
+            stmt.and_in("cluster", texts(clusters));
+        }
+        out.extend(stmt.read(conn, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?);
     }
     Ok(out)
 }
@@ -490,7 +514,7 @@ impl RunSource for Sqlite<'_> {
         &mut self,
         cluster: &str,
         job_ids: &[i64],
-    ) -> rusqlite::Result<std::collections::HashMap<i64, String>> {
+    ) -> rusqlite::Result<HashMap<i64, String>> {
         let rows = rows_of_jobs(
             self.0,
             "job_id, wckey",
@@ -503,11 +527,7 @@ impl RunSource for Sqlite<'_> {
         Ok(rows.into_iter().collect())
     }
 
-    fn qos_of(
-        &mut self,
-        cluster: &str,
-        job_ids: &[i64],
-    ) -> rusqlite::Result<std::collections::HashMap<i64, String>> {
+    fn qos_of(&mut self, cluster: &str, job_ids: &[i64]) -> rusqlite::Result<HashMap<i64, String>> {
         let rows = rows_of_jobs(
             self.0,
             "job_id, qos",
@@ -516,6 +536,23 @@ impl RunSource for Sqlite<'_> {
             job_ids,
             pair,
             |p| p.0,
+        )?;
+        Ok(rows.into_iter().collect())
+    }
+
+    fn het_of(
+        &mut self,
+        cluster: &str,
+        job_ids: &[i64],
+    ) -> rusqlite::Result<HashMap<i64, (i64, i32)>> {
+        let rows = rows_of_jobs(
+            self.0,
+            "job_id, het_job_id, het_offset",
+            "job_het",
+            cluster,
+            job_ids,
+            |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))),
+            |h: &(i64, (i64, i32))| h.0,
         )?;
         Ok(rows.into_iter().collect())
     }

@@ -44,39 +44,13 @@ pub fn of_jobs(
     Ok(out)
 }
 
-/// The component jobs of the heterogeneous jobs `leaders` on `clusters` (every cluster when
-/// empty).
+/// `(heterogeneous job id, offset, job id)` of every component of the heterogeneous jobs
+/// `leaders` on `clusters` (every cluster when empty), for sacct's `-j`.
 pub fn components(
     conn: &mut AnyConnection,
     clusters: &[String],
     leaders: &[i64],
-) -> QueryResult<Vec<i64>> {
-    let mut out = Vec::new();
-    for ids in leaders.chunks(IN_CHUNK) {
-        let mut q = job_het::table
-            .filter(job_het::het_job_id.eq_any(ids))
-            .select(job_het::job_id)
-            .into_boxed();
-        if !clusters.is_empty() {
-            q = q.filter(job_het::cluster.eq_any(clusters));
-        }
-        out.extend(q.load::<i64>(conn)?);
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
-}
-
-/// The job ids of the components `wanted` (heterogeneous job id, offset) on `clusters`
-/// (every cluster when empty): `sacct -j 123+1`.
-pub fn named(
-    conn: &mut AnyConnection,
-    clusters: &[String],
-    wanted: &[(i64, i32)],
-) -> QueryResult<Vec<i64>> {
-    let mut leaders: Vec<i64> = wanted.iter().map(|w| w.0).collect();
-    leaders.sort_unstable();
-    leaders.dedup();
+) -> QueryResult<Vec<(i64, i32, i64)>> {
     let mut out = Vec::new();
     for ids in leaders.chunks(IN_CHUNK) {
         let mut q = job_het::table
@@ -86,15 +60,8 @@ pub fn named(
         if !clusters.is_empty() {
             q = q.filter(job_het::cluster.eq_any(clusters));
         }
-        let rows: Vec<(i64, i32, i64)> = q.load(conn)?;
-        out.extend(
-            rows.into_iter()
-                .filter(|(h, o, _)| wanted.contains(&(*h, *o)))
-                .map(|(_, _, j)| j),
-        );
+        out.extend(q.load::<(i64, i32, i64)>(conn)?);
     }
-    out.sort_unstable();
-    out.dedup();
     Ok(out)
 }
 
