@@ -146,6 +146,21 @@ fn make_sqlite_private(path: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// A read-only diesel connection to the SQLite database file at `path` (opened and migrated
+/// by [`open`] first), for reads beside the writing connection (see `readers`).
+pub(crate) fn open_sqlite_reader(path: &str) -> Result<AnyConnection, StoreError> {
+    let mut conn = SqliteConnection::establish(path).map_err(|source| StoreError::Connect {
+        url: redact(path),
+        source,
+    })?;
+    // `query_only`: this connection never writes, whatever a bug would ask of it.
+    conn.batch_execute(&format!(
+        "PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}; PRAGMA query_only = ON; \
+         PRAGMA temp_store = MEMORY; PRAGMA mmap_size = 0;"
+    ))?;
+    Ok(AnyConnection::Sqlite(conn))
+}
+
 /// Opens the database `url`, applies the backend's connection settings and runs the pending
 /// embedded migrations.
 pub fn open(url: &str) -> Result<AnyConnection, StoreError> {

@@ -23,8 +23,8 @@
 //!
 //! Concurrency: one writing connection behind a `std::sync::Mutex`. The async service calls
 //! the store from `tokio::task::spawn_blocking`, so changes are serialised; that is simple and
-//! plenty for sacctmgr traffic and lease requests. sacct's pages on SQLite are read on
-//! connections of their own (`readers`). Job-id leases additionally compare-and-set their
+//! plenty for sacctmgr traffic and lease requests. On a SQLite file, reads run on connections
+//! of their own beside it (`readers`): sacct's pages, sacctmgr's lists, sreport. Job-id leases additionally compare-and-set their
 //! cursor, so two dbds over one database never hand out an id twice.
 
 mod accounts;
@@ -151,12 +151,17 @@ impl Store {
         result
     }
 
-    /// Runs a read in one transaction, so it sees one consistent state.
+    /// Runs a read in one transaction, so it sees one consistent state: on a reader
+    /// connection of a SQLite file (beside the writing one, see [`readers`]), on the store's
+    /// connection otherwise.
     fn read<T>(
         &self,
         f: impl FnOnce(&mut AnyConnection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let result = self.transaction(Apply::Commit, f);
+        let result = match &self.readers {
+            Some(readers) => readers.read_diesel(f),
+            None => self.transaction(Apply::Commit, f),
+        };
         // A read that works says nothing about writes: only a failure is noted.
         self.note(&result, false);
         result

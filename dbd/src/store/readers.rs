@@ -1,16 +1,24 @@
-//! Read-only SQLite connections beside the store's one diesel connection, for sacct's job
-//! stream: each page is read through SQLite's own cached prepared statements (see
-//! `jobs::sqlite_scan`), and, WAL letting readers run beside the writer, a long sacct
-//! neither waits for nor holds up the record ingest and sacctmgr traffic on the store's
-//! connection.
+//! Read-only SQLite connections beside the store's one writing connection. WAL lets readers
+//! run beside the writer, so a read neither waits for nor holds up the record ingest, the
+//! federation's writes and sacctmgr's changes on the store's connection:
+//! * rusqlite connections for sacct's job stream: each page is read through SQLite's own
+//!   cached prepared statements (see `jobs::sqlite_scan`);
+//! * diesel connections for every other read of the store (`Store::read`: sacctmgr's lists,
+//!   sreport, the coordinators' realms), through the same queries as on the other backends.
 //!
-//! Connections are opened on demand and kept for the next read (up to [`KEEP`]), each with
-//! its statement cache. Only a database in a file can be shared this way: an in-memory one
-//! has no readers, and its reads stay on the diesel connection.
+//! A read begins its own transaction, so it sees every change committed before it began (a
+//! request's own committed change included). Connections are opened on demand and kept for
+//! the next read (up to [`KEEP`] of each kind), each with its statement cache. Only a
+//! database in a file can be shared this way: an in-memory one has no readers, and its reads
+//! stay on the writing connection.
 
 use std::sync::{Mutex, PoisonError};
 
+use diesel::Connection as _;
 use rusqlite::{Connection, OpenFlags};
+
+use super::conn::{AnyConnection, open_sqlite_reader};
+use super::error::StoreError;
 
 /// Idle reader connections kept for the next read.
 const KEEP: usize = 4;
@@ -24,6 +32,7 @@ const CACHE_KIB: i64 = 32 * 1024;
 pub(crate) struct Readers {
     path: String,
     idle: Mutex<Vec<Connection>>,
+    idle_diesel: Mutex<Vec<AnyConnection>>,
 }
 
 impl Readers {
@@ -36,6 +45,7 @@ impl Readers {
         Some(Self {
             path: path.to_string(),
             idle: Mutex::new(Vec::new()),
+            idle_diesel: Mutex::new(Vec::new()),
         })
     }
 
@@ -77,5 +87,115 @@ impl Readers {
             idle.push(conn);
         }
         Ok(result)
+    }
+
+    /// Runs `f` in one read transaction on a diesel reader connection.
+    pub(crate) fn read_diesel<T>(
+        &self,
+        f: impl FnOnce(&mut AnyConnection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let taken = self
+            .idle_diesel
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut conn = match taken {
+            Some(c) => c,
+            None => open_sqlite_reader(&self.path)?,
+        };
+        let result = conn.transaction(f);
+        // A connection whose transaction could not end is not given to the next read.
+        if idle_between_transactions(&mut conn) {
+            let mut idle = self
+                .idle_diesel
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if idle.len() < KEEP {
+                idle.push(conn);
+            }
+        }
+        result
+    }
+}
+
+/// Whether `conn` is outside any transaction, as a connection handed to the next read must be.
+fn idle_between_transactions(conn: &mut AnyConnection) -> bool {
+    use diesel::connection::{AnsiTransactionManager, TransactionManager};
+    let AnyConnection::Sqlite(c) = conn else {
+        return false;
+    };
+    matches!(
+        AnsiTransactionManager::transaction_manager_status_mut(c).transaction_depth(),
+        Ok(None)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use diesel::RunQueryDsl;
+
+    use crate::store::{AddClusters, Apply, ClusterFilter, Store, StoreError};
+
+    fn store_with_c1(dir: &tempfile::TempDir) -> Store {
+        let url = format!("sqlite://{}", dir.path().join("acct.db").display());
+        let store = Store::connect_at(&url, 1).unwrap();
+        let add = AddClusters {
+            names: vec!["c1".into()],
+            ..Default::default()
+        };
+        store.add_clusters(&add, Apply::Commit, 2).unwrap();
+        store
+    }
+
+    fn cluster_names(store: &Store) -> Vec<String> {
+        let all = store.list_clusters(&ClusterFilter::default()).unwrap();
+        all.into_iter().map(|c| c.name).collect()
+    }
+
+    #[test]
+    fn a_read_runs_while_the_writing_connection_is_busy_and_sees_what_was_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with_c1(&dir);
+        // A write in progress holds the writing connection for as long as it runs.
+        let writing = store.lock();
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| tx.send(cluster_names(&store)).unwrap());
+            // A read that queued behind the write would never answer while it is held: the
+            // timeout only turns that hang into a failure.
+            let names = rx.recv_timeout(Duration::from_secs(60));
+            drop(writing);
+            assert_eq!(names.expect("the read waited for the writer"), ["c1"]);
+        });
+    }
+
+    #[test]
+    fn a_reader_never_writes_and_a_failed_read_leaves_it_usable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_with_c1(&dir);
+        let write = store.read(|c| Ok(diesel::sql_query("DELETE FROM clusters").execute(c)?));
+        let err = write
+            .expect_err("a reader connection refused the write")
+            .to_string();
+        assert!(err.contains("readonly"), "{err}");
+        let failed: Result<(), _> = store.read(|_| {
+            Err(StoreError::Migration {
+                message: "a read's own failure".into(),
+            })
+        });
+        assert!(failed.is_err());
+        assert_eq!(cluster_names(&store), ["c1"]);
+        let idle = store
+            .readers
+            .as_ref()
+            .unwrap()
+            .idle_diesel
+            .lock()
+            .unwrap()
+            .len();
+        assert_eq!(idle, 1, "every read used and gave back the same connection");
     }
 }
