@@ -237,7 +237,14 @@ fn an_origin_with_room_runs_its_jobs_and_one_without_room_goes_to_a_sibling() {
     // An idle origin starts each job itself (the start carries the offer, so the sibling is
     // never offered it): every one runs on cluster1, where a race with the sibling would
     // have sent about half of them to cluster2.
+    // Each job waits for the one before it to have left cluster1's nodes: a job still
+    // completing there (its output written) leaves no room, and the next one would rightly go
+    // to the sibling.
     for _ in 0..6 {
+        fed.wait_for("cluster1's nodes to be idle", || {
+            let out = fed.cmd(0, "sinfo", &["-h", "-o", "%t"]);
+            out.stdout.lines().all(|state| state.trim() == "idle")
+        });
         let job = fed.sbatch(0, &["--wrap", "echo $SLURM_CLUSTER_NAME"]);
         assert_eq!(ran_on(&fed, job), "cluster1", "job {job}");
     }
