@@ -477,10 +477,12 @@ impl RunSource for Sqlite<'_> {
                 ints([submit, submit, submit, job, job, i64::from(run)]),
             );
         }
+        // The limit is written into the text, not bound: SQLite prepares a statement whose
+        // `LIMIT` is a parameter again at every run (a page's size is one constant, so this
+        // is still one cached statement per query shape).
         stmt.sql
-            .push_str(" ORDER BY time_submit, job_id, run LIMIT ?");
-        stmt.args
-            .push(Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+            .push_str(" ORDER BY time_submit, job_id, run LIMIT ");
+        stmt.sql.push_str(&limit.to_string());
         stmt.rows(self.0)
     }
 
