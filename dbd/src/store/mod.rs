@@ -464,3 +464,21 @@ impl Store {
         leases::lease(self, cluster, count, in_use)
     }
 }
+
+/// Stores for the crate's unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::{AddClusters, Apply, Store};
+
+    /// A store in a SQLite file under `dir`, opened at `now`, with cluster `c1` added then.
+    pub(crate) fn sqlite_with_c1(dir: &tempfile::TempDir, now: i64) -> Store {
+        let url = format!("sqlite://{}", dir.path().join("acct.db").display());
+        let store = Store::connect_at(&url, now).unwrap();
+        let add = AddClusters {
+            names: vec!["c1".into()],
+            ..Default::default()
+        };
+        store.add_clusters(&add, Apply::Commit, now).unwrap();
+        store
+    }
+}

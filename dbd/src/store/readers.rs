@@ -137,17 +137,10 @@ mod tests {
 
     use diesel::RunQueryDsl;
 
-    use crate::store::{AddClusters, Apply, ClusterFilter, Store, StoreError};
+    use crate::store::{ClusterFilter, Store, StoreError};
 
     fn store_with_c1(dir: &tempfile::TempDir) -> Store {
-        let url = format!("sqlite://{}", dir.path().join("acct.db").display());
-        let store = Store::connect_at(&url, 1).unwrap();
-        let add = AddClusters {
-            names: vec!["c1".into()],
-            ..Default::default()
-        };
-        store.add_clusters(&add, Apply::Commit, 2).unwrap();
-        store
+        crate::store::test_support::sqlite_with_c1(dir, 1)
     }
 
     fn cluster_names(store: &Store) -> Vec<String> {

@@ -8,19 +8,12 @@ use tokio_stream::StreamExt;
 use tonic::{Code, Request};
 
 use super::{PAGE, RecordsService};
-use crate::store::{AddClusters, Apply, Store};
 
 const STRANGER: u32 = 3_999_999_001;
 const SLURM_USER: u32 = 3_999_999_002;
 
 fn service(dir: &tempfile::TempDir) -> RecordsService {
-    let url = format!("sqlite://{}", dir.path().join("acct.db").display());
-    let store = Store::connect_at(&url, 1_000).unwrap();
-    let add = AddClusters {
-        names: vec!["c1".into()],
-        ..Default::default()
-    };
-    store.add_clusters(&add, Apply::Commit, 1_000).unwrap();
+    let store = crate::store::test_support::sqlite_with_c1(dir, 1_000);
     RecordsService::new(Arc::new(store), vec![0, SLURM_USER])
 }
 

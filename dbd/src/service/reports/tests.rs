@@ -9,8 +9,8 @@ use tonic::{Code, Request};
 
 use super::ReportsService;
 use crate::store::{
-    AddAccounts, AddClusters, AddUsers, Apply, ClusterCapacity, JobEnded, JobStarted, JobSubmitted,
-    Record, RecordKind, Store,
+    AddAccounts, AddUsers, Apply, ClusterCapacity, JobEnded, JobStarted, JobSubmitted, Record,
+    RecordKind,
 };
 
 /// 2026-11-01T00:00:00Z.
@@ -28,13 +28,7 @@ fn as_uid<T>(uid: u32, msg: T) -> Request<T> {
 /// Cluster c1 with 8 CPUs from DAY0; alice (account phys under root) runs 4 CPUs for two
 /// hours from DAY0+1h. Nothing is rolled up yet: the service catches up before it reads.
 fn service(dir: &tempfile::TempDir) -> ReportsService {
-    let url = format!("sqlite://{}", dir.path().join("acct.db").display());
-    let store = Store::connect_at(&url, 1_000).unwrap();
-    let add = AddClusters {
-        names: vec!["c1".into()],
-        ..Default::default()
-    };
-    store.add_clusters(&add, Apply::Commit, 1_000).unwrap();
+    let store = crate::store::test_support::sqlite_with_c1(dir, 1_000);
     let accounts = AddAccounts {
         names: vec!["phys".into()],
         ..Default::default()
