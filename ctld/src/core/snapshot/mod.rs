@@ -9,9 +9,14 @@
 
 use super::deps::{Dep, DepKind, DepStatus, Dependencies};
 use super::ids::IdLease;
-use super::jobs::{HoldKind, Job, JobReason, LaunchSpec};
-use super::nodes::{Node, NodeBase};
+use super::jobs::{HoldKind, Job, LaunchSpec};
 use super::request::{JobShare, PlaceOpts};
+
+mod node;
+mod reasons;
+
+pub use node::{BaseSnap, NodeSnap};
+pub(crate) use reasons::reason_from_str;
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
@@ -443,155 +448,9 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// Every [`JobReason`], for parsing saved reasons. [`reason_position`] fails to compile when a
-/// variant is added without being listed here.
-const REASONS: [JobReason; 23] = [
-    JobReason::None,
-    JobReason::Priority,
-    JobReason::Resources,
-    JobReason::Dependency,
-    JobReason::DependencyNeverSatisfied,
-    JobReason::JobHeldUser,
-    JobReason::JobHeldAdmin,
-    JobReason::PartitionDown,
-    JobReason::PartitionInactive,
-    JobReason::JobArrayTaskLimit,
-    JobReason::NonZeroExitCode,
-    JobReason::TimeLimit,
-    JobReason::NodeDown,
-    JobReason::FedJobLock,
-    JobReason::BeginTime,
-    JobReason::PartitionConfig,
-    JobReason::PartitionNodeLimit,
-    JobReason::PartitionTimeLimit,
-    JobReason::InvalidAccount,
-    JobReason::LaunchFailedRequeuedHeld,
-    // One stands for all association reasons; `reason_from_str` parses the others.
-    JobReason::Assoc(super::assoc::AssocReason::MaxJobs),
-    JobReason::DeadLine,
-    // One stands for all QOS reasons; `reason_from_str` parses the others.
-    JobReason::Qos(super::qos::QosReason::MaxWall),
-];
-
-/// Where `r` is in [`REASONS`] (an exhaustive match, so a new variant must be listed).
-#[cfg_attr(not(test), allow(dead_code))]
-const fn reason_position(r: JobReason) -> usize {
-    match r {
-        JobReason::None => 0,
-        JobReason::Priority => 1,
-        JobReason::Resources => 2,
-        JobReason::Dependency => 3,
-        JobReason::DependencyNeverSatisfied => 4,
-        JobReason::JobHeldUser => 5,
-        JobReason::JobHeldAdmin => 6,
-        JobReason::PartitionDown => 7,
-        JobReason::PartitionInactive => 8,
-        JobReason::JobArrayTaskLimit => 9,
-        JobReason::NonZeroExitCode => 10,
-        JobReason::TimeLimit => 11,
-        JobReason::NodeDown => 12,
-        JobReason::FedJobLock => 13,
-        JobReason::BeginTime => 14,
-        JobReason::PartitionConfig => 15,
-        JobReason::PartitionNodeLimit => 16,
-        JobReason::PartitionTimeLimit => 17,
-        JobReason::InvalidAccount => 18,
-        JobReason::LaunchFailedRequeuedHeld => 19,
-        JobReason::Assoc(_) => 20,
-        JobReason::DeadLine => 21,
-        JobReason::Qos(_) => 22,
-    }
-}
-
-const _: () =
-    assert!(reason_position(JobReason::Qos(super::qos::QosReason::MaxWall)) == REASONS.len() - 1);
-
-/// A saved reason back in the core's form (`None` for an unknown name).
-pub(crate) fn reason_from_str(s: &str) -> Option<JobReason> {
-    REASONS
-        .into_iter()
-        .find(|r| r.as_str() == s)
-        .or_else(|| super::assoc::AssocReason::parse(s).map(JobReason::Assoc))
-        .or_else(|| super::qos::QosReason::parse(s).map(JobReason::Qos))
-}
-
-/// A node's base state, as saved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BaseSnap {
-    /// [`NodeBase::Unknown`].
-    Unknown,
-    /// [`NodeBase::Up`].
-    Up,
-    /// [`NodeBase::Down`].
-    Down,
-    /// [`NodeBase::Future`].
-    Future,
-}
-
-/// A node's state as saved: what admins and events changed, not what the configuration says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeSnap {
-    pub name: String,
-    pub base: BaseSnap,
-    #[serde(default)]
-    pub drain: bool,
-    #[serde(default)]
-    pub invalid: bool,
-    #[serde(default)]
-    pub not_responding: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub boot_time: Option<u64>,
-    /// Power save state (absent in saves older than power save).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub power: Option<super::power::PowerSnap>,
-}
-
-impl NodeSnap {
-    /// The saved form of `node`.
-    pub fn of(node: &Node) -> Self {
-        Self {
-            name: node.name.clone(),
-            base: match node.base {
-                NodeBase::Unknown => BaseSnap::Unknown,
-                NodeBase::Up => BaseSnap::Up,
-                NodeBase::Down => BaseSnap::Down,
-                NodeBase::Future => BaseSnap::Future,
-            },
-            drain: node.drain,
-            invalid: node.invalid,
-            not_responding: node.not_responding,
-            reason: node.reason.clone(),
-            boot_time: node.boot_time.map(SimTime::secs),
-            power: Some(super::power::PowerSnap::of(node)),
-        }
-    }
-
-    /// The core's form of the base state.
-    pub fn node_base(&self) -> NodeBase {
-        match self.base {
-            BaseSnap::Unknown => NodeBase::Unknown,
-            BaseSnap::Up => NodeBase::Up,
-            BaseSnap::Down => NodeBase::Down,
-            BaseSnap::Future => NodeBase::Future,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_reason_parses_back() {
-        for (i, r) in REASONS.into_iter().enumerate() {
-            assert_eq!(reason_position(r), i);
-            assert_eq!(reason_from_str(r.as_str()), Some(r));
-        }
-        assert_eq!(reason_from_str("Bogus"), None);
-    }
 
     #[test]
     fn the_saved_id_source_continues_where_it_stopped() {
