@@ -24,8 +24,9 @@
 //! Concurrency: one writing connection behind a `std::sync::Mutex`. The async service calls
 //! the store from `tokio::task::spawn_blocking`, so changes are serialised; that is simple and
 //! plenty for sacctmgr traffic and lease requests. On a SQLite file, reads run on connections
-//! of their own beside it (`readers`): sacct's pages, sacctmgr's lists, sreport. Job-id leases additionally compare-and-set their
-//! cursor, so two dbds over one database never hand out an id twice.
+//! of their own beside it (`readers`): sacct's pages, sacctmgr's lists, sreport. Job-id leases
+//! additionally compare-and-set their cursor, so two dbds over one database never hand out an
+//! id twice.
 
 mod accounts;
 mod clusters;

@@ -102,16 +102,8 @@ impl Store {
         named.extend(wanted.iter().map(|w| w.0));
         named.sort_unstable();
         named.dedup();
-        let rows = match &self.readers {
-            Some(readers) => {
-                let result = readers.read(|c| {
-                    Ok::<_, StoreError>(sqlite_scan::het_components(c, clusters, &named)?)
-                });
-                self.note(&result, false);
-                result?
-            }
-            None => self.read(|c| Ok(job_het::components(c, clusters, &named)?))?,
-        };
+        // A read: on a SQLite file it runs on a reader connection, beside the writer.
+        let rows = self.read(|c| Ok(job_het::components(c, clusters, &named)?))?;
         let found = named_of(rows, &leaders, &wanted);
         let mut all = ids.to_vec();
         all.extend(found.into_iter().filter_map(|j| u32::try_from(j).ok()));

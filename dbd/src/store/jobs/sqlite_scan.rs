@@ -319,28 +319,6 @@ fn rows_of_jobs<T>(
     Ok(out)
 }
 
-/// `(heterogeneous job id, offset, job id)` of every component of the heterogeneous jobs
-/// `leaders` on `clusters` (every cluster when empty), for sacct's `-j`.
-pub(super) fn het_components(
-    conn: &Connection,
-    clusters: &[String],
-    leaders: &[i64],
-) -> rusqlite::Result<Vec<(i64, i32, i64)>> {
-    let mut out = Vec::new();
-    for chunk in leaders.chunks(IN_CHUNK) {
-        let mut stmt = Stmt {
-            sql: "SELECT het_job_id, het_offset, job_id FROM job_het WHERE 1 = 1".to_string(),
-            args: Vec::new(),
-        };
-        stmt.and_in("het_job_id", ints(chunk.iter().copied()));
-        if !clusters.is_empty() {
-            stmt.and_in("cluster", texts(clusters));
-        }
-        out.extend(stmt.read(conn, |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?);
-    }
-    Ok(out)
-}
-
 /// The window conditions every matching run meets, whatever its states: the submit bound,
 /// and without states the eligibility rules; see [`sql_window`](super::window::sql_window).
 fn window(q: &JobQuery, stmt: &mut Stmt) {
